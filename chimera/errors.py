@@ -1,0 +1,152 @@
+"""The one exception tree of Chimera.
+
+Every error Chimera raises on purpose derives from :class:`ChimeraError`; errors of the
+libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the boundary with
+``raise ... from exc`` so callers never need to import a third-party exception type::
+
+    ChimeraError
+    ├── UsageError              bad command-line or option value (CLI exit 2)
+    ├── ConfigError             invalid ``[tool.chimera]`` / ``chimera.toml``
+    ├── MissingExtraError       a feature needs an optional extra that is not installed
+    ├── SpecError               a Spec failed validation; carries every SpecProblem found
+    ├── CheckError              a requirement could not be evaluated (status ``error``)
+    │   └── PatternTimeout      a regular expression exceeded its time limit
+    ├── RunnerError             a subprocess could not be started
+    ├── SandboxError            the sandbox refused or failed to set up a command
+    ├── ToolError               a tool call was refused or failed (fed back to the model)
+    │   └── PathEscapeError     a path leaves the workspace or touches .git/ / .chimera/
+    ├── WorkspaceError          snapshot / restore of a working tree failed
+    ├── AuditError              the audit log cannot be written, or does not verify
+    ├── BudgetExceeded          a call was refused before sending: it would cross a budget
+    ├── ProviderError           a model provider failed (mapped from LiteLLM)
+    │   ├── AuthenticationError    missing or rejected credentials
+    │   ├── RateLimitError         the provider asked us to slow down
+    │   ├── ProviderTimeout        the call timed out
+    │   ├── ContextWindowExceeded  the prompt does not fit the model's window
+    │   └── BadRequestError        the provider rejected the request
+    └── GitHubError             the GitHub API failed (mapped from PyGithub)
+
+Later subsystems add their subclasses here, so the tree stays drawn in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ChimeraError(Exception):
+    """Base class of every error Chimera raises on purpose."""
+
+
+class UsageError(ChimeraError):
+    """A command-line argument or option value is invalid."""
+
+
+class ConfigError(ChimeraError):
+    """The configuration is invalid; the message reads ``file: key: message``."""
+
+
+class MissingExtraError(ChimeraError):
+    """A feature needs an optional dependency group (extra) that is not installed."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        super().__init__(
+            f"{feature} needs the '{extra}' extra: pip install 'pytest-chimera[{extra}]'"
+        )
+        self.feature = feature
+        self.extra = extra
+
+
+@dataclass(frozen=True, slots=True)
+class SpecProblem:
+    """One validation problem in a spec file.
+
+    ``line`` and ``col`` are 1-based; ``0`` means the problem concerns the file as a whole.
+    """
+
+    file: str
+    line: int
+    col: int
+    message: str
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.col}: {self.message}"
+        return f"{self.file}: {self.message}"
+
+
+class SpecError(ChimeraError):
+    """A Spec failed validation.
+
+    ``problems`` holds every problem found in the single validation pass, in file order.
+    """
+
+    def __init__(self, problems: list[SpecProblem]) -> None:
+        self.problems = list(problems)
+        first = str(self.problems[0]) if self.problems else "invalid spec"
+        more = len(self.problems) - 1
+        super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
+
+
+class CheckError(ChimeraError):
+    """A requirement could not be evaluated; its status becomes ``error``."""
+
+
+class PatternTimeout(CheckError):
+    """A regular expression ran past its time limit (catastrophic backtracking)."""
+
+
+class RunnerError(ChimeraError):
+    """A subprocess could not be started (missing executable, bad cwd)."""
+
+
+class SandboxError(ChimeraError):
+    """The sandbox could not be set up, or refused a command."""
+
+
+class ToolError(ChimeraError):
+    """A tool call failed or was refused; the message is fed back to the model."""
+
+
+class PathEscapeError(ToolError):
+    """A path leaves the workspace, or touches ``.git/`` or ``.chimera/``."""
+
+
+class WorkspaceError(ChimeraError):
+    """A workspace snapshot or restore failed."""
+
+
+class AuditError(ChimeraError):
+    """The audit log could not be written, or does not verify."""
+
+
+class BudgetExceeded(ChimeraError):
+    """A model call was refused before it was sent because it would cross a budget."""
+
+
+class ProviderError(ChimeraError):
+    """A model provider failed; subclasses name the kind of failure."""
+
+
+class AuthenticationError(ProviderError):
+    """Credentials are missing or were rejected."""
+
+
+class RateLimitError(ProviderError):
+    """The provider rate-limited the call."""
+
+
+class ProviderTimeout(ProviderError):
+    """The provider call timed out."""
+
+
+class ContextWindowExceeded(ProviderError):
+    """The prompt does not fit in the model's context window."""
+
+
+class BadRequestError(ProviderError):
+    """The provider rejected the request as malformed."""
+
+
+class GitHubError(ChimeraError):
+    """The GitHub API failed (mapped from PyGithub)."""

@@ -1,0 +1,1 @@
+"""Governance: check_drift, the audit log, the trust kernel and the taint layer."""

@@ -1,0 +1,1 @@
+"""The Spec: executable requirements and the engine that checks them."""

@@ -1,0 +1,30 @@
+"""Field types shared by the built-in kinds (globs, paths, patterns)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+
+def _no_backslash(value: str) -> str:
+    if "\\" in value:
+        raise ValueError(
+            f"backslash in {value!r}: paths and globs use '/' (gitignore syntax) on every OS"
+        )
+    return value
+
+
+def _non_empty(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+RelPath = Annotated[str, AfterValidator(_non_empty), AfterValidator(_no_backslash)]
+"""A path relative to the checked root, with '/' separators."""
+
+Glob = Annotated[str, AfterValidator(_non_empty), AfterValidator(_no_backslash)]
+"""A gitignore-style glob relative to the checked root."""
+
+Globs = Annotated[list[Glob], Field(min_length=1)]

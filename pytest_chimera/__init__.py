@@ -1,0 +1,1 @@
+"""Chimera's pytest plugin (thin; imports nothing heavy)."""
