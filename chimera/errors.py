@@ -9,6 +9,7 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── ConfigError             invalid ``[tool.chimera]`` / ``chimera.toml``
     ├── MissingExtraError       a feature needs an optional extra that is not installed
     ├── SpecError               a Spec failed validation; carries every SpecProblem found
+    ├── PluginError             a plugin failed to load or registered something invalid
     ├── CheckError              a requirement could not be evaluated (status ``error``)
     │   └── PatternTimeout      a regular expression exceeded its time limit
     ├── RunnerError             a subprocess could not be started
@@ -17,13 +18,23 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     │   └── PathEscapeError     a path leaves the workspace or touches .git/ / .chimera/
     ├── WorkspaceError          snapshot / restore of a working tree failed
     ├── AuditError              the audit log cannot be written, or does not verify
+    ├── GovernanceError         a governance component was misused or misconfigured
+    │   ├── QuarantineError     a quarantined model's extraction did not fit its schema
+    │   └── CronError           a cron expression does not parse
     ├── BudgetExceeded          a call was refused before sending: it would cross a budget
     ├── ProviderError           a model provider failed (mapped from LiteLLM)
     │   ├── AuthenticationError    missing or rejected credentials
     │   ├── RateLimitError         the provider asked us to slow down
     │   ├── ProviderTimeout        the call timed out
     │   ├── ContextWindowExceeded  the prompt does not fit the model's window
-    │   └── BadRequestError        the provider rejected the request
+    │   ├── BadRequestError        the provider rejected the request
+    │   ├── ToolTurnRefused        tool schemas given to a backend that only judges answers
+    │   ├── FusionError            fusion produced no answer (``calls`` itemises the spend)
+    │   │   ├── FusionToolsRefused   tool schemas given to fusion (also a ToolTurnRefused)
+    │   │   ├── QuorumLost           fewer panel members answered than the quorum
+    │   │   └── JudgeOutputInvalid   the judge's analysis stayed invalid after a repair
+    │   ├── CascadeExhausted       no cascade tier's answer passed its gates
+    │   └── StructuredOutputError  a model's JSON stayed invalid after one repair round
     └── GitHubError             the GitHub API failed (mapped from PyGithub)
 
 Later subsystems add their subclasses here, so the tree stays drawn in one place.
@@ -88,6 +99,10 @@ class SpecError(ChimeraError):
         super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
 
 
+class PluginError(ChimeraError):
+    """A plugin could not be loaded, or registered something invalid (a kind name taken twice)."""
+
+
 class CheckError(ChimeraError):
     """A requirement could not be evaluated; its status becomes ``error``."""
 
@@ -120,6 +135,18 @@ class AuditError(ChimeraError):
     """The audit log could not be written, or does not verify."""
 
 
+class GovernanceError(ChimeraError):
+    """A governance component (kernel, taint layer, validators, judge) was misused."""
+
+
+class QuarantineError(GovernanceError):
+    """A quarantined model's reply did not fit the extraction schema (it is never passed on)."""
+
+
+class CronError(GovernanceError):
+    """A cron expression does not parse; the message names the field."""
+
+
 class BudgetExceeded(ChimeraError):
     """A model call was refused before it was sent because it would cross a budget."""
 
@@ -150,3 +177,56 @@ class BadRequestError(ProviderError):
 
 class GitHubError(ChimeraError):
     """The GitHub API failed (mapped from PyGithub)."""
+
+
+class FusionError(ProviderError):
+    """Fusion could not produce an answer.
+
+    ``calls`` holds the itemised calls made before it stopped (they were paid for), as
+    :class:`chimera.fusion.accounting.CallRecord` objects.
+    """
+
+    def __init__(self, message: str, *, calls: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.calls = calls
+
+
+class ToolTurnRefused(ProviderError):
+    """Tool schemas were given to a backend that fuses or gates answers and calls no tools.
+
+    Route tool-calling turns to a single model (``RoutedBackend`` does).
+    """
+
+
+class FusionToolsRefused(FusionError, ToolTurnRefused):
+    """Tool schemas were passed to fusion; fusion does not call tools (route them to one model)."""
+
+
+class QuorumLost(FusionError):
+    """Fewer panel members answered than the configured quorum."""
+
+
+class JudgeOutputInvalid(FusionError):
+    """The judge's structured analysis was still invalid after one repair round."""
+
+
+class CascadeExhausted(ProviderError):
+    """No tier of a cascade produced an answer that passed its gates.
+
+    ``calls`` holds every hop tried (each was paid for).
+    """
+
+    def __init__(self, message: str, *, calls: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.calls = calls
+
+
+class StructuredOutputError(ProviderError):
+    """A model's structured (JSON) output was still invalid after one repair round.
+
+    ``calls`` holds the calls made (each was paid for).
+    """
+
+    def __init__(self, message: str, *, calls: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.calls = calls

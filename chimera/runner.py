@@ -21,6 +21,7 @@ Semantics shared by every runner:
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -29,7 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from chimera.errors import RunnerError
 
@@ -181,7 +182,7 @@ def run_process(
         raise RunnerError(f"cannot run {display!r}: {exc.strerror or exc}") from exc
 
     assert proc.stdout is not None
-    stream = proc.stdout
+    stream = cast(io.BufferedReader, proc.stdout)
 
     def pump() -> None:
         while True:

@@ -21,10 +21,19 @@ def _non_empty(value: str) -> str:
     return value
 
 
-RelPath = Annotated[str, AfterValidator(_non_empty), AfterValidator(_no_backslash)]
+NO_BACKSLASH_PATTERN = r"^[^\\]*[^\\\s][^\\]*$"
+"""JSON Schema side of the two validators: not blank, no backslash (editors flag it)."""
+
+_NO_BACKSLASH_SCHEMA = Field(json_schema_extra={"pattern": NO_BACKSLASH_PATTERN})
+
+RelPath = Annotated[
+    str, AfterValidator(_non_empty), AfterValidator(_no_backslash), _NO_BACKSLASH_SCHEMA
+]
 """A path relative to the checked root, with '/' separators."""
 
-Glob = Annotated[str, AfterValidator(_non_empty), AfterValidator(_no_backslash)]
+Glob = Annotated[
+    str, AfterValidator(_non_empty), AfterValidator(_no_backslash), _NO_BACKSLASH_SCHEMA
+]
 """A gitignore-style glob relative to the checked root."""
 
 Globs = Annotated[list[Glob], Field(min_length=1)]

@@ -1,0 +1,645 @@
+"""ProjectOrchestrator: run a whole project against its Spec until it holds, or say why not.
+
+(DESIGN.md, "Flow of one autonomous change", steps 2-3.) The loop::
+
+    base check_drift → goal (task: acceptance requirements; repair: the whole spec)
+    → task graph (one card per unmet requirement, depends_on ordering, risky cards last)
+    → for each ready card: snapshot → CardSolver (the AutonomousAgent) → check_drift
+      (a card is accepted ONLY by check_drift: its requirement passes and nothing that
+      passed on the base turned red) → risky? pause for a human : accept
+    → requirements still unmet spawn the next cards
+    → stop: goal met | budget (tokens, cost) | wall time | max iterations | human checkpoint
+      | cards failed — every stop names which.
+
+Durability: the run state is rewritten atomically before and after every card, with the
+card in flight and its workspace snapshot; ``resume`` after a crash or ``kill -9`` reverts
+that card's partial work, rewinds a scripted model to where the card started, and redoes the
+card — accepted cards are never redone and no change is applied twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pathspec
+
+from chimera.atomic import atomic_write_text
+from chimera.errors import ChimeraError, UsageError
+from chimera.governance.drift import check_drift
+from chimera.orchestration.goal import (
+    Goal,
+    extract_spec_blocks,
+    spec_tampering,
+    vet_acceptance,
+)
+from chimera.orchestration.graph import Card, CardStatus, TaskGraph
+from chimera.orchestration.state import (
+    Approval,
+    InFlight,
+    RunState,
+    RunStatus,
+    RunStore,
+    StopReason,
+    new_run_id,
+    now_iso,
+)
+from chimera.runner import CommandRunner
+from chimera.spec.model import Requirement, Spec
+from chimera.spec.results import DriftReport
+
+DEFAULT_HIGH_RISK_PATHS = (
+    "**/migrations/**",
+    "**/migration/**",
+    "**/alembic/**",
+    "*.sql",
+    "deploy/**",
+    "**/deploy/**",
+    "Dockerfile",
+    "**/Dockerfile",
+    "docker-compose*.yml",
+    "k8s/**",
+    "helm/**",
+    "terraform/**",
+    "**/*.tf",
+    "Procfile",
+    "fly.toml",
+    "app.yaml",
+)
+
+
+@dataclass(frozen=True)
+class CardOutcome:
+    """What the solver reports for one card.
+
+    Attributes:
+        verdict: ``solved`` (its own verification passed), ``hollow`` (passed with an empty
+            diff), ``failed`` (attempts exhausted), ``budget`` (a budget refused a call),
+            ``error`` (the solver could not run).
+        attempts: attempts spent.
+        tokens: tokens used by the card's model calls.
+        cost_usd: their cost, ``None`` when a price is unknown.
+        summary: one line (the last failure's cause for red verdicts).
+        denied_actions: actions the governance layer denied for review.
+    """
+
+    verdict: str
+    attempts: int = 0
+    tokens: int = 0
+    cost_usd: float | None = 0.0
+    summary: str = ""
+    denied_actions: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangeSummary:
+    """Paths a card changed since its snapshot (for the human-checkpoint rules)."""
+
+    touched: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+
+
+class CardSolver(Protocol):
+    """Solves one card (the AutonomousAgent behind an adapter)."""
+
+    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
+        """Make ``requirement`` pass in the workspace (leaving the change in place on success)."""
+        ...
+
+    def checkpoint(self) -> int | None:
+        """An opaque position of the model backend (scripted replay), or ``None``."""
+        ...
+
+    def rewind(self, position: int | None) -> None:
+        """Return the backend to ``position`` (no-op for real models)."""
+        ...
+
+
+class Snapshots(Protocol):
+    """Workspace snapshots (WorkspaceGuard behind an adapter)."""
+
+    def snapshot(self, label: str) -> str: ...
+
+    def restore(self, snapshot_id: str) -> None: ...
+
+    def changes(self, snapshot_id: str) -> ChangeSummary: ...
+
+    def discard(self, snapshot_id: str) -> None: ...
+
+
+class AuditSink(Protocol):
+    def append(self, event: str, **fields: Any) -> dict[str, Any]: ...
+
+    @property
+    def head_hash(self) -> str | None: ...
+
+
+class AcceptanceWriter(Protocol):
+    """Writes acceptance requirements (a ``chimera`` YAML block) for a task without one."""
+
+    def write_acceptance(self, task: str, spec: Spec) -> str: ...
+
+
+@dataclass
+class RunLimits:
+    """Stops of a run other than the goal: iterations, wall time, token and USD budgets."""
+
+    max_iterations: int = 20
+    max_wall_s: float | None = None
+    budget_tokens: int | None = None
+    budget_usd: float | None = None
+
+
+@dataclass
+class OrchestratorOptions:
+    limits: RunLimits = field(default_factory=RunLimits)
+    high_risk_paths: Sequence[str] = DEFAULT_HIGH_RISK_PATHS
+    allow_self_approval: bool = False
+    task_spec_name: str | None = None
+
+
+SpecLoader = Callable[[Sequence[Path]], Spec]
+
+
+class ProjectOrchestrator:
+    """Runs cards until the goal passes or a stop fires (see module docstring).
+
+    Args:
+        root: the workspace (repository root).
+        spec_paths: spec files/directories, relative to ``root`` or absolute.
+        solver: solves one card at a time.
+        snapshots: workspace snapshots for revert-on-failure and resume.
+        runner: runs ``command`` checks during acceptance (the sandbox in autonomous runs).
+        store: where run state lives.
+        audit: the run's audit log.
+        load_spec: loads and validates a Spec (``chimera.spec.loader.load_spec``).
+        acceptance_writer: writes acceptance requirements when a task has no spec block.
+        on_event: progress callback ``(event, fields)`` for live output.
+    """
+
+    def __init__(
+        self,
+        *,
+        root: Path,
+        spec_paths: Sequence[str],
+        solver: CardSolver,
+        snapshots: Snapshots,
+        runner: CommandRunner,
+        store: RunStore,
+        audit: AuditSink,
+        load_spec: SpecLoader,
+        options: OrchestratorOptions | None = None,
+        acceptance_writer: AcceptanceWriter | None = None,
+        on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.root = root
+        self.spec_paths = list(spec_paths)
+        self.solver = solver
+        self.snapshots = snapshots
+        self.runner = runner
+        self.store = store
+        self.audit = audit
+        self._load_spec = load_spec
+        self.options = options or OrchestratorOptions()
+        self.acceptance_writer = acceptance_writer
+        self.on_event = on_event
+        self._risk_spec = pathspec.GitIgnoreSpec.from_lines(self.options.high_risk_paths)
+        self._started = time.monotonic()
+        self._elapsed_before = 0.0
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        self.audit.append(event, **fields)
+        if self.on_event is not None:
+            self.on_event(event, fields)
+
+    def _spec(self) -> Spec:
+        return self._load_spec([self.root / p for p in self.spec_paths])
+
+    def _drift(self, spec: Spec, ids: Sequence[str] | None = None) -> DriftReport:
+        report = check_drift(spec, self.root, runner=self.runner, only=ids)
+        self._emit(
+            "check_drift",
+            counts=report.counts(),
+            red={r.id: r.status.value for r in report.red},
+        )
+        return report
+
+    def _save(self, state: RunState, graph: TaskGraph) -> None:
+        state.cards = graph.to_json()
+        state.elapsed_s = self._elapsed_before + (time.monotonic() - self._started)
+        state.audit_head = self.audit.head_hash
+        self.store.save(state)
+
+    def _stop(
+        self,
+        state: RunState,
+        graph: TaskGraph,
+        status: RunStatus,
+        reason: StopReason,
+        detail: str,
+    ) -> RunState:
+        state.status = status
+        state.stop_reason = reason
+        state.stop_detail = detail
+        self._emit("run_stopped", status=status.value, reason=reason.value, detail=detail)
+        self._save(state, graph)
+        return state
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def start(
+        self,
+        *,
+        task: str | None,
+        started_by: str,
+        untrusted: bool = False,
+        model: str | None = None,
+        run_id: str | None = None,
+    ) -> RunState:
+        """Start a new run: a task run when ``task`` is given, else a repair run."""
+        state = RunState(
+            run_id=run_id or new_run_id(),
+            created_at=now_iso(),
+            updated_at=now_iso(),
+            started_by=started_by,
+            spec_paths=self.spec_paths,
+            task=task,
+            untrusted=untrusted,
+            tainted=untrusted,
+            mode="task" if task else "repair",
+            model=model,
+            sandbox_mode=getattr(self.runner, "mode", None),
+        )
+        graph = TaskGraph()
+        self._emit(
+            "run_started",
+            run_id=state.run_id,
+            mode=state.mode,
+            started_by=started_by,
+            untrusted=untrusted,
+            model=model,
+        )
+        spec = self._spec()
+        base = self._drift(spec)
+        state.base_green = sorted(base.green_ids)
+        state.base_red = [r.id for r in base.red]
+        if task:
+            goal = self._task_goal(state, task, spec, base)
+            if goal is None:
+                return self._stop(
+                    state,
+                    graph,
+                    RunStatus.FAILED,
+                    StopReason.REJECTED_GOAL,
+                    "no acceptance requirement is usable: "
+                    + "; ".join(f"{k}: {v}" for k, v in state.rejected_acceptance.items())
+                    or "the task has no acceptance requirements",
+                )
+            spec = self._spec()
+        else:
+            goal = Goal.repair(base)
+        state.goal_ids = list(goal.goal_ids)
+        state.unrelated_red = list(goal.unrelated_red)
+        unmet = goal.unmet(base)
+        graph = TaskGraph.for_requirements(spec, unmet)
+        self._emit(
+            "goal",
+            mode=goal.mode,
+            goal=list(goal.goal_ids),
+            unmet=unmet,
+            unrelated_red=list(goal.unrelated_red),
+        )
+        self._save(state, graph)
+        return self._loop(state, graph)
+
+    def resume(self, run_id: str) -> RunState:
+        """Continue a run after a crash (reverting the card in flight) or a stop."""
+        state = self.store.load(run_id)
+        graph = TaskGraph.from_json(state.cards)
+        self._elapsed_before = state.elapsed_s
+        if state.status is RunStatus.AWAITING_APPROVAL:
+            raise UsageError(
+                f"run {run_id} is awaiting approval of {', '.join(state.pending_approval)}: "
+                f"use 'chimera approve {run_id} --by NAME'"
+            )
+        if state.status in (RunStatus.DONE, RunStatus.FAILED):
+            return state
+        if state.in_flight is not None:
+            flight = state.in_flight
+            self.snapshots.restore(flight.snapshot_id)
+            self.solver.rewind(flight.backend_position)
+            card = graph.cards.get(flight.card_id)
+            if card is not None and card.status is CardStatus.RUNNING:
+                card.status = CardStatus.PENDING
+                card.notes.append("interrupted; reverted and retried on resume")
+            self._emit(
+                "resumed",
+                card=flight.card_id,
+                retry=True,
+                note="card in flight at the crash was reverted; its model calls "
+                "may be sent again (retry)",
+            )
+            state.in_flight = None
+        else:
+            self.solver.rewind(state.backend_position)
+            self._emit("resumed", card=None, retry=False)
+        state.status = RunStatus.RUNNING
+        state.stop_reason = None
+        self._save(state, graph)
+        return self._loop(state, graph)
+
+    def approve(self, run_id: str, *, by: str) -> RunState:
+        """Record a human approval of the held change(s) and continue the run.
+
+        Raises:
+            UsageError: the run is not awaiting approval, or ``by`` started the run (unless
+                self-approval is allowed by configuration).
+        """
+        state = self.store.load(run_id)
+        if state.status is not RunStatus.AWAITING_APPROVAL:
+            raise UsageError(f"run {run_id} is not awaiting approval (status: {state.status})")
+        if not by.strip():
+            raise UsageError("--by must name the approver")
+        if by == state.started_by and not self.options.allow_self_approval:
+            raise UsageError(
+                f"{by} started run {run_id} and cannot approve it; another person must "
+                "(or set allow_self_approval in the configuration)"
+            )
+        graph = TaskGraph.from_json(state.cards)
+        self._elapsed_before = state.elapsed_s
+        approved = list(state.pending_approval)
+        for cid in approved:
+            card = graph.cards[cid]
+            card.status = CardStatus.ACCEPTED
+            card.notes.append(f"approved by {by}")
+        state.approvals.append(Approval(by=by, at=now_iso(), cards=approved))
+        state.pending_approval = []
+        state.status = RunStatus.RUNNING
+        state.stop_reason = None
+        self._emit("approved", by=by, cards=approved)
+        self.solver.rewind(state.backend_position)
+        self._save(state, graph)
+        return self._loop(state, graph)
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _task_goal(self, state: RunState, task: str, spec: Spec, base: DriftReport) -> Goal | None:
+        blocks = extract_spec_blocks(task)
+        source = "task"
+        if not blocks and self.acceptance_writer is not None:
+            blocks = [self.acceptance_writer.write_acceptance(task, spec)]
+            source = "agent"
+        if not blocks:
+            return None
+        new_ids = self._write_acceptance(state, blocks, spec)
+        self._emit("acceptance_written", source=source, ids=new_ids)
+        full = self._spec()
+        base_new = self._drift(full, new_ids)
+        accepted, rejected = vet_acceptance(new_ids, base_new)
+        state.acceptance_ids = accepted
+        state.rejected_acceptance = rejected
+        for rid, why in rejected.items():
+            self._emit("acceptance_rejected", id=rid, reason=why)
+        if not accepted:
+            return None
+        merged = DriftReport(base.results + base_new.results)
+        return Goal.task(accepted, merged)
+
+    def _write_acceptance(self, state: RunState, blocks: Sequence[str], spec: Spec) -> list[str]:
+        """Add the blocks' requirements as a new spec file; returns their ids.
+
+        Raises:
+            ChimeraError: the blocks are not a valid spec, or clash with existing ids.
+        """
+        import yaml
+
+        reqs: list[Any] = []
+        for body in blocks:
+            try:
+                data = yaml.safe_load(body)
+            except yaml.YAMLError as exc:
+                raise ChimeraError(f"acceptance block is not valid YAML: {exc}") from exc
+            items = data.get("requirements") if isinstance(data, dict) else data
+            if not isinstance(items, list):
+                raise ChimeraError("acceptance block must hold a 'requirements:' list")
+            reqs.extend(items)
+        name = self.options.task_spec_name or f"task-{state.run_id}.yaml"
+        first_dir = self.root / self.spec_paths[0]
+        target_dir = first_dir if first_dir.is_dir() else first_dir.parent
+        target = target_dir / name
+        text = yaml.safe_dump({"requirements": reqs}, sort_keys=False, allow_unicode=True)
+        header = "# Acceptance requirements of a Chimera task run (added, never edited).\n"
+        atomic_write_text(target, header + text)
+        try:
+            self._spec()
+        except ChimeraError:
+            target.unlink()
+            raise
+        return [str(r.get("id")) for r in reqs if isinstance(r, dict)]
+
+    def _limit_stop(self, state: RunState) -> tuple[StopReason, str] | None:
+        lim = self.options.limits
+        if state.iterations >= lim.max_iterations:
+            return StopReason.MAX_ITERATIONS, f"{state.iterations} card iterations"
+        elapsed = self._elapsed_before + (time.monotonic() - self._started)
+        if lim.max_wall_s is not None and elapsed >= lim.max_wall_s:
+            return StopReason.WALL_TIME, f"{elapsed:.0f}s elapsed of {lim.max_wall_s:.0f}s"
+        if lim.budget_tokens is not None and state.tokens >= lim.budget_tokens:
+            return StopReason.BUDGET_TOKENS, f"{state.tokens} of {lim.budget_tokens} tokens"
+        if (
+            lim.budget_usd is not None
+            and state.cost_usd is not None
+            and state.cost_usd >= lim.budget_usd
+        ):
+            return StopReason.BUDGET_USD, f"${state.cost_usd:.4f} of ${lim.budget_usd:.2f}"
+        return None
+
+    def _goal(self, state: RunState) -> Goal:
+        return Goal(
+            mode=state.mode,
+            goal_ids=tuple(state.goal_ids),
+            protected=frozenset(state.base_green),
+            unrelated_red=tuple(state.unrelated_red),
+        )
+
+    def _loop(self, state: RunState, graph: TaskGraph) -> RunState:
+        goal = self._goal(state)
+        while True:
+            graph.propagate_blocked()
+            card = graph.next_card()
+            if card is None:
+                return self._finish(state, graph, goal)
+            stop = self._limit_stop(state)
+            if stop is not None:
+                return self._stop(state, graph, RunStatus.STOPPED, stop[0], stop[1])
+            paused = self._run_card(state, graph, goal, card)
+            if paused is not None:
+                return paused
+
+    def _finish(self, state: RunState, graph: TaskGraph, goal: Goal) -> RunState:
+        spec = self._spec()
+        report = self._drift(spec)
+        state.final_results = {r.id: r.status.value for r in report.results}
+        unmet = goal.unmet(report)
+        if not unmet:
+            return self._stop(
+                state,
+                graph,
+                RunStatus.DONE,
+                StopReason.GOAL_MET,
+                f"{len(goal.goal_ids)} goal requirement(s) pass",
+            )
+        respawned: list[str] = []
+        for rid in unmet:
+            cards = [c for c in graph.cards.values() if c.requirement_id == rid]
+            if not cards or all(c.status is CardStatus.ACCEPTED for c in cards):
+                if cards:
+                    graph.respawn(rid)
+                else:
+                    graph.add(Card(id=rid, requirement_id=rid))
+                respawned.append(rid)
+        if respawned:
+            self._emit("cards_spawned", ids=respawned)
+            stop = self._limit_stop(state)
+            if stop is not None:
+                return self._stop(state, graph, RunStatus.STOPPED, stop[0], stop[1])
+            self._save(state, graph)
+            return self._loop(state, graph)
+        failed = [c.id for c in graph.cards.values() if c.status is CardStatus.FAILED]
+        blocked = [c.id for c in graph.cards.values() if c.status is CardStatus.BLOCKED]
+        detail = f"still red: {', '.join(unmet)}"
+        if failed:
+            detail += f"; failed cards: {', '.join(failed)}"
+        if blocked:
+            detail += f"; blocked: {', '.join(blocked)}"
+        return self._stop(state, graph, RunStatus.FAILED, StopReason.CARDS_FAILED, detail)
+
+    def _is_risky(self, card: Card, changes: ChangeSummary) -> list[str]:
+        reasons = list(card.risk_reasons) if card.risky else []
+        if changes.deleted:
+            reasons.append("deletes " + ", ".join(changes.deleted[:5]))
+        hot = [p for p in changes.touched if self._risk_spec.match_file(p)]
+        if hot:
+            reasons.append("touches high-risk paths: " + ", ".join(hot[:5]))
+        return reasons
+
+    def _run_card(
+        self, state: RunState, graph: TaskGraph, goal: Goal, card: Card
+    ) -> RunState | None:
+        spec = self._spec()
+        requirement = spec.by_id().get(card.requirement_id)
+        if requirement is None:
+            card.status = CardStatus.FAILED
+            card.notes.append("its requirement is no longer in the spec")
+            self._save(state, graph)
+            return None
+        snap = self.snapshots.snapshot(f"card {card.id}")
+        card.status = CardStatus.RUNNING
+        state.in_flight = InFlight(
+            card_id=card.id,
+            snapshot_id=snap,
+            backend_position=self.solver.checkpoint(),
+            started_at=now_iso(),
+        )
+        self._emit("card_started", card=card.id, requirement=card.requirement_id, snapshot=snap)
+        self._save(state, graph)
+
+        outcome = self.solver.solve_card(card, requirement, state=state)
+        state.iterations += 1
+        card.attempts += outcome.attempts
+        state.tokens += outcome.tokens
+        state.cost_usd = (
+            None
+            if state.cost_usd is None or outcome.cost_usd is None
+            else state.cost_usd + outcome.cost_usd
+        )
+        state.denied_actions.extend(outcome.denied_actions)
+        self._emit(
+            "card_solved",
+            card=card.id,
+            verdict=outcome.verdict,
+            attempts=outcome.attempts,
+            tokens=outcome.tokens,
+            cost_usd=outcome.cost_usd,
+            summary=outcome.summary,
+        )
+
+        accepted = False
+        why = outcome.summary or outcome.verdict
+        if outcome.verdict == "solved":
+            after = self._spec_or_none()
+            tampering = (
+                spec_tampering(spec.requirements, after.requirements)
+                if after
+                else ["the spec no longer loads"]
+            )
+            if tampering:
+                why = "blocked: " + "; ".join(tampering)
+                self._emit("spec_tampering", card=card.id, problems=tampering)
+            else:
+                assert after is not None
+                report = self._drift(after, sorted({card.requirement_id, *goal.protected}))
+                res = report.by_id().get(card.requirement_id)
+                regressions = goal.regressions(report)
+                if res is not None and res.passed and not regressions:
+                    accepted = True
+                elif regressions:
+                    why = f"check_drift: regressions in {', '.join(regressions)}"
+                else:
+                    why = f"check_drift: {card.requirement_id} still {res.status if res else '?'}"
+
+        if accepted:
+            changes = self.snapshots.changes(snap)
+            reasons = self._is_risky(card, changes)
+            if reasons:
+                card.status = CardStatus.AWAITING_APPROVAL
+                card.risk_reasons = reasons
+                card.notes.append("verified; held for human approval")
+                state.pending_approval.append(card.id)
+            else:
+                card.status = CardStatus.ACCEPTED
+                card.notes.append(f"accepted by check_drift after {outcome.attempts} attempt(s)")
+            self.snapshots.discard(snap)
+        else:
+            self.snapshots.restore(snap)
+            self.snapshots.discard(snap)
+            card.status = CardStatus.FAILED
+            card.notes.append(f"{outcome.verdict}: {why}")
+        state.in_flight = None
+        state.backend_position = self.solver.checkpoint()
+        self._emit("card_finished", card=card.id, status=card.status.value, reason=why)
+        if card.status is CardStatus.AWAITING_APPROVAL:
+            state.status = RunStatus.AWAITING_APPROVAL
+            return self._stop(
+                state,
+                graph,
+                RunStatus.AWAITING_APPROVAL,
+                StopReason.HUMAN_CHECKPOINT,
+                f"{card.id} is verified and held for approval ({'; '.join(card.risk_reasons)}); "
+                f"pending after it: {', '.join(self._pending(graph)) or 'nothing'}",
+            )
+        if outcome.verdict == "budget":
+            reason = (
+                StopReason.BUDGET_USD
+                if "usd" in outcome.summary.lower() or "$" in outcome.summary
+                else StopReason.BUDGET_TOKENS
+            )
+            card.status = CardStatus.PENDING
+            return self._stop(state, graph, RunStatus.STOPPED, reason, outcome.summary)
+        self._save(state, graph)
+        return None
+
+    def _spec_or_none(self) -> Spec | None:
+        try:
+            return self._spec()
+        except ChimeraError:
+            return None
+
+    @staticmethod
+    def _pending(graph: TaskGraph) -> list[str]:
+        return [c.id for c in graph.cards.values() if c.status is CardStatus.PENDING]

@@ -1,0 +1,168 @@
+"""Durable run state: everything needed to resume a project run, on this machine or another.
+
+A run lives in ``.chimera/runs/<run-id>/``::
+
+    state.json      RunState, rewritten atomically after every step (temp + fsync + rename)
+    audit.jsonl     the hash-chained audit log (append-only)
+    snapshots/      WorkspaceGuard snapshots (the card in flight can be reverted on resume)
+    transcript.jsonl, attempts/ ...  written by the AutonomousAgent
+
+The folder is self-contained: copied to another machine next to the same checkout (the
+Action carries it as a workflow artifact), ``chimera resume RUN_ID`` continues it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from chimera.atomic import atomic_write_json
+from chimera.errors import ChimeraError, UsageError
+
+RUNS_DIR = Path(".chimera") / "runs"
+STATE_FILE = "state.json"
+STATE_VERSION = 1
+
+
+class RunStatus(StrEnum):
+    """The lifecycle of a run."""
+
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    DONE = "done"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class StopReason(StrEnum):
+    """Why a run stopped; every stop names one."""
+
+    GOAL_MET = "goal_met"
+    BUDGET_TOKENS = "budget_tokens"
+    BUDGET_USD = "budget_usd"
+    WALL_TIME = "wall_time"
+    MAX_ITERATIONS = "max_iterations"
+    HUMAN_CHECKPOINT = "human_checkpoint"
+    CARDS_FAILED = "cards_failed"
+    REJECTED_GOAL = "rejected_goal"
+    BLOCKED = "blocked"
+    CRASHED = "crashed"
+
+
+class InFlight(BaseModel):
+    """The card being worked on; on resume its partial work is reverted and it is redone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    card_id: str
+    snapshot_id: str
+    backend_position: int | None = None
+    started_at: str
+
+
+class Approval(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    by: str
+    at: str
+    cards: list[str]
+
+
+class RunState(BaseModel):
+    """The durable state of one project run (see module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = STATE_VERSION
+    run_id: str
+    created_at: str
+    updated_at: str
+    started_by: str
+    spec_paths: list[str]
+    task: str | None = None
+    untrusted: bool = False
+    mode: str = "repair"
+    model: str | None = None
+    status: RunStatus = RunStatus.RUNNING
+    stop_reason: StopReason | None = None
+    stop_detail: str = ""
+    base_green: list[str] = Field(default_factory=list)
+    base_red: list[str] = Field(default_factory=list)
+    goal_ids: list[str] = Field(default_factory=list)
+    acceptance_ids: list[str] = Field(default_factory=list)
+    rejected_acceptance: dict[str, str] = Field(default_factory=dict)
+    unrelated_red: list[str] = Field(default_factory=list)
+    cards: list[dict[str, Any]] = Field(default_factory=list)
+    iterations: int = 0
+    in_flight: InFlight | None = None
+    backend_position: int | None = None
+    tokens: int = 0
+    cost_usd: float | None = 0.0
+    elapsed_s: float = 0.0
+    approvals: list[Approval] = Field(default_factory=list)
+    pending_approval: list[str] = Field(default_factory=list)
+    audit_head: str | None = None
+    sandbox_mode: str | None = None
+    final_results: dict[str, str] = Field(default_factory=dict)
+    denied_actions: list[dict[str, Any]] = Field(default_factory=list)
+    tainted: bool = False
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: ``YYYYmmdd-HHMMSS-<6 hex>``."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+class RunStore:
+    """Run folders under ``<root>/.chimera/runs``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.base = root / RUNS_DIR
+
+    def run_dir(self, run_id: str) -> Path:
+        if not run_id or "/" in run_id or run_id.startswith("."):
+            raise UsageError(f"invalid run id {run_id!r}")
+        return self.base / run_id
+
+    def save(self, state: RunState) -> None:
+        """Write ``state.json`` atomically."""
+        state.updated_at = now_iso()
+        atomic_write_json(self.run_dir(state.run_id) / STATE_FILE, state.model_dump(mode="json"))
+
+    def load(self, run_id: str) -> RunState:
+        """Read a run's state.
+
+        Raises:
+            UsageError: no such run.
+            ChimeraError: the state file is unreadable or invalid (names the file).
+        """
+        path = self.run_dir(run_id) / STATE_FILE
+        if not path.is_file():
+            known = ", ".join(self.list_ids()[-5:]) or "none"
+            raise UsageError(f"no run {run_id!r} under {self.base} (recent: {known})")
+        try:
+            return RunState.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, ValidationError) as exc:
+            first = str(exc).splitlines()[0]
+            raise ChimeraError(f"{path}: unreadable run state: {first}") from exc
+
+    def list_ids(self) -> list[str]:
+        if not self.base.is_dir():
+            return []
+        return sorted(p.name for p in self.base.iterdir() if (p / STATE_FILE).is_file())
+
+    def latest(self) -> str | None:
+        ids = self.list_ids()
+        return ids[-1] if ids else None

@@ -1,0 +1,409 @@
+"""YAML for spec files: plain Python values plus the line:col of every node.
+
+PyYAML's ``SafeLoader`` composes the document into a node graph (each node carries its
+start mark); :func:`parse_yaml` walks that graph once and builds ordinary Python values
+(``dict`` / ``list`` / scalars) together with two position tables keyed by the node's path
+from the root (``("requirements", 0, "contains", "pattern")``):
+
+* ``marks[path]``: where the value at ``path`` starts;
+* ``key_marks[path]``: where the mapping key that leads to ``path`` starts.
+
+A pydantic error's ``loc`` is such a path (relative to the model's input), so an error deep
+inside a requirement kind maps back to the exact YAML node.
+
+Unlike ``yaml.safe_load`` this never keeps the last of two equal keys silently: a duplicate
+key is an issue naming the first occurrence's line, and the first value is kept. Other
+issues: a non-string key, an unsupported tag, a recursive alias, a document that expands to
+too many nodes (an alias bomb). Merge keys (``<<: *anchor``) follow YAML's merge semantics.
+Malformed YAML is reported as a single issue at the parser's marker position; nothing here
+raises for bad input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+__all__ = [
+    "Mark",
+    "NodePath",
+    "YamlDocument",
+    "YamlIssue",
+    "max_nodes",
+    "parse_yaml",
+    "type_name",
+]
+
+NodePath = tuple[str | int, ...]
+"""A node's path from the document root: mapping keys and sequence indices."""
+
+
+def max_nodes(text_length: int) -> int:
+    """How many nodes a document of ``text_length`` characters may expand to.
+
+    Without aliases a document cannot hold more nodes than characters; the slack lets
+    anchors be reused freely while an alias bomb ("billion laughs") stops within
+    milliseconds instead of exhausting memory.
+    """
+    return 10_000 + 4 * text_length
+
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Mark:
+    """A position in the text; ``line`` and ``col`` are 1-based (columns count characters)."""
+
+    line: int
+    col: int
+
+    @classmethod
+    def of(cls, mark: yaml.Mark | None) -> Mark:
+        if mark is None:
+            return cls(1, 1)
+        return cls(mark.line + 1, mark.column + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class YamlIssue:
+    """A problem found while reading the YAML itself (before any spec validation)."""
+
+    mark: Mark
+    message: str
+
+
+@dataclass
+class YamlDocument:
+    """One parsed YAML document.
+
+    Attributes:
+        value: the document as plain Python values; ``None`` for an empty document or when
+            the YAML is malformed (``syntax_error`` is then set).
+        marks: start of each node's value, by path.
+        key_marks: start of the key leading to each mapping entry, by path.
+        issues: structural problems (duplicate keys, bad tags, ...), in document order.
+        broken: paths whose value could not be read (an issue says why; the value is
+            ``None``), so later validation does not report them a second time.
+        empty: the text holds no document at all (only whitespace or comments).
+        syntax_error: the text is not well-formed YAML; ``issues`` holds the parser's error.
+    """
+
+    value: Any = None
+    marks: dict[NodePath, Mark] = field(default_factory=dict)
+    key_marks: dict[NodePath, Mark] = field(default_factory=dict)
+    issues: list[YamlIssue] = field(default_factory=list)
+    broken: set[NodePath] = field(default_factory=set)
+    empty: bool = False
+    syntax_error: bool = False
+
+    def mark(self, path: NodePath) -> Mark:
+        """Where the value at ``path`` starts, or its nearest recorded ancestor's start."""
+        for prefix in _prefixes(path):
+            found = self.marks.get(prefix)
+            if found is not None:
+                return found
+        return Mark(1, 1)
+
+    def key_mark(self, path: NodePath) -> Mark:
+        """Where the key leading to ``path`` starts; falls back to :meth:`mark`."""
+        found = self.key_marks.get(path)
+        return found if found is not None else self.mark(path)
+
+    def has(self, path: NodePath) -> bool:
+        """True when ``path`` names a node present in the document."""
+        return path in self.marks
+
+
+def _prefixes(path: NodePath) -> Iterator[NodePath]:
+    for end in range(len(path), -1, -1):
+        yield path[:end]
+
+
+def type_name(value: object) -> str:
+    """The YAML-ish name of a Python value's type, for messages (``'a list'``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _describe_yaml_error(exc: yaml.YAMLError, text: str) -> YamlIssue:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        problem = exc.problem or "malformed YAML"
+        mark = exc.problem_mark or exc.context_mark
+        if problem == "but found another document":
+            return YamlIssue(
+                Mark.of(mark), "a spec file holds one YAML document; a second one starts here"
+            )
+        message = f"invalid YAML: {problem}"
+        if exc.context:
+            where = ""
+            if exc.context_mark is not None and exc.context_mark is not mark:
+                where = f" at line {exc.context_mark.line + 1}"
+            message += f" ({exc.context}{where})"
+        return YamlIssue(Mark.of(mark), message)
+    if isinstance(exc, yaml.reader.ReaderError):
+        before = text[: exc.position]
+        line = before.count("\n") + 1
+        col = exc.position - (before.rfind("\n") + 1) + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        return YamlIssue(
+            Mark(line, col),
+            f"invalid YAML: unacceptable character {ord(char):#06x} ({exc.reason})",
+        )
+    return YamlIssue(Mark(1, 1), f"invalid YAML: {exc}")
+
+
+def parse_yaml(text: str) -> YamlDocument:
+    """Parse one YAML document from ``text``; never raises for bad input.
+
+    The pure-Python parser is used on purpose: libyaml (``CSafeLoader``) accepts texts the
+    pure parser rejects (tabs inside plain scalars, ``?`` in flow collections), so a
+    verdict would depend on how PyYAML was built. Spec files are small; the pure parser
+    reads a 2000-requirement file in well under two seconds.
+
+    Returns:
+        A :class:`YamlDocument`. Malformed YAML (including a second document in the same
+        text) gives ``syntax_error=True`` and one issue at the parser's marker position.
+    """
+    return _parse_with(yaml.SafeLoader, text)
+
+
+_TOO_DEEP = YamlIssue(
+    Mark(1, 1), "invalid YAML: the document nests too deeply (hundreds of levels) to read"
+)
+"""PyYAML's composer recurses per nesting level; a pathological file must not crash us."""
+
+
+def _parse_with(loader_class: type[Any], text: str) -> YamlDocument:
+    try:
+        loader = loader_class(text)
+    except yaml.YAMLError as exc:  # the reader rejects control characters up front
+        return YamlDocument(issues=[_describe_yaml_error(exc, text)], syntax_error=True)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.YAMLError as exc:
+            return YamlDocument(issues=[_describe_yaml_error(exc, text)], syntax_error=True)
+        except RecursionError:
+            return YamlDocument(issues=[_TOO_DEEP], syntax_error=True)
+        if root is None:
+            return YamlDocument(empty=True)
+        builder = _Builder(loader, max_nodes(len(text)))
+        try:
+            value = builder.build(root, ())
+        except RecursionError:
+            return YamlDocument(issues=[_TOO_DEEP], syntax_error=True)
+        return YamlDocument(
+            value=value,
+            marks=builder.marks,
+            key_marks=builder.key_marks,
+            issues=builder.issues,
+            broken=builder.broken,
+        )
+    finally:
+        loader.dispose()
+
+
+class _TooManyNodes(Exception):
+    pass
+
+
+_FAILED: Any = object()
+"""Returned by ``_Builder._scalar`` when a scalar cannot be constructed (issue recorded)."""
+
+
+class _Builder:
+    """Turns a composed node graph into values and position tables (one walk)."""
+
+    def __init__(self, loader: Any, limit: int) -> None:
+        self._loader = loader
+        self._limit = limit
+        self.marks: dict[NodePath, Mark] = {}
+        self.key_marks: dict[NodePath, Mark] = {}
+        self.issues: list[YamlIssue] = []
+        self.broken: set[NodePath] = set()
+        self._visited = 0
+        self._active: set[int] = set()
+
+    def build(self, root: Node, path: NodePath) -> Any:
+        try:
+            return self._node(root, path)
+        except _TooManyNodes:
+            self.marks.clear()  # a partial expansion is meaningless; free it at once
+            self.key_marks.clear()
+            self.issues.append(
+                YamlIssue(
+                    Mark.of(root.start_mark),
+                    f"document expands to more than {self._limit} nodes through its aliases "
+                    "(an alias bomb?); refusing to read it",
+                )
+            )
+            return None
+
+    def _node(self, node: Node, path: NodePath) -> Any:
+        self._visited += 1
+        if self._visited > self._limit:
+            raise _TooManyNodes
+        self.marks[path] = Mark.of(node.start_mark)
+        if id(node) in self._active:
+            self.issues.append(
+                YamlIssue(Mark.of(node.start_mark), "recursive alias: a node contains itself")
+            )
+            self.broken.add(path)
+            return None
+        if isinstance(node, ScalarNode):
+            value = self._scalar(node)
+            if value is _FAILED:
+                self.broken.add(path)
+                return None
+            return value
+        self._active.add(id(node))
+        try:
+            if isinstance(node, SequenceNode):
+                if node.tag != _SEQ_TAG:
+                    self._bad_tag(node, "a list")
+                return [self._node(item, (*path, i)) for i, item in enumerate(node.value)]
+            if isinstance(node, MappingNode):
+                if node.tag != _MAP_TAG:
+                    self._bad_tag(node, "a mapping")
+                return self._mapping(node, path)
+        finally:
+            self._active.discard(id(node))
+        self.issues.append(YamlIssue(Mark.of(node.start_mark), "unsupported YAML node"))
+        return None
+
+    def _bad_tag(self, node: Node, what: str) -> None:
+        self.issues.append(
+            YamlIssue(
+                Mark.of(node.start_mark),
+                f"unsupported tag {node.tag!r} on {what}; spec files use plain YAML",
+            )
+        )
+
+    def _scalar(self, node: ScalarNode) -> Any:
+        try:
+            return self._loader.construct_object(node, deep=True)
+        except Exception as exc:
+            # Explicit tags (``!!int abc``, ``!!int ""``, ``!!timestamp 2020-13-45``,
+            # ``!custom``) fail inside PyYAML's constructors with whatever the conversion
+            # raised (ValueError, IndexError, ...): all of it is bad input, reported here.
+            problem = getattr(exc, "problem", None) or str(exc)
+            self.issues.append(
+                YamlIssue(
+                    Mark.of(node.start_mark),
+                    f"invalid value {node.value!r} ({node.tag}): {problem}",
+                )
+            )
+            return _FAILED
+
+    def _key(self, key_node: Node) -> str | None:
+        """The key as a string, or ``None`` (with an issue) when it is not one."""
+        if not isinstance(key_node, ScalarNode):
+            self.issues.append(
+                YamlIssue(
+                    Mark.of(key_node.start_mark),
+                    "mapping keys must be plain strings, not a list or mapping",
+                )
+            )
+            return None
+        key = self._scalar(key_node)
+        if isinstance(key, str):
+            return key
+        if key is not _FAILED:
+            self.issues.append(
+                YamlIssue(
+                    Mark.of(key_node.start_mark),
+                    f"mapping key {key_node.value!r} is read as {type_name(key)}, "
+                    "not a string; quote it",
+                )
+            )
+        return None
+
+    def _mapping(self, node: MappingNode, path: NodePath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        first_seen: dict[str, Mark] = {}
+        merges: list[Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                merges.append(value_node)
+                continue
+            key = self._key(key_node)
+            if key is None:
+                continue
+            key_mark = Mark.of(key_node.start_mark)
+            if key in first_seen:
+                first = first_seen[key]
+                self.issues.append(
+                    YamlIssue(
+                        key_mark,
+                        f"duplicate key {key!r} (first defined at line {first.line}, "
+                        f"col {first.col}); YAML would silently keep only the last value",
+                    )
+                )
+                continue
+            first_seen[key] = key_mark
+            self.key_marks[(*path, key)] = key_mark
+            result[key] = self._node(value_node, (*path, key))
+        for merge_node in merges:
+            self._merge(merge_node, path, result)
+        return result
+
+    def _merge(self, merge_node: Node, path: NodePath, result: dict[str, Any]) -> None:
+        """Apply a ``<<`` merge key: keys already present win, earlier sources win."""
+        sources: list[Node]
+        if isinstance(merge_node, MappingNode):
+            sources = [merge_node]
+        elif isinstance(merge_node, SequenceNode) and all(
+            isinstance(item, MappingNode) for item in merge_node.value
+        ):
+            sources = list(merge_node.value)
+        else:
+            self.issues.append(
+                YamlIssue(
+                    Mark.of(merge_node.start_mark),
+                    "a merge key '<<' takes a mapping or a list of mappings",
+                )
+            )
+            return
+        for source in sources:
+            if id(source) in self._active:
+                self.issues.append(
+                    YamlIssue(Mark.of(source.start_mark), "recursive alias in a merge key")
+                )
+                continue
+            self._active.add(id(source))
+            try:
+                nested: list[Node] = []
+                for key_node, value_node in source.value:
+                    if key_node.tag == _MERGE_TAG:
+                        nested.append(value_node)
+                        continue
+                    key = self._key(key_node)
+                    if key is None or key in result:
+                        continue
+                    self.key_marks[(*path, key)] = Mark.of(key_node.start_mark)
+                    result[key] = self._node(value_node, (*path, key))
+                # A source's own keys take precedence over the sources it merges in turn.
+                for nested_node in nested:
+                    self._merge(nested_node, path, result)
+            finally:
+                self._active.discard(id(source))
