@@ -1,0 +1,103 @@
+"""The ``chimera`` command line.
+
+Each subcommand is a module of this package that defines ``register(subparsers)``: it adds
+its parser and sets ``handler`` (``Callable[[argparse.Namespace], int]``) as a default.
+Modules are found with :mod:`pkgutil`, so a new subcommand is a new file and nothing else
+changes; modules whose name starts with ``_`` are helpers. A subcommand imports its heavy
+dependencies inside its handler, never at import time, so ``chimera --help`` stays fast.
+
+Exit status: what the handler returns (``chimera check``: 0 all passed, 1 any requirement
+red); 2 for bad usage, an invalid spec or another Chimera error; 3 for an internal error;
+130 when interrupted. Errors are one line on stderr, never a traceback (set
+``CHIMERA_DEBUG=1`` to see the traceback of an internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from collections.abc import Callable, Iterator, Sequence
+
+from chimera import __version__
+from chimera.cli._base import CliParser, err
+from chimera.errors import ChimeraError
+
+Handler = Callable[[argparse.Namespace], int]
+
+EXIT_OK = 0
+EXIT_RED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+__all__ = ["EXIT_INTERNAL", "EXIT_OK", "EXIT_RED", "EXIT_USAGE", "build_parser", "main"]
+
+
+def _subcommand_registrars() -> Iterator[Callable[..., None]]:
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if callable(register):
+            yield register
+
+
+def build_parser() -> CliParser:
+    """The top-level parser with every subcommand module registered (sorted by name)."""
+    parser = CliParser(
+        prog="chimera",
+        description="Spec-gated autonomous changes: check a Spec of executable requirements.",
+    )
+    parser.add_argument("--version", action="version", version=f"chimera {__version__}")
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=CliParser, title="commands"
+    )
+    for register in _subcommand_registrars():
+        register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``chimera`` command with ``argv`` (default ``sys.argv[1:]``); return the exit
+    status (see the module docstring)."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(list(argv) if argv is not None else None)
+        handler: Handler | None = getattr(args, "handler", None)
+        if handler is None:
+            choices = ", ".join(sorted(_command_names(parser)))
+            err(f"chimera: error: a command is required ({choices}); see 'chimera --help'")
+            return EXIT_USAGE
+        return handler(args)
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except ChimeraError as exc:
+        err(f"chimera: error: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err("chimera: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``chimera check | head``); stop writing quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_RED
+    except Exception as exc:
+        if os.environ.get("CHIMERA_DEBUG"):
+            raise
+        err(
+            f"chimera: internal error: {type(exc).__name__}: {exc} "
+            "(set CHIMERA_DEBUG=1 for the traceback)"
+        )
+        return EXIT_INTERNAL
+
+
+def _command_names(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []

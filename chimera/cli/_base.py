@@ -1,0 +1,65 @@
+"""Shared pieces of the ``chimera`` subcommands: the parser class and small output helpers.
+
+Modules whose name starts with ``_`` are not subcommands; every other module of
+:mod:`chimera.cli` is one, and registers itself through ``register(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn, TextIO, TypeAlias
+
+from chimera.errors import UsageError
+
+
+class CliParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line, raised as :class:`UsageError`.
+
+    argparse prints the whole usage block before its error and exits on its own; the CLI
+    promises one line on stderr and exit status 2, decided in :func:`chimera.cli.main`.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[CliParser]"
+"""What ``register(subparsers)`` of a subcommand module receives."""
+
+
+def use_color(stream: TextIO) -> bool:
+    """Whether to colour output: a terminal, and neither ``NO_COLOR`` nor ``TERM=dumb``."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+_COLORS = {"green": "32", "red": "31", "yellow": "33", "bold": "1", "dim": "2"}
+
+
+def paint(text: str, color: str, *, enabled: bool) -> str:
+    return f"\x1b[{_COLORS[color]}m{text}\x1b[0m" if enabled else text
+
+
+def err(line: str) -> None:
+    """One line on stderr."""
+    sys.stderr.write(line.rstrip("\n") + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (temp + fsync + rename).
+
+    Kept for subcommand modules; the recipe lives in :func:`chimera.atomic.atomic_write_text`.
+
+    Raises:
+        OSError: the directory is not writable (the caller reports it in one line).
+    """
+    from chimera.atomic import atomic_write_text
+
+    atomic_write_text(path, text)

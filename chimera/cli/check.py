@@ -1,0 +1,311 @@
+"""``chimera check``: evaluate the Spec once and report every requirement.
+
+The CLI treats the Spec as one unit: if any spec file is invalid, nothing runs and the exit
+status is 2. Otherwise every requirement is evaluated by :func:`check_drift` and the exit
+status is 0 when all passed, 1 when any is red (``failed`` or ``error``).
+
+Formats (stdout):
+
+* ``text`` (default): one line per requirement (status, id, what it checks), then the
+  message and evidence of every red one, then a summary line.
+* ``json`` (``--json``): exactly one JSON object, :meth:`DriftReport.to_json` — version,
+  ok, counts, results. An invalid spec gives ``{"version", "ok": false, "errors": [...]}``.
+* ``github``: the text report plus one GitHub Actions ``::error`` workflow command per red
+  requirement, pointing at its first evidence location in the repository (else at the
+  requirement in its YAML file), so the failure is annotated on the pull request's diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chimera.cli._base import Subparsers, err, paint, use_color
+from chimera.errors import SpecError, SpecProblem, UsageError
+
+if TYPE_CHECKING:
+    from chimera.spec.model import Requirement
+    from chimera.spec.results import DriftReport, RequirementResult
+
+JSON_VERSION = 1
+"""Version of the ``--json`` document (kept equal to ``chimera.spec.results``' version)."""
+
+DEFAULT_MAX_EVIDENCE = 5
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="check the Spec against the tree and report every requirement",
+        description=(
+            "Evaluate every requirement of the Spec against the tree at --root. "
+            "Exit status: 0 all passed, 1 any requirement red, 2 invalid spec or usage."
+        ),
+    )
+    parser.add_argument(
+        "spec_paths",
+        nargs="*",
+        metavar="SPEC_PATH",
+        help="spec file or directory of *.yaml/*.yml files, relative to the current "
+        "directory (default: specs/ under --root)",
+    )
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the tree to check: the spec's paths are relative to it and its commands run "
+        "in it (default: current directory)",
+    )
+    fmt = parser.add_mutually_exclusive_group()
+    fmt.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print one JSON object (the versioned document described in the README)",
+    )
+    fmt.add_argument(
+        "--format",
+        dest="format",
+        choices=("text", "json", "github"),
+        help="output format (default: text); github adds ::error workflow commands",
+    )
+    parser.add_argument(
+        "--only",
+        metavar="ID",
+        nargs="+",
+        action="extend",
+        help="check only these requirement ids",
+    )
+    parser.add_argument(
+        "--max-evidence",
+        type=int,
+        default=DEFAULT_MAX_EVIDENCE,
+        metavar="N",
+        help=f"evidence locations shown per red requirement (default {DEFAULT_MAX_EVIDENCE})",
+    )
+    parser.set_defaults(handler=run, format="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    fmt: str = args.format
+    try:
+        return _run(args, fmt)
+    except UsageError as exc:
+        if fmt == "json":
+            _emit_json({"version": JSON_VERSION, "ok": False, "errors": [_usage_error(exc)]})
+        raise
+
+
+def _run(args: argparse.Namespace, fmt: str) -> int:
+    started = time.monotonic()
+    cwd = Path.cwd()
+    root = Path(args.root) if args.root else cwd
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root}: not a directory")
+    if args.max_evidence < 1:
+        raise UsageError("--max-evidence: must be at least 1")
+    default_specs = not args.spec_paths
+    if default_specs:
+        spec_paths = [Path("specs") if args.root is None else root / "specs"]
+        if not spec_paths[0].exists():
+            raise UsageError(
+                f"{spec_paths[0]}: no such directory; pass SPEC_PATH, "
+                "or run 'chimera init' to write a starter spec"
+            )
+    else:
+        spec_paths = [Path(p) for p in args.spec_paths]
+
+    from chimera.spec.loader import discover_spec_files, load_spec
+
+    files = discover_spec_files(spec_paths)
+    if not files:
+        shown = ", ".join(str(p) for p in spec_paths)
+        raise UsageError(f"no spec files (*.yaml, *.yml) in {shown}")
+    try:
+        spec = load_spec(files)
+    except SpecError as exc:
+        _emit_spec_errors(exc.problems, fmt, root=root)
+        return 2
+
+    only = _only_ids(args.only, [r.id for r in spec.requirements])
+
+    from chimera.governance.drift import check_drift
+
+    report = check_drift(spec, root, only=only)
+    elapsed = time.monotonic() - started
+    if fmt == "json":
+        _emit_json(report.to_json())
+    else:
+        _emit_text(report, elapsed=elapsed, max_evidence=args.max_evidence)
+        if fmt == "github":
+            _emit_github(report, root=root, max_evidence=args.max_evidence)
+    return 0 if report.ok else 1
+
+
+def _only_ids(requested: Sequence[str] | None, known: Sequence[str]) -> list[str] | None:
+    if not requested:
+        return None
+    known_set = set(known)
+    wanted: list[str] = []
+    for rid in requested:
+        if rid not in known_set:
+            close = difflib.get_close_matches(rid, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"--only: unknown requirement id {rid!r}{hint}")
+        if rid not in wanted:
+            wanted.append(rid)
+    return wanted
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _emit_text(report: DriftReport, *, elapsed: float, max_evidence: int) -> None:
+    out = sys.stdout
+    color = use_color(out)
+    width = min(max((len(r.id) for r in report), default=0), 40)
+    for result in report:
+        status = result.status.value
+        shown = paint(f"{status:<6}", "green" if result.passed else "red", enabled=color)
+        out.write(f"{shown}  {result.id:<{width}}  {result.requirement.check.describe()}\n")
+    for result in report.red:
+        out.write("\n" + _red_block(result, max_evidence=max_evidence, color=color) + "\n")
+    out.write("\n" + _summary(report, elapsed=elapsed, color=color) + "\n")
+
+
+def _red_block(result: RequirementResult, *, max_evidence: int, color: bool) -> str:
+    req = result.requirement
+    title = f": {req.title}" if req.title else ""
+    head = f"{result.status.value.upper()} {req.id}{title}  [{req.location}]"
+    body = result.render(max_evidence=max_evidence)
+    return paint(head, "bold", enabled=color) + "\n" + _indent(body, "  ")
+
+
+def _summary(report: DriftReport, *, elapsed: float, color: bool) -> str:
+    counts = report.counts()
+    parts: list[str] = []
+    for status in ("failed", "error", "passed"):
+        n = counts.get(status, 0)
+        if n or (status == "passed" and not parts):
+            word = status if status != "error" or n == 1 else "errors"
+            parts.append(f"{n} {word}")
+    text = f"{', '.join(parts)} in {elapsed:.2f}s"
+    if len(report) == 0:
+        text = f"no requirements checked in {elapsed:.2f}s"
+    return paint(text, "green" if report.ok else "red", enabled=color)
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+# --------------------------------------------------------------------------- json
+
+
+def _emit_json(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+
+
+def _usage_error(exc: UsageError) -> dict[str, Any]:
+    return {"file": None, "line": 0, "col": 0, "message": str(exc)}
+
+
+# --------------------------------------------------------------------------- invalid spec
+
+
+def _emit_spec_errors(problems: Sequence[SpecProblem], fmt: str, *, root: Path) -> None:
+    for problem in problems:
+        err(str(problem))
+    count = len(problems)
+    err(f"chimera: error: invalid spec ({count} problem{'s' if count != 1 else ''}); nothing ran")
+    if fmt == "json":
+        _emit_json(
+            {
+                "version": JSON_VERSION,
+                "ok": False,
+                "errors": [
+                    {"file": p.file, "line": p.line, "col": p.col, "message": p.message}
+                    for p in problems
+                ],
+            }
+        )
+    elif fmt == "github":
+        base = _workspace()
+        for problem in problems:
+            props = {"file": _repo_relative(Path(problem.file), base) or problem.file}
+            if problem.line:
+                props["line"] = str(problem.line)
+                props["col"] = str(problem.col)
+            props["title"] = "invalid Chimera spec"
+            sys.stdout.write(workflow_command("error", problem.message, props) + "\n")
+
+
+# --------------------------------------------------------------------------- github
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message (GitHub's rules: ``%``, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value (the data rules, plus ``:`` and ``,``)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(command: str, message: str, properties: dict[str, str]) -> str:
+    """``::command key=value,...::message`` with GitHub's escaping applied."""
+    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items())
+    data = escape_data(message)
+    return f"::{command} {props}::{data}" if props else f"::{command}::{data}"
+
+
+def _workspace() -> Path:
+    # Annotations must name files relative to the repository checkout.
+    return Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()).resolve()
+
+
+def _repo_relative(path: Path, base: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(base).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+def _annotation_target(req: Requirement, result: RequirementResult, root: Path) -> dict[str, str]:
+    base = _workspace()
+    for ev in result.evidence:
+        if ev.file is None:
+            continue
+        candidate = root / ev.file
+        rel = _repo_relative(candidate, base) if candidate.is_file() else None
+        if rel is None:
+            continue
+        props = {"file": rel}
+        if ev.line is not None:
+            props["line"] = str(ev.line)
+            if ev.col is not None:
+                props["col"] = str(ev.col)
+        return props
+    loc = req.location
+    rel = _repo_relative(Path(loc.file), base)
+    return {"file": rel or loc.file, "line": str(loc.line), "col": str(loc.col)}
+
+
+def _emit_github(report: DriftReport, *, root: Path, max_evidence: int) -> None:
+    for result in report.red:
+        req = result.requirement
+        props = _annotation_target(req, result, root)
+        props["title"] = f"Chimera requirement {req.id} {result.status.value}"
+        message = (f"{req.title}\n" if req.title else "") + (
+            f"{req.check.describe()}\n{result.render(max_evidence=max_evidence)}\n"
+            f"(spec: {req.location})"
+        )
+        sys.stdout.write(workflow_command("error", message, props) + "\n")
