@@ -18,7 +18,7 @@ import pytest
 from chimera.errors import UsageError
 from chimera.governance.audit import AuditLog, verify_audit_log
 from chimera.orchestration.adapters import GuardSnapshots
-from chimera.orchestration.graph import Card, CardStatus
+from chimera.orchestration.graph import Card
 from chimera.orchestration.project import (
     CardOutcome,
     OrchestratorOptions,
@@ -277,7 +277,7 @@ def test_resume_reverts_card_in_flight_and_redoes_it(tmp_path: Path) -> None:
             "readme": [append("README.md", "pip install demo\n")],
         },
     )
-    orch, audit = orchestrator(root, solver, "r9")
+    orch, _audit = orchestrator(root, solver, "r9")
     with pytest.raises(Crash):
         orch.start(run_id="r9", task=None, started_by="alice")
     stored = RunStore(root).load("r9")

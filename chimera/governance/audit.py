@@ -1,0 +1,318 @@
+"""The audit log: append-only JSONL, one hash-chained event per line.
+
+Every decision of a run (model calls, tool calls, sandbox verdicts, attempts, check results,
+budget refusals) is one line::
+
+    {"event": "...", "fields": {...}, "hash": "<sha256>", "prev_hash": "<sha256>",
+     "run_id": "...", "seq": 7, "ts": "2026-01-01T12:00:00.000000+00:00"}
+
+``hash`` is the SHA-256 of the line's canonical JSON (sorted keys, no spaces, UTF-8) without
+the ``hash`` key; ``prev_hash`` is the previous line's ``hash`` (64 zeros for the first), so
+editing, deleting or reordering a line breaks the chain at that line (the construction of
+tamper-evident logs such as Certificate Transparency, Crosby & Wallach 2009, in its plain
+linear form). Truncating the tail keeps a valid chain, which is why the head hash is also
+recorded elsewhere (run state, job summary, PR body) and passed to :func:`verify_audit_log`.
+
+Each line is written with a single ``write``, flushed and fsync'd before ``append`` returns.
+A thread lock and a file lock (``<path>.lock``, the ``filelock`` package) serialise writers
+in one process and across processes; the sequence number and chain continue from what is on
+disk, so a reopened log (a resumed run) extends the same chain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import math
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePath
+from typing import Any
+
+from chimera.errors import AuditError, MissingExtraError
+
+__all__ = ["GENESIS_HASH", "AuditLog", "AuditVerification", "canonical_json", "verify_audit_log"]
+
+GENESIS_HASH = "0" * 64
+"""The ``prev_hash`` of a log's first line."""
+
+_KEYS = frozenset({"ts", "run_id", "seq", "event", "fields", "prev_hash", "hash"})
+
+
+def _jsonable(value: Any) -> Any:
+    """A JSON-safe copy of ``value``: unknown types become strings, never an exception."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, enum.Enum):
+        return _jsonable(value.value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [_jsonable(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    dump = getattr(value, "model_dump", None)  # pydantic models
+    if callable(dump):
+        try:
+            return _jsonable(dump(mode="json"))
+        except Exception:
+            pass
+    return str(value)
+
+
+def canonical_json(obj: Mapping[str, Any]) -> str:
+    """The canonical text hashed and written: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _hash(entry: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in entry.items() if k != "hash"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def _last_line(path: Path) -> bytes | None:
+    """The last non-empty line of ``path`` (read backwards in blocks), or ``None``."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        block = 8192
+        data = b""
+        pos = end
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            handle.seek(pos)
+            data = handle.read(step) + data
+            stripped = data.rstrip(b"\n")
+            if b"\n" in stripped:
+                return stripped.rsplit(b"\n", 1)[1]
+        stripped = data.rstrip(b"\n")
+        return stripped or None
+
+
+class AuditLog:
+    """An append-only, hash-chained JSONL event log.
+
+    Args:
+        path: the ``.jsonl`` file (created with its parent folders if missing).
+        run_id: written into every line this instance appends.
+
+    Raises:
+        AuditError: the file cannot be written, or its last line is not a valid event (a log
+            that does not end in a valid event cannot be extended without hiding damage).
+        MissingExtraError: the ``filelock`` package (``agent`` extra) is missing.
+    """
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        try:
+            from filelock import FileLock
+        except ImportError as exc:
+            raise MissingExtraError("the audit log", "agent") from exc
+        self.path = Path(path)
+        self.run_id = run_id
+        self._thread_lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AuditError(f"{self.path}: cannot create the folder: {exc}") from exc
+        self._file_lock = FileLock(str(self.path) + ".lock")
+        with self._locked():
+            self._read_head()
+
+    def _locked(self) -> _Locked:
+        return _Locked(self._thread_lock, self._file_lock, self.path)
+
+    def _read_head(self) -> tuple[int, str]:
+        line = _last_line(self.path)
+        if line is None:
+            return 0, GENESIS_HASH
+        try:
+            entry = json.loads(line)
+            seq, head = int(entry["seq"]), str(entry["hash"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise AuditError(
+                f"{self.path}: the last line is not a valid audit event; "
+                "run verify_audit_log to locate the damage"
+            ) from exc
+        return seq, head
+
+    @property
+    def head_hash(self) -> str:
+        """The hash of the last line on disk (``GENESIS_HASH`` for an empty log)."""
+        with self._locked():
+            return self._read_head()[1]
+
+    @property
+    def seq(self) -> int:
+        """The sequence number of the last line on disk (0 for an empty log)."""
+        with self._locked():
+            return self._read_head()[0]
+
+    def append(self, event: str, /, **fields: Any) -> dict[str, Any]:
+        """Append one event and return it exactly as written (with ``seq`` and ``hash``).
+
+        ``fields`` may hold any values; whatever JSON cannot represent is stringified. Large
+        payloads (a model call's full request and response) are fine; a caller that keeps
+        them in a transcript file can pass its path instead (``transcript="..."``).
+
+        Raises:
+            AuditError: the line could not be written and synced.
+        """
+        with self._locked():
+            seq, prev = self._read_head()
+            entry: dict[str, Any] = {
+                "ts": datetime.now(UTC).isoformat(timespec="microseconds"),
+                "run_id": self.run_id,
+                "seq": seq + 1,
+                "event": str(event),
+                "fields": _jsonable(fields),
+                "prev_hash": prev,
+            }
+            entry["hash"] = _hash(entry)
+            data = (canonical_json(entry) + "\n").encode("utf-8")
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    written = os.write(fd, data)
+                    if written != len(data):
+                        raise OSError(f"short write ({written} of {len(data)} bytes)")
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                raise AuditError(f"{self.path}: cannot append: {exc}") from exc
+            return entry
+
+
+class _Locked:
+    """Thread lock, then file lock (in that order, so threads never contend on the file)."""
+
+    def __init__(self, thread_lock: threading.Lock, file_lock: Any, path: Path) -> None:
+        self._thread_lock = thread_lock
+        self._file_lock = file_lock
+        self._path = path
+
+    def __enter__(self) -> None:
+        self._thread_lock.acquire()
+        try:
+            self._file_lock.acquire()
+        except Exception as exc:
+            self._thread_lock.release()
+            raise AuditError(f"{self._path}: cannot lock the audit log: {exc}") from exc
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            self._file_lock.release()
+        finally:
+            self._thread_lock.release()
+
+
+@dataclass(frozen=True, slots=True)
+class AuditVerification:
+    """The result of :func:`verify_audit_log`.
+
+    Attributes:
+        ok: no problem was found.
+        count: lines read (including damaged ones).
+        head_hash: the ``hash`` of the last line, ``None`` for an empty or unreadable log.
+        problems: one message per problem, each naming ``file:line``.
+    """
+
+    ok: bool
+    count: int
+    head_hash: str | None
+    problems: list[str] = field(default_factory=list)
+
+
+def verify_audit_log(path: Path, head: str | None = None) -> AuditVerification:
+    """Check an audit log's hash chain; with ``head``, also that nothing was cut off the end.
+
+    Detects an edited line (its hash no longer matches its content), a deleted or reordered
+    line (``prev_hash`` / ``seq`` breaks), a malformed line, and — given the head hash recorded
+    elsewhere — a truncated tail or a rewritten chain. Never raises for a damaged log.
+    """
+    path = Path(path)
+    name = path.name
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return AuditVerification(False, 0, None, [f"{name}: cannot read: {exc.strerror or exc}"])
+    problems: list[str] = []
+    prev_hash = GENESIS_HASH
+    prev_seq = 0
+    last_hash: str | None = None
+    hashes: dict[str, int] = {}
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    elif lines:
+        problems.append(f"{name}:{len(lines)}: last line is not terminated (torn write?)")
+    for number, line in enumerate(lines, start=1):
+        where = f"{name}:{number}"
+        try:
+            entry = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            problems.append(f"{where}: not valid JSON")
+            last_hash = None
+            continue
+        if not isinstance(entry, dict) or set(entry) != _KEYS:
+            problems.append(f"{where}: not an audit event (keys differ)")
+            last_hash = None
+            continue
+        recorded = entry["hash"]
+        if _hash(entry) != recorded:
+            problems.append(f"{where}: content does not match its hash (line edited)")
+        seq = entry["seq"]
+        seq_ok = isinstance(seq, int) and seq == prev_seq + 1
+        if entry["prev_hash"] != prev_hash:
+            if entry["prev_hash"] in hashes:
+                problems.append(
+                    f"{where}: chain points back to line {hashes[entry['prev_hash']]}, not to "
+                    f"line {number - 1} (lines deleted or reordered)"
+                )
+            elif isinstance(seq, int) and seq > prev_seq + 1:
+                problems.append(
+                    f"{where}: {seq - prev_seq - 1} line(s) missing before this line "
+                    f"(seq jumps from {prev_seq} to {seq}; chain broken)"
+                )
+            else:
+                problems.append(
+                    f"{where}: prev_hash does not match the previous line (chain broken)"
+                )
+        elif not seq_ok:
+            problems.append(f"{where}: seq {seq!r} does not follow {prev_seq}")
+        prev_seq = seq if isinstance(seq, int) else prev_seq + 1
+        prev_hash = str(recorded)
+        last_hash = str(recorded)
+        hashes.setdefault(str(recorded), number)
+    count = len(lines)
+    if head is not None and last_hash != head:
+        if head in hashes:
+            problems.append(
+                f"{name}:{hashes[head]}: the recorded head is this line, but the log continues "
+                f"to line {count}"
+            )
+        else:
+            problems.append(
+                f"{name}:{count}: the recorded head hash is not in the log (truncated or rewritten)"
+            )
+    return AuditVerification(not problems, count, last_hash, problems)
