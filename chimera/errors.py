@@ -36,6 +36,10 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     │   ├── CascadeExhausted       no cascade tier's answer passed its gates
     │   └── StructuredOutputError  a model's JSON stayed invalid after one repair round
     └── GitHubError             the GitHub API failed (mapped from PyGithub)
+        └── GitHubApiError          an HTTP call failed (``status``, ``retry_after``)
+            ├── GitHubRateLimited       still rate-limited after the retries allowed
+            ├── GitHubNotFound          HTTP 404
+            └── GitHubPermissionDenied  HTTP 401/403 (not a rate limit)
 
 Later subsystems add their subclasses here, so the tree stays drawn in one place.
 """
@@ -177,6 +181,33 @@ class BadRequestError(ProviderError):
 
 class GitHubError(ChimeraError):
     """The GitHub API failed (mapped from PyGithub)."""
+
+
+class GitHubApiError(GitHubError):
+    """An HTTP call to the GitHub API failed.
+
+    ``status`` is the HTTP status (``None`` for a timeout or a connection error);
+    ``retry_after`` the seconds GitHub asked to wait, when it said.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class GitHubRateLimited(GitHubApiError):
+    """GitHub kept rate-limiting (primary or secondary limit) after the retries allowed."""
+
+
+class GitHubNotFound(GitHubApiError):
+    """The object does not exist, or the token may not see it (HTTP 404)."""
+
+
+class GitHubPermissionDenied(GitHubApiError):
+    """The token lacks the permission for the call (HTTP 401/403 other than a rate limit)."""
 
 
 class FusionError(ProviderError):
