@@ -37,6 +37,7 @@ from chimera.orchestration.goal import (
     vet_acceptance,
 )
 from chimera.orchestration.graph import Card, CardStatus, TaskGraph
+from chimera.orchestration.runconfig import DEFAULT_HIGH_RISK_PATHS
 from chimera.orchestration.state import (
     Approval,
     InFlight,
@@ -50,25 +51,6 @@ from chimera.orchestration.state import (
 from chimera.runner import CommandRunner
 from chimera.spec.model import Requirement, Spec
 from chimera.spec.results import DriftReport
-
-DEFAULT_HIGH_RISK_PATHS = (
-    "**/migrations/**",
-    "**/migration/**",
-    "**/alembic/**",
-    "*.sql",
-    "deploy/**",
-    "**/deploy/**",
-    "Dockerfile",
-    "**/Dockerfile",
-    "docker-compose*.yml",
-    "k8s/**",
-    "helm/**",
-    "terraform/**",
-    "**/*.tf",
-    "Procfile",
-    "fly.toml",
-    "app.yaml",
-)
 
 
 @dataclass(frozen=True)
@@ -131,7 +113,7 @@ class Snapshots(Protocol):
 
 
 class AuditSink(Protocol):
-    def append(self, event: str, **fields: Any) -> dict[str, Any]: ...
+    def append(self, event: str, /, **fields: Any) -> dict[str, Any]: ...
 
     @property
     def head_hash(self) -> str | None: ...
@@ -322,6 +304,7 @@ class ProjectOrchestrator:
         state = self.store.load(run_id)
         graph = TaskGraph.from_json(state.cards)
         self._elapsed_before = state.elapsed_s
+        self._started = time.monotonic()
         if state.status is RunStatus.AWAITING_APPROVAL:
             raise UsageError(
                 f"run {run_id} is awaiting approval of {', '.join(state.pending_approval)}: "
@@ -372,6 +355,7 @@ class ProjectOrchestrator:
             )
         graph = TaskGraph.from_json(state.cards)
         self._elapsed_before = state.elapsed_s
+        self._started = time.monotonic()
         approved = list(state.pending_approval)
         for cid in approved:
             card = graph.cards[cid]
@@ -536,6 +520,16 @@ class ProjectOrchestrator:
         if requirement is None:
             card.status = CardStatus.FAILED
             card.notes.append("its requirement is no longer in the spec")
+            self._save(state, graph)
+            return None
+        now = self._drift(spec, [card.requirement_id]).by_id().get(card.requirement_id)
+        if now is not None and now.passed:
+            # An earlier card made it pass; solving it again would be a hollow success.
+            card.status = CardStatus.ACCEPTED
+            card.notes.append("already passes (an earlier card made it green)")
+            self._emit(
+                "card_finished", card=card.id, status=card.status.value, reason="already passes"
+            )
             self._save(state, graph)
             return None
         snap = self.snapshots.snapshot(f"card {card.id}")

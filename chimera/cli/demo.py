@@ -1,0 +1,161 @@
+"""``chimera demo``: the whole loop on a bundled project, with a scripted model (no key).
+
+It copies a tiny ledger library with a red Spec to a temporary folder and runs
+``chimera run`` on it, replaying a bundled script of model turns. A newcomer sees, in about
+a minute and without a key or network:
+
+1. a red Spec turned green card by card, each accepted only by check_drift;
+2. a wrong first attempt reverted, and its failure record carried into the retry prompt;
+3. a ``risk: high`` change (a database migration) verified and held for a human, then
+   approved by someone other than the person who started the run;
+4. the audit log's hash chain verified against the head recorded in the run state.
+
+Exit status 0 when all four happened as described; 1 otherwise (the output says where).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from chimera.cli._base import Subparsers, err
+from chimera.errors import ChimeraError
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+STARTED_BY = "demo-user"
+APPROVER = "demo-reviewer"
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="run the whole loop on a bundled example with a scripted model (no key needed)",
+        description=(
+            "Copy a small example project to a temporary folder and run Chimera on it with a "
+            "bundled scripted model: red spec → green, a reverted attempt carried forward, a "
+            "risk: high pause and its approval, the audit log verified."
+        ),
+    )
+    parser.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="create the demo project here (must not exist; default: a temp dir)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    parser.set_defaults(handler=_demo)
+
+
+def write_project(target: Path) -> None:
+    """Write the bundled demo project to ``target`` and commit it as a git repository."""
+    import yaml
+
+    data = yaml.safe_load((DEMO_DIR / "project.yaml").read_text(encoding="utf-8"))
+    for rel, content in data["files"].items():
+        path = target / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    git = ["git", "-c", "user.name=Chimera demo", "-c", "user.email=demo@example.invalid"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "ledger: initial version"]):
+        subprocess.run([*git, *cmd], cwd=target, check=True, capture_output=True)
+
+
+class _Watch:
+    """Collects the events the demo narrates, and prints progress."""
+
+    def __init__(self, quiet: bool) -> None:
+        from chimera.cli.run import _Progress
+
+        self.progress = _Progress(quiet)
+        self.attempts: list[dict[str, Any]] = []
+        self.injections = 0
+
+    def __call__(self, event: str, fields: dict[str, Any]) -> None:
+        if event == "attempt":
+            self.attempts.append(fields)
+        if event == "history_injected":
+            self.injections += 1
+        self.progress(event, fields)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from chimera.config import ChimeraConfig
+    from chimera.governance.audit import verify_audit_log
+    from chimera.orchestration.session import open_session
+    from chimera.orchestration.state import RunStatus
+
+    if args.dir:
+        root = Path(args.dir)
+        if root.exists():
+            raise ChimeraError(f"--dir {args.dir}: already exists; choose a new folder")
+        root.mkdir(parents=True)
+    else:
+        root = Path(tempfile.mkdtemp(prefix="chimera-demo-"))
+    root = root.resolve()
+    out = sys.stdout
+    out.write(
+        "Chimera demo — the model is SCRIPTED: its turns are replayed from "
+        f"{DEMO_DIR / 'script.yaml'} (no key, no network).\n"
+        f"Project: a tiny ledger library in {root}\n\n"
+    )
+    write_project(root)
+    watch = _Watch(args.quiet)
+    config = ChimeraConfig()
+    session = open_session(
+        root,
+        run_id="demo",
+        config=config,
+        spec_paths=["specs"],
+        model=f"scripted:{DEMO_DIR / 'script.yaml'}",
+        on_event=watch,
+    )
+    out.write(f"Sandbox: {session.sandbox_description}\n\n")
+    from chimera.cli.run import render_summary
+
+    state = session.orchestrator.start(
+        task=None, started_by=STARTED_BY, model="demo", run_id="demo"
+    )
+    out.write("== 1. The run pauses at the human checkpoint\n")
+    out.write(render_summary(state, sandbox=session.sandbox_description) + "\n\n")
+    ok = True
+    if state.status is not RunStatus.AWAITING_APPROVAL:
+        err("chimera demo: expected the run to pause for approval; it did not")
+        ok = False
+    reverted = [a for a in watch.attempts if a.get("verdict") != "passed"]
+    out.write("== 2. A wrong first attempt, reverted and carried forward\n")
+    if reverted and watch.injections:
+        first = reverted[0]
+        out.write(
+            f"  attempt {first.get('number')}: {first.get('verdict')} — {first.get('cause')}\n"
+        )
+        out.write(
+            f"  the retry prompt carried that record ({watch.injections} injection(s); "
+            "see history_injected in the audit log)\n\n"
+        )
+    else:
+        err("chimera demo: expected a reverted attempt carried into the retry prompt")
+        ok = False
+    if state.status is RunStatus.AWAITING_APPROVAL:
+        out.write(f"== 3. {APPROVER} approves (the run was started by {STARTED_BY})\n")
+        state = session.orchestrator.approve(state.run_id, by=APPROVER)
+        out.write(render_summary(state, sandbox=session.sandbox_description) + "\n\n")
+        if state.status is not RunStatus.DONE:
+            err("chimera demo: the approved run did not reach its goal")
+            ok = False
+    check = verify_audit_log(session.audit.path, head=state.audit_head)
+    out.write("== 4. The audit log\n")
+    if check.ok:
+        out.write(
+            f"  {session.audit.path}: {check.count} events, hash chain verified, "
+            f"head {check.head_hash}\n"
+        )
+    else:
+        ok = False
+        for problem in check.problems:
+            err(f"chimera demo: audit: {problem}")
+    out.write(f"\nThe project and its run folder stay in {root} (.chimera/runs/demo).\n")
+    out.write("demo: " + ("every step happened as described\n" if ok else "FAILED\n"))
+    return 0 if ok else 1

@@ -1,0 +1,352 @@
+"""``chimera run``, ``resume``, ``approve`` and ``status``: project runs against the Spec.
+
+``chimera run`` builds a task graph from the Spec (one card per unmet requirement), solves
+ready cards with the AutonomousAgent, accepts each only through check_drift, and stops when
+the goal holds or a stop fires. Live progress (a line per card and attempt) goes to stderr;
+the final summary to stdout (``--json``: one JSON object).
+
+Exit status:
+
+====  ====================================================================================
+0     aligned: the goal holds (task: its acceptance requirements pass, nothing regressed;
+      no task: the whole Spec passes)
+1     failed: cards failed or were blocked, or the task's acceptance requirements were
+      rejected (the summary says which)
+2     bad usage, invalid spec or configuration, no model
+3     internal error
+4     stopped by a budget (tokens or USD), the wall-time limit or the iteration limit
+5     awaiting approval: a verified risky change is held for a human (``chimera approve``)
+====  ====================================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chimera.cli._base import Subparsers, err
+from chimera.errors import UsageError
+
+if TYPE_CHECKING:
+    from chimera.orchestration.state import RunState
+
+EXIT_ALIGNED = 0
+EXIT_FAILED = 1
+EXIT_STOPPED = 4
+EXIT_AWAITING = 5
+
+
+def register(subparsers: Subparsers) -> None:
+    run = subparsers.add_parser(
+        "run",
+        help="run the project against its Spec until it holds (cards, verify, approve)",
+        description=(
+            "Turn the Spec green: one card per unmet requirement, each solved by the "
+            "AutonomousAgent and accepted only by check_drift. With --task, the task's "
+            "acceptance requirements (a ```chimera block in the text) are the goal."
+        ),
+    )
+    run.add_argument(
+        "--spec",
+        action="append",
+        metavar="PATH",
+        help="spec file or directory, relative to --root (default: specs/)",
+    )
+    src = run.add_mutually_exclusive_group()
+    src.add_argument("--task", metavar="TEXT", help="the task, in words")
+    src.add_argument("--task-file", metavar="FILE", help="read the task from FILE")
+    run.add_argument(
+        "--untrusted",
+        action="store_true",
+        help="the task comes from outside (an issue): taint the run",
+    )
+    _common(run)
+    run.add_argument("--max-iterations", type=int, metavar="N", help="card iterations")
+    run.add_argument("--budget-usd", type=float, metavar="X", help="USD budget of the run")
+    run.add_argument("--budget-tokens", type=int, metavar="N", help="token budget of the run")
+    run.add_argument("--max-attempts", type=int, metavar="N", help="attempts per card")
+    run.add_argument(
+        "--diff-feedback",
+        action="store_true",
+        default=None,
+        help="show the reverted diff in retry prompts (off by default)",
+    )
+    run.add_argument("--escalate", metavar="M2,M3", help="escalation ladder after --model")
+    run.add_argument("--run-id", metavar="ID", help="use this run id (default: generated)")
+    run.add_argument(
+        "--started-by",
+        metavar="NAME",
+        help="who started the run (default: $USER); approvers must differ",
+    )
+    guard = run.add_mutually_exclusive_group()
+    guard.add_argument(
+        "--guard",
+        dest="guard",
+        action="store_true",
+        default=None,
+        help="evaluate every tool call with the TrustKernel (default: on)",
+    )
+    guard.add_argument("--no-guard", dest="guard", action="store_false")
+    run.set_defaults(handler=_run)
+
+    resume = subparsers.add_parser("resume", help="continue a run after a crash or a stop")
+    resume.add_argument("run_id", metavar="RUN_ID")
+    _common(resume)
+    resume.set_defaults(handler=_resume)
+
+    approve = subparsers.add_parser(
+        "approve", help="approve a run's held risky change and continue it"
+    )
+    approve.add_argument("run_id", metavar="RUN_ID")
+    approve.add_argument("--by", required=True, metavar="NAME", help="who approves")
+    _common(approve)
+    approve.set_defaults(handler=_approve)
+
+    status = subparsers.add_parser("status", help="show where a run stands (default: latest)")
+    status.add_argument("run_id", nargs="?", metavar="RUN_ID")
+    status.add_argument("--root", metavar="DIR", help="repository root (default: cwd)")
+    status.add_argument("--json", action="store_true", help="print the run state as JSON")
+    status.add_argument("--all", action="store_true", help="list every run")
+    status.set_defaults(handler=_status)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", metavar="DIR", help="repository root (default: cwd)")
+    parser.add_argument(
+        "--model", metavar="M", help="model (LiteLLM name or scripted:PATH); default from config"
+    )
+    parser.add_argument("--json", action="store_true", help="print the final state as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+
+
+def _root(args: argparse.Namespace) -> Path:
+    root = Path(args.root) if args.root else Path.cwd()
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root}: not a directory")
+    return root.resolve()
+
+
+class _Progress:
+    """One stderr line per card and per attempt."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def __call__(self, event: str, f: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        line = _progress_line(event, f)
+        if line:
+            err(line)
+
+
+def _progress_line(event: str, f: dict[str, Any]) -> str | None:
+    if event == "goal":
+        return (
+            f"chimera: goal ({f['mode']}): {len(f['goal'])} requirement(s); "
+            f"to do: {', '.join(f['unmet']) or 'nothing'}"
+        )
+    if event == "acceptance_rejected":
+        return f"chimera: acceptance requirement {f['id']} rejected: {f['reason']}"
+    if event == "card_started":
+        return f"chimera: card {f['card']}"
+    if event == "attempt":
+        what = str(f.get("cause", ""))[:160]
+        if f.get("verdict") == "passed":
+            what = f"verified; {f.get('files_changed', 0)} file(s) changed"
+        return f"  attempt {f.get('number')}: {f.get('verdict')} — {what}"
+    if event == "history_injected":
+        return f"  carried forward {f.get('records')} failed attempt(s) into the next prompt"
+    if event == "card_finished":
+        return f"chimera: card {f['card']}: {f['status']} ({f['reason']})"
+    if event == "resumed":
+        return f"chimera: resumed{' (card ' + str(f['card']) + ' redone)' if f.get('card') else ''}"
+    if event == "approved":
+        return f"chimera: approved by {f['by']}: {', '.join(f['cards'])}"
+    if event == "run_stopped":
+        return f"chimera: stopped: {f['reason']} — {f['detail']}"
+    return None
+
+
+def exit_code(state: RunState) -> int:
+    """The documented exit status for a run's state (module docstring)."""
+    from chimera.orchestration.state import RunStatus
+
+    if state.status is RunStatus.DONE:
+        return EXIT_ALIGNED
+    if state.status is RunStatus.AWAITING_APPROVAL:
+        return EXIT_AWAITING
+    if state.status is RunStatus.STOPPED:
+        return EXIT_STOPPED
+    return EXIT_FAILED
+
+
+def render_summary(state: RunState, *, sandbox: str | None = None) -> str:
+    """The human summary of a run: outcome, stop reason, cards, usage, audit head."""
+    lines = [
+        f"run {state.run_id}: {state.status.value}"
+        + (f" — {state.stop_reason.value}" if state.stop_reason else ""),
+    ]
+    if state.stop_detail:
+        lines.append(f"  {state.stop_detail}")
+    lines.append(
+        f"  mode: {state.mode}; started by {state.started_by}"
+        + ("; tainted (untrusted task)" if state.tainted else "")
+    )
+    if state.rejected_acceptance:
+        for rid, why in state.rejected_acceptance.items():
+            lines.append(f"  rejected acceptance requirement {rid}: {why}")
+    if state.cards:
+        lines.append("  cards:")
+        for card in state.cards:
+            note = card["notes"][-1] if card.get("notes") else ""
+            lines.append(f"    {card['status']:<18} {card['id']:<28} {note}")
+    if state.unrelated_red:
+        lines.append(f"  red on the base, not part of the task: {', '.join(state.unrelated_red)}")
+    if state.pending_approval:
+        lines.append(
+            f"  awaiting approval: {', '.join(state.pending_approval)} "
+            f"(chimera approve {state.run_id} --by NAME)"
+        )
+    cost = "unknown" if state.cost_usd is None else f"${state.cost_usd:.4f}"
+    lines.append(
+        f"  iterations {state.iterations}; tokens {state.tokens}; cost {cost}; "
+        f"{state.elapsed_s:.1f}s"
+    )
+    lines.append(f"  sandbox: {sandbox or state.sandbox_mode or 'unknown'}")
+    if state.denied_actions:
+        lines.append(f"  actions denied for review: {len(state.denied_actions)}")
+        for d in state.denied_actions[:10]:
+            lines.append(f"    - {d.get('summary') or d}")
+    lines.append(f"  audit head: {state.audit_head or '(empty)'}")
+    return "\n".join(lines)
+
+
+def _report(state: RunState, args: argparse.Namespace, sandbox: str | None = None) -> int:
+    if args.json:
+        sys.stdout.write(json.dumps(state.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_summary(state, sandbox=sandbox) + "\n")
+    return exit_code(state)
+
+
+def _config(root: Path, **overrides: Any) -> Any:
+    from chimera.config import load_config
+
+    return load_config(root).with_overrides(**overrides)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import getpass
+
+    from chimera.orchestration.session import open_session, resolve_model
+    from chimera.orchestration.state import new_run_id
+    from chimera.spec.loader import discover_spec_files
+
+    root = _root(args)
+    config = _config(
+        root,
+        model=args.model,
+        escalate=args.escalate,
+        max_attempts=args.max_attempts,
+        diff_feedback=args.diff_feedback,
+        budget_usd=args.budget_usd,
+        budget_tokens=args.budget_tokens,
+    )
+    if args.max_iterations is not None:
+        if args.max_iterations < 1:
+            raise UsageError("--max-iterations must be at least 1")
+        config.run.max_iterations = args.max_iterations
+    model = resolve_model(args.model, config)
+    spec_args = args.spec or ["specs"]
+    for p in spec_args:
+        if Path(p).is_absolute():
+            raise UsageError(f"--spec {p}: give a path relative to the root")
+    if not discover_spec_files([root / p for p in spec_args]):
+        raise UsageError(f"--spec: no spec files (*.yaml, *.yml) in {', '.join(spec_args)}")
+    task: str | None = args.task
+    if args.task_file:
+        try:
+            task = Path(args.task_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--task-file {args.task_file}: {exc.strerror or exc}") from exc
+    run_id = args.run_id or new_run_id()
+    started_by = args.started_by or getpass.getuser()
+    session = open_session(
+        root,
+        run_id=run_id,
+        config=config,
+        spec_paths=spec_args,
+        model=model,
+        on_event=_Progress(args.quiet),
+        guard=args.guard,
+    )
+    if not args.quiet:
+        err(
+            f"chimera: run {run_id} in .chimera/runs/{run_id}; sandbox: "
+            f"{session.sandbox_description}"
+        )
+    state = session.orchestrator.start(
+        task=task, started_by=started_by, untrusted=args.untrusted, model=model, run_id=run_id
+    )
+    return _report(state, args, session.sandbox_description)
+
+
+def _reopen(args: argparse.Namespace) -> tuple[Any, Any]:
+    from chimera.orchestration.session import open_session
+    from chimera.orchestration.state import RunStore
+
+    root = _root(args)
+    state = RunStore(root).load(args.run_id)
+    config = _config(root, model=args.model)
+    model = args.model or state.model
+    if not model:
+        raise UsageError(f"run {args.run_id} recorded no model; pass --model")
+    session = open_session(
+        root,
+        run_id=state.run_id,
+        config=config,
+        spec_paths=state.spec_paths,
+        model=model,
+        spent_tokens=state.tokens,
+        spent_usd=state.cost_usd,
+        on_event=_Progress(args.quiet),
+    )
+    return session, state
+
+
+def _resume(args: argparse.Namespace) -> int:
+    session, _ = _reopen(args)
+    state = session.orchestrator.resume(args.run_id)
+    return _report(state, args, session.sandbox_description)
+
+
+def _approve(args: argparse.Namespace) -> int:
+    session, _ = _reopen(args)
+    state = session.orchestrator.approve(args.run_id, by=args.by)
+    return _report(state, args, session.sandbox_description)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from chimera.orchestration.state import RunStore
+
+    root = _root(args)
+    store = RunStore(root)
+    if args.all:
+        for rid in store.list_ids():
+            st = store.load(rid)
+            reason = f" ({st.stop_reason.value})" if st.stop_reason else ""
+            sys.stdout.write(f"{rid}  {st.status.value}{reason}  {st.mode}\n")
+        return 0
+    run_id = args.run_id or store.latest()
+    if run_id is None:
+        raise UsageError(f"no runs under {store.base}")
+    state = store.load(run_id)
+    if args.json:
+        sys.stdout.write(json.dumps(state.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_summary(state) + "\n")
+    return 0

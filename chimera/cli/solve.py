@@ -1,0 +1,247 @@
+"""``chimera solve "TASK" --verify specs/``: one verify-or-revert run of the AutonomousAgent.
+
+The Spec decides: the targets (``--target``, default every requirement red now) must pass
+and every requirement that passes now must still pass. Live progress goes to stderr, one line
+per step and per attempt; the final summary (outcome, attempts, tokens, cost or "unknown",
+diff stats, sandbox mode) goes to stdout.
+
+Exit status: 0 only when verification passed with a real change (``solved``); 1 for any
+other outcome (``failed``, ``hollow``, ``budget``, ``error``: the summary names which); 2 for
+bad usage, an invalid spec or configuration, or no model.
+
+Model: ``--model``, else ``[tool.chimera.models] default``, else ``CHIMERA_MODEL``.
+``--model scripted:PATH`` replays a script (no key needed). ``--escalate M2,M3`` adds ladder
+rungs after the model. Run files go under ``.chimera/runs/<run-id>/``: ``transcript.jsonl``,
+``audit.jsonl``, ``snapshots/``, ``attempts/<n>.diff`` and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from chimera.cli._base import Subparsers, err, write_text_atomic
+from chimera.errors import UsageError
+
+MODEL_ENV = "CHIMERA_MODEL"
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "solve",
+        help="change the tree until the Spec's target requirements pass (verify-or-revert)",
+        description=(
+            "Run the AutonomousAgent on TASK: plan, act with sandboxed tools, review, verify "
+            "with the Spec, revert and retry with the failure carried forward. Exit status: "
+            "0 solved (verified, with a real change), 1 any other outcome, 2 bad usage."
+        ),
+    )
+    parser.add_argument("task", metavar="TASK", help="what to do, in words")
+    parser.add_argument(
+        "--verify",
+        metavar="SPEC_PATH",
+        action="append",
+        help="spec file or directory (repeatable; default: specs/ under --root)",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="ID",
+        action="append",
+        help="requirement that must pass (repeatable; default: every requirement red now)",
+    )
+    parser.add_argument("--model", help=f"model name or scripted:PATH (else config, {MODEL_ENV})")
+    parser.add_argument(
+        "--escalate", metavar="M2,M3", help="stronger models to escalate to, comma-separated"
+    )
+    parser.add_argument("--max-attempts", type=int, metavar="N")
+    parser.add_argument("--max-steps", type=int, metavar="N", help="tool-loop steps per attempt")
+    parser.add_argument(
+        "--diff-feedback",
+        action="store_true",
+        default=None,
+        help="show each failed attempt's (capped) diff in the retry prompt (off by default)",
+    )
+    parser.add_argument("--budget-usd", type=float, metavar="X")
+    parser.add_argument("--budget-tokens", type=int, metavar="N")
+    parser.add_argument(
+        "--sandbox", choices=("auto", "bwrap", "scrubbed"), help="sandbox mode (default auto)"
+    )
+    parser.add_argument("--root", metavar="DIR", help="the repository (default: current dir)")
+    parser.add_argument(
+        "--untrusted",
+        action="store_true",
+        help="the task text comes from outside (an issue): record the run as tainted",
+    )
+    parser.add_argument(
+        "--no-review", action="store_true", help="skip the manager review of each attempt"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    parser.set_defaults(handler=run)
+
+
+def _new_run_id() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+class _Progress:
+    """One stderr line per step and per attempt."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def __call__(self, event: str, fields: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        line = self._line(event, fields)
+        if line:
+            err(line)
+
+    @staticmethod
+    def _line(event: str, f: dict[str, Any]) -> str | None:
+        n = f.get("attempt")
+        if event == "targets":
+            return f"chimera: targets: {', '.join(f['targets']) or '(none)'}"
+        if event == "plan":
+            return f"chimera: planned with {f['model']}"
+        if event == "replan":
+            return f"chimera: replanned with {f['model']} (a failure repeated)"
+        if event == "escalate":
+            return f"chimera: escalating to {f['model']} (a failure repeated after a replan)"
+        if event == "attempt_started":
+            return f"chimera: attempt {n} with {f['model']}"
+        if event == "step":
+            return f"  {f['summary']}"
+        if event == "review":
+            verdict = "approved" if f["approved"] else f"sent back: {f['reason']}"
+            return f"  review: {verdict}"
+        if event == "attempt":
+            what = f["cause"][:200]
+            if f["verdict"] == "passed":
+                what = f"verified; {f['files_changed']} file(s), +{f['added']} -{f['removed']}"
+            return f"chimera: attempt {f['number']}: {f['verdict']} — {what}"
+        if event == "history_injected":
+            return (
+                f"  history: {f['records']} record(s), {f['distinct']} distinct, "
+                f"{f['collapsed']} collapsed, ~{f['tokens']} tokens"
+            )
+        if event == "budget_stop":
+            return f"chimera: budget refused a call: {f['reason']}"
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from chimera.config import load_config
+
+    root = Path(args.root) if args.root else Path.cwd()
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root}: not a directory")
+    root = root.resolve()
+    config = load_config(root).with_overrides(
+        model=args.model,
+        escalate=args.escalate,
+        max_attempts=args.max_attempts,
+        max_steps=args.max_steps,
+        diff_feedback=args.diff_feedback,
+        budget_usd=args.budget_usd,
+        budget_tokens=args.budget_tokens,
+        sandbox=args.sandbox,
+    )
+    model = config.models.default or os.environ.get(MODEL_ENV)
+    if not model:
+        raise UsageError(
+            f"no model: pass --model, set [tool.chimera.models] default, or set {MODEL_ENV}"
+        )
+    rungs = [model, *config.models.ladder]
+
+    from chimera.spec.loader import discover_spec_files, load_spec
+
+    spec_paths = [Path(p) for p in args.verify] if args.verify else [root / "specs"]
+    files = discover_spec_files(spec_paths)
+    if not files:
+        shown = ", ".join(str(p) for p in spec_paths)
+        raise UsageError(f"--verify: no spec files (*.yaml, *.yml) in {shown}")
+    spec = load_spec(files)
+
+    from chimera.core.autonomous import AutonomousAgent
+    from chimera.evolution.experience import ExperienceBuffer
+    from chimera.governance.audit import AuditLog
+    from chimera.providers import (
+        SCRIPTED_PREFIX,
+        BudgetedBackend,
+        TokenBudget,
+        check_credentials,
+        load_dotenv_file,
+        make_backend,
+    )
+    from chimera.sandbox import Sandbox
+
+    if any(not m.startswith(SCRIPTED_PREFIX) for m in rungs):
+        load_dotenv_file(root)
+        for m in rungs:
+            if not m.startswith(SCRIPTED_PREFIX):
+                check_credentials(m, api_base=config.models.api_base_for(m))
+    known = {r.id for r in spec.requirements}
+    unknown = [t for t in args.target or () if t not in known]
+    if unknown:
+        raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
+    # Everything that can refuse (budget without a price, sandbox mode) is set up before the
+    # run folder exists, so a usage error leaves nothing behind.
+    budget = TokenBudget.from_config(config.budget)
+    ladder = [
+        BudgetedBackend(
+            make_backend(m, config),
+            budget,
+            model=m,
+            default_max_tokens=config.models.max_tokens,
+        )
+        for m in rungs
+    ]
+    sandbox = Sandbox(
+        root,
+        mode=config.sandbox.mode,
+        env_allow=config.sandbox.env_allow,
+        network=config.sandbox.network,
+    )
+    run_id = _new_run_id()
+    run_dir = root / ".chimera" / "runs" / run_id
+    audit = AuditLog(run_dir / "audit.jsonl", run_id)
+    for rung in ladder:
+        rung.audit = audit  # budget refusals are audit events
+    progress = _Progress(args.quiet)
+    if not args.quiet:
+        err(f"chimera: run {run_id} (files in {_shown(run_dir, root)}), sandbox {sandbox.mode}")
+    agent = AutonomousAgent(
+        ladder,
+        workspace=root,
+        spec=spec,
+        runner=sandbox,
+        run_dir=run_dir,
+        audit=audit,
+        config=config.agent,
+        experience=ExperienceBuffer(root / ".chimera" / "experience.jsonl"),
+        on_event=progress,
+        review=not args.no_review,
+        output_limit=config.tools.output_limit,
+    )
+    result = agent.solve(args.task, args.target, untrusted=args.untrusted)
+    summary = result.to_json()
+    summary.update({"run_id": run_id, "audit_head": audit.head_hash, "model": result.model})
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    out = sys.stdout
+    out.write(result.final_report.rstrip("\n") + "\n")
+    out.write(f"run: {_shown(run_dir, root)} (audit head {audit.head_hash[:16]})\n")
+    return 0 if result.ok else 1
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,805 @@
+"""AutonomousAgent: verify-or-revert with the failure carried forward.
+
+One ``solve`` call (DESIGN.md, "Flow of one autonomous change", step 4)::
+
+    base = check_drift(spec)                 # what passes now must keep passing
+    targets = red now (or the given ids)
+    context = Spine(targets)                 # ownership-scoped files, within a budget
+    plan = model(PLAN)
+    for attempt in 1..max_attempts:
+        snapshot workspace
+        Agent(model(ACT), sandboxed tools)   # the tool-calling loop
+        diff = real diff from the snapshot
+        review = model(REVIEW)               # may send the attempt back
+        report = check_drift(targets + base-green, runner=sandbox)
+        passed and diff non-empty and review approved -> solved
+        passed with an empty diff -> hollow (reported, never success)
+        otherwise: record (verifier output, real diff, first failing step), revert, and
+            carry the history into the next prompt; on a repeated failure signature make a
+            structural change (below)
+
+Structural change on a repeated signature (the carry-forward note, rule 6) — decided here:
+the first repeat on a rung **replans** on that rung (``Purpose.REPLAN`` with
+``TaskLedger.context()``); a repeat after that replan **escalates** to the next rung of the
+ladder, which replans too (a stronger model should not inherit a weaker one's plan). With no
+rung left, each further repeat replans again. A repeated record is never appended twice: it
+is counted on its first occurrence.
+
+What is *not* an attempt: a provider failure that survives the gateway's transport retries
+(LiteLLM's own) ends the run with outcome ``error``; the attempt in flight is reverted and
+carries nothing forward. A budget refusal ends the run with outcome ``budget`` after the
+revert.
+
+Every model call, tool call, attempt, check result, review, history injection, revert,
+replan, escalation and budget refusal is an audit event; ``history_injected`` is the countable
+event the benchmark arm uses to prove injection happened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from chimera.atomic import atomic_write_bytes
+from chimera.config import AgentConfig
+from chimera.core.agent import Agent, AgentResult, Transcript, UsageTotals
+from chimera.core.attempts import (
+    AttemptHistory,
+    AttemptRecord,
+    FailureSignature,
+    TaskLedger,
+    Verdict,
+    approx_tokens,
+    cap_text,
+)
+from chimera.core.spine import Spine
+from chimera.core.supervisor import ManagerReview, ReviewVerdict
+from chimera.errors import BudgetExceeded, ProviderError, UsageError
+from chimera.governance.audit import AuditLog
+from chimera.governance.drift import check_drift
+from chimera.governance.sanitize import fence_untrusted, sanitize
+from chimera.protocols import Completion, Message, Purpose, SupportsComplete
+from chimera.runner import CommandRunner
+from chimera.spec.model import Spec
+from chimera.spec.results import DriftReport, RequirementResult
+
+if TYPE_CHECKING:
+    from chimera.core.workspace import Snapshot, WorkspaceDiff, WorkspaceGuard
+    from chimera.evolution.experience import ExperienceBuffer
+    from chimera.tools import ToolRegistry
+
+SolveOutcome = Literal["solved", "hollow", "failed", "budget", "error"]
+EventSink = Callable[[str, dict[str, Any]], None]
+
+ACT_SYSTEM = """\
+You are Chimera's worker: you change a software repository until the requirements listed \
+below pass. You work only through the tools; every path is relative to the repository root \
+and commands run in a sandbox without network.
+Rules:
+- The Spec decides when the work is done: executable checks run after you. Do the real \
+work; never game a check (writing the searched-for text into a comment, hard-coding \
+expected output, editing the Spec or the tests).
+- Do not change files under specs/, CI workflows, or anything unrelated to the task.
+- Read before you edit; keep changes small; run the relevant checks or tests yourself.
+- When the change is complete, reply with a short summary of what you changed and no tool \
+call."""
+
+PLAN_SYSTEM = """\
+You are Chimera's planner. Given a task, the requirements that must pass and the relevant \
+files, write a short numbered plan (at most 8 steps) naming the files to change and how. \
+Do not write code. Reply with the plan only."""
+
+REPLAN_SYSTEM = """\
+You are Chimera's planner. Earlier attempts at this task failed the same way more than \
+once; more of the same will fail again. Write a new, structurally different numbered plan \
+(at most 8 steps) that avoids every cause listed. Reply with the plan only."""
+
+
+@dataclass
+class SolveResult:
+    """How a ``solve`` call ended.
+
+    Attributes:
+        outcome: ``solved`` (verification passed with a real change), ``hollow`` (passed
+            with no change, or nothing to change), ``failed`` (attempts exhausted),
+            ``budget`` (a budget refused a call), ``error`` (a provider failure or bad input).
+        attempts: every attempt's record, in order (the passing one included).
+        final_report: a human, multi-line summary.
+        files_changed, added, removed: stats of the change left in the workspace (0 unless
+            solved).
+        usage: tokens and cost over every model call (``usage.cost_usd`` ``None`` = unknown).
+        sandbox_mode: the runner's mode (``bwrap``, ``scrubbed``, ``local``...).
+        sandbox_weaker: True when the sandbox ran in a mode weaker than bubblewrap.
+        targets: the requirement ids the run had to turn green.
+        history_injections: how many prompts carried the attempt history.
+        model: the model of the rung that made the last attempt.
+        run_dir: the run's folder (transcript, audit log, snapshots).
+        tainted: the task text came from outside (``untrusted=True``).
+    """
+
+    outcome: SolveOutcome
+    attempts: list[AttemptRecord]
+    final_report: str
+    files_changed: int = 0
+    added: int = 0
+    removed: int = 0
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    sandbox_mode: str = ""
+    sandbox_weaker: bool = False
+    targets: tuple[str, ...] = ()
+    history_injections: int = 0
+    model: str = ""
+    run_dir: Path | None = None
+    tainted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "solved"
+
+    @property
+    def tokens(self) -> int:
+        return self.usage.total_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.usage.cost_usd
+
+    def diff_stats(self) -> str:
+        return f"{self.files_changed} file(s), +{self.added} -{self.removed}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "attempts": [a.to_json() for a in self.attempts],
+            "final_report": self.final_report,
+            "files_changed": self.files_changed,
+            "added": self.added,
+            "removed": self.removed,
+            "usage": self.usage.to_json(),
+            "sandbox_mode": self.sandbox_mode,
+            "sandbox_weaker": self.sandbox_weaker,
+            "targets": list(self.targets),
+            "history_injections": self.history_injections,
+            "model": self.model,
+            "tainted": self.tainted,
+        }
+
+
+@dataclass
+class _Run:
+    """What one ``solve`` carries between attempts."""
+
+    guard: WorkspaceGuard
+    tools: ToolRegistry
+    task_block: str
+    spine: str
+    goal: list[str]
+    keep_green: list[str]
+    ledger: TaskLedger
+    history: AttemptHistory = field(default_factory=AttemptHistory)
+    plan: str = ""
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What an attempt produced before the verdict: the loop's result, the real diff, the
+    review and the verification report."""
+
+    acted: AgentResult
+    diff: WorkspaceDiff
+    diff_rel: Path
+    review: ReviewVerdict | None
+    report: DriftReport
+
+
+class _Stop(Exception):
+    """Ends the attempt loop early with an outcome (budget refusal, provider failure)."""
+
+    def __init__(self, outcome: SolveOutcome, reason: str) -> None:
+        super().__init__(reason)
+        self.outcome = outcome
+        self.reason = reason
+
+
+def model_name(backend: SupportsComplete) -> str:
+    """The model a backend speaks for (its ``model`` attribute, else its class name)."""
+    name = getattr(backend, "model", None)
+    return str(name) if name else type(backend).__name__
+
+
+class AutonomousAgent:
+    """Verify-or-revert over an escalation ladder, with failure carry-forward.
+
+    Args:
+        backend_ladder: rungs weakest first; each must take tool-calling turns. Rung 0 makes
+            the first attempt; an escalation moves to the next.
+        workspace: the repository root the agent changes.
+        spec: the Spec that decides "done".
+        runner: the sandbox runner (tools, spec commands and verification all use it).
+        run_dir: the run's folder; ``transcript.jsonl`` and ``snapshots/`` go here.
+        audit: the run's audit log.
+        config: attempts, steps, carry-forward settings.
+        experience: optional buffer: past failures on similar tasks warn the planner, and
+            every attempt is appended.
+        on_event: receives every audit event and every agent step (for live progress).
+        review: run the manager review (on by default).
+        spine_tokens: token budget of the ownership-scoped context.
+        output_limit: bytes of tool output kept (passed to the native tools).
+        label: names this agent's files under ``run_dir/attempts/<label>/`` and tags its
+            transcript lines, so several agents (one per orchestrator card) can share a run
+            folder.
+        tool_wrapper: applied to the native tool registry before the attempts (the
+            governance layer's ``govern_registry`` under ``--guard``).
+    """
+
+    def __init__(
+        self,
+        backend_ladder: Sequence[SupportsComplete],
+        *,
+        workspace: Path,
+        spec: Spec,
+        runner: CommandRunner,
+        run_dir: Path,
+        audit: AuditLog,
+        config: AgentConfig,
+        experience: ExperienceBuffer | None = None,
+        on_event: EventSink | None = None,
+        review: bool = True,
+        spine_tokens: int = 8000,
+        output_limit: int = 20_000,
+        label: str = "solve",
+        tool_wrapper: Callable[[ToolRegistry], ToolRegistry] | None = None,
+    ) -> None:
+        if not backend_ladder:
+            raise UsageError("the escalation ladder needs at least one model")
+        self.ladder = list(backend_ladder)
+        self.workspace = Path(workspace)
+        self.spec = spec
+        self.runner = runner
+        self.run_dir = Path(run_dir)
+        self.audit = audit
+        self.config = config
+        self.experience = experience
+        self.on_event = on_event
+        self.review_enabled = review
+        self.spine_tokens = spine_tokens
+        self.output_limit = output_limit
+        self.label = label
+        self.tool_wrapper = tool_wrapper
+        self.reviewer = ManagerReview()
+        self.usage = UsageTotals()
+        self._attempt = 0
+        self._injections = 0
+        self._model = model_name(self.ladder[0])
+        self._purpose: Purpose = Purpose.PLAN
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.transcript_path = self.run_dir / "transcript.jsonl"
+        self._attempt_dir = self.run_dir / "attempts" / label
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _event(self, event: str, **fields: Any) -> None:
+        self.audit.append(event, **fields)
+        if self.on_event is not None:
+            self.on_event(event, fields)
+
+    def _transcript(self, kind: str, **fields: Any) -> None:
+        line = {
+            "label": self.label,
+            "attempt": self._attempt,
+            "purpose": self._purpose.value,
+            "kind": kind,
+            **fields,
+        }
+        data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def _count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by LiteLLM's counter for the current rung's model.
+
+        Falls back to the 4-characters-per-token estimate when LiteLLM is not installed or
+        cannot count for the model, so the ceiling still holds approximately.
+        """
+        try:
+            from chimera.providers.pricing import count_tokens
+
+            return count_tokens(self._model, [{"role": "user", "content": text}])
+        except Exception:
+            return approx_tokens(text)
+
+    def _call(
+        self,
+        backend: SupportsComplete,
+        messages: list[Message],
+        purpose: Purpose,
+        max_tokens: int = 2048,
+    ) -> Completion:
+        """One tool-less call (plan, replan, review), audited and written to the transcript."""
+        self._purpose = purpose
+        for i, m in enumerate(messages):
+            self._transcript("request", index=i, message=m)
+        try:
+            completion = backend.complete(messages, purpose=purpose, max_tokens=max_tokens)
+        except BudgetExceeded as exc:
+            self._event("budget_stop", purpose=purpose.value, reason=str(exc))
+            raise _Stop("budget", f"budget refused the {purpose.value} call: {exc}") from exc
+        except ProviderError as exc:
+            self._event("provider_error", purpose=purpose.value, error=str(exc))
+            raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
+        self.usage.add(completion.usage)
+        self._transcript("response", message=completion.as_message(), model=completion.model)
+        self._event(
+            "model_call",
+            attempt=self._attempt,
+            purpose=purpose.value,
+            model=completion.model,
+            prompt_tokens=completion.usage.prompt_tokens,
+            completion_tokens=completion.usage.completion_tokens,
+            cost_usd=completion.usage.cost_usd,
+            transcript=self.transcript_path.name,
+        )
+        return completion
+
+    def _check(self, ids: Sequence[str] | None, phase: str) -> DriftReport:
+        report = check_drift(self.spec, self.workspace, runner=self.runner, only=ids)
+        self._event(
+            "check",
+            phase=phase,
+            attempt=self._attempt,
+            results=[
+                {"id": r.id, "status": r.status.value, "message": r.message[:300]} for r in report
+            ],
+        )
+        return report
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def solve(
+        self, task: str, targets: Sequence[str] | None = None, *, untrusted: bool = False
+    ) -> SolveResult:
+        """Make ``targets`` pass without turning any base-green requirement red.
+
+        Args:
+            task: what to do, in words (issue text, a user's request).
+            targets: requirement ids that must pass; default: every requirement red now.
+            untrusted: the task came from outside; the run is recorded as tainted. The task
+                is sanitized and fenced as data either way.
+
+        Raises:
+            UsageError: a target id is not in the Spec.
+        """
+        unknown = [t for t in targets or () if t not in self.spec.by_id()]
+        if unknown:
+            raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
+        mode = str(getattr(self.runner, "mode", "unknown"))
+        weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
+        self.usage = UsageTotals()
+        self._attempt = self._injections = 0
+        result = SolveResult(
+            outcome="failed",
+            attempts=[],
+            final_report="",
+            sandbox_mode=mode,
+            sandbox_weaker=weaker,
+            model=model_name(self.ladder[0]),
+            run_dir=self.run_dir,
+            tainted=untrusted,
+            usage=self.usage,
+        )
+        self._event(
+            "run_started",
+            task=sanitize(task)[:4000],
+            tainted=untrusted,
+            sandbox=mode,
+            sandbox_weaker=weaker,
+            ladder=[model_name(b) for b in self.ladder],
+            max_attempts=self.config.max_attempts,
+            diff_feedback=self.config.diff_feedback,
+        )
+        try:
+            run = self._prepare(task, targets)
+            result.targets = tuple(run.goal)
+            if run.goal:
+                self._loop(run, result)
+            else:
+                result.outcome = "hollow"
+                result.final_report = (
+                    "Nothing to change: every target requirement already passes. "
+                    "A pass without a change is hollow, not a success."
+                )
+        except _Stop as stop:
+            result.outcome = stop.outcome
+            result.final_report = stop.reason
+        result.history_injections = self._injections
+        self._finish(result)
+        return result
+
+    def _prepare(self, task: str, targets: Sequence[str] | None) -> _Run:
+        """Base check, goal, tools, snapshot store and the Spine: everything before the plan."""
+        from chimera.core.workspace import WorkspaceGuard
+        from chimera.tools import native_tools
+
+        base = self._check(None, "base")
+        red_now = {r.id for r in base.red}
+        wanted = list(dict.fromkeys(targets)) if targets else [r.id for r in base.red]
+        goal = [t for t in wanted if t in red_now]
+        keep_green = sorted(base.green_ids - set(goal))
+        already = [t for t in wanted if t not in red_now]
+        self._event("targets", targets=goal, already_passing=already, keep_green=keep_green)
+        spine = Spine(self.workspace, token_budget=self.spine_tokens).build(self.spec, base, goal)
+        self._event(
+            "spine",
+            tokens=spine.tokens,
+            files=[f.path for f in spine.files],
+            truncated=[f.path for f in spine.files if f.truncated],
+            omitted=list(spine.omitted),
+        )
+        tools = native_tools(
+            self.workspace,
+            self.runner,
+            command_timeout=self.config.command_timeout,
+            output_limit=self.output_limit,
+        )
+        if self.tool_wrapper is not None:
+            # Governance (GovernedTool / taint) wraps the tools without changing the loop.
+            tools = self.tool_wrapper(tools)
+        return _Run(
+            guard=WorkspaceGuard(self.workspace, self.run_dir / "snapshots"),
+            tools=tools,
+            task_block=fence_untrusted(task, "task"),
+            spine=spine.text,
+            goal=goal,
+            keep_green=keep_green,
+            ledger=TaskLedger(sanitize(task)),
+        )
+
+    def _loop(self, run: _Run, result: SolveResult) -> None:
+        """The attempts. A repeated failure signature replans, then escalates (module doc)."""
+        rung = 0
+        replanned_on_rung = False
+        run.plan = self._plan(rung, run, replan=False)
+        for number in range(1, self.config.max_attempts + 1):
+            self._attempt = number
+            result.model = self._model = model_name(self.ladder[rung])
+            record = self._one_attempt(number, self.ladder[rung], run)
+            result.attempts.append(record)
+            self._remember(run, record)
+            if record.verdict is Verdict.PASSED:
+                result.outcome = "solved"
+                result.files_changed, result.added = record.files_changed, record.added
+                result.removed = record.removed
+                return
+            if record.verdict is Verdict.HOLLOW:
+                result.outcome = "hollow"
+                return
+            is_new = run.history.add(record)
+            run.ledger.note_attempt(record)
+            if is_new or number == self.config.max_attempts:
+                continue
+            # More feedback about the same dead end will not get out of it: change something.
+            if replanned_on_rung and rung + 1 < len(self.ladder):
+                rung += 1
+                replanned_on_rung = False
+                self._event(
+                    "escalate",
+                    attempt=number,
+                    signature=record.signature.digest,
+                    to_rung=rung,
+                    model=model_name(self.ladder[rung]),
+                )
+            run.plan = self._plan(rung, run, replan=True)
+            replanned_on_rung = True
+
+    def _plan(self, rung: int, run: _Run, *, replan: bool) -> str:
+        purpose = Purpose.REPLAN if replan else Purpose.PLAN
+        parts = [f"# Task\n{run.task_block}", run.spine]
+        lessons = self._lessons(run.ledger.task)
+        if lessons:
+            parts.append(lessons)
+        if replan:
+            parts.append(run.ledger.context())
+        messages: list[Message] = [
+            {"role": "system", "content": REPLAN_SYSTEM if replan else PLAN_SYSTEM},
+            {"role": "user", "content": "\n\n".join(parts)},
+        ]
+        completion = self._call(self.ladder[rung], messages, purpose)
+        plan = completion.text.strip() or "(the planner returned no plan)"
+        run.ledger.note_plan(plan)
+        self._event(
+            purpose.value,
+            attempt=self._attempt,
+            rung=rung,
+            model=model_name(self.ladder[rung]),
+            plan=cap_text(plan, 2000),
+            ledger=run.ledger.context() if replan else None,
+        )
+        return plan
+
+    def _lessons(self, task: str) -> str:
+        if self.experience is None:
+            return ""
+        found = self.experience.similar(task, 3, failures_only=True)
+        if not found:
+            return ""
+        text = "\n".join(exp.lesson() for _, exp in found)
+        return (
+            "## Lessons from earlier, similar tasks (approaches that failed)\n"
+            + fence_untrusted(text, "experience")
+        )
+
+    def _prompt(self, number: int, run: _Run) -> list[Message]:
+        """The attempt's messages: task, Spine, plan and — from attempt 2 — the history."""
+        user = [f"# Task\n{run.task_block}", run.spine, f"# Plan\n{run.plan}"]
+        if run.history.records:
+            rendered = run.history.render(
+                diff_feedback=self.config.diff_feedback,
+                token_ceiling=self.config.history_token_ceiling,
+                count_tokens=self._count_tokens,
+            )
+            user.append(rendered.text)
+            self._injections += 1
+            self._event(
+                "history_injected",
+                attempt=number,
+                diff_feedback=self.config.diff_feedback,
+                **rendered.audit_fields(),
+            )
+        return [
+            {"role": "system", "content": ACT_SYSTEM},
+            {"role": "user", "content": "\n\n".join(user)},
+        ]
+
+    def _one_attempt(self, number: int, backend: SupportsComplete, run: _Run) -> AttemptRecord:
+        """Snapshot, act, review, verify; revert unless it passed. Returns the record."""
+        self._event("attempt_started", attempt=number, model=model_name(backend), label=self.label)
+        messages = self._prompt(number, run)
+        snapshot = run.guard.snapshot(f"{self.label}-attempt-{number}")
+        # A crash from here on is undone on resume with WorkspaceGuard.load(store, id).
+        self._event("snapshot", attempt=number, snapshot=snapshot.id, store="snapshots")
+        tokens_before, cost_before = self.usage.total_tokens, self.usage.cost_usd
+        try:
+            seen = self._act_review_verify(number, backend, run, messages, snapshot)
+        except BaseException as exc:
+            # A budget refusal, provider failure or crash is not an attempt: undo and stop.
+            run.guard.restore(snapshot)
+            reason = exc.outcome if isinstance(exc, _Stop) else "exception"
+            self._event("revert", attempt=number, reason=reason)
+            raise
+        cost = None
+        if self.usage.cost_usd is not None and cost_before is not None:
+            cost = self.usage.cost_usd - cost_before
+        record = self._judge(number, model_name(backend), run, seen)
+        record = dataclasses.replace(
+            record, tokens=self.usage.total_tokens - tokens_before, cost_usd=cost
+        )
+        self._event("attempt", **record.to_json())
+        if record.verdict is Verdict.PASSED:
+            run.guard.discard(snapshot)
+        else:
+            # The diff was captured before this revert: after it, nothing on disk remembers
+            # the bad path.
+            run.guard.restore(snapshot)
+            self._event("revert", attempt=number, reason=record.verdict.value)
+        return record
+
+    def _act_review_verify(
+        self,
+        number: int,
+        backend: SupportsComplete,
+        run: _Run,
+        messages: list[Message],
+        snapshot: Snapshot,
+    ) -> _Seen:
+        self._purpose = Purpose.ACT
+        agent = Agent(
+            backend, run.tools, max_steps=self.config.max_steps, on_event=self._agent_event
+        )
+        acted = agent.run(messages)
+        self.usage.add(acted.usage)
+        _write_json(self._attempt_dir / f"{number}.transcript.json", acted.transcript)
+        if acted.outcome in ("budget", "error"):
+            raise _Stop(acted.outcome, f"attempt {number} stopped: {acted.error}")
+        diff = run.guard.diff(snapshot)
+        diff_rel = Path("attempts") / self.label / f"{number}.diff"
+        atomic_write_bytes(self.run_dir / diff_rel, diff.text.encode("utf-8"))
+        review: ReviewVerdict | None = None
+        if self.review_enabled and not diff.is_empty:
+            review = self.reviewer.review(
+                _ReviewBackend(self, backend),
+                task=run.task_block,
+                targets=run.goal,
+                diff=diff.text,
+                summary=acted.final_text,
+                plan=run.plan,
+            )
+            self._event(
+                "review",
+                attempt=number,
+                approved=review.approved,
+                parsed=review.parsed,
+                reason=review.reason[:500],
+            )
+        report = self._check([*run.goal, *run.keep_green], f"attempt-{number}")
+        return _Seen(acted, diff, diff_rel, review, report)
+
+    def _judge(self, number: int, model: str, run: _Run, seen: _Seen) -> AttemptRecord:
+        """The verdict: checks first (they decide), then emptiness, then the review."""
+        results = seen.report.by_id()
+        still_red = [results[t] for t in run.goal if t in results and not results[t].passed]
+        broke = [results[t] for t in run.keep_green if t in results and not results[t].passed]
+        reason = ""
+        if broke:
+            verdict = Verdict.REGRESSION
+        elif still_red and seen.acted.outcome != "finished":
+            verdict, reason = Verdict.AGENT_STOPPED, seen.acted.outcome
+        elif still_red:
+            verdict = Verdict.VERIFY_FAILED
+        elif seen.diff.is_empty:
+            verdict = Verdict.HOLLOW
+        elif seen.review is not None and not seen.review.approved:
+            verdict = Verdict.REVIEW_REJECTED
+        else:
+            verdict = Verdict.PASSED
+        red = [*broke, *still_red]
+        rejected = seen.review is not None and not seen.review.approved
+        return AttemptRecord.build(
+            number=number,
+            verdict=verdict,
+            signature=FailureSignature.from_results(verdict, red, reason=reason),
+            cause=_cause(verdict, still_red, broke, seen.acted, seen.review),
+            verifier_output="\n".join(_render(r) for r in red),
+            diff=seen.diff.text,
+            record_diff_chars=self.config.record_diff_chars,
+            files_changed=seen.diff.files_changed,
+            added=seen.diff.added,
+            removed=seen.diff.removed,
+            first_failing_step=seen.acted.first_failure,
+            agent_outcome=seen.acted.outcome,
+            review=seen.review.reason if seen.review is not None and rejected else None,
+            model=model,
+            diff_path=seen.diff_rel.as_posix(),
+        )
+
+    def _agent_event(self, event: str, fields: dict[str, Any]) -> None:
+        if event == "message":
+            self._transcript("message", index=fields["index"], message=fields["message"])
+            return
+        fields = {"attempt": self._attempt, **fields}
+        if event == "model_call":
+            fields["transcript"] = self.transcript_path.name
+        if event == "step":
+            # Steps are progress, not decisions; the tool and model calls are audited.
+            if self.on_event is not None:
+                self.on_event("step", fields)
+            return
+        self._event(event, **fields)
+
+    def _remember(self, run: _Run, record: AttemptRecord) -> None:
+        if self.experience is None:
+            return
+        from chimera.evolution.experience import Experience
+
+        failed = record.verdict is not Verdict.PASSED
+        self.experience.append(
+            Experience(
+                task=run.ledger.task,
+                verdict=record.verdict.value,
+                signature=record.signature.digest if failed else "",
+                cause=record.cause if failed else "",
+                files_changed=record.files_changed,
+                added=record.added,
+                removed=record.removed,
+                tokens=record.tokens,
+                cost_usd=record.cost_usd,
+                model=record.model,
+                run_id=self.audit.run_id,
+                attempt=record.number,
+                targets=tuple(run.goal),
+            )
+        )
+
+    def _finish(self, result: SolveResult) -> None:
+        if not result.final_report:
+            result.final_report = _report(result)
+        else:
+            result.final_report = result.final_report + "\n" + _report(result)
+        self._event(
+            "run_finished",
+            outcome=result.outcome,
+            attempts=len(result.attempts),
+            tokens=result.tokens,
+            cost_usd=result.cost_usd,
+            diff=result.diff_stats(),
+            sandbox=result.sandbox_mode,
+            history_injections=result.history_injections,
+        )
+
+
+class _ReviewBackend:
+    """Routes the reviewer's call through the agent's audited, transcribed call path."""
+
+    def __init__(self, owner: AutonomousAgent, inner: SupportsComplete) -> None:
+        self.owner = owner
+        self.inner = inner
+        self.model = model_name(inner)
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Any = None,
+        purpose: Purpose = Purpose.REVIEW,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        return self.owner._call(self.inner, list(messages), purpose, max_tokens or 2048)
+
+
+def _write_json(path: Path, transcript: Transcript) -> None:
+    """The attempt's whole Agent transcript, written atomically (resumable, inspectable)."""
+    data = json.dumps(transcript.to_json(), ensure_ascii=False, default=str, indent=1)
+    atomic_write_bytes(path, data.encode("utf-8"))
+
+
+def _render(result: RequirementResult) -> str:
+    return f"[{result.id}] {result.status.value}: " + result.render(max_evidence=3)
+
+
+def _cause(
+    verdict: Verdict,
+    still_red: list[RequirementResult],
+    broke: list[RequirementResult],
+    run: AgentResult,
+    review: ReviewVerdict | None,
+) -> str:
+    def names(rs: list[RequirementResult]) -> str:
+        return "; ".join(f"{r.id} ({r.status.value}: {r.message[:160]})" for r in rs)
+
+    if verdict is Verdict.REGRESSION:
+        text = f"broke requirement(s) that passed before: {names(broke)}"
+        return text + (f"; still red: {names(still_red)}" if still_red else "")
+    if verdict is Verdict.AGENT_STOPPED:
+        return f"the tool loop stopped ({run.outcome} after {run.steps} steps); still red: " + (
+            names(still_red)
+        )
+    if verdict is Verdict.VERIFY_FAILED:
+        return f"verification failed; still red: {names(still_red)}"
+    if verdict is Verdict.REVIEW_REJECTED:
+        return f"the manager review sent it back: {review.reason if review else ''}"
+    if verdict is Verdict.HOLLOW:
+        return "verification passed but the attempt changed nothing (hollow)"
+    return "passed"
+
+
+def _report(result: SolveResult) -> str:
+    cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    sandbox = result.sandbox_mode + (" (weaker: no bubblewrap)" if result.sandbox_weaker else "")
+    lines = [
+        f"outcome: {result.outcome}",
+        f"attempts: {len(result.attempts)}"
+        + (
+            " (" + ", ".join(f"{a.number}: {a.verdict.value}" for a in result.attempts) + ")"
+            if result.attempts
+            else ""
+        ),
+        f"targets: {', '.join(result.targets) or '(none)'}",
+        f"tokens: {result.tokens}",
+        f"cost: {cost}",
+        f"diff: {result.diff_stats()}",
+        f"sandbox: {sandbox}",
+        f"history injections: {result.history_injections}",
+    ]
+    if result.tainted:
+        lines.append("task: untrusted (tainted run)")
+    return "\n".join(lines)
+
+
+__all__ = ["ACT_SYSTEM", "AutonomousAgent", "SolveOutcome", "SolveResult", "model_name"]

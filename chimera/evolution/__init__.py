@@ -1,0 +1,1 @@
+"""Self-evolution: what past runs teach later ones (experience buffer, skills, playbooks)."""

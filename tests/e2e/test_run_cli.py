@@ -1,0 +1,104 @@
+"""`chimera run / status / approve / resume` as a user drives them (scripted model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chimera.cli import main
+from chimera.cli.demo import DEMO_DIR, write_project
+
+SCRIPT = f"scripted:{DEMO_DIR / 'script.yaml'}"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "ledger"
+    root.mkdir()
+    write_project(root)
+    return root
+
+
+def test_run_pauses_then_another_person_approves(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--root", str(project), "--quiet"]
+    code = main(["run", *base, "--model", SCRIPT, "--run-id", "r1", "--started-by", "alice"])
+    out = capsys.readouterr().out
+    assert code == 5, out  # awaiting approval
+    assert "awaiting approval: balance-column" in out
+
+    assert main(["status", "--root", str(project)]) == 0
+    assert "run r1: awaiting_approval" in capsys.readouterr().out
+
+    assert main(["approve", "r1", *base, "--by", "alice"]) == 2
+    assert "cannot approve" in capsys.readouterr().err
+
+    assert main(["resume", "r1", *base]) == 2
+    assert "awaiting approval" in capsys.readouterr().err
+
+    assert main(["approve", "r1", *base, "--by", "bob", "--json"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert state["status"] == "done"
+    assert state["stop_reason"] == "goal_met"
+    assert set(state["final_results"].values()) == {"passed"}
+
+    # Resuming a finished run changes nothing and reports it.
+    assert main(["resume", "r1", *base]) == 0
+    assert "run r1: done" in capsys.readouterr().out
+    assert main(["status", "--root", str(project), "--all"]) == 0
+    assert "r1  done (goal_met)" in capsys.readouterr().out
+
+
+def test_run_without_model_is_a_one_line_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CHIMERA_MODEL", raising=False)
+    assert main(["run", "--root", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "no model" in err
+
+
+def test_max_iterations_stop_has_its_exit_code(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "run",
+            "--root",
+            str(project),
+            "--quiet",
+            "--model",
+            SCRIPT,
+            "--max-iterations",
+            "1",
+            "--run-id",
+            "r2",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 4, out
+    assert "max_iterations" in out
+
+
+def test_task_file_and_bad_spec_path(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--root", str(project), "--model", SCRIPT, "--spec", "nope"]) == 2
+    assert "spec path not found" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "--root",
+                str(project),
+                "--model",
+                SCRIPT,
+                "--task-file",
+                str(project / "missing.md"),
+            ]
+        )
+        == 2
+    )
+    assert "--task-file" in capsys.readouterr().err
