@@ -11,7 +11,9 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── SpecError               a Spec failed validation; carries every SpecProblem found
     ├── PluginError             a plugin failed to load or registered something invalid
     ├── CheckError              a requirement could not be evaluated (status ``error``)
-    │   └── PatternTimeout      a regular expression exceeded its time limit
+    │   ├── PatternTimeout      a regular expression exceeded its time limit
+    │   ├── FileTooLarge        a selected file is over the engine's size limit
+    │   └── NotARegularFile     a selected path is a FIFO, device or socket
     ├── RunnerError             a subprocess could not be started
     ├── SandboxError            the sandbox refused or failed to set up a command
     ├── ToolError               a tool call was refused or failed (fed back to the model)
@@ -113,6 +115,18 @@ class CheckError(ChimeraError):
 
 class PatternTimeout(CheckError):
     """A regular expression ran past its time limit (catastrophic backtracking)."""
+
+
+class FileTooLarge(CheckError):
+    """A file is over the check engine's size limit; ``size`` is in bytes."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"file of {size} bytes is over the size limit")
+        self.size = size
+
+
+class NotARegularFile(CheckError):
+    """A path selected for reading is not a regular file (a FIFO, a device, a socket)."""
 
 
 class RunnerError(ChimeraError):

@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     from chimera.core.autonomous import AutonomousAgent
     from chimera.evolution.experience import ExperienceBuffer
     from chimera.governance.audit import AuditLog
+    from chimera.orchestration.build import EngineBuilder
+    from chimera.protocols import SupportsComplete
     from chimera.providers import (
         SCRIPTED_PREFIX,
         BudgetedBackend,
@@ -194,15 +196,15 @@ def run(args: argparse.Namespace) -> int:
     # Everything that can refuse (budget without a price, sandbox mode) is set up before the
     # run folder exists, so a usage error leaves nothing behind.
     budget = TokenBudget.from_config(config.budget)
-    ladder = [
-        BudgetedBackend(
+    budgeted = {
+        m: BudgetedBackend(
             make_backend(m, config),
             budget,
             model=m,
             default_max_tokens=config.models.max_tokens,
         )
         for m in rungs
-    ]
+    }
     sandbox = Sandbox(
         root,
         mode=config.sandbox.mode,
@@ -212,8 +214,24 @@ def run(args: argparse.Namespace) -> int:
     run_id = _new_run_id()
     run_dir = root / ".chimera" / "runs" / run_id
     audit = AuditLog(run_dir / "audit.jsonl", run_id)
-    for rung in ladder:
+    for rung in budgeted.values():
         rung.audit = audit  # budget refusals are audit events
+
+    def backend_for(m: str) -> SupportsComplete:
+        # Panel members and cascade tiers named by [tool.chimera.routing] share the budget.
+        if m not in budgeted:
+            budgeted[m] = BudgetedBackend(
+                make_backend(m, config),
+                budget,
+                model=m,
+                default_max_tokens=config.models.max_tokens,
+                audit=audit,
+            )
+        return budgeted[m]
+
+    # Without routing configuration each rung is its model; with it, deep turns of a rung go
+    # to a panel or cascade and its tool turns to one model.
+    ladder = EngineBuilder(config, backend_for, audit=audit, runner=sandbox).ladder(rungs)
     progress = _Progress(args.quiet)
     if not args.quiet:
         err(f"chimera: run {run_id} (files in {_shown(run_dir, root)}), sandbox {sandbox.mode}")

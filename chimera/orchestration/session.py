@@ -22,6 +22,7 @@ from chimera.orchestration.adapters import GuardSnapshots
 from chimera.orchestration.project import OrchestratorOptions, ProjectOrchestrator, RunLimits
 from chimera.orchestration.solver import AgentCardSolver
 from chimera.orchestration.state import RunStore
+from chimera.protocols import SupportsComplete
 
 MODEL_ENV = "CHIMERA_MODEL"
 
@@ -79,6 +80,7 @@ def open_session(
         UsageError / ConfigError / MissingExtraError / AuthenticationError: a bad model,
             configuration, missing extra or missing key, each as one line.
     """
+    from chimera.orchestration.build import EngineBuilder
     from chimera.providers import (
         SCRIPTED_PREFIX,
         BudgetedBackend,
@@ -106,22 +108,25 @@ def open_session(
         None if config.budget.usd is None else max(0.0, config.budget.usd - (spent_usd or 0.0))
     )
     budget = TokenBudget(max_tokens=tokens_left, max_usd=usd_left, name="run")
-    ladder = [
-        BudgetedBackend(
-            make_backend(m, config),
-            budget,
-            model=m,
-            default_max_tokens=config.models.max_tokens,
-            audit=audit,
-        )
-        for m in rungs
-    ]
     sandbox = Sandbox(
         root,
         mode=config.sandbox.mode,
         env_allow=config.sandbox.env_allow,
         network=config.sandbox.network,
     )
+
+    def backend_for(m: str) -> SupportsComplete:
+        return BudgetedBackend(
+            make_backend(m, config),
+            budget,
+            model=m,
+            default_max_tokens=config.models.max_tokens,
+            audit=audit,
+        )
+
+    # Without [tool.chimera.routing] each rung is its model; with it, a rung's deep turns
+    # (plans, reviews, replans) go to a panel or cascade and its tool turns to one model.
+    ladder = EngineBuilder(config, backend_for, audit=audit, runner=sandbox).ladder(rungs)
     use_guard = config.run.guard if guard is None else guard
     agent_kwargs: dict[str, Any] = {"output_limit": config.tools.output_limit}
     if use_guard:

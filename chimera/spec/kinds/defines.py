@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import difflib
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from pydantic import Field, model_validator
 
 from chimera.spec.kinds._fields import RelPath
-from chimera.spec.model import Check, CheckOutcome
+from chimera.spec.model import Check, CheckOutcome, Evidence, Status
 
 if TYPE_CHECKING:
-    from chimera.spec.context import CheckContext
+    from collections.abc import Mapping
+
+    from chimera.spec.context import CheckContext, Definition
 
 
 class SymbolKind(StrEnum):
@@ -38,10 +41,22 @@ class Defines(Check):
 
     kind_name: ClassVar[str] = "defines"
 
-    path: RelPath | None = None
-    module: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
-    symbol: str = Field(pattern=r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
-    kind: SymbolKind = SymbolKind.ANY
+    path: RelPath | None = Field(
+        default=None, description="Python file relative to the root (or give 'module')."
+    )
+    module: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$",
+        description="Dotted module name, looked up from the root and src/ (or give 'path').",
+    )
+    symbol: str = Field(
+        pattern=r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$",
+        description="Dotted name inside the module, e.g. 'AuditLog.append'.",
+    )
+    kind: SymbolKind = Field(
+        default=SymbolKind.ANY,
+        description="What the symbol must be: class, function, method, variable or any.",
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> Self:
@@ -54,5 +69,92 @@ class Defines(Check):
         what = "" if self.kind is SymbolKind.ANY else f"{self.kind.value} "
         return f"defines {what}{self.symbol} in {where}"
 
+    def _target(self, ctx: CheckContext) -> tuple[str | None, str | None]:
+        """``(relative path, None)`` or ``(None, why the module was not found)``."""
+        if self.path is not None:
+            return self.path, None
+        assert self.module is not None
+        found, looked = ctx.resolve_module(self.module)
+        if found is None:
+            return None, f"module {self.module} not found (looked for {', '.join(looked)})"
+        return found, None
+
+    def prepare(self, ctx: CheckContext) -> None:
+        path, _ = self._target(ctx)
+        if path is not None:
+            ctx.announce_module(path)
+
     def check(self, ctx: CheckContext) -> CheckOutcome:
-        raise NotImplementedError
+        from chimera.spec.engine.pyindex import kind_matches
+
+        path, not_found = self._target(ctx)
+        if path is None:
+            return CheckOutcome(Status.FAILED, not_found or "module not found")
+        index = ctx.module_index(path)
+        if index.missing:
+            return CheckOutcome(
+                Status.FAILED,
+                f"{index.file} does not exist (expected to define {self.symbol})",
+                (Evidence(file=index.file, note="missing"),),
+            )
+        if index.problem is not None:
+            return CheckOutcome(Status.ERROR, index.problem)
+        wanted = self.kind.value
+        what = "" if self.kind is SymbolKind.ANY else f"{wanted} "
+        found = index.definitions.get(self.symbol, ())
+        fitting = [d for d in found if kind_matches(wanted, d.kind)]
+        if fitting:
+            d = fitting[0]
+            return CheckOutcome(
+                Status.PASSED,
+                f"{index.file} defines {what}{self.symbol} ({d.kind})",
+                (Evidence(file=index.file, line=d.line, col=d.col, snippet=d.snippet),),
+            )
+        if found:
+            kinds = sorted({d.kind for d in found})
+            return CheckOutcome(
+                Status.FAILED,
+                f"{self.symbol} in {index.file} is a {' / '.join(kinds)}, not a {wanted}",
+                tuple(
+                    Evidence(
+                        file=index.file, line=d.line, col=d.col, snippet=d.snippet, note=d.kind
+                    )
+                    for d in found
+                ),
+            )
+        near = self._near_misses(index.file, index.definitions)
+        if not near:
+            near = [Evidence(file=index.file, note="no similar names defined")]
+        return CheckOutcome(
+            Status.FAILED, f"{index.file} does not define {what}{self.symbol}", tuple(near)
+        )
+
+    def _near_misses(
+        self, file: str, definitions: Mapping[str, tuple[Definition, ...]]
+    ) -> list[Evidence]:
+        """Definitions whose names are close to ``symbol`` (a typo, a moved method)."""
+        names = list(definitions)
+        leaf = self.symbol.rsplit(".", 1)[-1]
+        lowered = self.symbol.lower()
+        # The same name elsewhere first (a method that lives on a base class, a function
+        # that moved into a class), then case slips, then spelling neighbours.
+        close = [n for n in names if n.rsplit(".", 1)[-1] == leaf]
+        close += [n for n in names if n.lower() == lowered and n not in close]
+        close += [
+            n
+            for n in difflib.get_close_matches(self.symbol, names, n=5, cutoff=0.6)
+            if n not in close
+        ]
+        out = []
+        for name in close[:5]:
+            d = definitions[name][0]
+            out.append(
+                Evidence(
+                    file=file,
+                    line=d.line,
+                    col=d.col,
+                    snippet=d.snippet,
+                    note=f"similar name: {name} ({d.kind})",
+                )
+            )
+        return out

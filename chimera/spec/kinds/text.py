@@ -7,11 +7,40 @@ from typing import TYPE_CHECKING, ClassVar, Self
 
 from pydantic import Field, model_validator
 
+from chimera.spec.context import MatchNeed, ScanRequest, ScanResult, TextMatch
 from chimera.spec.kinds._fields import Glob, Globs, RelPath
-from chimera.spec.model import Check, CheckOutcome
+from chimera.spec.model import Check, CheckOutcome, Evidence, Status
 
 if TYPE_CHECKING:
     from chimera.spec.context import CheckContext
+
+
+def _match_evidence(m: TextMatch, note: str = "") -> Evidence:
+    return Evidence(file=m.file, line=m.line, col=m.col, snippet=m.snippet, note=note)
+
+
+def _plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'}"
+
+
+def _unscannable_evidence(result: ScanResult) -> list[Evidence]:
+    return [Evidence(file=u.file, note=u.reason) for u in result.unscannable]
+
+
+def _timeout_evidence(result: ScanResult, shown: str) -> list[Evidence]:
+    timed_out = [Evidence(file=f, note=f"pattern {shown} timed out") for f in result.timeouts]
+    return timed_out + [
+        Evidence(file=f, note=f"not searched: {shown} had already timed out repeatedly")
+        for f in result.skipped
+    ]
+
+
+def _names(items: list[str], limit: int = 3) -> str:
+    head = ", ".join(items[:limit])
+    rest = len(items) - limit
+    return head + (f" and {rest} more" if rest > 0 else "")
 
 
 class MatchMode(StrEnum):
@@ -20,11 +49,21 @@ class MatchMode(StrEnum):
 
 
 class _TextCheck(Check):
-    path: RelPath | None = None
-    paths: Globs | None = None
-    exclude: list[Glob] = Field(default_factory=list)
-    pattern: str = Field(min_length=1)
-    regex: bool = True
+    path: RelPath | None = Field(
+        default=None, description="One file relative to the root (or give 'paths')."
+    )
+    paths: Globs | None = Field(
+        default=None,
+        description="Gitignore-style globs over the files git sees (or give 'path').",
+    )
+    exclude: list[Glob] = Field(
+        default_factory=list, description="Globs removed from the 'paths' selection."
+    )
+    pattern: str = Field(
+        min_length=1,
+        description="Regular expression (Python 'regex' syntax, MULTILINE) or a literal.",
+    )
+    regex: bool = Field(default=True, description="false: 'pattern' is a literal string.")
 
     @model_validator(mode="after")
     def _one_scope(self) -> Self:
@@ -43,6 +82,34 @@ class _TextCheck(Check):
     def shown_pattern(self) -> str:
         return repr(self.pattern) if not self.regex else f"/{self.pattern}/"
 
+    def scan_request(self, need: MatchNeed) -> ScanRequest:
+        """The engine request for this check (``paths``/``exclude`` as tuples)."""
+        return ScanRequest(
+            pattern=self.pattern,
+            regex=self.regex,
+            path=self.path,
+            paths=tuple(self.paths) if self.paths is not None else None,
+            exclude=tuple(self.exclude),
+            need=need,
+        )
+
+    def _unreadable_message(self, result: ScanResult) -> str:
+        parts = []
+        if result.unscannable:
+            parts.append(
+                _plural(len(result.unscannable), "selected file")
+                + " cannot be scanned: "
+                + _names([f"{u.file} ({u.reason})" for u in result.unscannable])
+            )
+        if result.timeouts:
+            timeout_files = list(result.timeouts)
+            parts.append(f"pattern {self.shown_pattern()} timed out in " + _names(timeout_files))
+        if result.skipped:
+            parts.append(
+                f"{_plural(len(result.skipped), 'file')} not searched after repeated time-outs"
+            )
+        return "; ".join(parts)
+
 
 class Contains(_TextCheck):
     """The pattern is found in ``path``, or in any (``match: all``: every) file of ``paths``.
@@ -53,22 +120,84 @@ class Contains(_TextCheck):
 
     kind_name: ClassVar[str] = "contains"
 
-    match: MatchMode = MatchMode.ANY
+    match: MatchMode = Field(
+        default=MatchMode.ANY,
+        description="any: one file must match; all: every selected file must match.",
+    )
 
     def describe(self) -> str:
         quant = " (every file)" if self.match is MatchMode.ALL and self.paths else ""
         return f"contains {self.shown_pattern()} in {self.scope()}{quant}"
 
+    def _need(self) -> MatchNeed:
+        return MatchNeed.FIRST_PER_FILE if self.match is MatchMode.ALL else MatchNeed.FIRST
+
+    def prepare(self, ctx: CheckContext) -> None:
+        ctx.announce_scan(self.scan_request(self._need()))
+
     def check(self, ctx: CheckContext) -> CheckOutcome:
-        raise NotImplementedError
+        result = ctx.scan(self.scan_request(self._need()))
+        shown = self.shown_pattern()
+        if result.error is not None:
+            return CheckOutcome(Status.ERROR, result.error)
+        if result.missing is not None:
+            return CheckOutcome(
+                Status.FAILED,
+                f"{result.missing} does not exist (looking for {shown})",
+                (Evidence(file=result.missing, note="missing"),),
+            )
+        unreadable = _unscannable_evidence(result) + _timeout_evidence(result, shown)
+        if self.match is MatchMode.ALL and self.paths is not None:
+            if unreadable:
+                return CheckOutcome(
+                    Status.ERROR,
+                    f"cannot check every file for {shown}: {self._unreadable_message(result)}",
+                    tuple(unreadable),
+                )
+            without = [f for f in result.files if f not in result.matches]
+            if without:
+                return CheckOutcome(
+                    Status.FAILED,
+                    f"{shown} not found in {_plural(len(without), 'file')} of "
+                    f"{len(result.files)}: {_names(without)}",
+                    tuple(Evidence(file=f, note="no match") for f in without),
+                )
+            first = [_match_evidence(ms[0]) for ms in result.matches.values()]
+            return CheckOutcome(
+                Status.PASSED,
+                f"{shown} found in all {_plural(len(result.files), 'selected file')}",
+                tuple(first),
+            )
+        for file in result.files:
+            found = result.matches.get(file)
+            if found:
+                return CheckOutcome(
+                    Status.PASSED, f"{shown} found in {file}", (_match_evidence(found[0]),)
+                )
+        if unreadable:
+            # Fail closed: the pattern may be in a file we could not read.
+            return CheckOutcome(
+                Status.ERROR,
+                f"{shown} not found in any readable file, and {self._unreadable_message(result)}",
+                tuple(unreadable),
+            )
+        where = self.path if self.path is not None else _plural(len(result.files), "selected file")
+        if self.path is not None:
+            evidence = (Evidence(file=self.path, note="no match"),)
+        else:
+            evidence = (
+                Evidence(note=f"no match in {_plural(len(result.files), 'file')} searched"),
+            )
+        return CheckOutcome(Status.FAILED, f"{shown} not found in {where}", evidence)
 
 
 class Absent(_TextCheck):
     """The pattern is found in no selected file.
 
     Fail-closed: a selected file that cannot be scanned (binary, undecodable, over the size
-    limit, broken link) turns the requirement red with the reason. A missing ``path`` passes
-    (nothing can contain the pattern); a ``paths`` scope selecting zero files is ``error``.
+    limit, broken link) turns the requirement red with the reason. A missing ``path`` is
+    ``failed`` (a missing target never passes: a misspelt path must not read as clean); a
+    ``paths`` scope selecting zero files is ``error``.
     """
 
     kind_name: ClassVar[str] = "absent"
@@ -76,5 +205,43 @@ class Absent(_TextCheck):
     def describe(self) -> str:
         return f"absent {self.shown_pattern()} from {self.scope()}"
 
+    def prepare(self, ctx: CheckContext) -> None:
+        ctx.announce_scan(self.scan_request(MatchNeed.ALL))
+
     def check(self, ctx: CheckContext) -> CheckOutcome:
-        raise NotImplementedError
+        result = ctx.scan(self.scan_request(MatchNeed.ALL))
+        shown = self.shown_pattern()
+        if result.error is not None:
+            return CheckOutcome(Status.ERROR, result.error)
+        if result.missing is not None:
+            # A missing target never passes: a misspelt path must not read as "clean".
+            return CheckOutcome(
+                Status.FAILED,
+                f"{result.missing} does not exist (a missing target never passes)",
+                (Evidence(file=result.missing, note="missing"),),
+            )
+        unreadable = _unscannable_evidence(result) + _timeout_evidence(result, shown)
+        found = [_match_evidence(m) for ms in result.matches.values() for m in ms]
+        if found:
+            message = (
+                f"{shown} found: {_plural(len(found), 'match')} in "
+                f"{_plural(len(result.matches), 'file')}"
+            )
+            if unreadable:
+                message += f" (and {self._unreadable_message(result)})"
+            return CheckOutcome(Status.FAILED, message, tuple(found + unreadable))
+        if unreadable:
+            # Fail closed: a file we could not scan is never evidence of absence.
+            return CheckOutcome(
+                Status.ERROR,
+                f"cannot show {shown} is absent: {self._unreadable_message(result)}",
+                tuple(unreadable),
+            )
+        n = len(result.files)
+        if self.path is not None:
+            searched = Evidence(file=self.path, note="no match")
+        else:
+            searched = Evidence(note=f"no match in {_plural(n, 'file')} searched")
+        return CheckOutcome(
+            Status.PASSED, f"{shown} absent from {_plural(n, 'selected file')}", (searched,)
+        )

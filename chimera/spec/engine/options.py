@@ -1,0 +1,64 @@
+"""Tunable limits of the check engine and the counters it keeps (the instrumented hook)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """Limits of one engine session.
+
+    Attributes:
+        max_file_bytes: a selected file larger than this is not read and never helps a
+            requirement pass (fail closed); bytes.
+        pattern_timeout_s: time limit of one pattern over one file, in seconds (the
+            ``regex`` module's ``timeout=``); past it the requirement is ``error``.
+        max_pattern_timeouts: after a pattern has timed out in this many files, it is not run
+            on further files (they are reported as skipped; fail closed).
+        text_cache_bytes: decoded text kept in memory so that work planned after a batched
+            pass (a requirement evaluated without ``prepare``) does not read a file again;
+            characters, approximate.
+        snippet_chars: longest line snippet reported as evidence; characters.
+        min_literal_chars: shortest literal worth prefiltering files with; patterns whose
+            best required literal is shorter are run on every file of their scope.
+        listing: where ``paths`` globs find candidate files: ``auto`` (git's view inside a
+            repository, else a walk honouring ``.gitignore`` files) or ``walk`` (always walk —
+            for trees that sit inside someone else's repository, such as an interpreter
+            installed by a git-cloned version manager, whose files that repository ignores).
+    """
+
+    max_file_bytes: int = 8 * MIB
+    pattern_timeout_s: float = 2.0
+    max_pattern_timeouts: int = 3
+    text_cache_bytes: int = 256 * MIB
+    snippet_chars: int = 200
+    min_literal_chars: int = 2
+    listing: Literal["auto", "walk"] = "auto"
+
+
+@dataclass
+class EngineStats:
+    """Counters of the work an engine session did, for tests and benchmarks.
+
+    Attributes:
+        reads: how many times each file was read, keyed by its real path.
+        compiles: how many times each regular expression was compiled, keyed by the pattern.
+        listings: how many times the candidate file list was built (git or walk).
+        passes: batched multi-pattern passes run.
+        regex_runs: pattern searches actually run on a file (after the literal prefilter).
+        prefilter_skips: pattern/file pairs skipped because a required literal was absent.
+        parses: Python files parsed for ``defines``, keyed by real path.
+    """
+
+    reads: Counter[str] = field(default_factory=Counter)
+    compiles: Counter[str] = field(default_factory=Counter)
+    listings: int = 0
+    passes: int = 0
+    regex_runs: int = 0
+    prefilter_skips: int = 0
+    parses: Counter[str] = field(default_factory=Counter)

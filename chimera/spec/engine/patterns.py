@@ -1,0 +1,253 @@
+"""Patterns: compiled once, searched with a time limit, prefiltered by required literals.
+
+Every pattern is compiled by the ``regex`` module with ``MULTILINE`` (so ``^``/``$`` work per
+line over the whole text) and searched with its ``timeout=`` argument, which turns
+catastrophic backtracking into a :class:`TimeoutError` instead of a hung run.
+
+The prefilter is the classic "required literals" analysis used by fast grep tools (ripgrep's
+literal extraction, Russ Cox's "Regular Expression Matching with a Trigram Index"): from the
+parsed pattern we derive a set of strings at least one of which must occur in any text the
+pattern matches — several such sets when the pattern has several necessary parts, all of which
+must then be present. All those literals of a run go into one Aho-Corasick automaton
+(pyahocorasick), so each file is scanned once for every pattern at the same time, and the real
+regex runs only on the files where one of its literals occurs. The analysis uses the stdlib
+``re`` parser and is conservative: whenever ``re`` would read the pattern differently from
+``regex`` (syntax only ``regex`` knows, fuzzy ``{e<=1}`` suffixes, POSIX classes, any parser
+warning) or the pattern ignores case, the pattern has no prefilter and simply runs on every
+file of its scope — slower, never wrong.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from chimera.spec.engine.options import EngineOptions, EngineStats
+
+_sre_parse: Any = importlib.import_module("re._parser")
+_sre: Any = importlib.import_module("re._constants")
+
+_LITERAL = _sre.LITERAL
+_SUBPATTERN = _sre.SUBPATTERN
+_BRANCH = _sre.BRANCH
+_ASSERT = _sre.ASSERT
+_REPEATS = tuple(
+    getattr(_sre, name)
+    for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+    if hasattr(_sre, name)
+)
+_ATOMIC = getattr(_sre, "ATOMIC_GROUP", None)
+_POSIX_CLASS = re.compile(r"\[:\^?[A-Za-z]+:\]")
+
+
+class _NoPrefilter(Exception):
+    """The pattern cannot be prefiltered safely; run it on every file."""
+
+
+def shown(pattern: str, is_regex: bool) -> str:
+    """How a pattern is named in messages: ``/regex/`` or ``'literal'``."""
+    return f"/{pattern}/" if is_regex else repr(pattern)
+
+
+@dataclass(frozen=True)
+class CompiledPattern:
+    """A pattern ready to search.
+
+    Attributes:
+        source: the pattern as written in the Spec.
+        is_regex: ``False`` for ``regex: false`` (a literal searched with ``str.find``).
+        compiled: the compiled ``regex`` pattern (``None`` for literals and on error).
+        error: a one-line compile error with its position, or ``None``.
+        literals: every string the prefilter looks for (the union of ``literal_sets``);
+            ``None`` means no prefilter (search every file).
+        literal_sets: the prefilter's conditions — a text can match only if, for each set,
+            it contains one of the set's strings.
+    """
+
+    source: str
+    is_regex: bool
+    compiled: regex.Pattern[str] | None
+    error: str | None
+    literals: frozenset[str] | None
+    literal_sets: tuple[frozenset[str], ...] = ()
+    """Every necessary set (a text can match only if it has a string of each)."""
+
+    @property
+    def key(self) -> tuple[str, bool]:
+        return (self.source, self.is_regex)
+
+    @property
+    def shown(self) -> str:
+        return shown(self.source, self.is_regex)
+
+    def search(self, text: str, *, first_only: bool, timeout: float) -> list[int]:
+        """Start offsets of the matches in ``text`` (just the first when ``first_only``).
+
+        Raises:
+            TimeoutError: the regex ran past ``timeout`` seconds (not for literals).
+        """
+        if not self.is_regex:
+            return list(_find_all(text, self.source, first_only))
+        assert self.compiled is not None
+        if first_only:
+            m = self.compiled.search(text, timeout=timeout)
+            return [] if m is None else [m.start()]
+        return [m.start() for m in self.compiled.finditer(text, timeout=timeout)]
+
+
+def _find_all(text: str, needle: str, first_only: bool) -> Iterator[int]:
+    pos = text.find(needle)
+    while pos >= 0:
+        yield pos
+        if first_only:
+            return
+        pos = text.find(needle, pos + len(needle))
+
+
+class PatternCache:
+    """Compiles each distinct pattern once per session (counted in ``stats.compiles``)."""
+
+    def __init__(self, options: EngineOptions, stats: EngineStats) -> None:
+        self.options = options
+        self.stats = stats
+        self._cache: dict[tuple[str, bool], CompiledPattern] = {}
+
+    def get(self, source: str, is_regex: bool) -> CompiledPattern:
+        key = (source, is_regex)
+        cp = self._cache.get(key)
+        if cp is None:
+            cp = self._compile(source, is_regex)
+            self._cache[key] = cp
+        return cp
+
+    def _compile(self, source: str, is_regex: bool) -> CompiledPattern:
+        if not is_regex:
+            if len(source) < self.options.min_literal_chars:
+                return CompiledPattern(source, False, None, None, None)
+            whole = frozenset({source})
+            return CompiledPattern(source, False, None, None, whole, literal_sets=(whole,))
+        self.stats.compiles[source] += 1
+        try:
+            compiled = regex.compile(source, regex.MULTILINE)
+        except regex.error as exc:
+            pos = getattr(exc, "pos", None)
+            where = f" at position {pos}" if pos is not None else ""
+            msg = getattr(exc, "msg", None) or str(exc)
+            return CompiledPattern(
+                source, True, None, f"invalid pattern {shown(source, True)}: {msg}{where}", None
+            )
+        except (ValueError, OverflowError, RecursionError) as exc:
+            return CompiledPattern(
+                source, True, None, f"invalid pattern {shown(source, True)}: {exc}", None
+            )
+        sets = required_literal_sets(source, self.options.min_literal_chars)
+        if not sets:
+            return CompiledPattern(source, True, compiled, None, None)
+        return CompiledPattern(
+            source, True, compiled, None, frozenset().union(*sets), literal_sets=sets
+        )
+
+
+MAX_LITERAL_SETS = 3
+"""How many independent literal requirements of one pattern the prefilter checks."""
+
+
+def required_literal_sets(
+    pattern: str, min_chars: int = 2, limit: int = MAX_LITERAL_SETS
+) -> tuple[frozenset[str], ...] | None:
+    """Independent necessary conditions of ``pattern``: each set has a string that occurs
+    in every text the pattern matches (``print\\(.*DEBUG`` needs ``print(`` *and*
+    ``DEBUG``). At most ``limit`` sets, best first; ``None`` when none is known with every
+    string at least ``min_chars`` long, or when the pattern may mean something else to the
+    ``regex`` module than to the ``re`` parser used for the analysis (see the module
+    docstring).
+    """
+    if "[:" in pattern:
+        if "\\[" in pattern:
+            return None  # an escaped bracket next to a POSIX-like class: not worth the risk
+        # `regex` knows POSIX classes (`[[:space:]]`), `re` does not; any one-character
+        # class stands in for them here, since the analysis only needs to know that a
+        # single non-literal character is matched there.
+        pattern = _POSIX_CLASS.sub(r"\\w", pattern)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            parsed = _sre_parse.parse(pattern, 0)
+    except (re.error, Warning, RecursionError, OverflowError, ValueError):
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    try:
+        found = _candidates(list(parsed))
+    except _NoPrefilter:
+        return None
+    usable = sorted(
+        {c for c in found if min(len(s) for s in c) >= min_chars}, key=_score, reverse=True
+    )
+    return tuple(usable[:limit]) or None
+
+
+def required_literals(pattern: str, min_chars: int = 2) -> frozenset[str] | None:
+    """The best single necessary set of :func:`required_literal_sets` (``None`` if none)."""
+    sets = required_literal_sets(pattern, min_chars, limit=1)
+    return sets[0] if sets else None
+
+
+def _score(cand: frozenset[str]) -> tuple[int, int, tuple[str, ...]]:
+    return (min(len(s) for s in cand), -len(cand), tuple(sorted(cand)))
+
+
+def _candidates(items: list[tuple[Any, Any]]) -> list[frozenset[str]]:
+    """Every necessary literal set found in a sequence of parsed items (each one alone is
+    a necessary condition of the sequence matching)."""
+    candidates: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            candidates.append(frozenset({"".join(run)}))
+            run.clear()
+
+    for op, av in items:
+        if op is _LITERAL:
+            if av == ord("{"):
+                # `regex` reads `{e<=1}` after an item as fuzzy matching, `re` as literals:
+                # a literal brace may mean the preceding text need not occur verbatim.
+                raise _NoPrefilter
+            run.append(chr(av))
+            continue
+        flush()
+        if op is _SUBPATTERN:
+            _group, add_flags, _del_flags, p = av
+            if not add_flags & re.IGNORECASE:
+                candidates.extend(_candidates(list(p)))
+        elif op in _REPEATS:
+            lo, _hi, p = av
+            if lo >= 1:
+                candidates.extend(_candidates(list(p)))
+        elif _ATOMIC is not None and op is _ATOMIC:
+            candidates.extend(_candidates(list(av)))
+        elif op is _ASSERT:
+            _direction, p = av
+            candidates.extend(_candidates(list(p)))
+        elif op is _BRANCH:
+            # One alternative matches: only a set taking one string from every branch is
+            # necessary — the union of each branch's best set.
+            _, branches = av
+            best: list[frozenset[str]] = []
+            for branch in branches:
+                found = _candidates(list(branch))
+                if not found:
+                    best = []
+                    break
+                best.append(max(found, key=_score))
+            if best:
+                candidates.append(frozenset().union(*best))
+    flush()
+    return candidates

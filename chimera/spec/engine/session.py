@@ -1,0 +1,550 @@
+"""The engine session: plans every announced scan, then reads each file once.
+
+Kinds announce work (``announce_scan`` / ``announce_module``) from their ``prepare()``; the
+first ``scan()`` or ``module_index()`` that needs a result runs one batched pass over the
+union of the planned files. For each file the pass reads and decodes it once, runs one
+Aho-Corasick pass for the required literals of every planned pattern at the same time, runs
+each pattern's real regex (with its own time limit) only where its literals occur, and indexes
+it for ``defines`` if asked — so the cost of a run is close to the cost of reading the
+selected files once, however many requirements share them. Work asked for without an
+announcement is planned on the spot and served from the text cache when possible.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ahocorasick
+
+from chimera.runner import CommandRunner
+from chimera.spec.context import (
+    Definition,
+    MatchNeed,
+    ModuleIndex,
+    ScanRequest,
+    ScanResult,
+    TextMatch,
+    Unscannable,
+)
+from chimera.spec.engine.files import (
+    IS_DIRECTORY,
+    FileTree,
+    ReadBytes,
+    Resolver,
+    Target,
+    load_text,
+    normalize_relpath,
+    read_bytes,
+)
+from chimera.spec.engine.options import EngineOptions, EngineStats
+from chimera.spec.engine.patterns import CompiledPattern, PatternCache
+from chimera.spec.engine.pyindex import index_source
+
+_PatternKey = tuple[str, bool]
+_Located = tuple[int, int, str]
+
+
+_ScopeKey = tuple[str | None, tuple[str, ...] | None, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class _Scope:
+    targets: tuple[Target, ...] = ()
+    unscannable: tuple[Unscannable, ...] = ()
+    missing: str | None = None
+    error: str | None = None
+    by_real: dict[str, Target] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _FileScan:
+    """A pattern's matches in one file (only stored when there are matches or a timeout)."""
+
+    matches: tuple[_Located, ...] = ()
+    timed_out: bool = False
+    skipped: bool = False
+
+
+class _Prefilter:
+    """Which planned patterns may match a text, from their required literals.
+
+    Rare literals share one Aho-Corasick automaton: one pass over the text finds all of
+    them. Two measured costs shape it (pyahocorasick, CPython 3.11):
+
+    * the automaton's time per character grows with the number of distinct first letters of
+      its keys (its root's fan-out), so each literal is represented by a suffix that starts
+      at one of a few rare "anchor" characters, chosen by greedy set cover — a suffix of a
+      required literal is itself required, so this only adds false positives, never misses;
+    * a literal occurring on many lines would make the pass yield at nearly every line, at
+      Python speed; such a literal is tested with a plain substring search instead, which
+      stops at its first occurrence. The first files of a pass are sampled with ``str.count``
+      (which also gives the character frequencies for the anchors), and yields are counted
+      afterwards so a literal that turns out common later moves too.
+    """
+
+    SAMPLE = 24
+    REBALANCE_EVERY = 64
+    COMMON_SHARE = 0.5
+    """Share of files containing a literal above which it counts as common."""
+    COMMON_PER_FILE = 20.0
+    """Average occurrences per file above which a literal counts as common anyway."""
+    MIN_KEY = 4
+    """Shortest anchored suffix used as a key (shorter ones would hit everywhere)."""
+
+    def __init__(self, by_literal: dict[str, set[_PatternKey]]) -> None:
+        self.literals = sorted(by_literal)
+        self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
+        """The pattern keys that need each literal."""
+        self.occurrences = [0] * len(self.literals)
+        self.present = [0] * len(self.literals)
+        self.char_counts: dict[str, int] = dict.fromkeys(
+            {c for lit in self.literals for c in lit}, 0
+        )
+        self.files = 0
+        self.common: set[int] = set()
+        self.automaton: ahocorasick.Automaton | None = None
+
+    def hits(self, text: str) -> set[str]:
+        """The literals present in ``text`` (a superset, for anchored keys)."""
+        found: set[int] = set()
+        self.files += 1
+        if self.files <= self.SAMPLE:
+            for idx, literal in enumerate(self.literals):
+                n = text.count(literal)
+                if n:
+                    found.add(idx)
+                    self.occurrences[idx] += n
+            for char in self.char_counts:
+                self.char_counts[char] += text.count(char)
+            if self.files == self.SAMPLE:
+                self._rebalance()
+        else:
+            if self.automaton is not None:
+                occurrences = self.occurrences
+                for _end, ids in self.automaton.iter(text):
+                    for idx in ids:
+                        found.add(idx)
+                        occurrences[idx] += 1
+            for idx in self.common:
+                if self.literals[idx] in text:
+                    found.add(idx)
+            if self.files % self.REBALANCE_EVERY == 0:
+                self._rebalance()
+        present = self.present
+        literals = self.literals
+        out: set[str] = set()
+        for idx in found:
+            present[idx] += 1
+            out.add(literals[idx])
+        return out
+
+    def _rebalance(self) -> None:
+        share = self.files * self.COMMON_SHARE
+        many = self.files * self.COMMON_PER_FILE
+        common = self.common | {
+            i
+            for i in range(len(self.literals))
+            if self.present[i] > share or self.occurrences[i] > many
+        }
+        if common == self.common and self.automaton is not None:
+            return
+        self.common = common
+        rare = [i for i in range(len(self.literals)) if i not in common]
+        self.automaton = None
+        if not rare:
+            return
+        automaton = ahocorasick.Automaton()
+        for key, ids in self._anchored_keys(rare).items():
+            automaton.add_word(key, tuple(ids))
+        automaton.make_automaton()
+        self.automaton = automaton
+
+    def _anchored_keys(self, rare: list[int]) -> dict[str, list[int]]:
+        """A suffix per literal, starting at few, rare characters (greedy set cover)."""
+        options: dict[int, dict[str, str]] = {}
+        for idx in rare:
+            literal = self.literals[idx]
+            starts = range(max(1, len(literal) - self.MIN_KEY + 1))
+            choices: dict[str, str] = {}
+            for i in starts:
+                choices.setdefault(literal[i], literal[i:])
+            options[idx] = choices
+        keys: dict[str, list[int]] = {}
+        left = set(rare)
+        while left:
+            cover: dict[str, int] = {}
+            for idx in left:
+                for char in options[idx]:
+                    cover[char] = cover.get(char, 0) + 1
+            anchor = max(
+                sorted(cover), key=lambda c: cover[c] / (self.char_counts.get(c, 0) + 1) ** 0.5
+            )
+            for idx in [i for i in left if anchor in options[i]]:
+                keys.setdefault(options[idx][anchor], []).append(idx)
+                left.discard(idx)
+        return keys
+
+
+class EngineSession:
+    """Implements :class:`chimera.spec.context.CheckContext` for one root.
+
+    Args:
+        root: the checked tree (made absolute; links in it are resolved once).
+        runner: runs ``command`` checks.
+        options: limits (file size, pattern time limit, caches); defaults are sane for CI.
+        stats: counters to fill (pass one in to observe reads and compiles).
+        reader: the byte-reading hook ``(real_path, limit) -> bytes``; tests inject failures.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        runner: CommandRunner,
+        *,
+        options: EngineOptions | None = None,
+        stats: EngineStats | None = None,
+        reader: ReadBytes | None = None,
+    ) -> None:
+        self._root = Path(os.path.realpath(root))
+        self._root_real = str(self._root)
+        self._runner = runner
+        self.options = options or EngineOptions()
+        self.stats = stats if stats is not None else EngineStats()
+        self._reader = reader or read_bytes
+        self._tree = FileTree(self._root_real, self.stats, use_git=self.options.listing == "auto")
+        self._resolver = Resolver(self._root_real)
+        self._patterns = PatternCache(self.options, self.stats)
+        self._scopes: dict[_ScopeKey, _Scope] = {}
+        self._texts: dict[str, str] = {}
+        self._text_chars = 0
+        self._bad: dict[str, str] = {}
+        self._modules: dict[str, tuple[dict[str, tuple[Definition, ...]], str | None]] = {}
+        # Requests: planned (not yet run) and satisfied (scope key, pattern key, every match).
+        self._pending: dict[tuple[_ScopeKey, _PatternKey, bool], CompiledPattern] = {}
+        self._satisfied: set[tuple[_ScopeKey, _PatternKey, bool]] = set()
+        self._pending_modules: dict[str, Target] = {}
+        # Per real file: pattern keys searched for the first match / for every match.
+        self._done_first: dict[str, set[_PatternKey]] = {}
+        self._done_all: dict[str, set[_PatternKey]] = {}
+        # Per pattern key: the files where it matched or timed out.
+        self._found: dict[_PatternKey, dict[str, _FileScan]] = {}
+        self._timeouts: dict[_PatternKey, int] = {}
+
+    # -- CheckContext -------------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    @property
+    def runner(self) -> CommandRunner:
+        return self._runner
+
+    def _is_satisfied(self, skey: _ScopeKey, key: _PatternKey, need_all: bool) -> bool:
+        return (skey, key, True) in self._satisfied or (
+            not need_all and (skey, key, False) in self._satisfied
+        )
+
+    def announce_scan(self, request: ScanRequest) -> None:
+        cp = self._patterns.get(request.pattern, request.regex)
+        if cp.error is not None:
+            return
+        skey = _scope_key(request)
+        scope = self._scope(skey)
+        if scope.error is not None or scope.missing is not None:
+            return
+        need_all = request.need is MatchNeed.ALL
+        if not self._is_satisfied(skey, cp.key, need_all):
+            self._pending[(skey, cp.key, need_all)] = cp
+
+    def scan(self, request: ScanRequest) -> ScanResult:
+        cp = self._patterns.get(request.pattern, request.regex)
+        if cp.error is not None:
+            return ScanResult(error=cp.error)
+        skey = _scope_key(request)
+        scope = self._scope(skey)
+        if scope.error is not None:
+            return ScanResult(error=scope.error)
+        if scope.missing is not None:
+            return ScanResult(missing=scope.missing, unscannable=scope.unscannable)
+        need_all = request.need is MatchNeed.ALL
+        if not self._is_satisfied(skey, cp.key, need_all):
+            self._pending[(skey, cp.key, need_all)] = cp
+            self.run_pass()
+        by_real = scope.by_real
+        matches: dict[str, tuple[TextMatch, ...]] = {}
+        timeouts: list[str] = []
+        skipped: list[str] = []
+        for real, done in self._found.get(cp.key, {}).items():
+            target = by_real.get(real)
+            if target is None or real in self._bad:
+                continue
+            if done.skipped:
+                skipped.append(target.rel)
+                continue
+            if done.timed_out:
+                timeouts.append(target.rel)
+                continue
+            found = done.matches if need_all else done.matches[:1]
+            matches[target.rel] = tuple(TextMatch(target.rel, *loc) for loc in found)
+        unscannable = list(scope.unscannable)
+        unscannable.extend(
+            Unscannable(by_real[real].rel, reason)
+            for real, reason in self._bad.items()
+            if real in by_real
+        )
+        order = {t.rel: i for i, t in enumerate(scope.targets)} if len(matches) > 1 else {}
+        return ScanResult(
+            files=tuple(t.rel for t in scope.targets) + tuple(u.file for u in scope.unscannable),
+            matches=dict(sorted(matches.items(), key=lambda kv: order.get(kv[0], 0))),
+            unscannable=tuple(sorted(unscannable, key=lambda u: u.file)),
+            timeouts=tuple(sorted(timeouts)),
+            skipped=tuple(sorted(skipped)),
+        )
+
+    def announce_module(self, path: str) -> None:
+        rel = normalize_relpath(path)
+        if not rel:
+            return
+        target = self._resolver.resolve(rel)
+        if isinstance(target, Target) and target.real not in self._modules:
+            self._pending_modules[target.real] = target
+
+    def module_index(self, path: str) -> ModuleIndex:
+        rel = normalize_relpath(path)
+        if rel is None:
+            return ModuleIndex(path, problem=f"path {path!r} leaves the root")
+        if not rel:
+            return ModuleIndex(path, problem=f"path {path!r} is the root directory, not a file")
+        target = self._resolver.resolve(rel)
+        if target is None:
+            return ModuleIndex(rel, missing=True, problem=f"{rel} does not exist")
+        if isinstance(target, Unscannable):
+            return ModuleIndex(rel, problem=f"cannot read {rel}: {target.reason}")
+        if target.real not in self._modules:
+            self._pending_modules[target.real] = target
+            self.run_pass()
+        definitions, problem = self._modules[target.real]
+        return ModuleIndex(rel, definitions=definitions, problem=problem)
+
+    def resolve_module(self, dotted: str) -> tuple[str | None, Sequence[str]]:
+        parts = "/".join(dotted.split("."))
+        looked: list[str] = []
+        for base in ("", "src/"):
+            for candidate in (f"{base}{parts}.py", f"{base}{parts}/__init__.py"):
+                looked.append(candidate)
+                if self._resolver.resolve(candidate) is not None:
+                    return candidate, looked
+        return None, looked
+
+    def resolve_cwd(self, cwd: str | None) -> tuple[Path | None, str | None]:
+        if cwd is None:
+            return self._root, None
+        rel = normalize_relpath(cwd)
+        if rel is None:
+            return None, f"cwd {cwd!r} leaves the root"
+        real = (self._root / rel).resolve()
+        if not real.is_relative_to(self._root):
+            return None, f"cwd {cwd!r} resolves outside the root (refused)"
+        if not real.is_dir():
+            return None, f"cwd {cwd!r} is not a directory"
+        return real, None
+
+    # -- the batched pass ----------------------------------------------------------------
+
+    def run_pass(self) -> None:
+        """Run every planned scan and module index: each planned file is read once."""
+        requests, self._pending = self._pending, {}
+        modules, self._pending_modules = self._pending_modules, {}
+        if not requests and not modules:
+            return
+        self.stats.passes += 1
+        # Invert the plan: per real file, the patterns to search (with / without literals).
+        targets: dict[str, Target] = {}
+        with_literals: dict[str, dict[_PatternKey, bool]] = {}
+        without_literals: dict[str, dict[_PatternKey, bool]] = {}
+        compiled: dict[_PatternKey, CompiledPattern] = {}
+        by_literal: dict[str, set[_PatternKey]] = {}
+        empty: set[_PatternKey] = set()
+        for (skey, key, need_all), cp in requests.items():
+            compiled[key] = cp
+            # The automaton looks for each pattern's best set; the others are checked with a
+            # substring search only where that one hit (cheaper than a bigger automaton).
+            for literal in cp.literal_sets[0] if cp.literal_sets else ():
+                by_literal.setdefault(literal, set()).add(key)
+            plan = with_literals if cp.literals is not None else without_literals
+            done = self._done_all if need_all else self._done_first
+            for target in self._scopes[skey].targets:
+                real = target.real
+                if real in self._bad or key in done.get(real, empty):
+                    continue
+                planned = plan.get(real)
+                if planned is None:
+                    planned = plan[real] = {}
+                    targets[real] = target
+                if need_all or key not in planned:
+                    planned[key] = need_all
+        for real, target in modules.items():
+            targets.setdefault(real, target)
+        prefilter = _Prefilter(by_literal) if by_literal else None
+        timeout = self.options.pattern_timeout_s
+        for real in sorted(targets):
+            target = targets[real]
+            text = self._text(target)
+            if isinstance(text, Unscannable):
+                if real in modules:
+                    self._modules[real] = ({}, f"cannot read {target.rel}: {text.reason}")
+                continue
+            lit = with_literals.get(real)
+            nolit = without_literals.get(real)
+            run: list[tuple[_PatternKey, bool]] = list(nolit.items()) if nolit else []
+            if lit:
+                assert prefilter is not None
+                present = prefilter.hits(text)
+                candidates: set[_PatternKey] = set()
+                for literal in present:
+                    candidates.update(prefilter.keys[literal])
+                seen: dict[str, bool] = {}
+                for key in candidates:
+                    wanted = lit.get(key)
+                    if wanted is not None and _has_all(compiled[key].literal_sets, text, seen):
+                        run.append((key, wanted))
+                self.stats.prefilter_skips += len(lit) - (len(run) - len(nolit or ()))
+            for key, need_all in run:
+                if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
+                    self._found.setdefault(key, {})[real] = _FileScan(skipped=True)
+                    continue
+                scanned = self._search(compiled[key], text, need_all, timeout)
+                if scanned is not None and scanned.timed_out:
+                    self._timeouts[key] = self._timeouts.get(key, 0) + 1
+                if scanned is not None:
+                    self._found.setdefault(key, {})[real] = scanned
+                else:
+                    self._found.get(key, {}).pop(real, None)
+            for planned in (lit, nolit):
+                if planned:
+                    self._done_first.setdefault(real, set()).update(planned)
+                    every = [k for k, v in planned.items() if v]
+                    if every:
+                        self._done_all.setdefault(real, set()).update(every)
+            if real in modules:
+                self.stats.parses[real] += 1
+                self._modules[real] = index_source(
+                    text, target.rel, snippet_chars=self.options.snippet_chars
+                )
+        self._satisfied.update(requests)
+
+    def _search(
+        self, cp: CompiledPattern, text: str, need_all: bool, timeout: float
+    ) -> _FileScan | None:
+        self.stats.regex_runs += 1
+        try:
+            offsets = cp.search(text, first_only=not need_all, timeout=timeout)
+        except TimeoutError:
+            return _FileScan(timed_out=True)
+        if not offsets:
+            return None
+        return _FileScan(matches=self._locate(text, offsets))
+
+    def _locate(self, text: str, offsets: Sequence[int]) -> tuple[_Located, ...]:
+        out: list[_Located] = []
+        line = 1
+        last = 0
+        limit = self.options.snippet_chars
+        for pos in offsets:
+            line += text.count("\n", last, pos)
+            last = pos
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            snippet = text[start : end if end >= 0 else len(text)].rstrip()
+            if len(snippet) > limit:
+                snippet = snippet[: limit - 1] + "…"
+            out.append((line, pos - start + 1, snippet))
+        return tuple(out)
+
+    def _text(self, target: Target) -> str | Unscannable:
+        cached = self._texts.get(target.real)
+        if cached is not None:
+            return cached
+        reason = self._bad.get(target.real)
+        if reason is not None:
+            return Unscannable(target.rel, reason)
+        loaded = load_text(target, self.options, self.stats, self._reader)
+        if isinstance(loaded, Unscannable):
+            self._bad[target.real] = loaded.reason
+            return loaded
+        if self._text_chars + len(loaded) <= self.options.text_cache_bytes:
+            self._texts[target.real] = loaded
+            self._text_chars += len(loaded)
+        return loaded
+
+    # -- scopes --------------------------------------------------------------------------
+
+    def _scope(self, skey: _ScopeKey) -> _Scope:
+        scope = self._scopes.get(skey)
+        if scope is None:
+            scope = self._select(*skey)
+            self._scopes[skey] = scope
+        return scope
+
+    def _select(
+        self, path: str | None, paths: tuple[str, ...] | None, exclude: tuple[str, ...]
+    ) -> _Scope:
+        if path is not None:
+            rel = normalize_relpath(path)
+            if rel is None:
+                return _Scope(error=f"path {path!r} leaves the root")
+            if not rel:
+                return _Scope(error=f"path {path!r} is the root directory, not a file")
+            found = self._resolver.resolve(rel)
+            if found is None:
+                return _Scope(missing=rel)
+            if isinstance(found, Unscannable):
+                return _Scope(unscannable=(found,))
+            return _Scope(targets=(found,), by_real={found.real: found})
+        chosen = self._tree.select(paths or (), exclude)
+        targets: list[Target] = []
+        unscannable: list[Unscannable] = []
+        seen: set[str] = set()
+        for rel in chosen:
+            found = self._resolver.resolve(rel)
+            if found is None:
+                continue  # listed by git but deleted from the working tree
+            if isinstance(found, Unscannable):
+                if found.reason != IS_DIRECTORY:
+                    unscannable.append(found)
+            elif found.real not in seen:
+                seen.add(found.real)
+                targets.append(found)
+        if not targets and not unscannable:
+            scope = ", ".join(paths or ())
+            if exclude:
+                scope += " excluding " + ", ".join(exclude)
+            return _Scope(error=f"{scope} selects zero files")
+        return _Scope(
+            targets=tuple(targets),
+            unscannable=tuple(unscannable),
+            by_real={t.real: t for t in targets},
+        )
+
+
+def _has_all(sets: tuple[frozenset[str], ...], text: str, seen: dict[str, bool]) -> bool:
+    """Whether ``text`` has a string of every set after the first (which the automaton
+    already found), memoising substring searches per file in ``seen``."""
+    for need in sets[1:]:
+        for literal in need:
+            found = seen.get(literal)
+            if found is None:
+                found = seen[literal] = literal in text
+            if found:
+                break
+        else:
+            return False
+    return True
+
+
+def _scope_key(request: ScanRequest) -> _ScopeKey:
+    return (request.path, request.paths, request.exclude)
