@@ -162,7 +162,7 @@ def required_literal_sets(
     pattern: str, min_chars: int = 2, limit: int = MAX_LITERAL_SETS
 ) -> tuple[frozenset[str], ...] | None:
     """Independent necessary conditions of ``pattern``: each set has a string that occurs
-    in every text the pattern matches (``print\\(.*DEBUG`` needs ``print(`` *and*
+    in every text the pattern matches (``log\\(.*DEBUG`` needs ``log(`` *and*
     ``DEBUG``). At most ``limit`` sets, best first; ``None`` when none is known with every
     string at least ``min_chars`` long, or when the pattern may mean something else to the
     ``regex`` module than to the ``re`` parser used for the analysis (see the module
