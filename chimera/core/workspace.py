@@ -2,8 +2,8 @@
 
 Design (and why)
 ----------------
-The brief's hard constraint is that the bytes a snapshot copies grow with the files changed,
-not with the tree, while a restore must bring back *any* change — including edits made in
+The hard constraint is that the bytes a snapshot copies grow with the files changed, not
+with the tree, while a restore must bring back *any* change — including edits made in
 place by an arbitrary command (``echo >> f``), which defeats hard links (the link aliases the
 edited inode) and leaves no chance to copy a file "before" it changes. The only correct
 cheap source of the original bytes is content that is already stored somewhere: git's object
@@ -34,7 +34,9 @@ included) and binary files; edited, created, deleted and renamed files alike. It
 idempotent, so a restore interrupted by a crash is finished by running it again
 (:meth:`WorkspaceGuard.load` finds the snapshot on disk). Limits: permission bits other than
 the executable bit are those of a fresh file (umask), as with git checkout; a nested git
-repository is recorded as its checked-out commit, not its files. Bytes written per snapshot:
+repository is recorded as its checked-out commit, not its files (one without any commit
+makes ``snapshot`` fail with git's message). Restore is one ``git ls-files -m -d -o`` scan
+plus a rewrite of just the changed paths (``git checkout-index``). Bytes written per snapshot:
 the contents of files changed since the previous snapshot (for the first snapshot: files not
 in the repository's index, i.e. untracked and ignored ones, or every file outside a git
 repository). Requires the ``git`` executable.
@@ -91,7 +93,6 @@ _NO_CONVERSION = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
 # assume-unchanged entries, "S" skip-worktree ones: git does not look at those files.
 # Both patterns expect the listing with a NUL prepended, so every record starts after one.
 _HIDDEN_ENTRY = re.compile(rb"\0[a-zS] ")
-_ATTRIBUTES_ENTRY = re.compile(rb"\0. ((?:[^\0]*/)?\.gitattributes)(?=\0)")
 
 # Attribute tokens that make git's stored blob differ from the bytes on disk.
 _CONVERTING = re.compile(r"^(text|crlf|eol|filter|ident|working-tree-encoding)(=.*)?$")
@@ -372,8 +373,8 @@ class WorkspaceGuard:
         if _HIDDEN_ENTRY.search(listing):
             target.unlink(missing_ok=True)
             return False
-        for match in _ATTRIBUTES_ENTRY.finditer(listing):
-            attr = self.root / os.fsdecode(match.group(1))
+        for path in _attribute_files(listing):
+            attr = self.root / os.fsdecode(path)
             if not attr.is_file() or _has_conversion(attr):
                 target.unlink(missing_ok=True)
                 return False
@@ -705,6 +706,20 @@ def _remove(path: Path) -> None:
         return
     except OSError as exc:
         raise WorkspaceError(f"cannot remove {path}: {exc.strerror or exc}") from exc
+
+
+def _attribute_files(listing: bytes) -> list[bytes]:
+    """Paths of ``.gitattributes`` files in a NUL-prefixed ``ls-files -v -z`` listing."""
+    found: list[bytes] = []
+    needle = b".gitattributes\0"
+    pos = listing.find(needle)
+    while pos != -1:
+        start = listing.rfind(b"\0", 0, pos) + 1
+        path = listing[start + 2 : pos + len(needle) - 1]
+        if path == b".gitattributes" or path.endswith(b"/.gitattributes"):
+            found.append(path)
+        pos = listing.find(needle, pos + 1)
+    return found
 
 
 def _has_conversion(path: Path) -> bool:

@@ -1,0 +1,131 @@
+"""Bubblewrap mode: the kernel is the boundary (secrets, network, filesystem, processes)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from chimera.sandbox import Sandbox, bwrap_available, probe_bwrap
+
+pytestmark = [
+    pytest.mark.bwrap,
+    pytest.mark.skipif(
+        not bwrap_available(), reason=f"bubblewrap unusable: {probe_bwrap().reason}"
+    ),
+]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    try:
+        yield int(server.getsockname()[1])
+    finally:
+        server.close()
+
+
+def test_describe_and_mode(workspace: Path) -> None:
+    sandbox = Sandbox(workspace, mode="bwrap")
+    assert sandbox.mode == "bwrap"
+    assert not sandbox.weaker
+    assert sandbox.describe().startswith("bwrap: no network, own pid namespace")
+
+
+def test_parent_environ_holds_no_secret_of_any_name(
+    workspace: Path, secret_probe: Callable[[Path, str], str]
+) -> None:
+    out = secret_probe(workspace, "bwrap")
+    assert out.startswith("bwrap 0 CLEAN"), out
+
+
+def test_network_is_unreachable(workspace: Path, listener: int) -> None:
+    code = textwrap.dedent(
+        f"""
+        import socket
+        try:
+            socket.create_connection(("127.0.0.1", {listener}), timeout=5).close()
+            print("CONNECTED")
+        except OSError as exc:
+            print("BLOCKED", exc)
+        """
+    )
+    inside = Sandbox(workspace, mode="bwrap").run(
+        [sys.executable, "-c", code], cwd=workspace, timeout=30
+    )
+    assert "BLOCKED" in inside.output, inside.output
+    # The same probe outside bubblewrap connects: the listener is real.
+    outside = Sandbox(workspace, mode="scrubbed").run(
+        [sys.executable, "-c", code], cwd=workspace, timeout=30
+    )
+    assert "CONNECTED" in outside.output, outside.output
+
+
+def test_writes_inside_only(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    sandbox = Sandbox(workspace, mode="bwrap")
+    result = sandbox.run(
+        f"echo in > inside.txt && mkdir -p sub && echo deep > sub/f; "
+        f"echo out > {outside}; echo hook > .git/hooks-x; echo tmp > /tmp/t && cat /tmp/t",
+        cwd=workspace,
+        timeout=30,
+    )
+    assert (workspace / "inside.txt").read_text() == "in\n"
+    assert (workspace / "sub" / "f").read_text() == "deep\n"
+    assert not outside.exists()
+    assert "Read-only file system" in result.output
+    assert not (workspace / ".git" / "hooks-x").exists(), ".git must be read-only inside"
+    assert "tmp" in result.output  # a private /tmp is writable
+    assert not Path("/tmp/t").exists() or Path("/tmp/t").read_text() != "tmp\n"
+
+
+def test_own_pid_namespace(workspace: Path) -> None:
+    result = Sandbox(workspace, mode="bwrap").run(
+        "ls /proc | grep -c '^[0-9]'", cwd=workspace, timeout=30
+    )
+    assert result.ok
+    assert int(result.output.strip()) < 10, result.output
+
+
+def test_timeout_kills_processes_inside(workspace: Path) -> None:
+    sandbox = Sandbox(workspace, mode="bwrap")
+    start = time.monotonic()
+    result = sandbox.run(
+        "(while true; do date +%s%N > beat; sleep 0.05; done) & sleep 60",
+        cwd=workspace,
+        timeout=1.0,
+    )
+    assert result.timed_out
+    assert time.monotonic() - start < 20
+    time.sleep(0.5)
+    first = (workspace / "beat").read_text()
+    time.sleep(0.5)
+    assert (workspace / "beat").read_text() == first, "a background process survived"
+
+
+def test_extra_writable_and_read_only_paths(workspace: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (workspace / "vendor").mkdir()
+    sandbox = Sandbox(
+        workspace, mode="bwrap", extra_writable=[cache], read_only_paths=[Path("vendor")]
+    )
+    sandbox.run(f"echo c > {cache}/x; echo v > vendor/x", cwd=workspace, timeout=30)
+    assert (cache / "x").exists()
+    assert not (workspace / "vendor" / "x").exists()
