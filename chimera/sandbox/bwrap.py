@@ -97,6 +97,7 @@ def bwrap_argv(
     network: bool,
     read_only_paths: tuple[Path, ...],
     extra_writable: tuple[Path, ...],
+    hidden: tuple[Path, ...] = (),
 ) -> list[str]:
     """The ``bwrap`` argument list that precedes the command's own argv.
 
@@ -111,6 +112,13 @@ def bwrap_argv(
     argv += ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev"]
     argv += ["--proc", "/proc"] if probe.proc else ["--tmpfs", "/proc"]
     argv += ["--tmpfs", "/tmp"]
+    # Credential stores are masked: a read-only view of them is still a secret to exfiltrate
+    # through the workspace (and the PR). Folders become empty, files read as empty.
+    for path in hidden:
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+        else:
+            argv += ["--ro-bind", "/dev/null", str(path)]
     for path in (workspace, *extra_writable):
         argv += ["--bind", str(path), str(path)]
     for path in read_only_paths:

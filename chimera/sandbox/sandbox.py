@@ -9,7 +9,9 @@ Modes:
 * ``bwrap``: no network, own pid namespace with a fresh ``/proc``, the workspace writable at
   its own path, everything else read-only, a private ``/tmp``, the environment cleared and set
   from the allowlist. The workspace's ``.git`` and ``.chimera`` folders are re-bound read-only
-  (git hooks and config, run state and the audit log are not the agent's to edit).
+  (git hooks and config, run state and the audit log are not the agent's to edit), and the
+  home folder's credential stores (``~/.ssh``, ``~/.aws``, ``~/.git-credentials``, ...; see
+  :data:`CREDENTIAL_PATHS`) are masked.
 * ``scrubbed``: the same allowlisted environment, nothing else. This is weaker: a child can
   still read its parent's ``/proc/PID/environ``, reach the network and write anywhere the user
   can. It is reported as weaker wherever the mode is shown.
@@ -34,6 +36,40 @@ SandboxMode = Literal["auto", "bwrap", "scrubbed"]
 
 PROTECTED_DIRS: tuple[str, ...] = (".git", ".chimera")
 """Workspace folders mounted read-only inside bubblewrap."""
+
+CREDENTIAL_PATHS: tuple[str, ...] = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".docker",
+    ".kube",
+    ".config/gh",
+    ".config/gcloud",
+    ".config/hub",
+    ".git-credentials",
+    ".netrc",
+    ".pypirc",
+    ".npmrc",
+    ".cargo/credentials.toml",
+)
+"""Paths under the home folder that bubblewrap masks (empty folders, empty files)."""
+
+
+def credential_paths(workspace: Path, homes: Sequence[Path] | None = None) -> tuple[Path, ...]:
+    """The existing credential stores to mask, skipping any that hold or sit in the workspace."""
+    if homes is None:
+        homes = [Path.home()]
+    found: list[Path] = []
+    for home in homes:
+        for rel in CREDENTIAL_PATHS:
+            path = home / rel
+            if path.is_symlink() or not path.exists():
+                continue
+            if workspace.is_relative_to(path) or path.is_relative_to(workspace):
+                continue
+            found.append(path)
+    return tuple(dict.fromkeys(found))
 
 
 class Sandbox:
@@ -180,6 +216,7 @@ class Sandbox:
                     network=self.network,
                     read_only_paths=self._read_only_now(),
                     extra_writable=self.extra_writable,
+                    hidden=credential_paths(self.workspace),
                 ),
                 *argv,
             ]

@@ -129,3 +129,53 @@ def test_extra_writable_and_read_only_paths(workspace: Path, tmp_path: Path) -> 
     sandbox.run(f"echo c > {cache}/x; echo v > vendor/x", cwd=workspace, timeout=30)
     assert (cache / "x").exists()
     assert not (workspace / "vendor" / "x").exists()
+
+
+@pytest.fixture
+def home_outside_tmp() -> Iterator[Path]:
+    # The sandbox gets a private /tmp, so a home folder the sandbox can see must live elsewhere.
+    import shutil
+    import tempfile
+
+    base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path.cwd()
+    home = Path(tempfile.mkdtemp(prefix="chimera-home-", dir=base))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_home_credential_stores_are_masked(
+    workspace: Path, home_outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = home_outside_tmp
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL\n", encoding="utf-8")
+    (home / ".git-credentials").write_text("https://u:TOKEN-123@github.com\n", encoding="utf-8")
+    (home / "notes.txt").write_text("ordinary file\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    res = Sandbox(workspace, mode="bwrap").run(
+        f"ls -a {home}/.ssh; cat {home}/.git-credentials; cat {home}/notes.txt",
+        cwd=workspace,
+        timeout=30,
+    )
+    assert res.ok, res.output
+    assert "PRIVATE-KEY-MATERIAL" not in res.output
+    assert "id_ed25519" not in res.output
+    assert "TOKEN-123" not in res.output
+    assert "ordinary file" in res.output  # only credential stores are masked
+    # Outside the sandbox nothing changed.
+    assert (home / ".ssh" / "id_ed25519").read_text(encoding="utf-8").startswith("PRIVATE")
+
+
+def test_credential_paths_skip_the_workspace(tmp_path: Path) -> None:
+    from chimera.sandbox.sandbox import credential_paths
+
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".netrc").write_text("machine x\n", encoding="utf-8")
+    assert set(credential_paths(tmp_path / "ws", [home])) == {home / ".aws", home / ".netrc"}
+    # A workspace that lives inside a credential folder is never masked away.
+    inside = home / ".aws" / "project"
+    inside.mkdir()
+    assert credential_paths(inside, [home]) == (home / ".netrc",)
