@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.atomic import atomic_write_bytes
 from chimera.config import AgentConfig
-from chimera.core.agent import Agent, AgentResult, Transcript, UsageTotals
+from chimera.core.agent import Agent, AgentResult, ToolCaller, Transcript, UsageTotals
 from chimera.core.attempts import (
     AttemptHistory,
     AttemptRecord,
@@ -175,7 +175,7 @@ class _Run:
     """What one ``solve`` carries between attempts."""
 
     guard: WorkspaceGuard
-    tools: ToolRegistry
+    tools: ToolCaller
     task_block: str
     spine: str
     goal: list[str]
@@ -253,7 +253,7 @@ class AutonomousAgent:
         spine_tokens: int = 8000,
         output_limit: int = 20_000,
         label: str = "solve",
-        tool_wrapper: Callable[[ToolRegistry], ToolRegistry] | None = None,
+        tool_wrapper: Callable[[ToolRegistry], ToolCaller] | None = None,
     ) -> None:
         if not backend_ladder:
             raise UsageError("the escalation ladder needs at least one model")
@@ -443,15 +443,16 @@ class AutonomousAgent:
             truncated=[f.path for f in spine.files if f.truncated],
             omitted=list(spine.omitted),
         )
-        tools = native_tools(
+        registry = native_tools(
             self.workspace,
             self.runner,
             command_timeout=self.config.command_timeout,
             output_limit=self.output_limit,
         )
+        tools: ToolCaller = registry
         if self.tool_wrapper is not None:
             # Governance (GovernedTool / taint) wraps the tools without changing the loop.
-            tools = self.tool_wrapper(tools)
+            tools = self.tool_wrapper(registry)
         return _Run(
             guard=WorkspaceGuard(self.workspace, self.run_dir / "snapshots"),
             tools=tools,

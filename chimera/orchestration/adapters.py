@@ -45,6 +45,13 @@ class GuardSnapshots:
                 deleted.append(change.path)
         return ChangeSummary(touched=tuple(touched), deleted=tuple(deleted))
 
+    def recover(self) -> list[str]:
+        """Remove stale git locks and half-written snapshots of a killed process.
+
+        Only for the run lock's holder (see :meth:`WorkspaceGuard.clear_stale_locks`).
+        """
+        return self.guard.clear_stale_locks()
+
     def discard(self, snapshot_id: str) -> None:
         try:
             snap = self._load(snapshot_id)

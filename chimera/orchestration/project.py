@@ -14,13 +14,17 @@
 Durability: the run state is rewritten atomically before and after every card, with the
 card in flight and its workspace snapshot; ``resume`` after a crash or ``kill -9`` reverts
 that card's partial work, rewinds a scripted model to where the card started, and redoes the
-card — accepted cards are never redone and no change is applied twice.
+card — accepted cards are never redone and no change is applied twice. A card's snapshot is
+discarded only after the state that no longer needs it is saved, so a state's card in flight
+always has its snapshot. One process at a time works on a run (``RunStore.lock``); on taking
+the lock it clears what a killed process left in the snapshot store (stale git locks).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,6 +114,10 @@ class Snapshots(Protocol):
     def changes(self, snapshot_id: str) -> ChangeSummary: ...
 
     def discard(self, snapshot_id: str) -> None: ...
+
+    def recover(self) -> list[str]:
+        """Clear what a killed process left in the store; called only under the run lock."""
+        ...
 
 
 class AuditSink(Protocol):
@@ -217,6 +225,15 @@ class ProjectOrchestrator:
         state.audit_head = self.audit.head_hash
         self.store.save(state)
 
+    @contextmanager
+    def _owning(self, run_id: str) -> Iterator[None]:
+        """Hold the run lock; clear a dead process's leftovers in the snapshot store first."""
+        with self.store.lock(run_id):
+            cleared = self.snapshots.recover()
+            if cleared:
+                self._emit("stale_files_cleared", store="snapshots", files=cleared)
+            yield
+
     def _stop(
         self,
         state: RunState,
@@ -243,9 +260,28 @@ class ProjectOrchestrator:
         model: str | None = None,
         run_id: str | None = None,
     ) -> RunState:
-        """Start a new run: a task run when ``task`` is given, else a repair run."""
+        """Start a new run: a task run when ``task`` is given, else a repair run.
+
+        Raises:
+            UsageError: another process is working on a run with this id.
+        """
+        run_id = run_id or new_run_id()
+        with self._owning(run_id):
+            return self._start(
+                task=task, started_by=started_by, untrusted=untrusted, model=model, run_id=run_id
+            )
+
+    def _start(
+        self,
+        *,
+        task: str | None,
+        started_by: str,
+        untrusted: bool,
+        model: str | None,
+        run_id: str,
+    ) -> RunState:
         state = RunState(
-            run_id=run_id or new_run_id(),
+            run_id=run_id,
             created_at=now_iso(),
             updated_at=now_iso(),
             started_by=started_by,
@@ -267,6 +303,11 @@ class ProjectOrchestrator:
             model=model,
         )
         spec = self._spec()
+        # Commands a tainted run may execute come from the base spec only: requirements the
+        # task or the agent add are untrusted (DESIGN.md, governance).
+        state.extra["trusted_commands"] = [
+            run for r in spec.requirements if isinstance(run := getattr(r.check, "run", None), str)
+        ]
         base = self._drift(spec)
         state.base_green = sorted(base.green_ids)
         state.base_red = [r.id for r in base.red]
@@ -300,7 +341,16 @@ class ProjectOrchestrator:
         return self._loop(state, graph)
 
     def resume(self, run_id: str) -> RunState:
-        """Continue a run after a crash (reverting the card in flight) or a stop."""
+        """Continue a run after a crash (reverting the card in flight) or a stop.
+
+        Raises:
+            UsageError: no such run, it awaits approval, or another process is working on it.
+        """
+        self.store.load(run_id)  # a missing run is a usage error before any folder is made
+        with self._owning(run_id):
+            return self._resume(run_id)
+
+    def _resume(self, run_id: str) -> RunState:
         state = self.store.load(run_id)
         graph = TaskGraph.from_json(state.cards)
         self._elapsed_before = state.elapsed_s
@@ -328,9 +378,13 @@ class ProjectOrchestrator:
                 "may be sent again (retry)",
             )
             state.in_flight = None
-        else:
-            self.solver.rewind(state.backend_position)
-            self._emit("resumed", card=None, retry=False)
+            state.status = RunStatus.RUNNING
+            state.stop_reason = None
+            self._save(state, graph)
+            self.snapshots.discard(flight.snapshot_id)
+            return self._loop(state, graph)
+        self.solver.rewind(state.backend_position)
+        self._emit("resumed", card=None, retry=False)
         state.status = RunStatus.RUNNING
         state.stop_reason = None
         self._save(state, graph)
@@ -340,9 +394,15 @@ class ProjectOrchestrator:
         """Record a human approval of the held change(s) and continue the run.
 
         Raises:
-            UsageError: the run is not awaiting approval, or ``by`` started the run (unless
-                self-approval is allowed by configuration).
+            UsageError: the run is not awaiting approval, ``by`` started the run (unless
+                self-approval is allowed by configuration), or another process is working
+                on it.
         """
+        self.store.load(run_id)
+        with self._owning(run_id):
+            return self._approve(run_id, by=by)
+
+    def _approve(self, run_id: str, *, by: str) -> RunState:
         state = self.store.load(run_id)
         if state.status is not RunStatus.AWAITING_APPROVAL:
             raise UsageError(f"run {run_id} is not awaiting approval (status: {state.status})")
@@ -380,25 +440,45 @@ class ProjectOrchestrator:
             source = "agent"
         if not blocks:
             return None
-        new_ids = self._write_acceptance(state, blocks, spec)
+        try:
+            new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
+        except ChimeraError as exc:
+            state.rejected_acceptance = {"(spec block)": str(exc)}
+            self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
+            return None
         self._emit("acceptance_written", source=source, ids=new_ids)
         full = self._spec()
-        base_new = self._drift(full, new_ids)
-        accepted, rejected = vet_acceptance(new_ids, base_new)
+        denied = self._denied_commands(full, new_ids)
+        base_new = self._drift(full, [i for i in new_ids if i not in denied])
+        accepted, rejected = vet_acceptance([i for i in new_ids if i not in denied], base_new)
+        rejected.update(denied)
         state.acceptance_ids = accepted
         state.rejected_acceptance = rejected
         for rid, why in rejected.items():
             self._emit("acceptance_rejected", id=rid, reason=why)
+        # Rejected requirements leave the spec: a denied command must never run later, and a
+        # broken one must not turn the final check red.
+        kept = [r for r in reqs if isinstance(r, dict) and str(r.get("id")) in set(accepted)]
+        if kept:
+            self._write_spec_file(target, kept)
+        else:
+            target.unlink(missing_ok=True)
         if not accepted:
             return None
         merged = DriftReport(base.results + base_new.results)
         return Goal.task(accepted, merged)
 
-    def _write_acceptance(self, state: RunState, blocks: Sequence[str], spec: Spec) -> list[str]:
-        """Add the blocks' requirements as a new spec file; returns their ids.
+    def _write_acceptance(
+        self, state: RunState, blocks: Sequence[str], spec: Spec
+    ) -> tuple[list[str], list[Any], Path]:
+        """Add the blocks' requirements as a new spec file.
+
+        Returns:
+            Their ids, the raw requirement mappings, and the file written.
 
         Raises:
-            ChimeraError: the blocks are not a valid spec, or clash with existing ids.
+            ChimeraError: the blocks are not a valid spec, or clash with existing ids (the
+                file is removed again).
         """
         import yaml
 
@@ -407,24 +487,56 @@ class ProjectOrchestrator:
             try:
                 data = yaml.safe_load(body)
             except yaml.YAMLError as exc:
-                raise ChimeraError(f"acceptance block is not valid YAML: {exc}") from exc
+                first = str(exc).splitlines()[0]
+                raise ChimeraError(f"the chimera block is not valid YAML: {first}") from exc
             items = data.get("requirements") if isinstance(data, dict) else data
             if not isinstance(items, list):
-                raise ChimeraError("acceptance block must hold a 'requirements:' list")
+                raise ChimeraError("the chimera block must hold a 'requirements:' list")
             reqs.extend(items)
         name = self.options.task_spec_name or f"task-{state.run_id}.yaml"
         first_dir = self.root / self.spec_paths[0]
         target_dir = first_dir if first_dir.is_dir() else first_dir.parent
         target = target_dir / name
-        text = yaml.safe_dump({"requirements": reqs}, sort_keys=False, allow_unicode=True)
-        header = "# Acceptance requirements of a Chimera task run (added, never edited).\n"
-        atomic_write_text(target, header + text)
+        if target.exists():
+            raise ChimeraError(f"{target.name} already exists in the spec; not overwritten")
+        self._write_spec_file(target, reqs)
         try:
             self._spec()
         except ChimeraError:
             target.unlink()
             raise
-        return [str(r.get("id")) for r in reqs if isinstance(r, dict)]
+        return [str(r.get("id")) for r in reqs if isinstance(r, dict)], reqs, target
+
+    @staticmethod
+    def _write_spec_file(target: Path, reqs: list[Any]) -> None:
+        import yaml
+
+        text = yaml.safe_dump({"requirements": reqs}, sort_keys=False, allow_unicode=True)
+        header = "# Acceptance requirements of a Chimera task run (added, never edited).\n"
+        atomic_write_text(target, header + text)
+
+    def _denied_commands(self, spec: Spec, ids: Sequence[str]) -> dict[str, str]:
+        """New requirements whose ``command`` the TrustKernel does not allow (untrusted text:
+        it never runs, even in the sandbox, unless the kernel lets it)."""
+        from chimera.governance.kernel import TrustKernel
+
+        kernel = TrustKernel()
+        by_id = spec.by_id()
+        denied: dict[str, str] = {}
+        for rid in ids:
+            run = getattr(by_id[rid].check, "run", None) if rid in by_id else None
+            if not isinstance(run, str):
+                continue
+            decision = kernel.evaluate_command(run, self.root)
+            if decision.denied:
+                denied[rid] = f"its command is denied by governance: {decision.message()}"
+                self._emit(
+                    "acceptance_command_denied",
+                    id=rid,
+                    verdict=decision.verdict.value,
+                    rules=list(decision.rule_ids),
+                )
+        return denied
 
     def _limit_stop(self, state: RunState) -> tuple[StopReason, str] | None:
         lim = self.options.limits
@@ -598,18 +710,19 @@ class ProjectOrchestrator:
             else:
                 card.status = CardStatus.ACCEPTED
                 card.notes.append(f"accepted by check_drift after {outcome.attempts} attempt(s)")
-            self.snapshots.discard(snap)
         else:
             self.snapshots.restore(snap)
-            self.snapshots.discard(snap)
             card.status = CardStatus.FAILED
             card.notes.append(f"{outcome.verdict}: {why}")
         state.in_flight = None
         state.backend_position = self.solver.checkpoint()
         self._emit("card_finished", card=card.id, status=card.status.value, reason=why)
+        # Every branch below saves the state without the card in flight BEFORE discarding
+        # its snapshot: a kill in between must never leave a saved card in flight whose
+        # snapshot is gone (resume could not revert it).
         if card.status is CardStatus.AWAITING_APPROVAL:
             state.status = RunStatus.AWAITING_APPROVAL
-            return self._stop(
+            paused = self._stop(
                 state,
                 graph,
                 RunStatus.AWAITING_APPROVAL,
@@ -617,6 +730,8 @@ class ProjectOrchestrator:
                 f"{card.id} is verified and held for approval ({'; '.join(card.risk_reasons)}); "
                 f"pending after it: {', '.join(self._pending(graph)) or 'nothing'}",
             )
+            self.snapshots.discard(snap)
+            return paused
         if outcome.verdict == "budget":
             reason = (
                 StopReason.BUDGET_USD
@@ -624,8 +739,11 @@ class ProjectOrchestrator:
                 else StopReason.BUDGET_TOKENS
             )
             card.status = CardStatus.PENDING
-            return self._stop(state, graph, RunStatus.STOPPED, reason, outcome.summary)
+            stopped = self._stop(state, graph, RunStatus.STOPPED, reason, outcome.summary)
+            self.snapshots.discard(snap)
+            return stopped
         self._save(state, graph)
+        self.snapshots.discard(snap)
         return None
 
     def _spec_or_none(self) -> Spec | None:

@@ -129,8 +129,6 @@ def open_session(
     ladder = EngineBuilder(config, backend_for, audit=audit, runner=sandbox).ladder(rungs)
     use_guard = config.run.guard if guard is None else guard
     agent_kwargs: dict[str, Any] = {"output_limit": config.tools.output_limit}
-    if use_guard:
-        pass  # wired to the governance layer below, once it lands
     files = [root / p for p in spec_paths]
     solver = AgentCardSolver(
         ladder,
@@ -141,6 +139,7 @@ def open_session(
         audit=audit,
         config=config.agent,
         on_event=on_event,
+        guard=use_guard,
         **agent_kwargs,
     )
     orchestrator = ProjectOrchestrator(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera.config import AgentConfig
+from chimera.core.agent import ToolCaller
 from chimera.core.autonomous import AutonomousAgent, SolveResult
 from chimera.governance.audit import AuditLog
 from chimera.orchestration.graph import Card
@@ -16,6 +17,10 @@ from chimera.protocols import SupportsComplete
 from chimera.runner import CommandRunner
 from chimera.spec.loader import load_spec
 from chimera.spec.model import Requirement
+from chimera.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from chimera.governance.guard import Guard
 
 CARD_TASK = """\
 Make the requirement `{rid}` pass{title}.
@@ -59,6 +64,7 @@ class AgentCardSolver:
         audit: AuditLog,
         config: AgentConfig,
         on_event: Callable[[str, dict[str, Any]], None] | None = None,
+        guard: bool = True,
         agent_factory: Callable[..., AutonomousAgent] = AutonomousAgent,
         **agent_kwargs: Any,
     ) -> None:
@@ -70,6 +76,7 @@ class AgentCardSolver:
         self.audit = audit
         self.config = config
         self.on_event = on_event
+        self.guard = guard
         self.agent_factory = agent_factory
         self.agent_kwargs = agent_kwargs
         self._cursors = _positions(self.ladder)
@@ -96,8 +103,34 @@ class AgentCardSolver:
             cursor.restore(position % 100_000)
             position //= 100_000
 
+    def _governance(
+        self, state: RunState
+    ) -> tuple[Callable[[ToolRegistry], ToolCaller] | None, list[Guard]]:
+        """The tool wrapper of ``--guard``: the TrustKernel on every call, and for a tainted
+        run the TaintLedger (commands only from the allowlist: the base spec's commands, the
+        test runner, installing the project, read-only inspection)."""
+        guards: list[Guard] = []
+        if not (self.guard or state.untrusted):
+            return None, guards
+        from chimera.governance.guard import govern_tools
+        from chimera.governance.taint import SourceKind, TaintLedger
+
+        ledger: TaintLedger | None = None
+        if state.untrusted:
+            trusted = state.extra.get("trusted_commands", [])
+            ledger = TaintLedger.for_spec(trusted, state.run_id, audit=self.audit)
+            ledger.taint(state.task or "", SourceKind.UNTRUSTED_TASK, "task")
+
+        def wrap(registry: ToolRegistry) -> ToolCaller:
+            governed = govern_tools(registry, self.workspace, audit=self.audit, ledger=ledger)
+            guards.append(governed.guard)
+            return governed
+
+        return wrap, guards
+
     def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
         spec = load_spec(self.spec_paths)
+        wrapper, guards = self._governance(state)
         agent = self.agent_factory(
             self.ladder,
             workspace=self.workspace,
@@ -108,6 +141,7 @@ class AgentCardSolver:
             config=self.config,
             on_event=self.on_event,
             label=card.id.replace("#", "-"),
+            tool_wrapper=wrapper,
             **self.agent_kwargs,
         )
         title = f" ({requirement.title})" if requirement.title else ""
@@ -127,5 +161,5 @@ class AgentCardSolver:
             tokens=result.tokens,
             cost_usd=result.cost_usd,
             summary=summary,
-            denied_actions=tuple(getattr(result, "denied_actions", ()) or ()),
+            denied_actions=tuple(d.to_dict() for g in guards for d in g.denied),
         )

@@ -3,6 +3,7 @@
 A run lives in ``.chimera/runs/<run-id>/``::
 
     state.json      RunState, rewritten atomically after every step (temp + fsync + rename)
+    run.lock        held (an OS file lock) by the one process working on the run
     audit.jsonl     the hash-chained audit log (append-only)
     snapshots/      WorkspaceGuard snapshots (the card in flight can be reverted on resume)
     transcript.jsonl, attempts/ ...  written by the AutonomousAgent
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -23,10 +26,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.atomic import atomic_write_json
-from chimera.errors import ChimeraError, UsageError
+from chimera.errors import ChimeraError, MissingExtraError, UsageError
 
 RUNS_DIR = Path(".chimera") / "runs"
 STATE_FILE = "state.json"
+LOCK_FILE = "run.lock"
 STATE_VERSION = 1
 
 
@@ -135,6 +139,39 @@ class RunStore:
         if not run_id or "/" in run_id or run_id.startswith("."):
             raise UsageError(f"invalid run id {run_id!r}")
         return self.base / run_id
+
+    @contextmanager
+    def lock(self, run_id: str) -> Iterator[Path]:
+        """Hold run ``run_id``'s lock while working on it; yields the run folder.
+
+        One process at a time works on a run: two would interleave cards, snapshots and
+        audit lines. The lock is an OS file lock on ``run.lock`` (the ``filelock`` package):
+        the kernel releases it when its process dies, ``kill -9`` included, so whoever holds
+        it also owns everything a dead process left in the folder (stale git locks, temp
+        files) and may clear it.
+
+        Raises:
+            UsageError: another process holds the lock (the run is in progress elsewhere).
+            MissingExtraError: ``filelock`` (the ``agent`` extra) is not installed.
+        """
+        try:
+            from filelock import FileLock, Timeout
+        except ImportError as exc:  # pragma: no cover - filelock ships with the agent extra
+            raise MissingExtraError("project runs", "agent") from exc
+        folder = self.run_dir(run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / LOCK_FILE), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise UsageError(
+                f"run {run_id} is in progress in another process (it holds "
+                f"{folder / LOCK_FILE}); wait for it, or stop it first"
+            ) from exc
+        try:
+            yield folder
+        finally:
+            lock.release()
 
     def save(self, state: RunState) -> None:
         """Write ``state.json`` atomically."""
