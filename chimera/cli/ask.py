@@ -75,17 +75,9 @@ def run(args: argparse.Namespace) -> int:
 
     from chimera.governance.audit import AuditLog
     from chimera.governance.sanitize import sanitize
-    from chimera.orchestration import (
-        AcceptanceCriteria,
-        EnvelopeVerifier,
-        HierarchicalOrchestrator,
-        ReceiptLog,
-        RepoReader,
-        SpotCheck,
-        WorkerBudgets,
-    )
+    from chimera.orchestration.hierarchy_setup import build_hierarchy
     from chimera.orchestration.receipts import RECEIPTS_FILE, read_receipts, summarize_delegations
-    from chimera.providers import SCRIPTED_PREFIX, TokenBudget
+    from chimera.providers import TokenBudget
     from chimera.spec.engine.files import FileTree
     from chimera.spec.engine.options import EngineStats
 
@@ -105,49 +97,16 @@ def run(args: argparse.Namespace) -> int:
         "ask.started", question=question, model=top, worker_model=worker, files=len(candidates)
     )
     budget = TokenBudget.from_config(config.budget)
-    budgets = WorkerBudgets(
-        budget,
-        per_worker_tokens=h.per_worker_tokens,
-        per_worker_usd=h.per_worker_usd,
-        default_max_tokens=h.worker_max_tokens,
+    orchestrator = build_hierarchy(
+        config,
+        root=root,
+        run_dir=run_dir,
+        run_id=run_id,
         audit=audit,
-    )
-    from chimera.protocols import SupportsComplete
-    from chimera.providers import make_backend
-
-    def worker_backend(name: str) -> SupportsComplete:
-        return budgets.backend(name, make_backend(worker, config), model=worker)
-
-    reader = RepoReader(root)
-    spot = SpotCheck(
-        rate=h.spot_check_rate,
-        seed=h.spot_check_seed,
-        judge=budgeted(judge, config, budget, audit) if judge else None,
-        judge_model=judge or "",
-    )
-    verifier = EnvelopeVerifier(
-        reader.read,
-        criteria=AcceptanceCriteria(min_citations=h.min_citations),
-        spot_check=spot,
-        audit=audit,
-    )
-    receipts = ReceiptLog(run_dir / RECEIPTS_FILE, run_id, top, audit=audit)
-    scripted = worker.startswith(SCRIPTED_PREFIX) or top.startswith(SCRIPTED_PREFIX)
-    orchestrator = HierarchicalOrchestrator(
-        top=budgeted(top, config, budget, audit, max_tokens=h.top_max_tokens),
-        top_model=top,
-        worker=worker_backend,
-        worker_model=worker,
-        read=reader.read,
-        verifier=verifier,
-        receipts=receipts,
-        inline_max_tokens=h.inline_max_tokens,
-        max_subtasks=h.max_subtasks,
-        # A script replays turns in order: one worker at a time keeps the replay deterministic.
-        max_workers=1 if scripted else h.max_workers,
-        worker_max_tokens=h.worker_max_tokens,
-        top_max_tokens=h.top_max_tokens,
-        audit=audit,
+        budget=budget,
+        top=top,
+        top_backend=budgeted(top, config, budget, audit, max_tokens=h.top_max_tokens),
+        worker=worker,
     )
     if not args.quiet:
         note = f" (first {h.max_files} listed)" if truncated else ""

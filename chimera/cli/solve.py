@@ -173,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
     from chimera.evolution.experience import ExperienceBuffer
     from chimera.governance.audit import AuditLog
     from chimera.orchestration.build import EngineBuilder
+    from chimera.orchestration.hierarchy_setup import build_hierarchy, hierarchy_planner
     from chimera.protocols import SupportsComplete
     from chimera.providers import (
         SCRIPTED_PREFIX,
@@ -247,6 +248,17 @@ def run(args: argparse.Namespace) -> int:
         on_event=progress,
         review=not args.no_review,
         output_limit=config.tools.output_limit,
+        big_planner=hierarchy_planner(
+            lambda: build_hierarchy(
+                config,
+                root=root,
+                run_dir=run_dir,
+                run_id=run_id,
+                audit=audit,
+                budget=budget,
+                top=model,
+            )
+        ),
     )
     result = agent.solve(args.task, args.target, untrusted=args.untrusted)
     summary = result.to_json()

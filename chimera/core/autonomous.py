@@ -59,13 +59,13 @@ from chimera.core.attempts import (
 )
 from chimera.core.spine import Spine
 from chimera.core.supervisor import ManagerReview, ReviewVerdict
-from chimera.errors import BudgetExceeded, ProviderError, UsageError
+from chimera.errors import BudgetExceeded, ChimeraError, ProviderError, UsageError
 from chimera.governance.audit import AuditLog
 from chimera.governance.drift import check_drift
 from chimera.governance.sanitize import fence_untrusted, sanitize
 from chimera.protocols import Completion, Message, Purpose, SupportsComplete
 from chimera.runner import CommandRunner
-from chimera.spec.model import Spec
+from chimera.spec.model import Risk, Spec
 from chimera.spec.results import DriftReport, RequirementResult
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from chimera.tools import ToolRegistry
 
 SolveOutcome = Literal["solved", "hollow", "failed", "budget", "error"]
+_RISK_ORDER = [Risk.LOW, Risk.MEDIUM, Risk.HIGH]
 EventSink = Callable[[str, dict[str, Any]], None]
 
 ACT_SYSTEM = """\
@@ -181,6 +182,8 @@ class _Run:
     goal: list[str]
     keep_green: list[str]
     ledger: TaskLedger
+    spine_scope: list[str] = field(default_factory=list)
+    spine_overflow: bool = False
     history: AttemptHistory = field(default_factory=AttemptHistory)
     plan: str = ""
 
@@ -235,6 +238,10 @@ class AutonomousAgent:
             folder.
         tool_wrapper: applied to the native tool registry before the attempts (the
             governance layer's ``govern_registry`` under ``--guard``).
+        big_planner: ``(task, files, failure_context) -> plan``, used for the plan step when
+            the Spine does not fit its token budget (a file was cut or left out): budgeted
+            workers read every file in scope and the top model plans from their verified
+            findings (:func:`chimera.orchestration.hierarchy_setup.hierarchy_planner`).
     """
 
     def __init__(
@@ -254,6 +261,7 @@ class AutonomousAgent:
         output_limit: int = 20_000,
         label: str = "solve",
         tool_wrapper: Callable[[ToolRegistry], ToolCaller] | None = None,
+        big_planner: Callable[[str, Sequence[str], str], str] | None = None,
     ) -> None:
         if not backend_ladder:
             raise UsageError("the escalation ladder needs at least one model")
@@ -271,6 +279,7 @@ class AutonomousAgent:
         self.output_limit = output_limit
         self.label = label
         self.tool_wrapper = tool_wrapper
+        self.big_planner = big_planner
         self.reviewer = ManagerReview()
         self.usage = UsageTotals()
         self._attempt = 0
@@ -461,17 +470,32 @@ class AutonomousAgent:
             goal=goal,
             keep_green=keep_green,
             ledger=TaskLedger(sanitize(task)),
+            spine_scope=list(dict.fromkeys([*(f.path for f in spine.files), *spine.omitted])),
+            spine_overflow=bool(spine.omitted) or any(f.truncated for f in spine.files),
         )
 
     def _loop(self, run: _Run, result: SolveResult) -> None:
-        """The attempts. A repeated failure signature replans, then escalates (module doc)."""
+        """The attempts. A repeated failure signature replans, then escalates (module doc).
+
+        Every call runs under a :func:`~chimera.orchestration.context.call_context` naming
+        the targets' highest risk, the attempt number and a repeated signature, so routers
+        and effort policies can spend more where it matters without new parameters.
+        """
+        from chimera.orchestration.context import call_context
+
+        by_id = self.spec.by_id()
+        risks = [by_id[t].risk for t in run.goal if t in by_id]
+        risk = max(risks, key=_RISK_ORDER.index) if risks else Risk.LOW
         rung = 0
         replanned_on_rung = False
-        run.plan = self._plan(rung, run, replan=False)
+        with call_context(risk=risk, attempt=1):
+            run.plan = self._plan(rung, run, replan=False)
+        repeated: str | None = None
         for number in range(1, self.config.max_attempts + 1):
             self._attempt = number
             result.model = self._model = model_name(self.ladder[rung])
-            record = self._one_attempt(number, self.ladder[rung], run)
+            with call_context(risk=risk, attempt=number, repeated_signature=repeated):
+                record = self._one_attempt(number, self.ladder[rung], run)
             result.attempts.append(record)
             self._remember(run, record)
             if record.verdict is Verdict.PASSED:
@@ -487,6 +511,7 @@ class AutonomousAgent:
             if is_new or number == self.config.max_attempts:
                 continue
             # More feedback about the same dead end will not get out of it: change something.
+            repeated = record.signature.digest
             if replanned_on_rung and rung + 1 < len(self.ladder):
                 rung += 1
                 replanned_on_rung = False
@@ -497,11 +522,14 @@ class AutonomousAgent:
                     to_rung=rung,
                     model=model_name(self.ladder[rung]),
                 )
-            run.plan = self._plan(rung, run, replan=True)
+            with call_context(risk=risk, attempt=number + 1, repeated_signature=repeated):
+                run.plan = self._plan(rung, run, replan=True)
             replanned_on_rung = True
 
     def _plan(self, rung: int, run: _Run, *, replan: bool) -> str:
         purpose = Purpose.REPLAN if replan else Purpose.PLAN
+        if self.big_planner is not None and run.spine_overflow:
+            return self._plan_delegated(rung, run, replan=replan)
         parts = [f"# Task\n{run.task_block}", run.spine]
         lessons = self._lessons(run.ledger.task)
         if lessons:
@@ -522,6 +550,34 @@ class AutonomousAgent:
             model=model_name(self.ladder[rung]),
             plan=cap_text(plan, 2000),
             ledger=run.ledger.context() if replan else None,
+        )
+        return plan
+
+    def _plan_delegated(self, rung: int, run: _Run, *, replan: bool) -> str:
+        """The plan step over a Spine too big for one context: delegated reading."""
+        assert self.big_planner is not None
+        purpose = Purpose.REPLAN if replan else Purpose.PLAN
+        self._purpose = purpose
+        failures = run.ledger.context() if replan else ""
+        try:
+            plan = self.big_planner(run.task_block, run.spine_scope, failures).strip()
+        except BudgetExceeded as exc:
+            self._event("budget_stop", purpose=purpose.value, reason=str(exc))
+            raise _Stop("budget", f"budget refused the delegated plan: {exc}") from exc
+        except ChimeraError as exc:
+            self._event("provider_error", purpose=purpose.value, error=str(exc))
+            raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
+        plan = plan or "(the planner returned no plan)"
+        run.ledger.note_plan(plan)
+        self._event(
+            purpose.value,
+            attempt=self._attempt,
+            rung=rung,
+            model="hierarchy",
+            via="hierarchy",
+            files=len(run.spine_scope),
+            plan=cap_text(plan, 2000),
+            ledger=failures or None,
         )
         return plan
 

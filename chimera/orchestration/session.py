@@ -128,7 +128,23 @@ def open_session(
     # (plans, reviews, replans) go to a panel or cascade and its tool turns to one model.
     ladder = EngineBuilder(config, backend_for, audit=audit, runner=sandbox).ladder(rungs)
     use_guard = config.run.guard if guard is None else guard
-    agent_kwargs: dict[str, Any] = {"output_limit": config.tools.output_limit}
+    from chimera.orchestration.hierarchy_setup import build_hierarchy, hierarchy_planner
+
+    agent_kwargs: dict[str, Any] = {
+        "output_limit": config.tools.output_limit,
+        # Built only if a Spine ever overflows its context budget.
+        "big_planner": hierarchy_planner(
+            lambda: build_hierarchy(
+                config,
+                root=root,
+                run_dir=run_dir,
+                run_id=run_id,
+                audit=audit,
+                budget=budget,
+                top=model,
+            )
+        ),
+    }
     files = [root / p for p in spec_paths]
     solver = AgentCardSolver(
         ladder,

@@ -1,0 +1,15 @@
+"""GitHub: event decisions, permission checks, the PyGithub boundary, publishing and rendering.
+
+* :mod:`chimera.github.events` — :func:`~chimera.github.events.decide`: an event payload →
+  run / resume / rerun / cancel / drain / ignore, with a reason and the API checks to make.
+* :mod:`chimera.github.permissions` — :func:`~chimera.github.permissions.resolve`: those checks.
+* :mod:`chimera.github.client` — :class:`~chimera.github.client.GitHubClient` (errors mapped,
+  retries, no duplicate PRs).
+* :mod:`chimera.github.publish` — apply, scan, push, open or update the PR, label, comment.
+* :mod:`chimera.github.scan` — the publish scan of a patch (TrustKernel plus secret formats,
+  entropy, size and binary limits).
+* :mod:`chimera.github.summary` — PR body, outcome comments and the state markers.
+* :mod:`chimera.github.artifacts` — the folder carried from the agent job to publish/resume.
+
+Nothing here imports PyGithub at import time; the client imports it when constructed.
+"""

@@ -1,0 +1,197 @@
+"""The API checks behind a :class:`~chimera.github.events.Decision`: who may start, approve or
+re-run Chimera work, and whether the issue or PR is in a state to act on.
+
+:func:`resolve` performs the checks a decision lists and returns a :class:`Resolution` — the
+decision itself when every check passes, else the same event turned into an ``ignore`` whose
+reason a person can act on ("alice has the read role; the label needs write, maintain or
+admin"). Rules (DESIGN.md steps 1 and 5):
+
+* starting a run (the label, a dispatch) needs the ``write``, ``maintain`` or ``admin`` role,
+  asked through the API — never inferred from ``author_association``;
+* bots count only when allow-listed;
+* an approval counts when the reviewer has a write role, is not a bot, is not the person who
+  started the run (unless ``allow-self-approval``) and approved the PR's *current* head commit
+  — a push after an approval makes it stale;
+* a PR is a Chimera PR only when it comes from ``chimera/issue-<n>``, was opened by one of
+  Chimera's identities and carries the ``chimera:pr`` marker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from chimera.github.client import GitHubClient, IssueInfo, PullInfo
+from chimera.github.events import WRITE_ROLES, Act, Decision
+from chimera.github.settings import ActionSettings
+from chimera.github.summary import parse_marker
+
+__all__ = ["Resolution", "chimera_pull", "has_write", "resolve"]
+
+
+def has_write(role: str) -> bool:
+    return role in WRITE_ROLES
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A decision after its API checks, with what the checks fetched."""
+
+    decision: Decision
+    issue: IssueInfo | None = None
+    pull: PullInfo | None = None
+    marker: dict[str, Any] | None = None
+
+    @property
+    def proceed(self) -> bool:
+        return self.decision.action is not Act.IGNORE
+
+
+def chimera_pull(
+    client: GitHubClient, settings: ActionSettings, issue: int
+) -> tuple[PullInfo | None, dict[str, Any] | None]:
+    """The open Chimera PR for ``issue`` and its marker (``(None, None)`` when there is none)."""
+    for pull in client.pulls_from(settings.branch(issue)):
+        marker = parse_marker(pull.body, "pr") if settings.is_self(pull.author) else None
+        return pull, marker
+    return None, None
+
+
+def _actor_refusal(
+    client: GitHubClient, settings: ActionSettings, actor: str, what: str
+) -> str | None:
+    if actor not in settings.allowed_bots and client.user_type(actor) == "Bot":
+        return f"{actor} is a bot and is not in allowed-bots; {what}"
+    role = client.permission(actor)
+    if not has_write(role):
+        return (
+            f"{actor} has the {role!r} role on this repository; {what} needs the write, "
+            "maintain or admin role"
+        )
+    return None
+
+
+def resolve(decision: Decision, client: GitHubClient, settings: ActionSettings) -> Resolution:
+    """Perform ``decision.checks`` through ``client``.
+
+    Raises:
+        GitHubError: the API failed (after retries); the caller reports it.
+    """
+    if decision.action is Act.RUN:
+        return _resolve_run(decision, client, settings)
+    if decision.action is Act.RESUME:
+        return _resolve_review(decision, client, settings, approval=True)
+    if decision.action is Act.RERUN:
+        return _resolve_review(decision, client, settings, approval=False)
+    if decision.action is Act.CANCEL and decision.issue is not None:
+        pull, marker = chimera_pull(client, settings, decision.issue)
+        return Resolution(decision, pull=pull, marker=marker)
+    return Resolution(decision)
+
+
+def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSettings) -> Resolution:
+    assert decision.issue is not None and decision.actor is not None
+    what = "starting Chimera" if not decision.from_queue else "the queued run (its labeller)"
+    refusal = _actor_refusal(client, settings, decision.actor, what)
+    if refusal is not None:
+        return Resolution(decision.ignore(refusal))
+    issue = client.issue(decision.issue)
+    if issue.is_pull:
+        return Resolution(
+            decision.ignore(f"#{issue.number} is a pull request; Chimera works from issues"),
+            issue=issue,
+        )
+    if issue.state != "open":
+        return Resolution(
+            decision.ignore(f"#{issue.number} is closed; reopen it and add the label again"),
+            issue=issue,
+        )
+    if issue.locked:
+        return Resolution(
+            decision.ignore(f"#{issue.number} is locked; unlock it and add the label again"),
+            issue=issue,
+        )
+    pull, marker = chimera_pull(client, settings, decision.issue)
+    if pull is not None:
+        if marker is not None and marker.get("status") == "awaiting_approval":
+            return Resolution(
+                decision.ignore(
+                    f"PR #{pull.number} holds a paused run awaiting approval; approve its head "
+                    "commit to resume it, or close it to start over"
+                ),
+                issue=issue,
+                pull=pull,
+                marker=marker,
+            )
+        if client.in_merge_queue(pull):
+            return Resolution(
+                decision.ignore(
+                    f"PR #{pull.number} is in the merge queue; Chimera never pushes to a queued "
+                    "branch (remove it from the queue to run again)"
+                ),
+                issue=issue,
+                pull=pull,
+                marker=marker,
+            )
+    return Resolution(decision, issue=issue, pull=pull, marker=marker)
+
+
+def _resolve_review(
+    decision: Decision, client: GitHubClient, settings: ActionSettings, *, approval: bool
+) -> Resolution:
+    assert decision.pull is not None and decision.actor is not None
+    what = "an approval" if approval else "a change request"
+    pull = client.pull(decision.pull)
+    if pull.state != "open":
+        return Resolution(decision.ignore(f"PR #{pull.number} is {pull.state}"), pull=pull)
+    marker = parse_marker(pull.body, "pr") if settings.is_self(pull.author) else None
+    if marker is None:
+        return Resolution(
+            decision.ignore(
+                f"PR #{pull.number} carries no Chimera state (not opened by Chimera's identity "
+                f"{', '.join(settings.identities)}, or its marker was removed)"
+            ),
+            pull=pull,
+        )
+    refusal = _actor_refusal(client, settings, decision.actor, what)
+    if refusal is not None:
+        return Resolution(decision.ignore(refusal), pull=pull, marker=marker)
+    if approval:
+        if marker.get("status") != "awaiting_approval":
+            return Resolution(
+                decision.ignore(
+                    f"PR #{pull.number} is not awaiting approval (status "
+                    f"{marker.get('status')!r}); branch protection decides from here",
+                    explain=False,
+                ),
+                pull=pull,
+                marker=marker,
+            )
+        if decision.actor == marker.get("started_by") and not settings.allow_self_approval:
+            return Resolution(
+                decision.ignore(
+                    f"{decision.actor} triggered this run and cannot approve it; another person "
+                    "with write access must (or set allow-self-approval)"
+                ),
+                pull=pull,
+                marker=marker,
+            )
+        if decision.review_commit and decision.review_commit != pull.head_sha:
+            return Resolution(
+                decision.ignore(
+                    f"the approval is of {decision.review_commit[:12]} but the head is now "
+                    f"{pull.head_sha[:12]} (a later push made it stale); approve the current "
+                    "head commit"
+                ),
+                pull=pull,
+                marker=marker,
+            )
+    elif client.in_merge_queue(pull):
+        return Resolution(
+            decision.ignore(
+                f"PR #{pull.number} is in the merge queue; Chimera never pushes to a queued branch"
+            ),
+            pull=pull,
+            marker=marker,
+        )
+    return Resolution(decision, pull=pull, marker=marker)

@@ -1,0 +1,145 @@
+"""The Action's settings: the ``action.yml`` inputs, read from ``CHIMERA_*`` environment variables.
+
+``action.yml`` maps each kebab-case input to an environment variable (``label`` →
+``CHIMERA_LABEL``, ``max-open-prs`` → ``CHIMERA_MAX_OPEN_PRS``), so untrusted event fields
+never pass through a shell, and ``chimera action`` reads one typed object. Bad values are a
+one-line :class:`~chimera.errors.ConfigError` naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from chimera.errors import ConfigError
+
+__all__ = ["GITHUB_ACTIONS_BOT", "ActionSettings"]
+
+GITHUB_ACTIONS_BOT = "github-actions[bot]"
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(v.strip().lstrip("@") for v in value.replace("\n", ",").split(",") if v.strip())
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name}: expected true or false, got {raw!r}")
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name}: expected an integer, got {raw!r}") from exc
+    if value < minimum:
+        raise ConfigError(f"{name}: must be at least {minimum}, got {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name}: expected a number, got {raw!r}") from exc
+    if value <= 0:
+        raise ConfigError(f"{name}: must be positive, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class ActionSettings:
+    """Everything the Action's modes need besides the event.
+
+    Attributes:
+        label: the trigger label (``chimera``).
+        identities: logins that are Chimera itself (its publishing token's account or App
+            bot, and ``github-actions[bot]``): their events never trigger, cancel or re-run.
+        allowed_bots: bot logins allowed to trigger runs.
+        allow_self_approval: the person who triggered a run may approve it.
+        branch_prefix: Chimera's branches are ``<prefix><issue number>``.
+        max_open_prs / max_prs_per_hour: the ChangeQueue's limits.
+        fix_workflow: the workflow file the queue dispatches (``chimera-fix.yml``).
+        auto_merge: request GitHub auto-merge (or the merge queue) for low-risk PRs.
+        risk_reviewers: reviewers requested on ``risk:high`` PRs.
+        model, spec_path, max_attempts, max_iterations, budget_usd, budget_tokens,
+        diff_feedback: passed on to ``chimera run``.
+        artifact_name: the run artifact's name (one per workflow run).
+        max_patch_bytes / max_file_bytes: publish scan limits.
+    """
+
+    label: str = "chimera"
+    identities: tuple[str, ...] = (GITHUB_ACTIONS_BOT,)
+    allowed_bots: tuple[str, ...] = ()
+    allow_self_approval: bool = False
+    branch_prefix: str = "chimera/issue-"
+    max_open_prs: int = 3
+    max_prs_per_hour: int = 6
+    fix_workflow: str = "chimera-fix.yml"
+    auto_merge: bool = False
+    risk_reviewers: tuple[str, ...] = ()
+    model: str | None = None
+    spec_path: str = "specs/"
+    max_attempts: int | None = None
+    max_iterations: int | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    diff_feedback: bool = False
+    artifact_name: str = "chimera-run"
+    max_patch_bytes: int = 1_000_000
+    max_file_bytes: int = 200_000
+    extra_high_risk: tuple[str, ...] = field(default_factory=tuple)
+
+    def is_self(self, login: str | None) -> bool:
+        return bool(login) and login in self.identities
+
+    def branch(self, issue: int) -> str:
+        return f"{self.branch_prefix}{issue}"
+
+    def issue_of_branch(self, ref: str) -> int | None:
+        if not ref.startswith(self.branch_prefix):
+            return None
+        tail = ref[len(self.branch_prefix) :]
+        return int(tail) if tail.isdigit() else None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ActionSettings:
+        """Read ``CHIMERA_*`` variables (unset or empty: the default)."""
+        e = dict(os.environ if env is None else env)
+        identities = (*_split(e.get("CHIMERA_BOT_LOGIN", "")), GITHUB_ACTIONS_BOT)
+        max_attempts = _int(e, "CHIMERA_MAX_ATTEMPTS", 0, 0) or None
+        max_iterations = _int(e, "CHIMERA_MAX_ITERATIONS", 0, 0) or None
+        budget_tokens = _int(e, "CHIMERA_BUDGET_TOKENS", 0, 0) or None
+        label = e.get("CHIMERA_LABEL", "").strip() or "chimera"
+        return cls(
+            label=label,
+            identities=tuple(dict.fromkeys(identities)),
+            allowed_bots=_split(e.get("CHIMERA_ALLOWED_BOTS", "")),
+            allow_self_approval=_bool(e, "CHIMERA_ALLOW_SELF_APPROVAL", False),
+            max_open_prs=_int(e, "CHIMERA_MAX_OPEN_PRS", 3, 1),
+            max_prs_per_hour=_int(e, "CHIMERA_MAX_PRS_PER_HOUR", 6, 1),
+            fix_workflow=e.get("CHIMERA_FIX_WORKFLOW", "").strip() or "chimera-fix.yml",
+            auto_merge=_bool(e, "CHIMERA_AUTO_MERGE", False),
+            risk_reviewers=_split(e.get("CHIMERA_RISK_REVIEWERS", "")),
+            model=e.get("CHIMERA_MODEL", "").strip() or None,
+            spec_path=e.get("CHIMERA_SPEC_PATH", "").strip() or "specs/",
+            max_attempts=max_attempts,
+            max_iterations=max_iterations,
+            budget_usd=_float(e, "CHIMERA_BUDGET_USD"),
+            budget_tokens=budget_tokens,
+            diff_feedback=_bool(e, "CHIMERA_DIFF_FEEDBACK", False),
+            artifact_name=e.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run",
+        )

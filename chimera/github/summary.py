@@ -1,0 +1,252 @@
+"""Rendering for GitHub: the PR body, the one outcome comment per run, the job summary — and
+the hidden markers that keep Chimera's state on GitHub.
+
+Markers are HTML comments holding one JSON object (``<`` and ``>`` escaped, so a value can
+never close the comment):
+
+* ``<!-- chimera:pr {...} -->`` in a Chimera PR body: issue, run id, the workflow run and
+  artifact holding the run folder, status, who started the run, risk. An approval locates the
+  paused run's state through it.
+* ``<!-- chimera:queued {...} -->`` in the "queued" comment on an issue: the original labeller
+  and the time it was queued (the ChangeQueue's FIFO order).
+* ``<!-- chimera:outcome {...} -->`` in every outcome comment: its key makes a retried or
+  re-run publish step post it once.
+
+Markers are read only from PR bodies and comments written by Chimera's own identities (the
+caller checks the author), so a marker pasted into an issue by someone else counts for
+nothing. Every string that came from a model, a tool or an issue is shown inside a code span
+with backticks, pipes and angle brackets neutralised and chat-template tokens stripped
+(:func:`chimera.governance.sanitize.sanitize`), so a summary cannot inject links, images or
+HTML into a PR body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from chimera.governance.sanitize import sanitize
+
+__all__ = [
+    "OUTCOME_TITLES",
+    "artifact_link",
+    "code",
+    "outcome_comment",
+    "parse_marker",
+    "pr_body",
+    "render_marker",
+]
+
+_MARKER = re.compile(r"<!-- chimera:(?P<kind>[a-z]+) (?P<json>\{.*?\}) -->", re.DOTALL)
+
+OUTCOME_TITLES: Mapping[str, str] = {
+    "pr_opened": "Pull request opened",
+    "pr_updated": "Pull request updated",
+    "awaiting_approval": "Draft pull request opened: a risky change awaits approval",
+    "resumed": "Approved change resumed",
+    "spec_not_met": "Spec not met",
+    "budget_exhausted": "Budget exhausted",
+    "rate_limited": "Rate-limited by GitHub",
+    "blocked": "Blocked by governance",
+    "hollow": "Hollow success: nothing to publish",
+    "queued": "Queued",
+    "cancelled": "Cancelled",
+    "crashed": "Crashed",
+    "refused": "Not started",
+}
+
+
+def render_marker(kind: str, data: Mapping[str, Any]) -> str:
+    """``<!-- chimera:KIND {json} -->`` with ``<``, ``>`` and ``&`` escaped."""
+    text = json.dumps(dict(data), sort_keys=True, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f"<!-- chimera:{kind} {text} -->"
+
+
+def parse_marker(text: str, kind: str) -> dict[str, Any] | None:
+    """The last ``kind`` marker's object in ``text``, or ``None``."""
+    found: dict[str, Any] | None = None
+    for match in _MARKER.finditer(text or ""):
+        if match.group("kind") != kind:
+            continue
+        try:
+            data = json.loads(match.group("json"))
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            found = data
+    return found
+
+
+def code(value: Any, limit: int = 200) -> str:
+    """``value`` as an inert Markdown code span (sanitized, one line, at most ``limit``)."""
+    text = sanitize(str(value)).replace("\r", " ").replace("\n", " ")
+    text = text.replace("`", "'").replace("|", "\\|").replace("<", "‹").replace(">", "›")
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"`{text}`" if text else "` `"
+
+
+def artifact_link(server_url: str, repository: str, workflow_run: int | str | None) -> str:
+    """A link to the workflow run whose artifacts hold the audit log and run state."""
+    if not workflow_run:
+        return "(no workflow run: a local run)"
+    return f"{server_url.rstrip('/')}/{repository}/actions/runs/{workflow_run}"
+
+
+def _money(cost: Any) -> str:
+    return "unknown (a model without a price)" if cost is None else f"${float(cost):.4f}"
+
+
+def _goal_table(state: Mapping[str, Any]) -> list[str]:
+    goal = list(state.get("acceptance_ids") or state.get("goal_ids") or [])
+    base_green = set(state.get("base_green") or [])
+    final = state.get("final_results") or {}
+    if not goal:
+        return ["_No goal requirements recorded._"]
+    rows = ["| Requirement | Before | After |", "|---|---|---|"]
+    for rid in goal:
+        before = "passed" if rid in base_green else "red"
+        rows.append(f"| {code(rid, 80)} | {before} | {final.get(rid, 'not checked')} |")
+    regressed = sorted(r for r in base_green if final and final.get(r) not in (None, "passed"))
+    if regressed:
+        rows.append("")
+        rows.append(
+            "Regressed (green on the base, red now): " + ", ".join(code(r) for r in regressed)
+        )
+    unrelated = state.get("unrelated_red") or []
+    if unrelated:
+        rows.append("")
+        rows.append(
+            "Red on the base and unrelated to this task (reported, not required): "
+            + ", ".join(code(r, 60) for r in unrelated[:20])
+        )
+    return rows
+
+
+def _attempts(state: Mapping[str, Any]) -> list[str]:
+    cards = state.get("cards") or []
+    if not cards:
+        return ["_No cards ran._"]
+    rows = ["| Card | Status | Attempts | Last note |", "|---|---|---|---|"]
+    for card in cards:
+        notes = card.get("notes") or []
+        rows.append(
+            f"| {code(card.get('id', '?'), 60)} | {card.get('status', '?')} | "
+            f"{card.get('attempts', 0)} | {code(notes[-1], 160) if notes else ''} |"
+        )
+    return rows
+
+
+def _denied(state: Mapping[str, Any], findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for item in state.get("denied_actions") or []:
+        what = item.get("action") or item.get("command") or item.get("tool") or item
+        why = item.get("reason") or item.get("message") or ""
+        lines.append(f"- {code(what, 120)} — {code(why, 160)}")
+    for f in findings:
+        lines.append(f"- patch: {code(f.get('path', ''), 100)} — {code(f.get('reason', ''), 160)}")
+    return lines or ["None."]
+
+
+def pr_body(
+    *,
+    issue: int,
+    state: Mapping[str, Any],
+    marker: Mapping[str, Any],
+    repository: str,
+    server_url: str,
+    workflow_run: int | str | None,
+    audit_summary: str = "",
+    findings: Sequence[Mapping[str, Any]] = (),
+    risk_reasons: Sequence[str] = (),
+) -> str:
+    """The PR body: the issue link, goal before/after, attempt history, cost and tokens,
+    sandbox mode, actions denied for review, the audit head hash, the artifact link, the
+    audit summary, and the state marker."""
+    status = str(state.get("status", "?"))
+    head = state.get("audit_head") or "(none)"
+    lines = [
+        f"Closes #{issue}.",
+        "",
+        "This change was made by Chimera and is accepted only because the Spec says so: every "
+        "goal requirement below passed `check_drift` and nothing that passed before turned red.",
+        "",
+        f"**Run** {code(state.get('run_id', '?'), 60)} · status **{status}** "
+        f"({code(state.get('stop_reason') or '', 40)}: "
+        f"{code(state.get('stop_detail') or '', 200)})",
+        "",
+    ]
+    if status == "awaiting_approval":
+        pending = ", ".join(code(p, 60) for p in state.get("pending_approval") or [])
+        lines += [
+            "> [!IMPORTANT]",
+            f"> A risky change ({pending}) is verified and held. A person with write access "
+            "other than the one who started the run must **approve this PR's head commit**; the "
+            "run then resumes (remaining cards), and the PR becomes ready for review.",
+            "",
+        ]
+        if risk_reasons:
+            lines += ["Why it is risky: " + "; ".join(code(r, 160) for r in risk_reasons), ""]
+    lines += ["### Goal requirements", "", *_goal_table(state), ""]
+    lines += ["### Attempt history", "", *_attempts(state), ""]
+    lines += [
+        "### Cost and safety",
+        "",
+        f"- Tokens: {int(state.get('tokens') or 0)} · cost: {_money(state.get('cost_usd'))}",
+        f"- Sandbox: {code(state.get('sandbox_mode') or 'unknown', 60)}"
+        + (" · task text was untrusted (tainted run)" if state.get("tainted") else ""),
+        "- Actions denied or flagged for review:",
+        *[f"  {line}" for line in _denied(state, findings)],
+        f"- Audit log head hash: `{head}` (verify with `chimera audit verify audit.jsonl "
+        f"--head {head}`)",
+        f"- Artifacts (audit log, run state, attempt history, spec report): "
+        f"{artifact_link(server_url, repository, workflow_run)}",
+        "",
+    ]
+    if audit_summary.strip():
+        lines += [
+            "<details><summary>Audit summary</summary>",
+            "",
+            audit_summary.strip()[:30000],
+            "",
+            "</details>",
+            "",
+        ]
+    lines.append(render_marker("pr", marker))
+    return "\n".join(lines)
+
+
+def outcome_comment(
+    kind: str,
+    *,
+    issue: int,
+    key: str,
+    detail: str,
+    link: str | None = None,
+    state: Mapping[str, Any] | None = None,
+    run_link: str | None = None,
+) -> str:
+    """The one comment on the issue for a run's outcome (``kind`` from :data:`OUTCOME_TITLES`).
+
+    ``detail`` is Chimera's own sentence; parts of it that came from outside must already be
+    wrapped with :func:`code`.
+    """
+    title = OUTCOME_TITLES.get(kind, kind)
+    lines = [f"**Chimera: {title}.**", "", detail]
+    if link:
+        lines += ["", link]
+    if state:
+        tokens = int(state.get("tokens") or 0)
+        lines += [
+            "",
+            f"Run {code(state.get('run_id', '?'), 60)}: {tokens} tokens, "
+            f"{_money(state.get('cost_usd'))}; audit head `{state.get('audit_head') or '(none)'}`.",
+        ]
+    if run_link:
+        lines += ["", f"Workflow run and artifacts: {run_link}"]
+    # The marker holds only the key: a second outcome for the same key is never posted.
+    lines += ["", render_marker("outcome", {"issue": issue, "key": key})]
+    return "\n".join(lines)

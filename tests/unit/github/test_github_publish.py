@@ -1,0 +1,324 @@
+"""publish(): apply, scan, push, PR, labels, reviewers, exactly one outcome comment."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chimera.ecosystem.queue import ChangeQueue, QueueLimits
+from chimera.errors import GitHubRateLimited
+from chimera.github.artifacts import Outcome, make_patch, write_outcome
+from chimera.github.client import GitHubClient
+from chimera.github.publish import PublishContext, publish
+from chimera.github.settings import ActionSettings
+from chimera.github.summary import parse_marker
+from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake
+
+SETTINGS = ActionSettings(
+    identities=("chimera-bot", "github-actions[bot]"),
+    risk_reviewers=("bob", "chimera-bot"),
+    auto_merge=True,
+)
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
+
+
+def head(work: Path) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def state(run_id: str = "gh-1-7", status: str = "done", **extra: Any) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "status": status,
+        "stop_reason": {
+            "done": "goal_met",
+            "awaiting_approval": "human_checkpoint",
+            "failed": "cards_failed",
+            "stopped": "budget_tokens",
+        }[status],
+        "stop_detail": "detail of the stop",
+        "started_by": "alice",
+        "acceptance_ids": ["total-defined"],
+        "final_results": {"total-defined": "passed"},
+        "cards": [
+            {"id": "total-defined", "status": "accepted", "attempts": 1, "notes": ["accepted"]}
+        ],
+        "tokens": 10,
+        "cost_usd": 0.0,
+        "audit_head": "f00d",
+        "pending_approval": ["total-defined"] if status == "awaiting_approval" else [],
+        **extra,
+    }
+
+
+def artifacts(
+    tmp_path: Path,
+    work: Path,
+    *,
+    files: dict[str, str],
+    st: dict[str, Any],
+    issue: int = 1,
+    name: str = "art",
+    **outcome: Any,
+) -> Path:
+    """Make the change in the clone, take its patch as the agent job would, then restore."""
+    base = head(work)
+    for rel, text in files.items():
+        path = work / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    patch = make_patch(work, base)
+    subprocess.run(["git", "checkout", "-q", "--force", base], cwd=work, check=True)
+    subprocess.run(["git", "clean", "-qfd"], cwd=work, check=True)
+    folder = tmp_path / name
+    (folder / "run").mkdir(parents=True)
+    (folder / "run" / "state.json").write_text(json.dumps(st))
+    (folder / "patch.diff").write_text(patch)
+    (folder / "summary.md").write_text("## Audit summary\n")
+    write_outcome(
+        folder,
+        Outcome(
+            kind="run",
+            issue=issue,
+            run_id=st["run_id"],
+            status=st["status"],
+            started_by="alice",
+            base_sha=base,
+            base_ref="main",
+            empty_patch=not patch,
+            **outcome,
+        ),
+    )
+    return folder
+
+
+@pytest.fixture
+def setup(
+    fake: GitHubFake, repo: FakeRepo, work: tuple[Path, Path], bot: GitHubClient
+) -> Callable[..., Any]:
+    fake.add_issue(
+        "octo/app",
+        title="Add total()",
+        body="please",
+        user="alice",
+        labels=("chimera", "chimera:running"),
+    )
+
+    def run(folder: Path, workflow_run: str = "7", client: GitHubClient = bot) -> Any:
+        ctx = PublishContext(
+            root=work[1],
+            artifacts=folder,
+            repository="octo/app",
+            server_url="https://github.example",
+            workflow_run=workflow_run,
+        )
+        q = ChangeQueue(client, identities=SETTINGS.identities, limits=QueueLimits(3, 10))
+        return publish(ctx, client, SETTINGS, q)
+
+    return run
+
+
+def comments(repo: FakeRepo, n: int = 1) -> list[str]:
+    return [c["body"] for c in repo.issue_comments(n)]
+
+
+def test_done_run_opens_one_pr_with_everything(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(
+        tmp_path, work[1], files={"calc.py": "def total(xs):\n    return 1\n"}, st=state()
+    )
+    result = setup(folder)
+    assert result.outcome == "pr_opened" and result.created
+    (pull,) = repo.open_pulls()
+    assert pull["head"] == "chimera/issue-1" and not pull["draft"]
+    assert repo.head_sha("chimera/issue-1") is not None
+    assert "Closes #1." in pull["body"] and "## Audit summary" in pull["body"]
+    marker = parse_marker(pull["body"], "pr")
+    assert marker is not None and marker["status"] == "ready" and marker["workflow_run"] == "7"
+    assert set(repo.issues[1]["labels"]) == {"chimera:pr-open"}  # trigger + running removed
+    (text,) = comments(repo)
+    assert "Pull request opened" in text and pull["body"] != text
+    assert pull["auto_merge"] is not None  # low risk, auto-merge on
+    assert repo.merge_attempts == []
+    # The publish step re-runs (same workflow run): nothing new on GitHub.
+    again = setup(folder)
+    assert again.pr_number == result.pr_number and len(repo.open_pulls()) == 1
+    assert len(comments(repo)) == 1
+
+
+def test_a_rerun_updates_the_same_branch_and_pr(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    first = setup(artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state()))
+    second = setup(
+        artifacts(tmp_path, work[1], files={"a.py": "x = 2\n"}, st=state("gh-1-8"), name="art2"),
+        workflow_run="8",
+    )
+    assert second.outcome == "pr_updated" and second.pr_number == first.pr_number
+    assert len(repo.pulls()) == 1
+    show = subprocess.run(
+        ["git", "--git-dir", str(repo.remote), "show", "chimera/issue-1:a.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert show.stdout == "x = 2\n"
+    assert [("opened" in c, "updated" in c) for c in comments(repo)] == [
+        (True, False),
+        (False, True),
+    ]
+
+
+def test_awaiting_approval_opens_a_draft_with_reviewers(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(
+        tmp_path,
+        work[1],
+        files={"migrations/001.sql": "create table t();\n"},
+        st=state(status="awaiting_approval"),
+        risk_reasons=["touches high-risk paths: migrations/001.sql"],
+    )
+    result = setup(folder)
+    assert result.outcome == "awaiting_approval"
+    (pull,) = repo.open_pulls()
+    assert pull["draft"] and "risk:high" in pull["labels"]
+    assert pull["requested_reviewers"] == ["bob"]  # never the PR's author
+    assert pull["auto_merge"] is None
+    marker = parse_marker(pull["body"], "pr")
+    assert marker is not None and marker["status"] == "awaiting_approval"
+    assert marker["started_by"] == "alice" and marker["risk"] == "high"
+    assert "chimera:awaiting-approval" in repo.issues[1]["labels"]
+    assert "awaits approval" in comments(repo)[0]
+
+
+def test_spec_additions_are_labelled_spec_change(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(
+        tmp_path,
+        work[1],
+        files={"specs/task.yaml": "requirements: []\n", "a.py": "x = 1\n"},
+        st=state(),
+    )
+    setup(folder)
+    (pull,) = repo.open_pulls()
+    assert "spec-change" in pull["labels"] and pull["auto_merge"] is None
+
+
+def test_a_blocked_patch_is_reported_and_never_pushed(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(
+        tmp_path, work[1], files={".github/workflows/x.yml": "on: push\n"}, st=state()
+    )
+    result = setup(folder)
+    assert result.outcome == "blocked"
+    assert repo.head_sha("chimera/issue-1") is None and repo.open_pulls() == []
+    (text,) = comments(repo)
+    assert "Blocked by governance" in text and "never changed by Chimera" in text
+    assert set(repo.issues[1]["labels"]) == {"chimera:failed"}
+
+
+def test_flagged_findings_are_listed_and_stop_auto_merge(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(
+        tmp_path, work[1], files={"a.py": 'SEED = "Zx8Qp2LmN7vR4tY9wK3cB6hJ1sD5fG0a"\n'}, st=state()
+    )
+    result = setup(folder)
+    (pull,) = repo.open_pulls()
+    assert "high-entropy" in pull["body"] and pull["auto_merge"] is None
+    assert "flagged for review" in result.merge
+
+
+@pytest.mark.parametrize(
+    ("status", "extra", "kind", "needle"),
+    [
+        (
+            "failed",
+            {"cards": [{"id": "x", "status": "failed", "notes": ["failed: still red"]}]},
+            "spec_not_met",
+            "Last failure: `failed: still red`",
+        ),
+        ("stopped", {}, "budget_exhausted", "`budget_tokens`"),
+    ],
+)
+def test_red_outcomes_are_one_comment_each(
+    setup: Callable[..., Any],
+    repo: FakeRepo,
+    work: tuple[Path, Path],
+    tmp_path: Path,
+    status: str,
+    extra: dict[str, Any],
+    kind: str,
+    needle: str,
+) -> None:
+    folder = artifacts(tmp_path, work[1], files={"a.py": "x\n"}, st=state(status=status, **extra))
+    result = setup(folder)
+    assert result.outcome == kind and repo.open_pulls() == []
+    (text,) = comments(repo)
+    assert needle in text and "chimera:failed" in repo.issues[1]["labels"]
+
+
+def test_hollow_success_is_not_published(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    result = setup(artifacts(tmp_path, work[1], files={}, st=state()))
+    assert result.outcome == "hollow" and repo.open_pulls() == []
+    assert "Hollow success" in comments(repo)[0]
+
+
+def test_a_patch_that_does_not_apply_is_reported(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(tmp_path, work[1], files={"README.md": "changed\n"}, st=state())
+    (folder / "patch.diff").write_text(
+        (folder / "patch.diff").read_text().replace("-# demo", "-# other")
+    )
+    result = setup(folder)
+    assert result.outcome == "crashed" and "does not apply" in comments(repo)[0]
+    assert repo.head_sha("chimera/issue-1") is None
+
+
+def test_missing_outcome_is_a_crash_comment(
+    setup: Callable[..., Any], repo: FakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHIMERA_ISSUE", "1")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert setup(empty).outcome == "crashed"
+    assert "ended without an outcome" in comments(repo)[0]
+
+
+def test_a_persistent_rate_limit_is_reported_and_raised(
+    setup: Callable[..., Any],
+    fake: GitHubFake,
+    repo: FakeRepo,
+    work: tuple[Path, Path],
+    tmp_path: Path,
+    make_client: Callable[..., GitHubClient],
+) -> None:
+    folder = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state())
+    client = make_client("chimera-bot", max_wait_s=5)
+    fake.inject(
+        FakeFault(
+            method="POST", path=r"/pulls$", status=403, retry_after=120, secondary_rate_limit=True
+        )
+    )
+    with pytest.raises(GitHubRateLimited):
+        setup(folder, client=client)
+    assert repo.open_pulls() == []
+    (text,) = comments(repo)
+    assert "Rate-limited by GitHub" in text and "idempotent" in text
+    # Publishing again once the limit has passed opens the PR (once).
+    result = setup(folder, client=client)
+    assert result.outcome == "pr_opened" and len(repo.open_pulls()) == 1
