@@ -6,7 +6,6 @@ and run folders, imported lazily by the handlers.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
     from chimera.protocols import SupportsComplete
     from chimera.providers import TokenBudget
 
-MODEL_ENV = "CHIMERA_MODEL"
 RUNS = Path(".chimera") / "runs"
 
 
@@ -31,12 +29,10 @@ def resolve_root(value: str | None) -> Path:
 
 
 def top_model(config: ChimeraConfig) -> str:
-    model = config.models.default or os.environ.get(MODEL_ENV)
-    if not model:
-        raise UsageError(
-            f"no model: pass --model, set [tool.chimera.models] default, or set {MODEL_ENV}"
-        )
-    return model
+    """The top model: ``models.default`` (``--model`` is applied to it), else $CHIMERA_MODEL."""
+    from chimera.orchestration.engine_setup import resolve_model
+
+    return resolve_model(None, config)
 
 
 def prepare_credentials(root: Path, config: ChimeraConfig, models: Iterable[str]) -> None:

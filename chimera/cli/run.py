@@ -242,7 +242,8 @@ def _config(root: Path, **overrides: Any) -> Any:
 def _run(args: argparse.Namespace) -> int:
     import getpass
 
-    from chimera.orchestration.session import open_session, resolve_model
+    from chimera.orchestration.engine_setup import resolve_model
+    from chimera.orchestration.session import open_session
     from chimera.orchestration.state import new_run_id
     from chimera.spec.loader import discover_spec_files
 

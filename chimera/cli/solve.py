@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import secrets
 import sys
 from datetime import UTC, datetime
@@ -29,7 +28,7 @@ from typing import Any
 from chimera.cli._base import Subparsers, err, write_text_atomic
 from chimera.errors import UsageError
 
-MODEL_ENV = "CHIMERA_MODEL"
+MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.engine_setup (kept light: no import)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -153,12 +152,9 @@ def run(args: argparse.Namespace) -> int:
         budget_tokens=args.budget_tokens,
         sandbox=args.sandbox,
     )
-    model = config.models.default or os.environ.get(MODEL_ENV)
-    if not model:
-        raise UsageError(
-            f"no model: pass --model, set [tool.chimera.models] default, or set {MODEL_ENV}"
-        )
-    rungs = [model, *config.models.ladder]
+    from chimera.orchestration.engine_setup import prepare_engine, resolve_model
+
+    model = resolve_model(None, config)
 
     from chimera.spec.loader import discover_spec_files, load_spec
 
@@ -172,72 +168,24 @@ def run(args: argparse.Namespace) -> int:
     from chimera.core.autonomous import AutonomousAgent
     from chimera.evolution.experience import ExperienceBuffer
     from chimera.governance.audit import AuditLog
-    from chimera.orchestration.build import EngineBuilder
-    from chimera.orchestration.hierarchy_setup import build_hierarchy, hierarchy_planner
-    from chimera.protocols import SupportsComplete
-    from chimera.providers import (
-        SCRIPTED_PREFIX,
-        BudgetedBackend,
-        TokenBudget,
-        check_credentials,
-        load_dotenv_file,
-        make_backend,
-    )
-    from chimera.sandbox import Sandbox
 
-    if any(not m.startswith(SCRIPTED_PREFIX) for m in rungs):
-        load_dotenv_file(root)
-        for m in rungs:
-            if not m.startswith(SCRIPTED_PREFIX):
-                check_credentials(m, api_base=config.models.api_base_for(m))
     known = {r.id for r in spec.requirements}
     unknown = [t for t in args.target or () if t not in known]
     if unknown:
         raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
-    # Everything that can refuse (budget without a price, sandbox mode) is set up before the
-    # run folder exists, so a usage error leaves nothing behind.
-    budget = TokenBudget.from_config(config.budget)
-    budgeted = {
-        m: BudgetedBackend(
-            make_backend(m, config),
-            budget,
-            model=m,
-            default_max_tokens=config.models.max_tokens,
-        )
-        for m in rungs
-    }
-    sandbox = Sandbox(
-        root,
-        mode=config.sandbox.mode,
-        env_allow=config.sandbox.env_allow,
-        network=config.sandbox.network,
-    )
+    # Everything that can refuse (a missing key, a budget without a price, the sandbox mode)
+    # is checked before the run folder exists, so a usage error leaves nothing behind.
+    prepared = prepare_engine(root, config, model)
     run_id = _new_run_id()
     run_dir = root / ".chimera" / "runs" / run_id
     audit = AuditLog(run_dir / "audit.jsonl", run_id)
-    for rung in budgeted.values():
-        rung.audit = audit  # budget refusals are audit events
-
-    def backend_for(m: str) -> SupportsComplete:
-        # Panel members and cascade tiers named by [tool.chimera.routing] share the budget.
-        if m not in budgeted:
-            budgeted[m] = BudgetedBackend(
-                make_backend(m, config),
-                budget,
-                model=m,
-                default_max_tokens=config.models.max_tokens,
-                audit=audit,
-            )
-        return budgeted[m]
-
-    # Without routing configuration each rung is its model; with it, deep turns of a rung go
-    # to a panel or cascade and its tool turns to one model.
-    ladder = EngineBuilder(config, backend_for, audit=audit, runner=sandbox).ladder(rungs)
+    engine = prepared.bind(audit=audit, run_dir=run_dir, run_id=run_id)
+    sandbox = engine.sandbox
     progress = _Progress(args.quiet)
     if not args.quiet:
         err(f"chimera: run {run_id} (files in {_shown(run_dir, root)}), sandbox {sandbox.mode}")
     agent = AutonomousAgent(
-        ladder,
+        engine.ladder,
         workspace=root,
         spec=spec,
         runner=sandbox,
@@ -248,17 +196,7 @@ def run(args: argparse.Namespace) -> int:
         on_event=progress,
         review=not args.no_review,
         output_limit=config.tools.output_limit,
-        big_planner=hierarchy_planner(
-            lambda: build_hierarchy(
-                config,
-                root=root,
-                run_dir=run_dir,
-                run_id=run_id,
-                audit=audit,
-                budget=budget,
-                top=model,
-            )
-        ),
+        big_planner=engine.big_planner,
     )
     result = agent.solve(args.task, args.target, untrusted=args.untrusted)
     summary = result.to_json()

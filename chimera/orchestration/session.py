@@ -9,38 +9,19 @@ card solver, and the run store.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chimera.config import ChimeraConfig
-from chimera.errors import UsageError
 from chimera.governance.audit import AuditLog
 from chimera.orchestration.adapters import GuardSnapshots
 from chimera.orchestration.project import OrchestratorOptions, ProjectOrchestrator, RunLimits
 from chimera.orchestration.solver import AgentCardSolver
 from chimera.orchestration.state import RunStore
-from chimera.protocols import SupportsComplete
-
-MODEL_ENV = "CHIMERA_MODEL"
 
 EventSink = Callable[[str, dict[str, Any]], None]
-
-
-def resolve_model(cli_model: str | None, config: ChimeraConfig) -> str:
-    """``--model``, else ``[tool.chimera.models] default``, else ``$CHIMERA_MODEL``.
-
-    Raises:
-        UsageError: none of them is set.
-    """
-    model = cli_model or config.models.default or os.environ.get(MODEL_ENV)
-    if not model:
-        raise UsageError(
-            f"no model: pass --model, set [tool.chimera.models] default, or set {MODEL_ENV}"
-        )
-    return model
 
 
 @dataclass
@@ -80,70 +61,19 @@ def open_session(
         UsageError / ConfigError / MissingExtraError / AuthenticationError: a bad model,
             configuration, missing extra or missing key, each as one line.
     """
-    from chimera.orchestration.build import EngineBuilder
-    from chimera.providers import (
-        SCRIPTED_PREFIX,
-        BudgetedBackend,
-        TokenBudget,
-        check_credentials,
-        load_dotenv_file,
-        make_backend,
-    )
-    from chimera.sandbox import Sandbox
+    from chimera.orchestration.engine_setup import prepare_engine
     from chimera.spec.loader import load_spec
 
-    rungs = [model, *config.models.ladder]
-    if any(not m.startswith(SCRIPTED_PREFIX) for m in rungs):
-        load_dotenv_file(root)
-        for m in rungs:
-            if not m.startswith(SCRIPTED_PREFIX):
-                check_credentials(m, api_base=config.models.api_base_for(m))
+    prepared = prepare_engine(root, config, model, spent_tokens=spent_tokens, spent_usd=spent_usd)
     store = RunStore(root)
     run_dir = store.run_dir(run_id)
     audit = AuditLog(run_dir / "audit.jsonl", run_id)
-    tokens_left = (
-        None if config.budget.tokens is None else max(0, config.budget.tokens - spent_tokens)
-    )
-    usd_left = (
-        None if config.budget.usd is None else max(0.0, config.budget.usd - (spent_usd or 0.0))
-    )
-    budget = TokenBudget(max_tokens=tokens_left, max_usd=usd_left, name="run")
-    sandbox = Sandbox(
-        root,
-        mode=config.sandbox.mode,
-        env_allow=config.sandbox.env_allow,
-        network=config.sandbox.network,
-    )
-
-    def backend_for(m: str) -> SupportsComplete:
-        return BudgetedBackend(
-            make_backend(m, config),
-            budget,
-            model=m,
-            default_max_tokens=config.models.max_tokens,
-            audit=audit,
-        )
-
-    # Without [tool.chimera.routing] each rung is its model; with it, a rung's deep turns
-    # (plans, reviews, replans) go to a panel or cascade and its tool turns to one model.
-    ladder = EngineBuilder(config, backend_for, audit=audit, runner=sandbox).ladder(rungs)
+    engine = prepared.bind(audit=audit, run_dir=run_dir, run_id=run_id)
+    ladder, sandbox = engine.ladder, engine.sandbox
     use_guard = config.run.guard if guard is None else guard
-    from chimera.orchestration.hierarchy_setup import build_hierarchy, hierarchy_planner
-
     agent_kwargs: dict[str, Any] = {
         "output_limit": config.tools.output_limit,
-        # Built only if a Spine ever overflows its context budget.
-        "big_planner": hierarchy_planner(
-            lambda: build_hierarchy(
-                config,
-                root=root,
-                run_dir=run_dir,
-                run_id=run_id,
-                audit=audit,
-                budget=budget,
-                top=model,
-            )
-        ),
+        "big_planner": engine.big_planner,
     }
     files = [root / p for p in spec_paths]
     solver = AgentCardSolver(
