@@ -98,6 +98,7 @@ def bwrap_argv(
     read_only_paths: tuple[Path, ...],
     extra_writable: tuple[Path, ...],
     hidden: tuple[Path, ...] = (),
+    visible_in_tmp: tuple[Path, ...] = (),
 ) -> list[str]:
     """The ``bwrap`` argument list that precedes the command's own argv.
 
@@ -112,6 +113,10 @@ def bwrap_argv(
     argv += ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev"]
     argv += ["--proc", "/proc"] if probe.proc else ["--tmpfs", "/proc"]
     argv += ["--tmpfs", "/tmp"]
+    # The private /tmp would hide an interpreter or tools installed under /tmp (a virtualenv
+    # in a CI checkout there): those come back read-only.
+    for path in visible_in_tmp:
+        argv += ["--ro-bind", str(path), str(path)]
     # Credential stores are masked: a read-only view of them is still a secret to exfiltrate
     # through the workspace (and the PR). Folders become empty, files read as empty.
     for path in hidden:

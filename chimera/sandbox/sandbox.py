@@ -23,6 +23,7 @@ Modes:
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -54,6 +55,31 @@ CREDENTIAL_PATHS: tuple[str, ...] = (
     ".cargo/credentials.toml",
 )
 """Paths under the home folder that bubblewrap masks (empty folders, empty files)."""
+
+
+def tool_paths_in_tmp(
+    path_env: str | None = None, prefixes: Sequence[str] | None = None
+) -> tuple[Path, ...]:
+    """Interpreter prefixes and ``PATH`` folders that live under ``/tmp``.
+
+    bubblewrap gives every command a private, empty ``/tmp``; these must stay visible (read
+    only) or a Python or tool installed there (a CI checkout's virtualenv) cannot start.
+    """
+    tmp = Path("/tmp").resolve()
+    if prefixes is None:
+        prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    if path_env is None:
+        path_env = os.environ.get("PATH", "")
+    found: list[Path] = []
+    for raw in [*prefixes, *path_env.split(os.pathsep)]:
+        if not raw:
+            continue
+        path = Path(raw).resolve()
+        if path.is_relative_to(tmp) and path != tmp and path.is_dir():
+            found.append(path)
+    # Keep only the outermost folders: binding a parent already shows its children.
+    outer = [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+    return tuple(dict.fromkeys(outer))
 
 
 def credential_paths(workspace: Path, homes: Sequence[Path] | None = None) -> tuple[Path, ...]:
@@ -217,6 +243,7 @@ class Sandbox:
                     read_only_paths=self._read_only_now(),
                     extra_writable=self.extra_writable,
                     hidden=credential_paths(self.workspace),
+                    visible_in_tmp=tool_paths_in_tmp(),
                 ),
                 *argv,
             ]

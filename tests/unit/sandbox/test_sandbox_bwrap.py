@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import textwrap
@@ -179,3 +180,22 @@ def test_credential_paths_skip_the_workspace(tmp_path: Path) -> None:
     inside = home / ".aws" / "project"
     inside.mkdir()
     assert credential_paths(inside, [home]) == (home / ".netrc",)
+
+
+def test_tools_installed_under_tmp_stay_visible(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chimera.sandbox.sandbox import tool_paths_in_tmp
+
+    # A CI checkout under /tmp has its virtualenv there too; the private /tmp must not hide it.
+    tools = tmp_path / "venv" / "bin"
+    tools.mkdir(parents=True)
+    script = tools / "hello-tool"
+    script.write_text("#!/bin/sh\necho hello from tmp\n", encoding="utf-8")
+    script.chmod(0o755)
+    found = tool_paths_in_tmp(path_env=f"{tools}:/usr/bin", prefixes=[str(tmp_path / "venv")])
+    assert found == (tmp_path / "venv",)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    res = Sandbox(workspace, mode="bwrap").run("hello-tool", cwd=workspace, timeout=30)
+    assert res.ok, res.output
+    assert "hello from tmp" in res.output
