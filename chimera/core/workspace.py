@@ -641,6 +641,39 @@ class WorkspaceGuard:
             target.mkdir(parents=True, exist_ok=True)
         self._seed = work
 
+    def clear_stale_locks(self) -> list[str]:
+        """Remove what killed processes left in ``store``; returns the names removed.
+
+        A ``kill -9`` during a git call leaves git's ``<index>.lock`` behind, and git then
+        refuses that index for good ("Unable to create ... .lock: File exists"): a fixed-name
+        scratch index (``current.index``, a snapshot's ``.<id>.tree.index``) would make every
+        later :meth:`diff` fail. A kill during :meth:`snapshot` leaves a half-recorded
+        ``.<id>.index.tmp``, and one during the store's first creation a ``.git-init-*``
+        folder. Completed snapshots (``<id>.index`` + ``<id>.json``) and stored objects are
+        never touched.
+
+        Call it only as the store's sole owner (a run holds its run lock): a lock file of a
+        git process that is still running elsewhere would be taken from under it.
+
+        Raises:
+            WorkspaceError: a leftover cannot be removed.
+        """
+        removed: list[str] = []
+        if not self.store.is_dir():
+            return removed
+        candidates = [
+            *self.store.glob("*.lock"),
+            *self.store.glob(".*.lock"),
+            *self.store.glob(".*.index.tmp"),
+            *self.store.glob(".*.tree.index"),
+            *self.store.glob(".git-init-*"),
+            *self._gitdir.glob("*.lock"),
+        ]
+        for path in sorted(set(candidates)):
+            _remove(path)
+            removed.append(path.relative_to(self.store).as_posix())
+        return removed
+
     def discard(self, snapshot: Snapshot) -> None:
         """Forget ``snapshot`` (its files in ``store``). Stored blobs stay until the store goes."""
         snapshot.manifest_path.unlink(missing_ok=True)

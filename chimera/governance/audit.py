@@ -17,6 +17,14 @@ Each line is written with a single ``write``, flushed and fsync'd before ``appen
 A thread lock and a file lock (``<path>.lock``, the ``filelock`` package) serialise writers
 in one process and across processes; the sequence number and chain continue from what is on
 disk, so a reopened log (a resumed run) extends the same chain.
+
+A writer killed in the middle of an append (``kill -9`` can cut a ``write`` of more than a
+page short) leaves an unterminated fragment after the last newline. Every complete append ends
+in a newline and appends happen under the file lock, so a fragment found while holding that
+lock can only be such a torn append: opening the log cuts it off and records the cut as a
+``torn_tail_discarded`` event (size, SHA-256 and the start of the fragment), so the chain
+continues from the last complete line and the loss stays visible in it. Anything else that
+is not a valid event (a complete line that does not parse) still refuses to be extended.
 """
 
 from __future__ import annotations
@@ -136,7 +144,49 @@ class AuditLog:
             raise AuditError(f"{self.path}: cannot create the folder: {exc}") from exc
         self._file_lock = FileLock(str(self.path) + ".lock")
         with self._locked():
+            torn = self._cut_torn_tail()
             self._read_head()
+        if torn is not None:
+            self.append("torn_tail_discarded", **torn)
+
+    def _cut_torn_tail(self) -> dict[str, Any] | None:
+        """Cut an unterminated fragment off the end (a killed append); describe it, or None.
+
+        Must be called with the file lock held (so no live writer is mid-append).
+        """
+        try:
+            with self.path.open("rb+") as handle:
+                end = handle.seek(0, os.SEEK_END)
+                if end == 0:
+                    return None
+                handle.seek(end - 1)
+                if handle.read(1) == b"\n":
+                    return None
+                pos = end
+                while pos > 0:  # back to the last newline, in blocks
+                    step = min(8192, pos)
+                    handle.seek(pos - step)
+                    block = handle.read(step)
+                    cut = block.rfind(b"\n")
+                    if cut != -1:
+                        pos = pos - step + cut + 1
+                        break
+                    pos -= step
+                handle.seek(pos)
+                fragment = handle.read()
+                handle.truncate(pos)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise AuditError(f"{self.path}: cannot repair a torn last line: {exc}") from exc
+        return {
+            "offset": pos,
+            "bytes": len(fragment),
+            "sha256": hashlib.sha256(fragment).hexdigest(),
+            "start": fragment[:200].decode("utf-8", errors="backslashreplace"),
+        }
 
     def _locked(self) -> _Locked:
         return _Locked(self._thread_lock, self._file_lock, self.path)

@@ -684,9 +684,29 @@ class ProjectOrchestrator:
                 if after
                 else ["the spec no longer loads"]
             )
+            # Requirements the agent added are untrusted text like a task's spec block: a
+            # `command` the TrustKernel denies must never run (the next check_drift of the
+            # whole spec would execute it in the sandbox, which can still read the workspace).
+            denied = (
+                self._denied_commands(after, _added_ids(spec, after))
+                if after and not tampering
+                else {}
+            )
             if tampering:
                 why = "blocked: " + "; ".join(tampering)
                 self._emit("spec_tampering", card=card.id, problems=tampering)
+                state.denied_actions.extend(
+                    _spec_denial(card.id, p, "spec-tampering") for p in tampering
+                )
+            elif denied:
+                problems = [
+                    f"agent-written requirement {rid}: {reason}" for rid, reason in denied.items()
+                ]
+                why = "blocked: " + "; ".join(problems)
+                self._emit("spec_tampering", card=card.id, problems=problems)
+                state.denied_actions.extend(
+                    _spec_denial(card.id, p, "spec-command-denied") for p in problems
+                )
             else:
                 assert after is not None
                 report = self._drift(after, sorted({card.requirement_id, *goal.protected}))
@@ -755,3 +775,25 @@ class ProjectOrchestrator:
     @staticmethod
     def _pending(graph: TaskGraph) -> list[str]:
         return [c.id for c in graph.cards.values() if c.status is CardStatus.PENDING]
+
+
+def _added_ids(before: Spec, after: Spec) -> list[str]:
+    """Ids of requirements in ``after`` that ``before`` does not have (agent-written)."""
+    known = before.by_id()
+    return [r.id for r in after.requirements if r.id not in known]
+
+
+def _spec_denial(card_id: str, problem: str, rule: str) -> dict[str, Any]:
+    """A blocked spec change as a ``denied_actions`` entry (the shape of
+    :meth:`chimera.governance.guard.DeniedAction.to_dict`), for the reviewer's summary."""
+    summary = f"card {card_id}: {problem}"
+    return {
+        "tool": "spec",
+        "action": summary,
+        "reason": problem,
+        "summary": summary,
+        "verdict": "block",
+        "rule_ids": [rule],
+        "reasons": [problem],
+        "agent": card_id,
+    }
