@@ -67,9 +67,9 @@ class _Watch:
     """Collects the events the demo narrates, and prints progress."""
 
     def __init__(self, quiet: bool) -> None:
-        from chimera.cli.run import _Progress
+        from chimera.cli._progress import Progress
 
-        self.progress = _Progress(quiet)
+        self.progress = Progress(quiet)
         self.attempts: list[dict[str, Any]] = []
         self.injections = 0
 

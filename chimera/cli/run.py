@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, err
+from chimera.cli._progress import Progress
 from chimera.errors import UsageError
 
 if TYPE_CHECKING:
@@ -127,48 +128,6 @@ def _root(args: argparse.Namespace) -> Path:
     if not root.is_dir():
         raise UsageError(f"--root {args.root}: not a directory")
     return root.resolve()
-
-
-class _Progress:
-    """One stderr line per card and per attempt."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-
-    def __call__(self, event: str, f: dict[str, Any]) -> None:
-        if self.quiet:
-            return
-        line = _progress_line(event, f)
-        if line:
-            err(line)
-
-
-def _progress_line(event: str, f: dict[str, Any]) -> str | None:
-    if event == "goal":
-        return (
-            f"chimera: goal ({f['mode']}): {len(f['goal'])} requirement(s); "
-            f"to do: {', '.join(f['unmet']) or 'nothing'}"
-        )
-    if event == "acceptance_rejected":
-        return f"chimera: acceptance requirement {f['id']} rejected: {f['reason']}"
-    if event == "card_started":
-        return f"chimera: card {f['card']}"
-    if event == "attempt":
-        what = str(f.get("cause", ""))[:160]
-        if f.get("verdict") == "passed":
-            what = f"verified; {f.get('files_changed', 0)} file(s) changed"
-        return f"  attempt {f.get('number')}: {f.get('verdict')} — {what}"
-    if event == "history_injected":
-        return f"  carried forward {f.get('records')} failed attempt(s) into the next prompt"
-    if event == "card_finished":
-        return f"chimera: card {f['card']}: {f['status']} ({f['reason']})"
-    if event == "resumed":
-        return f"chimera: resumed{' (card ' + str(f['card']) + ' redone)' if f.get('card') else ''}"
-    if event == "approved":
-        return f"chimera: approved by {f['by']}: {', '.join(f['cards'])}"
-    if event == "run_stopped":
-        return f"chimera: stopped: {f['reason']} — {f['detail']}"
-    return None
 
 
 def exit_code(state: RunState) -> int:
@@ -282,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
         config=config,
         spec_paths=spec_args,
         model=model,
-        on_event=_Progress(args.quiet),
+        on_event=Progress(args.quiet),
         guard=args.guard,
     )
     if not args.quiet:
@@ -314,7 +273,7 @@ def _reopen(args: argparse.Namespace) -> tuple[Any, Any]:
         model=model,
         spent_tokens=state.tokens,
         spent_usd=state.cost_usd,
-        on_event=_Progress(args.quiet),
+        on_event=Progress(args.quiet),
     )
     return session, state
 

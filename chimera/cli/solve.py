@@ -23,9 +23,9 @@ import secrets
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from chimera.cli._base import Subparsers, err, write_text_atomic
+from chimera.cli._progress import Progress
 from chimera.errors import UsageError
 
 MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.engine_setup (kept light: no import)
@@ -89,52 +89,6 @@ def _new_run_id() -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-class _Progress:
-    """One stderr line per step and per attempt."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-
-    def __call__(self, event: str, fields: dict[str, Any]) -> None:
-        if self.quiet:
-            return
-        line = self._line(event, fields)
-        if line:
-            err(line)
-
-    @staticmethod
-    def _line(event: str, f: dict[str, Any]) -> str | None:
-        n = f.get("attempt")
-        if event == "targets":
-            return f"chimera: targets: {', '.join(f['targets']) or '(none)'}"
-        if event == "plan":
-            return f"chimera: planned with {f['model']}"
-        if event == "replan":
-            return f"chimera: replanned with {f['model']} (a failure repeated)"
-        if event == "escalate":
-            return f"chimera: escalating to {f['model']} (a failure repeated after a replan)"
-        if event == "attempt_started":
-            return f"chimera: attempt {n} with {f['model']}"
-        if event == "step":
-            return f"  {f['summary']}"
-        if event == "review":
-            verdict = "approved" if f["approved"] else f"sent back: {f['reason']}"
-            return f"  review: {verdict}"
-        if event == "attempt":
-            what = f["cause"][:200]
-            if f["verdict"] == "passed":
-                what = f"verified; {f['files_changed']} file(s), +{f['added']} -{f['removed']}"
-            return f"chimera: attempt {f['number']}: {f['verdict']} — {what}"
-        if event == "history_injected":
-            return (
-                f"  history: {f['records']} record(s), {f['distinct']} distinct, "
-                f"{f['collapsed']} collapsed, ~{f['tokens']} tokens"
-            )
-        if event == "budget_stop":
-            return f"chimera: budget refused a call: {f['reason']}"
-        return None
-
-
 def run(args: argparse.Namespace) -> int:
     from chimera.config import load_config
 
@@ -181,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     audit = AuditLog(run_dir / "audit.jsonl", run_id)
     engine = prepared.bind(audit=audit, run_dir=run_dir, run_id=run_id)
     sandbox = engine.sandbox
-    progress = _Progress(args.quiet)
+    progress = Progress(args.quiet)
     if not args.quiet:
         err(f"chimera: run {run_id} (files in {_shown(run_dir, root)}), sandbox {sandbox.mode}")
     agent = AutonomousAgent(
