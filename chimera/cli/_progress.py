@@ -12,9 +12,14 @@ from typing import Any
 from chimera.cli._base import err
 
 
-def progress_line(event: str, f: dict[str, Any]) -> str | None:
-    """The line shown for one event, or ``None`` for events not shown live."""
+def progress_line(event: str, f: dict[str, Any], *, nested: bool = False) -> str | None:
+    """The line shown for one event, or ``None`` for events not shown live.
+
+    ``nested``: the solve runs inside a project run's card, so its lines are indented under
+    the card's instead of starting with ``chimera:``.
+    """
     n = f.get("attempt")
+    top, sub = ("  ", "    ") if nested else ("chimera: ", "  ")
     # -- the project run (cards) ----------------------------------------------------------
     if event == "goal":
         return (
@@ -36,20 +41,20 @@ def progress_line(event: str, f: dict[str, Any]) -> str | None:
         return f"chimera: stopped: {f['reason']} — {f['detail']}"
     # -- one solve (attempts) -------------------------------------------------------------
     if event == "targets":
-        return f"chimera: targets: {', '.join(f['targets']) or '(none)'}"
+        return None if nested else f"chimera: targets: {', '.join(f['targets']) or '(none)'}"
     if event == "plan":
-        return f"  planned with {f['model']}"
+        return f"{top}planned with {f['model']}"
     if event == "replan":
-        return f"  replanned with {f['model']} (a failure repeated)"
+        return f"{top}replanned with {f['model']} (a failure repeated)"
     if event == "escalate":
-        return f"  escalating to {f['model']} (a failure repeated after a replan)"
+        return f"{top}escalating to {f['model']} (a failure repeated after a replan)"
     if event == "attempt_started":
-        return f"  attempt {n} with {f['model']}"
+        return f"{top}attempt {n} with {f['model']}"
     if event == "step":
-        return f"    {f['summary']}"
+        return f"{sub}{f['summary']}"
     if event == "review":
         verdict = "approved" if f["approved"] else f"sent back: {f['reason']}"
-        return f"    review: {verdict}"
+        return f"{sub}review: {verdict}"
     if event == "attempt":
         what = str(f.get("cause", ""))[:200]
         if f.get("verdict") == "passed":
@@ -57,10 +62,10 @@ def progress_line(event: str, f: dict[str, Any]) -> str | None:
                 f"verified; {f.get('files_changed', 0)} file(s), "
                 f"+{f.get('added', 0)} -{f.get('removed', 0)}"
             )
-        return f"  attempt {f.get('number')}: {f.get('verdict')} — {what}"
+        return f"{top}attempt {f.get('number')}: {f.get('verdict')} — {what}"
     if event == "history_injected":
         return (
-            f"    carried forward: {f['records']} record(s), {f['distinct']} distinct, "
+            f"{sub}carried forward: {f['records']} record(s), {f['distinct']} distinct, "
             f"{f['collapsed']} collapsed, ~{f['tokens']} tokens"
         )
     if event == "budget_stop":
@@ -71,12 +76,13 @@ def progress_line(event: str, f: dict[str, Any]) -> str | None:
 class Progress:
     """An event sink that prints :func:`progress_line` to stderr (nothing when quiet)."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, *, nested: bool = False) -> None:
         self.quiet = quiet
+        self.nested = nested
 
     def __call__(self, event: str, fields: dict[str, Any]) -> None:
         if self.quiet:
             return
-        line = progress_line(event, fields)
+        line = progress_line(event, fields, nested=self.nested)
         if line:
             err(line)

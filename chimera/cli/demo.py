@@ -69,7 +69,7 @@ class _Watch:
     def __init__(self, quiet: bool) -> None:
         from chimera.cli._progress import Progress
 
-        self.progress = Progress(quiet)
+        self.progress = Progress(quiet, nested=True)
         self.attempts: list[dict[str, Any]] = []
         self.injections = 0
 

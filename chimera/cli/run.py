@@ -241,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
         config=config,
         spec_paths=spec_args,
         model=model,
-        on_event=Progress(args.quiet),
+        on_event=Progress(args.quiet, nested=True),
         guard=args.guard,
     )
     if not args.quiet:
@@ -273,7 +273,7 @@ def _reopen(args: argparse.Namespace) -> tuple[Any, Any]:
         model=model,
         spent_tokens=state.tokens,
         spent_usd=state.cost_usd,
-        on_event=Progress(args.quiet),
+        on_event=Progress(args.quiet, nested=True),
     )
     return session, state
 
