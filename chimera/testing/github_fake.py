@@ -46,11 +46,12 @@ import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from chimera.testing._server import LocalServer
 
 __all__ = ["FakeFault", "FakeRepo", "GitHubFake", "RecordedCall", "make_bare_remote"]
 
@@ -175,16 +176,6 @@ class FakeRepo:
         return proc.stdout.strip() or None
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
-    allow_reuse_address = True
-
-    def __init__(self, fake: GitHubFake) -> None:
-        self.fake = fake
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
 class _HttpError(Exception):
     def __init__(self, status: int, message: str, **extra: Any) -> None:
         super().__init__(message)
@@ -197,7 +188,11 @@ class _HttpError(Exception):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    @property
+    def _owner(self) -> GitHubFake:
+        owner: GitHubFake = self.server.owner  # type: ignore[attr-defined]
+        return owner
+
     protocol_version = "HTTP/1.1"
     timeout = 10
 
@@ -245,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _dispatch(self, method: str) -> None:
-        fake = self.server.fake
+        fake = self._owner
         body = self._body() if method in ("POST", "PATCH", "PUT", "DELETE") else None
         split = urlsplit(self.path)
         path = split.path
@@ -287,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.retry_after is not None:
             headers["Retry-After"] = f"{fault.retry_after:g}"
         message = SECONDARY_RATE_MESSAGE if fault.secondary_rate_limit else "Server Error"
-        self.server.fake._record(method, path, fault.status, login, body)
+        self._owner._record(method, path, fault.status, login, body)
         self._send(
             fault.status,
             {"message": message, "documentation_url": "https://docs.github.com/rest"},
@@ -313,7 +308,7 @@ class _Handler(BaseHTTPRequestHandler):
 Route = Callable[..., Any]
 
 
-class GitHubFake:
+class GitHubFake(LocalServer):
     """A threaded, stateful GitHub API fake on ``127.0.0.1`` (see the module docstring).
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. ``api_url`` is the
@@ -330,55 +325,12 @@ class GitHubFake:
         self.internal_errors: list[str] = []
         self._faults: list[FakeFault] = []
         self._ids = itertools.count(1000)
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
         self._routes: list[tuple[str, re.Pattern[str], Route]] = []
         self._install_routes()
 
-    # -- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> GitHubFake:
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"github-fake-{self.port}",
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        server.server_close()
-        if thread is not None:
-            thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> GitHubFake:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the GitHub fake is not running")
-        return int(self._server.server_address[1])
+    handler = _Handler
+    thread_name = "github-fake"
 
     @property
     def api_url(self) -> str:

@@ -32,9 +32,10 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from chimera.testing._server import LocalServer
 
 __all__ = ["OpenAIStubServer", "RecordedRequest", "StubFault", "StubReply", "StubToolCall"]
 
@@ -112,19 +113,12 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-class _Server(ThreadingHTTPServer):
-    # Non-daemon handler threads, joined by server_close(): a stopped server leaves none.
-    daemon_threads = False
-    block_on_close = True
-    allow_reuse_address = True
-
-    def __init__(self, stub: OpenAIStubServer) -> None:
-        self.stub = stub
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    @property
+    def _owner(self) -> OpenAIStubServer:
+        owner: OpenAIStubServer = self.server.owner  # type: ignore[attr-defined]
+        return owner
+
     protocol_version = "HTTP/1.1"
     timeout = 10  # a client that connects and sends nothing cannot pin a thread forever
 
@@ -174,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(status, payload, headers)
 
     def do_GET(self) -> None:
-        stub = self.server.stub
+        stub = self._owner
         stub._record(self, None)
         if self.path.rstrip("/") == "/v1/models":
             models = [{"id": m, "object": "model", "owned_by": "stub"} for m in stub.models()]
@@ -183,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route for GET {self.path}")
 
     def do_POST(self) -> None:
-        stub = self.server.stub
+        stub = self._owner
         body = self._read_body()
         stub._record(self, body)
         if self.path.rstrip("/") != "/v1/chat/completions":
@@ -217,7 +211,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, stub._completion_body(model, body, reply))
 
 
-class OpenAIStubServer:
+class OpenAIStubServer(LocalServer):
     """A threaded OpenAI-compatible stub on ``127.0.0.1`` (an ephemeral port).
 
     Args:
@@ -242,65 +236,15 @@ class OpenAIStubServer:
         self._faults: deque[StubFault] = deque()
         self._requests: list[RecordedRequest] = []
         self._ids = itertools.count(1)
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
         for model, value in (replies or {}).items():
             if isinstance(value, StubReply):
                 self.add_reply(model, value)
             else:
                 self.add_reply(model, *value)
 
-    # -- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> OpenAIStubServer:
-        """Bind and serve in a background thread; returns ``self``."""
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"openai-stub-{self.port}",
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, wake delayed handlers, close the socket and join every thread."""
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        server.server_close()  # joins the handler threads (block_on_close)
-        if thread is not None:
-            thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> OpenAIStubServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the stub server is not running")
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash)."""
-        return f"http://127.0.0.1:{self.port}"
+    handler = _Handler
+    thread_name = "openai-stub"
 
     @property
     def api_base(self) -> str:
