@@ -78,6 +78,11 @@ def register(subparsers: Subparsers) -> None:
         help="the task text comes from outside (an issue): record the run as tainted",
     )
     parser.add_argument(
+        "--guard",
+        action="store_true",
+        help="evaluate every tool call with the TrustKernel first (implied by --untrusted)",
+    )
+    parser.add_argument(
         "--no-review", action="store_true", help="skip the manager review of each attempt"
     )
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
@@ -138,8 +143,22 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     if not args.quiet:
         err(f"chimera: run {run_id} (files in {_shown(run_dir, root)}), sandbox {sandbox.mode}")
+    from chimera.governance.wiring import tool_governance
+
+    wrapper, guards = tool_governance(
+        root,
+        audit,
+        guard=args.guard,
+        untrusted=args.untrusted,
+        task=args.task,
+        trusted_commands=[
+            run for r in spec.requirements if isinstance(run := getattr(r.check, "run", None), str)
+        ],
+        run_id=run_id,
+    )
     agent = AutonomousAgent(
         engine.ladder,
+        tool_wrapper=wrapper,
         workspace=root,
         spec=spec,
         runner=sandbox,
@@ -153,11 +172,24 @@ def run(args: argparse.Namespace) -> int:
         big_planner=engine.big_planner,
     )
     result = agent.solve(args.task, args.target, untrusted=args.untrusted)
+    denied = [d.to_dict() for g in guards for d in g.denied]
     summary = result.to_json()
-    summary.update({"run_id": run_id, "audit_head": audit.head_hash, "model": result.model})
+    summary.update(
+        {
+            "run_id": run_id,
+            "audit_head": audit.head_hash,
+            "model": result.model,
+            "guard": bool(args.guard or args.untrusted),
+            "denied_actions": denied,
+        }
+    )
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     out = sys.stdout
     out.write(result.final_report.rstrip("\n") + "\n")
+    if denied:
+        out.write(f"actions denied for review: {len(denied)}\n")
+        for d in denied[:10]:
+            out.write(f"  - {d['action']}: {d['reason']}\n")
     out.write(f"run: {_shown(run_dir, root)} (audit head {audit.head_hash[:16]})\n")
     return 0 if result.ok else 1
 

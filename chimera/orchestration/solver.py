@@ -106,27 +106,18 @@ class AgentCardSolver:
     def _governance(
         self, state: RunState
     ) -> tuple[Callable[[ToolRegistry], ToolCaller] | None, list[Guard]]:
-        """The tool wrapper of ``--guard``: the TrustKernel on every call, and for a tainted
-        run the TaintLedger (commands only from the allowlist: the base spec's commands, the
-        test runner, installing the project, read-only inspection)."""
-        guards: list[Guard] = []
-        if not (self.guard or state.untrusted):
-            return None, guards
-        from chimera.governance.guard import govern_tools
-        from chimera.governance.taint import SourceKind, TaintLedger
+        """``--guard`` / ``--untrusted`` around the card's tools (see ``tool_governance``)."""
+        from chimera.governance.wiring import tool_governance
 
-        ledger: TaintLedger | None = None
-        if state.untrusted:
-            trusted = state.extra.get("trusted_commands", [])
-            ledger = TaintLedger.for_spec(trusted, state.run_id, audit=self.audit)
-            ledger.taint(state.task or "", SourceKind.UNTRUSTED_TASK, "task")
-
-        def wrap(registry: ToolRegistry) -> ToolCaller:
-            governed = govern_tools(registry, self.workspace, audit=self.audit, ledger=ledger)
-            guards.append(governed.guard)
-            return governed
-
-        return wrap, guards
+        return tool_governance(
+            self.workspace,
+            self.audit,
+            guard=self.guard,
+            untrusted=state.untrusted,
+            task=state.task or "",
+            trusted_commands=state.extra.get("trusted_commands", []),
+            run_id=state.run_id,
+        )
 
     def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
         spec = load_spec(self.spec_paths)

@@ -1,0 +1,56 @@
+"""The governance layer around one run's tools, as ``--guard`` and ``--untrusted`` wire it.
+
+Shared by ``chimera solve`` and the ProjectOrchestrator's card solver (``chimera run``, the
+GitHub Action), so both surfaces enforce the same rules the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from chimera.core.agent import ToolCaller
+from chimera.governance.audit import AuditLog
+from chimera.governance.guard import Guard, govern_tools
+from chimera.governance.taint import SourceKind, TaintLedger
+from chimera.tools import ToolRegistry
+
+ToolWrapper = Callable[[ToolRegistry], ToolCaller]
+
+
+def tool_governance(
+    workspace: Path,
+    audit: AuditLog,
+    *,
+    guard: bool,
+    untrusted: bool,
+    task: str,
+    trusted_commands: Sequence[str] = (),
+    run_id: str = "",
+) -> tuple[ToolWrapper | None, list[Guard]]:
+    """The tool wrapper for an AutonomousAgent, and the guards it creates.
+
+    With ``guard``, every tool call is evaluated by the TrustKernel first (block and review
+    verdicts are not executed; the reason goes back to the model). With ``untrusted`` (which
+    implies ``guard``), the run is tainted by ``task`` from the first byte: commands run only
+    from the allowlist (``trusted_commands`` — the *base* spec's ``command`` runs — the test
+    runner, installing the project itself, read-only inspection).
+
+    Returns:
+        ``(wrapper, guards)``: ``wrapper`` is ``None`` when neither applies; ``guards`` fills
+        in as the agent builds its tools and holds the denied actions for the run summary.
+    """
+    guards: list[Guard] = []
+    if not (guard or untrusted):
+        return None, guards
+    ledger: TaintLedger | None = None
+    if untrusted:
+        ledger = TaintLedger.for_spec(trusted_commands, run_id, audit=audit)
+        ledger.taint(task, SourceKind.UNTRUSTED_TASK, "task")
+
+    def wrap(registry: ToolRegistry) -> ToolCaller:
+        governed = govern_tools(registry, workspace, audit=audit, ledger=ledger)
+        guards.append(governed.guard)
+        return governed
+
+    return wrap, guards
