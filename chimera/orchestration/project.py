@@ -435,9 +435,14 @@ class ProjectOrchestrator:
     def _task_goal(self, state: RunState, task: str, spec: Spec, base: DriftReport) -> Goal | None:
         blocks = extract_spec_blocks(task)
         source = "task"
-        if not blocks and self.acceptance_writer is not None:
-            blocks = [self.acceptance_writer.write_acceptance(task, spec)]
-            source = "agent"
+        try:
+            if not blocks and self.acceptance_writer is not None:
+                source = "agent"
+                blocks = [self.acceptance_writer.write_acceptance(task, spec)]
+        except ChimeraError as exc:
+            state.rejected_acceptance = {"(spec block)": f"writing acceptance failed: {exc}"}
+            self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
+            return None
         if not blocks:
             return None
         try:

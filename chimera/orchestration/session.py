@@ -16,6 +16,7 @@ from typing import Any
 
 from chimera.config import ChimeraConfig
 from chimera.governance.audit import AuditLog
+from chimera.orchestration.acceptance import ModelAcceptanceWriter
 from chimera.orchestration.adapters import GuardSnapshots
 from chimera.orchestration.project import OrchestratorOptions, ProjectOrchestrator, RunLimits
 from chimera.orchestration.solver import AgentCardSolver
@@ -97,6 +98,7 @@ def open_session(
         store=store,
         audit=audit,
         load_spec=load_spec,
+        acceptance_writer=ModelAcceptanceWriter(ladder[0]),
         options=OrchestratorOptions(
             limits=RunLimits(
                 max_iterations=config.run.max_iterations,

@@ -354,3 +354,43 @@ def test_invalid_task_block_stops_with_the_reason(tmp_path: Path) -> None:
     assert state2.stop_reason is StopReason.REJECTED_GOAL
     assert "greet" in state2.rejected_acceptance["(spec block)"]
     assert sorted(p.name for p in (root / "specs").iterdir()) == ["app.yaml"]
+
+
+def _with_writer(root: Path, solver: FakeSolver, run_id: str, backend: Any) -> ProjectOrchestrator:
+    from chimera.orchestration.acceptance import ModelAcceptanceWriter
+
+    orch, _ = orchestrator(root, solver, run_id, task_spec_name="task.yaml")
+    orch.acceptance_writer = ModelAcceptanceWriter(backend)
+    return orch
+
+
+def test_agent_writes_acceptance_when_the_task_has_none(tmp_path: Path) -> None:
+    from chimera.providers import ScriptedBackend
+
+    root = git_repo(tmp_path)
+    block = (
+        "Here you go:\n```chimera\nrequirements:\n  - id: version-file\n"
+        "    contains: {path: VERSION, pattern: '1.0'}\n```\n"
+    )
+    writer = ScriptedBackend(
+        [{"purpose": "plan", "text": block, "expect": ["Add a VERSION file", "greet"]}]
+    )
+    solver = FakeSolver(root, {"version-file": [write("VERSION", "1.0\n")]})
+    state = _with_writer(root, solver, "r14", writer).start(
+        run_id="r14", task="Add a VERSION file saying 1.0", started_by="alice", untrusted=True
+    )
+    assert state.status is RunStatus.DONE, state.stop_detail
+    assert state.acceptance_ids == ["version-file"]
+    assert "version-file" in (root / "specs" / "task.yaml").read_text()
+
+
+def test_acceptance_writer_without_a_block_is_a_named_rejection(tmp_path: Path) -> None:
+    from chimera.providers import ScriptedBackend
+
+    root = git_repo(tmp_path)
+    writer = ScriptedBackend([{"purpose": "plan", "text": "I would rather not."}])
+    state = _with_writer(root, FakeSolver(root, {}), "r15", writer).start(
+        run_id="r15", task="Do something", started_by="alice"
+    )
+    assert state.stop_reason is StopReason.REJECTED_GOAL
+    assert "no ```chimera block" in state.rejected_acceptance["(spec block)"]
