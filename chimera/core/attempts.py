@@ -54,6 +54,9 @@ class Verdict(StrEnum):
     """Verification passed with an empty diff: nothing was actually changed."""
     AGENT_STOPPED = "agent_stopped"
     """The tool-calling loop hit its step or token limit, or failed."""
+    SECRET_IN_CHANGE = "secret_in_change"
+    """The change holds a secret value (a credential of the environment or of the workspace's
+    dotenv files): never accepted, whatever the checks say."""
 
     @property
     def failed(self) -> bool:

@@ -198,6 +198,8 @@ class _Seen:
     diff_rel: Path
     review: ReviewVerdict | None
     report: DriftReport
+    secrets: tuple[str, ...] = ()
+    """Names (never values) of the secrets the change held; its text is redacted."""
 
 
 class _Stop(Exception):
@@ -665,7 +667,9 @@ class AutonomousAgent:
         _write_json(self._attempt_dir / f"{number}.transcript.json", acted.transcript)
         if acted.outcome in ("budget", "error"):
             raise _Stop(acted.outcome, f"attempt {number} stopped: {acted.error}")
-        diff = run.guard.diff(snapshot)
+        diff, leaked = self._redact_diff(run.guard.diff(snapshot))
+        if leaked:
+            self._event("secret_in_change", attempt=number, names=list(leaked))
         diff_rel = Path("attempts") / self.label / f"{number}.diff"
         atomic_write_bytes(self.run_dir / diff_rel, diff.text.encode("utf-8"))
         review: ReviewVerdict | None = None
@@ -686,15 +690,35 @@ class AutonomousAgent:
                 reason=review.reason[:500],
             )
         report = self._check([*run.goal, *run.keep_green], f"attempt-{number}")
-        return _Seen(acted, diff, diff_rel, review, report)
+        return _Seen(acted, diff, diff_rel, review, report, leaked)
+
+    def _redact_diff(self, diff: WorkspaceDiff) -> tuple[WorkspaceDiff, tuple[str, ...]]:
+        """``diff`` with secret values replaced, and their names (never values).
+
+        A command of the run (a test the agent wrote, a spec check) may copy a credential into
+        a file where no tool output passed the governance redactor — under the weaker
+        scrubbed sandbox the workspace's ``.env`` stays readable. The diff is what the record,
+        the review, the retry prompt, the run folder and the pull request would carry, so it
+        is redacted here and the attempt is judged ``secret_in_change``.
+        """
+        from chimera.governance.guard import SecretRedactor
+
+        redactor = SecretRedactor.from_environment(workspace=self.workspace)
+        text, names = redactor.redact(diff.text)
+        if not names:
+            return diff, ()
+        return dataclasses.replace(diff, text=text), tuple(dict.fromkeys(names))
 
     def _judge(self, number: int, model: str, run: _Run, seen: _Seen) -> AttemptRecord:
-        """The verdict: checks first (they decide), then emptiness, then the review."""
+        """The verdict: a secret in the change first (never accepted), then the checks (they
+        decide), then emptiness, then the review."""
         results = seen.report.by_id()
         still_red = [results[t] for t in run.goal if t in results and not results[t].passed]
         broke = [results[t] for t in run.keep_green if t in results and not results[t].passed]
         reason = ""
-        if broke:
+        if seen.secrets:
+            verdict, reason = Verdict.SECRET_IN_CHANGE, ", ".join(seen.secrets)
+        elif broke:
             verdict = Verdict.REGRESSION
         elif still_red and seen.acted.outcome != "finished":
             verdict, reason = Verdict.AGENT_STOPPED, seen.acted.outcome
@@ -712,7 +736,7 @@ class AutonomousAgent:
             number=number,
             verdict=verdict,
             signature=FailureSignature.from_results(verdict, red, reason=reason),
-            cause=_cause(verdict, still_red, broke, seen.acted, seen.review),
+            cause=_cause(verdict, still_red, broke, seen.acted, seen.review, seen.secrets),
             verifier_output="\n".join(_render(r) for r in red),
             diff=seen.diff.text,
             record_diff_chars=self.config.record_diff_chars,
@@ -816,10 +840,16 @@ def _cause(
     broke: list[RequirementResult],
     run: AgentResult,
     review: ReviewVerdict | None,
+    secrets: Sequence[str] = (),
 ) -> str:
     def names(rs: list[RequirementResult]) -> str:
         return "; ".join(f"{r.id} ({r.status.value}: {r.message[:160]})" for r in rs)
 
+    if verdict is Verdict.SECRET_IN_CHANGE:
+        return (
+            f"the change holds secret value(s) ({', '.join(secrets)}); a secret never goes "
+            "into a change (it was redacted from this record and the attempt reverted)"
+        )
     if verdict is Verdict.REGRESSION:
         text = f"broke requirement(s) that passed before: {names(broke)}"
         return text + (f"; still red: {names(still_red)}" if still_red else "")

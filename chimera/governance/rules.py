@@ -663,6 +663,9 @@ _GOVERNANCE_FILES = pathspec.GitIgnoreSpec.from_lines(
     [
         *("CODEOWNERS", ".github/CODEOWNERS", "docs/CODEOWNERS", ".github/settings.yml"),
         *("/action.yml", "/action.yaml", ".github/dependabot.yml", ".gitmodules"),
+        # Chimera's own settings (sandbox mode, network, environment allowlist, budgets): an
+        # agent must not loosen what confines it; a resumed or approved run re-reads them.
+        "/chimera.toml",
     ],
 )
 

@@ -99,6 +99,7 @@ def bwrap_argv(
     extra_writable: tuple[Path, ...],
     hidden: tuple[Path, ...] = (),
     visible_in_tmp: tuple[Path, ...] = (),
+    masked_in_workspace: tuple[Path, ...] = (),
 ) -> list[str]:
     """The ``bwrap`` argument list that precedes the command's own argv.
 
@@ -128,6 +129,10 @@ def bwrap_argv(
         argv += ["--bind", str(path), str(path)]
     for path in read_only_paths:
         argv += ["--ro-bind", str(path), str(path)]
+    # Secret files inside the workspace (its dotenv files) are masked: bound after the
+    # workspace, or the writable bind would shadow the mask.
+    for path in masked_in_workspace:
+        argv += ["--ro-bind", "/dev/null", str(path)]
     argv.append("--clearenv")
     for name, value in sorted(env.items()):
         argv += ["--setenv", name, value]

@@ -11,7 +11,8 @@ Modes:
   from the allowlist. The workspace's ``.git`` and ``.chimera`` folders are re-bound read-only
   (git hooks and config, run state and the audit log are not the agent's to edit), and the
   home folder's credential stores (``~/.ssh``, ``~/.aws``, ``~/.git-credentials``, ...; see
-  :data:`CREDENTIAL_PATHS`) are masked.
+  :data:`CREDENTIAL_PATHS`) and the workspace's dotenv files
+  (:func:`workspace_secret_files`) are masked.
 * ``scrubbed``: the same allowlisted environment, nothing else. This is weaker: a child can
   still read its parent's ``/proc/PID/environ``, reach the network and write anywhere the user
   can. It is reported as weaker wherever the mode is shown.
@@ -23,6 +24,7 @@ Modes:
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -96,6 +98,21 @@ def credential_paths(workspace: Path, homes: Sequence[Path] | None = None) -> tu
                 continue
             found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+_EXAMPLE_DOTENV = re.compile(r"\.env\.(example|sample|template|dist|defaults|tmpl|schema|test)$")
+
+
+def workspace_secret_files(workspace: Path) -> tuple[Path, ...]:
+    """The workspace's dotenv files (``.env``, ``.env.local`` ... at its root; examples and
+    templates excepted), which bubblewrap masks: a command of the run (a test the agent wrote,
+    a spec check) could otherwise copy a key from ``.env`` into a file of the change. The same
+    files whose values :class:`chimera.governance.guard.SecretRedactor` redacts."""
+    found: list[Path] = []
+    for path in sorted(workspace.glob(".env*")):
+        if path.is_file() and not _EXAMPLE_DOTENV.search(path.name):
+            found.append(path)
+    return tuple(found)
 
 
 class Sandbox:
@@ -244,6 +261,7 @@ class Sandbox:
                     extra_writable=self.extra_writable,
                     hidden=credential_paths(self.workspace),
                     visible_in_tmp=tool_paths_in_tmp(),
+                    masked_in_workspace=workspace_secret_files(self.workspace),
                 ),
                 *argv,
             ]
