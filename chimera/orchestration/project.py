@@ -660,6 +660,7 @@ class ProjectOrchestrator:
         self._emit("card_started", card=card.id, requirement=card.requirement_id, snapshot=snap)
         self._save(state, graph)
 
+        config_before = self._config_fingerprint()
         outcome = self.solver.solve_card(card, requirement, state=state)
         state.iterations += 1
         card.attempts += outcome.attempts
@@ -689,6 +690,10 @@ class ProjectOrchestrator:
                 if after
                 else ["the spec no longer loads"]
             )
+            # Chimera's own configuration (sandbox mode, environment allowlist, budgets) is
+            # read again on resume and approval: a card must not loosen it for later steps.
+            if self._config_fingerprint() != config_before:
+                tampering.append("Chimera's configuration ([tool.chimera] / chimera.toml) changed")
             # Requirements the agent added are untrusted text like a task's spec block: a
             # `command` the TrustKernel denies must never run (the next check_drift of the
             # whole spec would execute it in the sandbox, which can still read the workspace).
@@ -770,6 +775,15 @@ class ProjectOrchestrator:
         self._save(state, graph)
         self.snapshots.discard(snap)
         return None
+
+    def _config_fingerprint(self) -> str:
+        """The effective configuration as text (or the error that stops it loading)."""
+        from chimera.config import load_config
+
+        try:
+            return load_config(self.root).model_dump_json()
+        except ChimeraError as exc:
+            return f"invalid: {exc}"
 
     def _spec_or_none(self) -> Spec | None:
         try:

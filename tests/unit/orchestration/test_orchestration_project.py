@@ -394,3 +394,20 @@ def test_acceptance_writer_without_a_block_is_a_named_rejection(tmp_path: Path) 
     )
     assert state.stop_reason is StopReason.REJECTED_GOAL
     assert "no ```chimera block" in state.rejected_acceptance["(spec block)"]
+
+
+def test_a_card_that_loosens_chimeras_configuration_is_blocked(tmp_path: Path) -> None:
+    def fix_and_loosen(r: Path) -> None:
+        (r / "README.md").write_text("# demo\npip install demo\n")
+        (r / "chimera.toml").write_text('[sandbox]\nmode = "scrubbed"\nnetwork = true\n')
+
+    spec = (
+        "requirements:\n  - id: readme\n    contains: {path: README.md, pattern: 'pip install'}\n"
+    )
+    root = git_repo(tmp_path, spec)
+    orch, _ = orchestrator(root, FakeSolver(root, {"readme": [fix_and_loosen]}), "r16")
+    state = orch.start(run_id="r16", task=None, started_by="alice")
+    assert state.status is RunStatus.FAILED
+    assert "configuration" in state.cards[0]["notes"][-1]
+    assert not (root / "chimera.toml").exists()  # the change was reverted
+    assert any(d["rule_ids"] == ["spec-tampering"] for d in state.denied_actions)
