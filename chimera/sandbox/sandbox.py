@@ -62,14 +62,24 @@ CREDENTIAL_PATHS: tuple[str, ...] = (
 def tool_paths_in_tmp(
     path_env: str | None = None, prefixes: Sequence[str] | None = None
 ) -> tuple[Path, ...]:
-    """Interpreter prefixes and ``PATH`` folders that live under ``/tmp``.
+    """Interpreter prefixes, import paths and ``PATH`` folders that live under ``/tmp``.
 
     bubblewrap gives every command a private, empty ``/tmp``; these must stay visible (read
     only) or a Python or tool installed there (a CI checkout's virtualenv) cannot start.
     """
     tmp = Path("/tmp").resolve()
     if prefixes is None:
-        prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix]
+        # The interpreter, its import path, and where Chimera itself is imported from (an
+        # editable install's source folder: pytest inside the sandbox loads its plugin).
+        import chimera
+
+        prefixes = [
+            sys.prefix,
+            sys.base_prefix,
+            sys.exec_prefix,
+            *sys.path,
+            str(Path(chimera.__file__).resolve().parent.parent),
+        ]
     if path_env is None:
         path_env = os.environ.get("PATH", "")
     found: list[Path] = []
