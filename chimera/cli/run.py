@@ -78,6 +78,11 @@ def register(subparsers: Subparsers) -> None:
     run.add_argument("--escalate", metavar="M2,M3", help="escalation ladder after --model")
     run.add_argument("--run-id", metavar="ID", help="use this run id (default: generated)")
     run.add_argument(
+        "--force",
+        action="store_true",
+        help="start even though an interrupted run has not been resumed",
+    )
+    run.add_argument(
         "--started-by",
         metavar="NAME",
         help="who started the run (default: $USER); approvers must differ",
@@ -177,7 +182,12 @@ def render_summary(state: RunState, *, sandbox: str | None = None) -> str:
     )
     lines.append(f"  sandbox: {sandbox or state.sandbox_mode or 'unknown'}")
     if state.denied_actions:
-        lines.append(f"  actions denied for review: {len(state.denied_actions)}")
+        blocked = sum(1 for d in state.denied_actions if d.get("verdict") == "block")
+        held = len(state.denied_actions) - blocked
+        lines.append(
+            f"  actions denied: {len(state.denied_actions)} "
+            f"({blocked} blocked, {held} held for review)"
+        )
         for d in state.denied_actions[:10]:
             lines.append(f"    - {d.get('summary') or d}")
     lines.append(f"  audit head: {state.audit_head or '(empty)'}")
@@ -235,6 +245,15 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"--task-file {args.task_file}: {exc.strerror or exc}") from exc
     run_id = args.run_id or new_run_id()
     started_by = args.started_by or getpass.getuser()
+    if not args.force:
+        from chimera.orchestration.state import RunStore
+
+        stale = [r for r in RunStore(root).interrupted() if r != run_id]
+        if stale:
+            raise UsageError(
+                f"run {stale[-1]} was interrupted and its tree may hold a half-made change: "
+                f"'chimera resume {stale[-1]}' first (or pass --force to start anyway)"
+            )
     session = open_session(
         root,
         run_id=run_id,
@@ -296,10 +315,12 @@ def _status(args: argparse.Namespace) -> int:
     root = _root(args)
     store = RunStore(root)
     if args.all:
+        interrupted = set(store.interrupted())
         for rid in store.list_ids():
             st = store.load(rid)
             reason = f" ({st.stop_reason.value})" if st.stop_reason else ""
-            sys.stdout.write(f"{rid}  {st.status.value}{reason}  {st.mode}\n")
+            note = f"  interrupted: chimera resume {rid}" if rid in interrupted else ""
+            sys.stdout.write(f"{rid}  {st.status.value}{reason}  {st.mode}{note}\n")
         return 0
     run_id = args.run_id or store.latest()
     if run_id is None:
@@ -309,4 +330,9 @@ def _status(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(state.model_dump(mode="json"), indent=2) + "\n")
     else:
         sys.stdout.write(render_summary(state) + "\n")
+        if run_id in store.interrupted():
+            sys.stdout.write(
+                f"  interrupted: no process is working on it; continue with "
+                f"'chimera resume {run_id}'\n"
+            )
     return 0

@@ -171,7 +171,10 @@ def run(args: argparse.Namespace) -> int:
         output_limit=config.tools.output_limit,
         big_planner=engine.big_planner,
     )
-    result = agent.solve(args.task, args.target, untrusted=args.untrusted)
+    from chimera.orchestration.state import workspace_lock
+
+    with workspace_lock(root, owner=f"solve {run_id}"):
+        result = agent.solve(args.task, args.target, untrusted=args.untrusted)
     denied = [d.to_dict() for g in guards for d in g.denied]
     summary = result.to_json()
     summary.update(
@@ -187,7 +190,11 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     out.write(result.final_report.rstrip("\n") + "\n")
     if denied:
-        out.write(f"actions denied for review: {len(denied)}\n")
+        blocked = sum(1 for d in denied if d["verdict"] == "block")
+        out.write(
+            f"actions denied: {len(denied)} ({blocked} blocked, "
+            f"{len(denied) - blocked} held for review)\n"
+        )
         for d in denied[:10]:
             out.write(f"  - {d['action']}: {d['reason']}\n")
     out.write(f"run: {_shown(run_dir, root)} (audit head {audit.head_hash[:16]})\n")

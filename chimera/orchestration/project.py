@@ -319,9 +319,13 @@ class ProjectOrchestrator:
                     graph,
                     RunStatus.FAILED,
                     StopReason.REJECTED_GOAL,
-                    "no acceptance requirement is usable: "
-                    + "; ".join(f"{k}: {v}" for k, v in state.rejected_acceptance.items())
-                    or "the task has no acceptance requirements",
+                    (
+                        "no acceptance requirement is usable: "
+                        + "; ".join(f"{k}: {v}" for k, v in state.rejected_acceptance.items())
+                    )
+                    if state.rejected_acceptance
+                    else "the task has no acceptance requirements (add a ```chimera block of "
+                    "requirements to the task text)",
                 )
             spec = self._spec()
         else:

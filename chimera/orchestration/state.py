@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from chimera.atomic import atomic_write_json
+from chimera.atomic import atomic_write_json, atomic_write_text
 from chimera.errors import ChimeraError, MissingExtraError, UsageError
 
 RUNS_DIR = Path(".chimera") / "runs"
@@ -128,6 +128,56 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
+def ensure_ignored(chimera_dir: Path) -> None:
+    """Make git ignore ``.chimera/`` (run state, transcripts, snapshots): a ``.gitignore``
+    inside it holding ``*``, as pytest does for its cache, so ``git add -A`` never commits a
+    run's files and no user ``.gitignore`` needs editing."""
+    chimera_dir.mkdir(parents=True, exist_ok=True)
+    marker = chimera_dir / ".gitignore"
+    if not marker.exists():
+        atomic_write_text(marker, "# Created by Chimera: run state stays out of git.\n*\n")
+
+
+@contextmanager
+def _file_lock(path: Path, busy: str) -> Iterator[None]:
+    try:
+        from filelock import FileLock, Timeout
+    except ImportError as exc:  # pragma: no cover - filelock ships with the agent extra
+        raise MissingExtraError("project runs", "agent") from exc
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise UsageError(busy) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextmanager
+def workspace_lock(root: Path, *, owner: str) -> Iterator[None]:
+    """Hold ``root``'s workspace lock: one Chimera run or solve changes a tree at a time.
+
+    Raises:
+        UsageError: another process holds it (the message names it).
+    """
+    base = root / ".chimera"
+    ensure_ignored(base)
+    holder = base / "workspace.owner"
+    try:
+        current = holder.read_text(encoding="utf-8").strip()
+    except OSError:
+        current = "another Chimera process"
+    with _file_lock(
+        base / "workspace.lock",
+        f"{current or 'another Chimera process'} is in progress in another process, changing "
+        f"this tree ({root}); wait for it to finish, or stop it first",
+    ):
+        atomic_write_text(holder, owner + "\n")
+        yield
+
+
 class RunStore:
     """Run folders under ``<root>/.chimera/runs``."""
 
@@ -142,36 +192,60 @@ class RunStore:
 
     @contextmanager
     def lock(self, run_id: str) -> Iterator[Path]:
-        """Hold run ``run_id``'s lock while working on it; yields the run folder.
+        """Hold run ``run_id``'s lock, and the workspace's, while working on it; yields the run
+        folder.
 
         One process at a time works on a run: two would interleave cards, snapshots and
-        audit lines. The lock is an OS file lock on ``run.lock`` (the ``filelock`` package):
-        the kernel releases it when its process dies, ``kill -9`` included, so whoever holds
-        it also owns everything a dead process left in the folder (stale git locks, temp
-        files) and may clear it.
+        audit lines; and one run at a time works on a tree: two would each claim the other's
+        edits. The locks are OS file locks (the ``filelock`` package) on ``run.lock`` and on
+        ``.chimera/workspace.lock``: the kernel releases them when their process dies,
+        ``kill -9`` included, so whoever holds the run lock also owns everything a dead
+        process left in the folder (stale git locks, temp files) and may clear it.
 
         Raises:
-            UsageError: another process holds the lock (the run is in progress elsewhere).
+            UsageError: another process holds either lock (names the run that holds it).
             MissingExtraError: ``filelock`` (the ``agent`` extra) is not installed.
         """
-        try:
-            from filelock import FileLock, Timeout
-        except ImportError as exc:  # pragma: no cover - filelock ships with the agent extra
-            raise MissingExtraError("project runs", "agent") from exc
         folder = self.run_dir(run_id)
         folder.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(folder / LOCK_FILE), timeout=0)
+        with (
+            workspace_lock(self.root, owner=f"run {run_id}"),
+            _file_lock(
+                folder / LOCK_FILE,
+                f"run {run_id} is in progress in another process (it holds "
+                f"{folder / LOCK_FILE}); wait for it, or stop it first",
+            ),
+        ):
+            yield folder
+
+    def is_active(self, run_id: str) -> bool:
+        """True when a live process holds the run's lock (it is being worked on now)."""
+        try:
+            from filelock import FileLock, Timeout
+        except ImportError:  # pragma: no cover - filelock ships with the agent extra
+            return False
+        path = self.run_dir(run_id) / LOCK_FILE
+        if not path.exists():
+            return False
+        lock = FileLock(str(path), timeout=0)
         try:
             lock.acquire()
-        except Timeout as exc:
-            raise UsageError(
-                f"run {run_id} is in progress in another process (it holds "
-                f"{folder / LOCK_FILE}); wait for it, or stop it first"
-            ) from exc
-        try:
-            yield folder
-        finally:
-            lock.release()
+        except Timeout:
+            return True
+        lock.release()
+        return False
+
+    def interrupted(self) -> list[str]:
+        """Runs left ``running`` by a process that died (or was interrupted), oldest first."""
+        out: list[str] = []
+        for rid in self.list_ids():
+            try:
+                state = self.load(rid)
+            except ChimeraError:
+                continue
+            if state.status is RunStatus.RUNNING and not self.is_active(rid):
+                out.append(rid)
+        return out
 
     def save(self, state: RunState) -> None:
         """Write ``state.json`` atomically."""

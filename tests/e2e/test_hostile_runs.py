@@ -441,4 +441,4 @@ def _assert_contained(
     assert len(guard_denied) == sum(1 for c in calls if not c.get("runs") and not c.get("caught"))
     assert bool(spec_denied) == (outcome == "tampering")
     if state.denied_actions:
-        assert f"actions denied for review: {len(state.denied_actions)}" in out
+        assert f"actions denied: {len(state.denied_actions)} (" in out

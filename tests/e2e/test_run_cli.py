@@ -102,3 +102,31 @@ def test_task_file_and_bad_spec_path(project: Path, capsys: pytest.CaptureFixtur
         == 2
     )
     assert "--task-file" in capsys.readouterr().err
+
+
+def test_one_run_at_a_time_per_tree_and_interrupted_runs_are_named(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chimera.orchestration.state import RunStatus, RunStore, workspace_lock
+
+    base = ["--root", str(project), "--quiet", "--model", SCRIPT]
+    # Another process (here: this one, through a second lock handle) is changing the tree.
+    with workspace_lock(project, owner="solve 123"):
+        assert main(["run", *base, "--run-id", "r3"]) == 2
+    err = capsys.readouterr().err
+    assert "solve 123 is in progress" in err
+    assert (project / ".chimera" / ".gitignore").read_text().strip().endswith("*")
+
+    # A run left `running` by a dead process blocks a new run until it is resumed.
+    assert main(["run", *base, "--run-id", "r4", "--max-iterations", "1"]) == 4
+    store = RunStore(project)
+    state = store.load("r4")
+    state.status = RunStatus.RUNNING
+    store.save(state)
+    capsys.readouterr()
+    assert main(["run", *base, "--run-id", "r5"]) == 2
+    assert "run r4 was interrupted" in capsys.readouterr().err
+    assert main(["status", "--root", str(project), "r4"]) == 0
+    assert "chimera resume r4" in capsys.readouterr().out
+    code = main(["run", *base, "--run-id", "r6", "--force", "--max-iterations", "1"])
+    assert code == 4, capsys.readouterr().out

@@ -80,7 +80,7 @@ def test_guarded_solve_denies_hostile_calls_and_still_solves(
     )
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "actions denied for review: 2" in out
+    assert "actions denied: 2 (2 blocked, 0 held for review)" in out
     assert not (root / "pwned").exists()
     run_dir = next((root / ".chimera" / "runs").iterdir())
     summary = json.loads((run_dir / "summary.json").read_text())
