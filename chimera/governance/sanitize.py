@@ -66,6 +66,10 @@ _NAMED_TOKENS = (
     # Mistral / Llama 2 instruction and tool markers
     r"\[\s*/?\s*(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CALLS|TOOL_CONTENT"
     r"|THINK)\s*\]",
+    # Llama 2 / Mistral sentence markers: </s> always; <s> (also HTML strikethrough) only
+    # where it opens a turn, right before another marker.
+    r"<\s*/\s*s\s*>",
+    r"<\s*s\s*>(?=\s*(?:\[|<))",
 )
 _CONTROL_TOKEN_RE = re.compile(
     "|".join((_PIPE_TOKEN, *_NAMED_TOKENS)),

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import pathspec
 
 from chimera.atomic import atomic_write_text
-from chimera.errors import ChimeraError, UsageError
+from chimera.errors import ChimeraError, SpecError, UsageError
 from chimera.governance.drift import check_drift
 from chimera.orchestration.goal import (
     Goal,
@@ -511,6 +511,17 @@ class ProjectOrchestrator:
         self._write_spec_file(target, reqs)
         try:
             self._spec()
+            # Ids are unique across the whole spec directory, whatever --spec selected.
+            self._load_spec([target_dir])
+        except SpecError as exc:
+            target.unlink()
+            # The file existed only to be validated: name the block, and every problem.
+            problems = "; ".join(
+                f"line {p.line}:{p.col}: {p.message}" if p.line else p.message
+                for p in exc.problems
+                if Path(p.file).name == target.name
+            ) or "; ".join(str(p) for p in exc.problems)
+            raise ChimeraError(f"the chimera block is not a valid spec: {problems}") from exc
         except ChimeraError:
             target.unlink()
             raise

@@ -411,3 +411,32 @@ def test_a_card_that_loosens_chimeras_configuration_is_blocked(tmp_path: Path) -
     assert "configuration" in state.cards[0]["notes"][-1]
     assert not (root / "chimera.toml").exists()  # the change was reverted
     assert any(d["rule_ids"] == ["spec-tampering"] for d in state.denied_actions)
+
+
+def test_task_block_ids_are_unique_across_the_spec_directory(tmp_path: Path) -> None:
+    root = git_repo(tmp_path)
+    (root / "specs" / "other.yaml").write_text(
+        "requirements:\n  - id: other\n    contains: {path: README.md, pattern: demo}\n"
+    )
+    store = RunStore(root)
+    audit = AuditLog(store.run_dir("r17") / "audit.jsonl", "r17")
+    solver = FakeSolver(root, {})
+    orch = ProjectOrchestrator(
+        root=root,
+        spec_paths=["specs/app.yaml"],  # a single file selected: the directory still counts
+        solver=solver,
+        snapshots=GuardSnapshots(root, store.run_dir("r17") / "snapshots"),
+        runner=LocalRunner(),
+        store=store,
+        audit=audit,
+        load_spec=load_spec,
+        options=OrchestratorOptions(task_spec_name="task.yaml"),
+    )
+    task = (
+        "```chimera\nrequirements:\n  - id: other\n    contains: {path: VERSION, pattern: x}\n```"
+    )
+    state = orch.start(run_id="r17", task=task, started_by="alice")
+    assert state.stop_reason is StopReason.REJECTED_GOAL
+    reason = state.rejected_acceptance["(spec block)"]
+    assert "duplicate id 'other'" in reason and "not a valid spec" in reason
+    assert not (root / "specs" / "task.yaml").exists()
