@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from chimera.cli._base import Subparsers, err, write_text_atomic
@@ -89,11 +87,6 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def _new_run_id() -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{secrets.token_hex(3)}"
-
-
 def run(args: argparse.Namespace) -> int:
     from chimera.config import load_config
 
@@ -135,7 +128,9 @@ def run(args: argparse.Namespace) -> int:
     # Everything that can refuse (a missing key, a budget without a price, the sandbox mode)
     # is checked before the run folder exists, so a usage error leaves nothing behind.
     prepared = prepare_engine(root, config, model)
-    run_id = _new_run_id()
+    from chimera.orchestration.state import new_run_id
+
+    run_id = new_run_id()  # the same form as chimera run's
     run_dir = root / ".chimera" / "runs" / run_id
     audit = AuditLog(run_dir / "audit.jsonl", run_id)
     engine = prepared.bind(audit=audit, run_dir=run_dir, run_id=run_id)
