@@ -524,82 +524,51 @@ class GitHubFake(LocalServer):
         raise _HttpError(404, "Not Found")
 
     def _install_routes(self) -> None:
+        """The REST and GraphQL routes: (method, path pattern, handler), first match wins.
+
+        ``{repo}`` stands for ``/repos/OWNER/NAME`` (named groups ``owner`` and ``name``).
+        """
         repo = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
-        add = self._routes.append
-        add(("GET", re.compile(r"/user"), self._get_self))
-        add(("GET", re.compile(r"/users/(?P<who>[^/]+)"), self._get_user))
-        add(("GET", re.compile(repo), self._get_repo))
-        add(("GET", re.compile(repo + r"/issues"), self._list_issues))
-        add(("GET", re.compile(repo + r"/issues/(?P<num>\d+)"), self._get_issue))
-        add(("PATCH", re.compile(repo + r"/issues/(?P<num>\d+)"), self._patch_issue))
-        add(("GET", re.compile(repo + r"/issues/(?P<num>\d+)/comments"), self._list_comments))
-        add(("POST", re.compile(repo + r"/issues/(?P<num>\d+)/comments"), self._add_comment))
-        add(("PATCH", re.compile(repo + r"/issues/comments/(?P<cid>\d+)"), self._edit_comment))
-        add(("GET", re.compile(repo + r"/issues/(?P<num>\d+)/labels"), self._issue_labels))
-        add(("POST", re.compile(repo + r"/issues/(?P<num>\d+)/labels"), self._add_labels))
-        add(
-            (
-                "DELETE",
-                re.compile(repo + r"/issues/(?P<num>\d+)/labels/(?P<label>[^/]+)"),
-                self._remove_label,
-            )
-        )
-        add(("GET", re.compile(repo + r"/labels"), self._list_labels))
-        add(("POST", re.compile(repo + r"/labels"), self._create_label))
-        add(("GET", re.compile(repo + r"/labels/(?P<label>[^/]+)"), self._get_label))
-        add(
-            (
-                "GET",
-                re.compile(repo + r"/collaborators/(?P<who>[^/]+)/permission"),
-                self._permission,
-            )
-        )
-        add(("GET", re.compile(repo + r"/pulls"), self._list_pulls))
-        add(("POST", re.compile(repo + r"/pulls"), self._create_pull))
-        add(("GET", re.compile(repo + r"/pulls/(?P<num>\d+)"), self._get_pull))
-        add(("PATCH", re.compile(repo + r"/pulls/(?P<num>\d+)"), self._patch_pull))
-        add(("PUT", re.compile(repo + r"/pulls/(?P<num>\d+)/merge"), self._merge_pull))
-        add(
-            (
-                "POST",
-                re.compile(repo + r"/pulls/(?P<num>\d+)/requested_reviewers"),
-                self._request_reviewers,
-            )
-        )
-        add(
+        table: list[tuple[str, str, Route]] = [
+            ("GET", r"/user", self._get_self),
+            ("GET", r"/users/(?P<who>[^/]+)", self._get_user),
+            ("GET", "{repo}", self._get_repo),
+            ("GET", r"{repo}/issues", self._list_issues),
+            ("GET", r"{repo}/issues/(?P<num>\d+)", self._get_issue),
+            ("PATCH", r"{repo}/issues/(?P<num>\d+)", self._patch_issue),
+            ("GET", r"{repo}/issues/(?P<num>\d+)/comments", self._list_comments),
+            ("POST", r"{repo}/issues/(?P<num>\d+)/comments", self._add_comment),
+            ("PATCH", r"{repo}/issues/comments/(?P<cid>\d+)", self._edit_comment),
+            ("GET", r"{repo}/issues/(?P<num>\d+)/labels", self._issue_labels),
+            ("POST", r"{repo}/issues/(?P<num>\d+)/labels", self._add_labels),
+            ("DELETE", r"{repo}/issues/(?P<num>\d+)/labels/(?P<label>[^/]+)", self._remove_label),
+            ("GET", r"{repo}/labels", self._list_labels),
+            ("POST", r"{repo}/labels", self._create_label),
+            ("GET", r"{repo}/labels/(?P<label>[^/]+)", self._get_label),
+            ("GET", r"{repo}/collaborators/(?P<who>[^/]+)/permission", self._permission),
+            ("GET", r"{repo}/pulls", self._list_pulls),
+            ("POST", r"{repo}/pulls", self._create_pull),
+            ("GET", r"{repo}/pulls/(?P<num>\d+)", self._get_pull),
+            ("PATCH", r"{repo}/pulls/(?P<num>\d+)", self._patch_pull),
+            ("PUT", r"{repo}/pulls/(?P<num>\d+)/merge", self._merge_pull),
+            ("POST", r"{repo}/pulls/(?P<num>\d+)/requested_reviewers", self._request_reviewers),
             (
                 "GET",
-                re.compile(repo + r"/pulls/(?P<num>\d+)/requested_reviewers"),
+                r"{repo}/pulls/(?P<num>\d+)/requested_reviewers",
                 self._get_requested_reviewers,
-            )
-        )
-        add(("GET", re.compile(repo + r"/pulls/(?P<num>\d+)/reviews"), self._list_reviews))
-        add(("POST", re.compile(repo + r"/pulls/(?P<num>\d+)/reviews"), self._create_review))
-        add(("GET", re.compile(repo + r"/branches/(?P<branch>.+)/protection"), self._protection))
-        add(("GET", re.compile(repo + r"/branches/(?P<branch>.+)"), self._get_branch))
-        add(("GET", re.compile(repo + r"/rules/branches/(?P<branch>.+)"), self._branch_rules))
-        add(
-            (
-                "POST",
-                re.compile(repo + r"/actions/workflows/(?P<wf>[^/]+)/dispatches"),
-                self._dispatch_workflow,
-            )
-        )
-        add(
-            (
-                "GET",
-                re.compile(repo + r"/actions/runs/(?P<run>\d+)/artifacts"),
-                self._list_artifacts,
-            )
-        )
-        add(
-            (
-                "GET",
-                re.compile(repo + r"/actions/artifacts/(?P<aid>\d+)/zip"),
-                self._download_artifact,
-            )
-        )
-        add(("POST", re.compile(r"/graphql"), self._graphql))
+            ),
+            ("GET", r"{repo}/pulls/(?P<num>\d+)/reviews", self._list_reviews),
+            ("POST", r"{repo}/pulls/(?P<num>\d+)/reviews", self._create_review),
+            ("GET", r"{repo}/branches/(?P<branch>.+)/protection", self._protection),
+            ("GET", r"{repo}/branches/(?P<branch>.+)", self._get_branch),
+            ("GET", r"{repo}/rules/branches/(?P<branch>.+)", self._branch_rules),
+            ("POST", r"{repo}/actions/workflows/(?P<wf>[^/]+)/dispatches", self._dispatch_workflow),
+            ("GET", r"{repo}/actions/runs/(?P<run>\d+)/artifacts", self._list_artifacts),
+            ("GET", r"{repo}/actions/artifacts/(?P<aid>\d+)/zip", self._download_artifact),
+            ("POST", r"/graphql", self._graphql),
+        ]
+        for method, path, handler in table:
+            self._routes.append((method, re.compile(path.replace("{repo}", repo)), handler))
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -1701,21 +1670,35 @@ def make_bare_remote(
     Returns ``(remote, clone)``: ``folder/remote.git`` and ``folder/work``; ``files`` (path →
     text, default a README) form the first commit, pushed to ``branch``.
     """
-    ident = ["-c", "user.name=Test", "-c", "user.email=test@example.invalid"]
     remote = folder / "remote.git"
     work = folder / "work"
     subprocess.run(
         ["git", "init", "-q", "--bare", "-b", branch, str(remote)], check=True, capture_output=True
     )
     subprocess.run(["git", "clone", "-q", str(remote), str(work)], check=True, capture_output=True)
-    subprocess.run(["git", "checkout", "-q", "-B", branch], cwd=work, check=True)
-    for rel, text in (files or {"README.md": "# demo\n"}).items():
+    push_branch(work, branch, files or {"README.md": "# demo\n"}, message="base")
+    return remote, work
+
+
+def push_branch(
+    work: Path,
+    branch: str,
+    files: Mapping[str, str],
+    *,
+    start: str | None = None,
+    message: str = "change",
+) -> None:
+    """Check out ``branch`` in the clone ``work`` (from ``start``, default the current
+    commit), commit ``files`` (path → text) on it and push it to ``origin``."""
+    ident = ["-c", "user.name=Test", "-c", "user.email=test@example.invalid"]
+    checkout = ["git", "checkout", "-q", "-B", branch, *([start] if start else [])]
+    subprocess.run(checkout, cwd=work, check=True, capture_output=True)
+    for rel, text in files.items():
         path = work / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     subprocess.run(["git", "add", "-A"], cwd=work, check=True)
-    subprocess.run(["git", *ident, "commit", "-q", "-m", "base"], cwd=work, check=True)
+    subprocess.run(["git", *ident, "commit", "-q", "-m", message], cwd=work, check=True)
     subprocess.run(
         ["git", "push", "-q", "origin", branch], cwd=work, check=True, capture_output=True
     )
-    return remote, work

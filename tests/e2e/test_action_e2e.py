@@ -24,7 +24,13 @@ import yaml
 
 from chimera.cli import main
 from chimera.github.summary import parse_marker
-from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake, make_bare_remote
+from chimera.testing.github_fake import (
+    FakeFault,
+    FakeRepo,
+    GitHubFake,
+    make_bare_remote,
+    push_branch,
+)
 
 WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
 SPEC = """\
@@ -490,23 +496,8 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
     for round_ in range(2):
         current = served[-1]
         # The current run publishes (its PR holds the slot), then its PR is merged.
-        subprocess.run(
-            ["git", "checkout", "-q", "-B", f"chimera/issue-{current}", "origin/main"],
-            cwd=work,
-            check=True,
-        )
-        (work / f"done-{current}.txt").write_text("done\n")
-        subprocess.run(["git", "add", "-A"], cwd=work, check=True)
-        subprocess.run(
-            ["git", "-c", "user.name=c", "-c", "user.email=c@e", "commit", "-qm", "x"],
-            cwd=work,
-            check=True,
-        )
-        subprocess.run(
-            ["git", "push", "-q", "origin", f"chimera/issue-{current}"],
-            cwd=work,
-            check=True,
-            capture_output=True,
+        push_branch(
+            work, f"chimera/issue-{current}", {f"done-{current}.txt": "done\n"}, start="origin/main"
         )
         bot = world.fake.add_token("chimera-bot")
         from chimera.github.client import GitHubClient

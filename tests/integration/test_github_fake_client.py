@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import subprocess
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,26 +17,19 @@ from chimera.errors import (
     GitHubRateLimited,
 )
 from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake, make_bare_remote
+from chimera.testing.github_fake import (
+    FakeFault,
+    FakeRepo,
+    GitHubFake,
+    make_bare_remote,
+    push_branch,
+)
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[tuple[GitHubFake, FakeRepo]]:
     remote, work = make_bare_remote(tmp_path)
-    subprocess.run(["git", "checkout", "-q", "-b", "chimera/issue-1"], cwd=work, check=True)
-    (work / "fix.txt").write_text("fixed\n")
-    subprocess.run(["git", "add", "-A"], cwd=work, check=True)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "fix"],
-        cwd=work,
-        check=True,
-    )
-    subprocess.run(
-        ["git", "push", "-q", "origin", "chimera/issue-1"],
-        cwd=work,
-        check=True,
-        capture_output=True,
-    )
+    push_branch(work, "chimera/issue-1", {"fix.txt": "fixed\n"}, message="fix")
     with GitHubFake() as fake:
         repo = fake.add_repo("octo/app", remote=remote)
         fake.add_user("alice")

@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.testing.github_fake import GitHubFake, make_bare_remote
+from chimera.testing.github_fake import GitHubFake, make_bare_remote, push_branch
 
 SUBSET = Path(__file__).resolve().parents[1] / "data" / "github" / "openapi-subset.json"
 
@@ -63,22 +63,7 @@ def _validator(subset: dict[str, Any], method: str, template: str, status: str) 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[tuple[GitHubFake, str]]:
     remote, work = make_bare_remote(tmp_path)
-    import subprocess
-
-    subprocess.run(["git", "checkout", "-q", "-b", "chimera/issue-1"], cwd=work, check=True)
-    (work / "a.txt").write_text("x\n")
-    subprocess.run(["git", "add", "-A"], cwd=work, check=True)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "x"],
-        cwd=work,
-        check=True,
-    )
-    subprocess.run(
-        ["git", "push", "-q", "origin", "chimera/issue-1"],
-        cwd=work,
-        check=True,
-        capture_output=True,
-    )
+    push_branch(work, "chimera/issue-1", {"a.txt": "x\n"}, message="x")
     with GitHubFake() as fake:
         repo = fake.add_repo("octo/app", remote=remote)
         fake.add_user("alice")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chimera.cli import main
-from chimera.testing.github_fake import FakeRepo, GitHubFake
+from chimera.testing.github_fake import FakeRepo, GitHubFake, push_branch
 
 
 def event_file(tmp_path: Path, payload: dict[str, Any], name: str = "event.json") -> Path:
@@ -148,21 +148,9 @@ def test_decide_admits_then_queues_and_explains_refusals(
 
 
 def _paused_pr(fake: GitHubFake, repo: FakeRepo, work: tuple[Path, Path]) -> int:
-    import subprocess
-
     from chimera.github.summary import render_marker
 
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
-    subprocess.run([*git, "checkout", "-q", "-b", "chimera/issue-1"], cwd=work[1], check=True)
-    (work[1] / "m.sql").write_text("create table t();\n")
-    subprocess.run([*git, "add", "-A"], cwd=work[1], check=True)
-    subprocess.run([*git, "commit", "-qm", "m"], cwd=work[1], check=True)
-    subprocess.run(
-        [*git, "push", "-q", "origin", "chimera/issue-1"],
-        cwd=work[1],
-        check=True,
-        capture_output=True,
-    )
+    push_branch(work[1], "chimera/issue-1", {"m.sql": "create table t();\n"}, message="m")
     marker = render_marker(
         "pr",
         {
