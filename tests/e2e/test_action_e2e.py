@@ -72,6 +72,24 @@ def payload(name: str, **changes: Any) -> dict[str, Any]:
     return data
 
 
+def review_event(
+    state: str, *, by: str, pr: int, head: str, body: str | None = None
+) -> dict[str, Any]:
+    """A real ``pull_request_review.submitted`` payload for branch ``chimera/issue-1``."""
+    extra = {} if body is None else {"review__body": body}
+    return payload(
+        "pull_request_review.submitted",
+        review__state=state,
+        review__user__login=by,
+        review__commit_id=head,
+        sender__login=by,
+        pull_request__number=pr,
+        pull_request__head__ref="chimera/issue-1",
+        pull_request__head__sha=head,
+        **extra,
+    )
+
+
 def script(path: Path, turns: list[dict[str, Any]]) -> Path:
     path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
     return path
@@ -412,32 +430,14 @@ def test_risky_change_pauses_and_an_approval_resumes_it_in_another_process(
 
     head = world.repo.head_sha("chimera/issue-1")
     # The person who started the run cannot approve it; the refusal is explained on the PR.
-    own_approval = payload(
-        "pull_request_review.submitted",
-        review__state="approved",
-        review__user__login="alice",
-        review__commit_id=head,
-        sender__login="alice",
-        pull_request__number=pull["number"],
-        pull_request__head__ref="chimera/issue-1",
-        pull_request__head__sha=head,
-    )
+    own_approval = review_event("approved", by="alice", pr=pull["number"], head=head)
     refused = world.job(
         "decide", "pull_request_review", own_approval, run=603, login="github-actions[bot]"
     )
     assert refused["proceed"] == "false"
     assert any("triggered this run" in c for c in world.comments(pull["number"]))
 
-    approval = payload(
-        "pull_request_review.submitted",
-        review__state="approved",
-        review__user__login="bob",
-        review__commit_id=head,
-        sender__login="bob",
-        pull_request__number=pull["number"],
-        pull_request__head__ref="chimera/issue-1",
-        pull_request__head__sha=head,
-    )
+    approval = review_event("approved", by="bob", pr=pull["number"], head=head)
     gate = world.job(
         "decide", "pull_request_review", approval, run=604, login="github-actions[bot]"
     )
@@ -620,16 +620,8 @@ def test_changes_requested_reruns_on_the_same_branch_with_the_review_as_feedback
     second = card_turns("calc.py", CALC + "\n\ndef total(xs):\n    return sum(xs)\n")
     second[0]["expect"] = [feedback]  # the review reached the model (as fenced, tainted text)
     world.model = "scripted:" + str(script(world.tmp / "second.yaml", second))
-    review = payload(
-        "pull_request_review.submitted",
-        review__state="changes_requested",
-        review__body=feedback,
-        review__user__login="bob",
-        review__commit_id=head,
-        sender__login="bob",
-        pull_request__number=pull["number"],
-        pull_request__head__ref="chimera/issue-1",
-        pull_request__head__sha=head,
+    review = review_event(
+        "changes_requested", by="bob", pr=pull["number"], head=head, body=feedback
     )
     assert (
         world.job("decide", "pull_request_review", review, run=902, login="github-actions[bot]")[
