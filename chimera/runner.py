@@ -1,7 +1,7 @@
 """Run subprocesses: one place for timeouts, process-group kills and capped output.
 
 Every command Chimera causes goes through a :class:`CommandRunner`: ``command`` checks in a
-Spec today, the agent's tools and verifiers later. :func:`chimera.governance.drift.check_drift`
+Spec today, the agent's tools and verifiers later. :func:`chimera.spec.drift.check_drift`
 takes the runner as a parameter, so an autonomous run passes its sandbox runner and CI passes
 :class:`LocalRunner`.
 

@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(files)
 
     from chimera.core.autonomous import AutonomousAgent
-    from chimera.evolution.experience import ExperienceBuffer
     from chimera.governance.audit import AuditLog
+    from chimera.memory.experience import ExperienceBuffer
 
     known = {r.id for r in spec.requirements}
     unknown = [t for t in args.target or () if t not in known]

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from chimera.ecosystem.queue import ChangeQueue, QueueLimits
 from chimera.errors import GitHubRateLimited
 from chimera.github.artifacts import Outcome, make_patch, write_outcome
 from chimera.github.client import GitHubClient
 from chimera.github.publish import PublishContext, publish
+from chimera.github.queue import ChangeQueue, QueueLimits
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake

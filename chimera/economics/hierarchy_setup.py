@@ -11,16 +11,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chimera.config import ChimeraConfig
-from chimera.governance.audit import AuditLog
-from chimera.orchestration.envelope import (
+from chimera.economics.envelope import (
     AcceptanceCriteria,
     EnvelopeVerifier,
     RepoReader,
     SpotCheck,
 )
-from chimera.orchestration.hierarchy import HierarchicalOrchestrator, plan_with_hierarchy
-from chimera.orchestration.receipts import RECEIPTS_FILE, ReceiptLog
-from chimera.orchestration.workers import WorkerBudgets
+from chimera.economics.hierarchy import HierarchicalOrchestrator, plan_with_hierarchy
+from chimera.economics.receipts import RECEIPTS_FILE, ReceiptLog
+from chimera.economics.workers import WorkerBudgets
+from chimera.governance.audit import AuditLog
 from chimera.protocols import SupportsComplete
 from chimera.providers import SCRIPTED_PREFIX, BudgetedBackend, TokenBudget, make_backend
 

@@ -6,8 +6,8 @@ import threading
 import time
 from collections.abc import Sequence
 
+from chimera.economics import WorkerBudgets
 from chimera.errors import BudgetExceeded
-from chimera.orchestration import WorkerBudgets
 from chimera.protocols import Completion, Message, Purpose, ToolSchema, Usage
 from chimera.providers import TokenBudget, count_tokens
 

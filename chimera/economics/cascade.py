@@ -12,7 +12,7 @@ accepted one — escalations are paid for, and the returned ``usage`` says so.
 Gates shipped here: :class:`SchemaGate` (the answer is JSON of a pydantic shape),
 :class:`CriteriaGate` (acceptance criteria: patterns that must / must not occur, length), and
 :class:`CommandGate` (write the answer to an artifact and run a
-:class:`~chimera.core.verifier.CommandVerifier` on it: exit 0 passes).
+:class:`~chimera.verifier.CommandVerifier` on it: exit 0 passes).
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ class CommandGate:
         self.name = name
 
     def check(self, answer: Completion, messages: Sequence[Message]) -> GateVerdict:
-        from chimera.core.verifier import CommandVerifier
+        from chimera.verifier import CommandVerifier
 
         body = answer.text
         if self.extract == "code":

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from chimera.errors import StructuredOutputError
-from chimera.orchestration import (
+from chimera.economics import (
     EnvelopeVerifier,
     HierarchicalOrchestrator,
     ReceiptLog,
     RepoReader,
     plan_with_hierarchy,
 )
-from chimera.orchestration.receipts import read_receipts, summarize_delegations
+from chimera.economics.receipts import read_receipts, summarize_delegations
+from chimera.errors import StructuredOutputError
 from chimera.protocols import Message
 from chimera.providers import ScriptedBackend
 
@@ -230,7 +230,7 @@ def test_plan_with_hierarchy_returns_the_synthesized_plan(repo: Path) -> None:
 
 def test_spine_helpers_on_the_real_spine(tmp_path: Path) -> None:
     from chimera.core.spine import SpineContext, SpineFile
-    from chimera.orchestration.hierarchy import spine_overflows, spine_scope
+    from chimera.economics.hierarchy import spine_overflows, spine_scope
 
     fits = SpineContext("x", 10, (SpineFile("a.py", "owner", "...", 10, 10),))
     cut = SpineContext("x", 10, (SpineFile("a.py", "owner", "...", 10, 4),), ("b.py",))
@@ -239,7 +239,7 @@ def test_spine_helpers_on_the_real_spine(tmp_path: Path) -> None:
 
 
 def test_spot_check_judging_is_overhead_not_delegated_cost(repo: Path, tmp_path: Path) -> None:
-    from chimera.orchestration import SpotCheck
+    from chimera.economics import SpotCheck
 
     plan = {"subtasks": [{"id": "ttl", "question": "TTL?", "files": ["src/cache.py"]}]}
     top = ScriptedBackend(

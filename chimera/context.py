@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from chimera.spec.model import Risk
+from chimera.protocols import Risk
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 A *route* string names where calls go: a model name, ``panel:NAME`` (a
 :class:`~chimera.fusion.engine.FusionEngine` from ``[tool.chimera.fusion.panels.NAME]``) or
-``cascade:NAME`` (a :class:`~chimera.orchestration.cascade.CascadeBackend` from
+``cascade:NAME`` (a :class:`~chimera.economics.cascade.CascadeBackend` from
 ``[tool.chimera.cascades.NAME]``). Models become backends through ``backend_for`` — the
 caller decides how (typically ``make_backend`` wrapped in a ``BudgetedBackend`` on the run
 budget), so every leaf call is budgeted and priced.
@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from chimera.errors import ConfigError
-from chimera.fusion.accounting import SupportsAudit
-from chimera.fusion.engine import FusionEngine, PanelMember
-from chimera.fusion.routing import RoutedBackend, RoutingPolicy
-from chimera.orchestration.cascade import (
+from chimera.config.economics import (
+    CommandGateConfig,
+    CriteriaGateConfig,
+    GateConfig,
+    SchemaGateConfig,
+)
+from chimera.economics.cascade import (
     CascadeBackend,
     CascadeTier,
     CommandGate,
@@ -28,16 +30,13 @@ from chimera.orchestration.cascade import (
     Gate,
     SchemaGate,
 )
-from chimera.orchestration.config import (
-    CommandGateConfig,
-    CriteriaGateConfig,
-    GateConfig,
-    SchemaGateConfig,
-)
-from chimera.orchestration.effort import EffortPolicy
-from chimera.protocols import SupportsComplete
+from chimera.economics.effort import EffortPolicy
+from chimera.errors import ConfigError
+from chimera.fusion.accounting import SupportsAudit
+from chimera.fusion.engine import FusionEngine, PanelMember
+from chimera.fusion.routing import RoutedBackend, RoutingPolicy
+from chimera.protocols import Risk, SupportsComplete
 from chimera.runner import CommandRunner
-from chimera.spec.model import Risk
 
 if TYPE_CHECKING:
     from chimera.config import ChimeraConfig

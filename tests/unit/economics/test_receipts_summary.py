@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from chimera.errors import ChimeraError
-from chimera.fusion.accounting import CallRecord
-from chimera.orchestration.receipts import (
+from chimera.economics.receipts import (
     ReceiptLog,
     counterfactual_usd,
     read_receipts,
     summarize_delegations,
 )
+from chimera.errors import ChimeraError
+from chimera.fusion.accounting import CallRecord
 from chimera.protocols import Usage
 
 RATES = {"top": (5e-6, 15e-6), "cheap": (0.5e-6, 1.5e-6)}

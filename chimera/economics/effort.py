@@ -1,7 +1,7 @@
 """EffortPolicy: how much to spend on one call, from what is known about it.
 
 The policy maps a call's purpose, the requirement's risk, the attempt number and a repeated
-failure signature (:class:`~chimera.orchestration.context.CallContext`) to a completion cap
+failure signature (:class:`~chimera.context.CallContext`) to a completion cap
 (``max_tokens``), a reasoning effort where the provider supports one, and the rung of the
 escalation ladder. Cheap turns stay cheap; plans for risky requirements and replans after a
 repeated failure get room to think and, past ``attempts_per_rung`` attempts, a stronger rung
@@ -22,42 +22,18 @@ import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from chimera.config.economics import (
+    DEFAULT_LEVELS,
+    DEFAULT_PURPOSE_LEVELS,
+    DEFAULT_RISK_LEVELS,
+    EffortLevel,
+    ReasoningEffort,
+)
+from chimera.context import CallContext, current_context
 from chimera.fusion.accounting import SupportsAudit
-from chimera.orchestration.context import CallContext, current_context
-from chimera.protocols import Completion, Message, Purpose, SupportsComplete, ToolSchema
-from chimera.spec.model import Risk
-
-ReasoningEffort = Literal["low", "medium", "high"]
-
-
-class EffortLevel(BaseModel):
-    """A named amount of effort: a completion cap and a reasoning effort."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_tokens: int = Field(gt=0)
-    reasoning_effort: ReasoningEffort | None = None
-
-
-DEFAULT_LEVELS: dict[str, EffortLevel] = {
-    "low": EffortLevel(max_tokens=1024, reasoning_effort="low"),
-    "standard": EffortLevel(max_tokens=4096, reasoning_effort="medium"),
-    "high": EffortLevel(max_tokens=16384, reasoning_effort="high"),
-}
-
-DEFAULT_PURPOSE_LEVELS: dict[Purpose, str] = {
-    Purpose.ACT: "standard",
-    Purpose.PLAN: "standard",
-    Purpose.REVIEW: "standard",
-    Purpose.REPLAN: "high",
-    Purpose.SUMMARIZE: "low",
-}
-
-DEFAULT_RISK_LEVELS: dict[Risk, str] = {Risk.HIGH: "high"}
+from chimera.protocols import Completion, Message, Purpose, Risk, SupportsComplete, ToolSchema
 
 
 @dataclass(frozen=True, slots=True)

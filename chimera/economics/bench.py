@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chimera.config.economics import CascadeConfig, GateConfig
+from chimera.economics.cascade import CascadeBackend, CascadeTier, Gate
 from chimera.errors import BudgetExceeded, CascadeExhausted, ConfigError, ProviderError
 from chimera.fusion.accounting import CallRecord, sum_records
-from chimera.orchestration.cascade import CascadeBackend, CascadeTier, Gate
-from chimera.orchestration.config import CascadeConfig, GateConfig
 from chimera.protocols import Message, Purpose, SupportsComplete, Usage
 
 if TYPE_CHECKING:
@@ -368,7 +368,7 @@ def run_configured_bench(
         ConfigError: no cascade can be chosen, the baseline is not one model, or a route
             names an undefined panel.
     """
-    from chimera.orchestration.build import EngineBuilder, gate_from_config
+    from chimera.economics.build import EngineBuilder, gate_from_config
     from chimera.providers import TokenBudget
 
     if bench.cascade is not None and cascade_name:

@@ -43,10 +43,10 @@ from typing import Any, Literal, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
+from chimera.config.fusion import FusionConfig, RoutingConfig
+from chimera.config.run import RunConfig
 from chimera.errors import ConfigError
-from chimera.fusion.config import FusionConfig, RoutingConfig
-from chimera.orchestration.config import CascadeConfig, EffortConfig, HierarchyConfig
-from chimera.orchestration.runconfig import RunConfig
 
 __all__ = [
     "AgentConfig",
@@ -179,13 +179,13 @@ class ChimeraConfig(Section):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
-    # Reasoning core and cost economics (chimera.fusion.config, chimera.orchestration.config).
+    # Reasoning core and cost economics (chimera.config.fusion, chimera.config.economics).
     fusion: FusionConfig = Field(default_factory=FusionConfig)
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     cascades: dict[str, CascadeConfig] = Field(default_factory=dict)
     effort: EffortConfig = Field(default_factory=EffortConfig)
     hierarchy: HierarchyConfig = Field(default_factory=HierarchyConfig)
-    # The project run (chimera.orchestration.runconfig).
+    # The project run (chimera.config.run).
     run: RunConfig = Field(default_factory=RunConfig)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:

@@ -4,11 +4,11 @@ Delegation pays only when it is cheaper than doing the work inline, so the shape
 for read-shaped fan-out: the trusted top model sees only the question and the list of
 candidate files (cheap), and splits the reading into subproblems; each subproblem's files go
 to a budgeted worker (a cheaper model) that returns an envelope — an answer with cited,
-quoted evidence — which the :class:`~chimera.orchestration.envelope.EnvelopeVerifier` checks
+quoted evidence — which the :class:`~chimera.economics.envelope.EnvelopeVerifier` checks
 before the top model trusts it; a failed check earns one re-ask, itself re-audited; the top
 model then synthesizes the verified findings. A trivially small subproblem (its prompt under
 ``inline_max_tokens``) is answered inline by the top model instead: the delegation overhead
-would exceed the saving. Every step is receipted (:mod:`chimera.orchestration.receipts`).
+would exceed the saving. Every step is receipted (:mod:`chimera.economics.receipts`).
 
 Workers get the files' text in the prompt and no tools, so a worker is read-only by
 construction. (Hierarchical delegation as in HuggingGPT / the orchestrator-worker pattern;
@@ -29,6 +29,17 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chimera.context import call_context
+from chimera.economics.envelope import (
+    ENVELOPE_HINT,
+    AcceptanceCriteria,
+    Citation,
+    Envelope,
+    EnvelopeVerdict,
+    EnvelopeVerifier,
+    scope_criteria,
+)
+from chimera.economics.receipts import ReceiptLog
 from chimera.errors import BudgetExceeded, ProviderError, StructuredOutputError
 from chimera.fusion.accounting import (
     FAILED_USAGE,
@@ -38,17 +49,6 @@ from chimera.fusion.accounting import (
     sum_records,
 )
 from chimera.fusion.structured import ask_structured
-from chimera.orchestration.context import call_context
-from chimera.orchestration.envelope import (
-    ENVELOPE_HINT,
-    AcceptanceCriteria,
-    Citation,
-    Envelope,
-    EnvelopeVerdict,
-    EnvelopeVerifier,
-    scope_criteria,
-)
-from chimera.orchestration.receipts import ReceiptLog
 from chimera.protocols import Message, Purpose, SupportsComplete, Usage
 
 TokenCounter = Callable[[str, Sequence[Message]], int]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from chimera.context import CallContext
+from chimera.economics import EffortBackend, EffortPolicy, Rung, call_context
+from chimera.economics.effort import with_reasoning_effort
 from chimera.governance.audit import AuditLog
-from chimera.orchestration import EffortBackend, EffortPolicy, Rung, call_context
-from chimera.orchestration.context import CallContext
-from chimera.orchestration.effort import with_reasoning_effort
 from chimera.protocols import Purpose
 from chimera.providers import BudgetedBackend, LiteLLMBackend, ScriptedBackend, TokenBudget
 from chimera.spec.model import Risk

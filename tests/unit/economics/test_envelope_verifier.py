@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from chimera.governance.audit import AuditLog
-from chimera.orchestration import (
+from chimera.economics import (
     AcceptanceCriteria,
     EnvelopeVerifier,
     RepoReader,
     SpotCheck,
 )
-from chimera.orchestration.envelope import scope_criteria
+from chimera.economics.envelope import scope_criteria
+from chimera.governance.audit import AuditLog
 from chimera.providers import ScriptedBackend
 
 SOURCE = "import os\n\n\ndef load(path):\n    with open(path) as fh:\n        return fh.read()\n"

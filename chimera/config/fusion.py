@@ -20,7 +20,7 @@ Example (``pyproject.toml``)::
 
 A *route* is a model name, ``panel:NAME`` (a fusion panel) or ``cascade:NAME`` (a cascade from
 ``[tool.chimera.cascades]``). The sections live here and are fields of
-:class:`chimera.config.ChimeraConfig`; :mod:`chimera.orchestration.build` turns them into
+:class:`chimera.config.ChimeraConfig`; :mod:`chimera.economics.build` turns them into
 backends.
 """
 

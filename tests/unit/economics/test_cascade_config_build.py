@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from chimera.config import ChimeraConfig, load_config
+from chimera.economics import CascadeBackend
+from chimera.economics.bench import Distribution, percentile
+from chimera.economics.build import EngineBuilder, required_keys_model
 from chimera.errors import ConfigError
 from chimera.fusion import FusionEngine, RoutedBackend
-from chimera.orchestration import CascadeBackend
-from chimera.orchestration.bench import Distribution, percentile
-from chimera.orchestration.build import EngineBuilder, required_keys_model
 from chimera.protocols import Completion, Purpose, SupportsComplete
 from chimera.providers import ScriptedBackend
 from chimera.spec.model import Risk

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from chimera.errors import BudgetExceeded, CascadeExhausted, ProviderError, ToolTurnRefused
-from chimera.governance.audit import AuditLog
-from chimera.orchestration import (
+from chimera.economics import (
     CascadeBackend,
     CascadeTier,
     CommandGate,
     CriteriaGate,
     SchemaGate,
 )
-from chimera.orchestration.cascade import route_log
+from chimera.economics.cascade import route_log
+from chimera.errors import BudgetExceeded, CascadeExhausted, ProviderError, ToolTurnRefused
+from chimera.governance.audit import AuditLog
 from chimera.protocols import Completion, Message, Purpose
 from chimera.providers import BudgetedBackend, ScriptedBackend, TokenBudget
 

@@ -45,14 +45,35 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chimera.orchestration.effort import (
-    DEFAULT_LEVELS,
-    DEFAULT_PURPOSE_LEVELS,
-    DEFAULT_RISK_LEVELS,
-    EffortLevel,
-)
-from chimera.protocols import Purpose
-from chimera.spec.model import Risk
+from chimera.protocols import Purpose, Risk
+
+ReasoningEffort = Literal["low", "medium", "high"]
+
+
+class EffortLevel(BaseModel):
+    """A named amount of effort: a completion cap and a reasoning effort."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_tokens: int = Field(gt=0)
+    reasoning_effort: ReasoningEffort | None = None
+
+
+DEFAULT_LEVELS: dict[str, EffortLevel] = {
+    "low": EffortLevel(max_tokens=1024, reasoning_effort="low"),
+    "standard": EffortLevel(max_tokens=4096, reasoning_effort="medium"),
+    "high": EffortLevel(max_tokens=16384, reasoning_effort="high"),
+}
+
+DEFAULT_PURPOSE_LEVELS: dict[Purpose, str] = {
+    Purpose.ACT: "standard",
+    Purpose.PLAN: "standard",
+    Purpose.REVIEW: "standard",
+    Purpose.REPLAN: "high",
+    Purpose.SUMMARIZE: "low",
+}
+
+DEFAULT_RISK_LEVELS: dict[Risk, str] = {Risk.HIGH: "high"}
 
 
 class _Section(BaseModel):

@@ -20,12 +20,10 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from chimera.errors import ChimeraError, MissingExtraError
+from chimera.protocols import Experience
 
 _TOKEN_RE = re.compile(r"[a-z0-9_]{2,}")
 _STOP = frozenset(
@@ -41,63 +39,6 @@ _STOP = frozenset(
 def tokens(text: str) -> frozenset[str]:
     """Lower-cased word tokens of ``text`` (2+ characters, common stop words removed)."""
     return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if t not in _STOP)
-
-
-@dataclass(frozen=True)
-class Experience:
-    """One attempt as the buffer stores it.
-
-    Attributes:
-        task: the task text (sanitized by the caller when it came from outside).
-        verdict: ``passed``, ``verify_failed``, ``regression``, ``review_rejected``,
-            ``hollow`` or ``agent_stopped``.
-        signature: the failure signature digest ('' for a pass).
-        cause: one line naming why it failed ('' for a pass).
-        files_changed, added, removed: diff stats.
-        tokens: tokens spent by the attempt.
-        cost_usd: USD spent, ``None`` when unknown.
-        model: the model that made the attempt.
-        run_id, attempt: where it came from.
-        targets: the requirement ids the attempt aimed at.
-        ts: ISO-8601 UTC time of writing.
-    """
-
-    task: str
-    verdict: str
-    signature: str = ""
-    cause: str = ""
-    files_changed: int = 0
-    added: int = 0
-    removed: int = 0
-    tokens: int = 0
-    cost_usd: float | None = None
-    model: str = ""
-    run_id: str = ""
-    attempt: int = 0
-    targets: tuple[str, ...] = ()
-    ts: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-
-    @property
-    def failed(self) -> bool:
-        return self.verdict != "passed"
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["targets"] = list(self.targets)
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Experience:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["targets"] = tuple(known.get("targets", ()))
-        return cls(**known)
-
-    def lesson(self) -> str:
-        """One line for a prompt: what was tried on which task and how it ended."""
-        task = " ".join(self.task.split())[:120]
-        if not self.failed:
-            return f"- passed ({self.files_changed} file(s) changed) on: {task}"
-        return f"- {self.verdict} on: {task} — {self.cause or self.signature}"
 
 
 class ExperienceBuffer:
