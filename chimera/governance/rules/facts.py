@@ -87,31 +87,24 @@ class ActionFacts:
         cwd = cmd.cwd if cmd is not None else None
         return Operand(raw, self.action.resolve(raw, cwd), cmd)
 
-    @cached_property
-    def reads(self) -> tuple[Operand, ...]:
+    def _paths(self, file_kinds: tuple[ActionKind, ...], side: int) -> tuple[Operand, ...]:
+        """A file action's own paths (when its kind is in ``file_kinds``), then every
+        command's read (``side`` 0) or write (1) operands, substitutions left out."""
         out: list[Operand] = []
-        kind = self.action.kind
-        if self.action.command is None and kind in (ActionKind.READ, ActionKind.TOOL):
+        if self.action.command is None and self.action.kind in file_kinds:
             out.extend(self._resolve(p, None) for p in self.action.paths)
         for cmd in self.commands:
-            reads, _ = operands(cmd)
-            out.extend(self._resolve(p, cmd) for p in reads if not PLACEHOLDER_RE.search(p))
+            raws = operands(cmd)[side]
+            out.extend(self._resolve(p, cmd) for p in raws if not PLACEHOLDER_RE.search(p))
         return tuple(out)
 
     @cached_property
+    def reads(self) -> tuple[Operand, ...]:
+        return self._paths((ActionKind.READ, ActionKind.TOOL), 0)
+
+    @cached_property
     def writes(self) -> tuple[Operand, ...]:
-        out: list[Operand] = []
-        kind = self.action.kind
-        if self.action.command is None and kind in (
-            ActionKind.WRITE,
-            ActionKind.EDIT,
-            ActionKind.DELETE,
-        ):
-            out.extend(self._resolve(p, None) for p in self.action.paths)
-        for cmd in self.commands:
-            _, writes = operands(cmd)
-            out.extend(self._resolve(p, cmd) for p in writes if not PLACEHOLDER_RE.search(p))
-        return tuple(out)
+        return self._paths((ActionKind.WRITE, ActionKind.EDIT, ActionKind.DELETE), 1)
 
     @cached_property
     def scan_texts(self) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ sorted into dangerous (hooks, credentials, URLs: block), unknown (review) and ha
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from chimera.governance.rules.argv import has_flag, option_values, positional
 from chimera.governance.rules.facts import ActionFacts
@@ -15,9 +15,16 @@ from chimera.governance.rules.model import Rule, Verdict
 from chimera.governance.shell import SimpleCommand
 
 
-def _git_push(f: ActionFacts) -> Iterable[str]:
+def _git(f: ActionFacts) -> Iterator[tuple[SimpleCommand, str]]:
+    """Each ``git`` command of the action, with its subcommand."""
     for cmd in f.commands:
-        if cmd.program != "git" or cmd.subcommand() != "push":
+        if cmd.program == "git":
+            yield cmd, cmd.subcommand()
+
+
+def _git_push(f: ActionFacts) -> Iterable[str]:
+    for cmd, sub in _git(f):
+        if sub != "push":
             continue
         if has_flag(cmd, "-f", "--force", "--force-with-lease", "--mirror") or any(
             a.startswith("+") for a in cmd.args
@@ -34,10 +41,7 @@ def _git_push(f: ActionFacts) -> Iterable[str]:
 
 
 def _git_remote(f: ActionFacts) -> Iterable[str]:
-    for cmd in f.commands:
-        if cmd.program != "git":
-            continue
-        sub = cmd.subcommand()
+    for cmd, sub in _git(f):
         pos = positional(cmd)
         rest = pos[pos.index(sub) + 1 :] if sub in pos else []
         if (
@@ -99,15 +103,22 @@ def _git_config_parts(cmd: SimpleCommand) -> tuple[list[str], bool, bool]:
     return pos, is_read, scope
 
 
+def _config_changes(f: ActionFacts) -> Iterator[tuple[str, bool]]:
+    """``(key, scope is global/system)`` of each ``git config`` that writes (``""``: no key)."""
+    for cmd, sub in _git(f):
+        if sub == "config":
+            pos, is_read, scope = _git_config_parts(cmd)
+            if not is_read:
+                yield (pos[0] if pos else ""), scope
+
+
 def _git_config_block(f: ActionFacts) -> Iterable[str]:
-    for cmd in f.commands:
-        if cmd.program != "git":
-            continue
+    for cmd, sub in _git(f):
         for value in option_values(cmd, ["-c"]):
             key = value.split("=", 1)[0]
             if _GIT_CONFIG_DANGEROUS.match(key):
                 yield f"`git -c {key}=…` injects configuration that runs code or redirects git"
-        if cmd.subcommand() != "config":
+        if sub != "config":
             continue
         pos, is_read, _ = _git_config_parts(cmd)
         if is_read:
@@ -118,25 +129,19 @@ def _git_config_block(f: ActionFacts) -> Iterable[str]:
 
 
 def _git_config_review(f: ActionFacts) -> Iterable[str]:
-    for cmd in f.commands:
-        if cmd.program != "git" or cmd.subcommand() != "config":
-            continue
-        pos, is_read, scope = _git_config_parts(cmd)
-        if is_read or not pos or _GIT_CONFIG_DANGEROUS.match(pos[0]):
+    for key, scope in _config_changes(f):
+        if not key or _GIT_CONFIG_DANGEROUS.match(key):
             continue
         if scope:
-            yield f"`git config --global {pos[0]}` changes configuration outside the workspace"
-        elif not _GIT_CONFIG_HARMLESS.match(pos[0]):
-            yield f"`git config {pos[0]}` is not a known-harmless setting"
+            yield f"`git config --global {key}` changes configuration outside the workspace"
+        elif not _GIT_CONFIG_HARMLESS.match(key):
+            yield f"`git config {key}` is not a known-harmless setting"
 
 
 def _git_config_warn(f: ActionFacts) -> Iterable[str]:
-    for cmd in f.commands:
-        if cmd.program != "git" or cmd.subcommand() != "config":
-            continue
-        pos, is_read, scope = _git_config_parts(cmd)
-        if not is_read and pos and not scope and _GIT_CONFIG_HARMLESS.match(pos[0]):
-            yield f"`git config {pos[0]}` changes local repository settings"
+    for key, scope in _config_changes(f):
+        if key and not scope and _GIT_CONFIG_HARMLESS.match(key):
+            yield f"`git config {key}` changes local repository settings"
 
 
 def _git_rewrite(f: ActionFacts) -> Iterable[str]:
@@ -157,10 +162,7 @@ def _git_rewrite(f: ActionFacts) -> Iterable[str]:
 
 
 def _git_discard(f: ActionFacts) -> Iterable[str]:
-    for cmd in f.commands:
-        if cmd.program != "git":
-            continue
-        sub = cmd.subcommand()
+    for cmd, sub in _git(f):
         if sub == "reset" and "--hard" in cmd.args:
             yield "`git reset --hard` discards uncommitted work"
         elif sub == "clean" and has_flag(cmd, "-f", "--force"):
