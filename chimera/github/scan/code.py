@@ -10,9 +10,9 @@ rules about it:
   ``tox.ini``, ``justfile``), each JSON string of ``package.json``, and each string literal of
   any other file (``os.system('curl … | sh')``, ``subprocess.run("…", shell=True)``) is
   parsed as a command;
-* **inline code** — each run of added lines of a program file is handed to the rules as the
-  body of ``<interpreter> <<EOF`` (``net-inline-env``: reads the environment and talks to the
-  network), and checked for ``exec``/``eval`` of fetched text.
+* **inline code** — each window of up to 12 consecutive added lines of a program file is
+  handed to the rules as the body of ``<interpreter> <<EOF`` (``net-inline-env``: reads the
+  environment and talks to the network), and checked for ``exec``/``eval`` of fetched text.
 
 Every hit is **review** with rule id ``code:<governance rule id>``: the patch is published, a
 person decides. Prose (``*.md``, ``*.rst``, ``*.txt``) is not code and is skipped.
@@ -41,9 +41,11 @@ _SHELL_RULES = (
     "net-dns-exfil",
     "net-inline-env",
     "cloud-metadata",
-    "secret-env-dump",
 )
 _INLINE_RULES = ("net-inline-env", "net-reverse-shell", "cloud-metadata")
+# Lines judged together as one piece of inline code: a statement and its neighbours, not a
+# whole module (a module that reads a setting and makes requests is ordinary code).
+_WINDOW = 12
 _SHELL_SET = RuleSet([r for r in default_rules() if r.id in _SHELL_RULES])
 _INLINE_SET = RuleSet([r for r in default_rules() if r.id in _INLINE_RULES])
 # Only text that names a network tool, a shell or the environment can match a shell rule.
@@ -148,10 +150,12 @@ def code_findings(path: str, added: list[tuple[int, str]], workspace: str) -> It
             yield from _shell(path, _RECIPE_PREFIX.sub("", text, count=1), workspace, lineno)
     else:
         for lineno, text in added:
+            if not _SHELL_HINT.search(text):
+                continue
             for literal in _strings(path, text):
                 yield from _shell(path, literal, workspace, lineno)
     interp = next((v for k, v in _INTERPRETERS.items() if key.endswith(k)), None)
     if interp is None:
         return
-    for run in runs(added):
+    for run in runs(added, limit=_WINDOW):
         yield from _inline(path, interp, "\n".join(t for _, t in run), workspace, run[0][0])

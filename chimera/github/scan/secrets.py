@@ -50,7 +50,12 @@ _LITERAL = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'""")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){16,}|(?:(?:\\x|%)[0-9a-fA-F]{2}){16,}")
 _ESCAPE = re.compile(r"%([0-9a-fA-F]{2})|\\x([0-9a-fA-F]{2})|\\u00([0-9a-fA-F]{2})")
-_MAX_DECODE = 4096  # a token is short: longer runs are data (images, bundles), not a spelling
+# The alphabet of every format find_secret_formats knows, plus the separators around them.
+_CANDIDATE = re.compile(r"[A-Za-z0-9_\-+/=.:@]{15,}")
+_MAX_DECODE = 4096
+_PRINTABLE = bytes(
+    range(32, 127)
+)  # a token is short: longer runs are data (images, bundles), not a spelling
 
 LOCKFILES = frozenset(
     {
@@ -88,10 +93,17 @@ _CREDENTIAL_PATHS = (".aws/credentials", ".docker/config.json", ".kube/config", 
 
 def secret_labels(text: str) -> list[str]:
     """Labels of the known secret formats in ``text`` (``"a GitHub token"``), in order."""
-    labels = [label for label, _ in find_secret_formats(text)]
-    if _PRIVATE_KEY.search(text):
+    labels = [label for label, _ in find_secret_formats(_candidates(text))]
+    if "PRIVATE KEY" in text and _PRIVATE_KEY.search(text):
         labels.append("a private key block")
     return list(dict.fromkeys(labels))
+
+
+def _candidates(text: str) -> str:
+    """The distinct token-alphabet runs of ``text``, one per line: every known format lies in
+    one run with its neighbours, so the formats match the same; repeated identifiers of code
+    are looked at once."""
+    return "\n".join(dict.fromkeys(_CANDIDATE.findall(text)))
 
 
 def _decode_b64(run: str) -> str | None:
@@ -104,9 +116,8 @@ def _decode_b64(run: str) -> str | None:
         raw = base64.b64decode(padded, altchars=alt.encode() if alt else None, validate=True)
     except (binascii.Error, ValueError):
         return None
-    text = raw.decode("latin-1")
-    printable = sum(32 <= ord(c) < 127 for c in text)
-    return text if printable >= 0.8 * len(text) else None
+    unprintable = len(raw.translate(None, _PRINTABLE))
+    return raw.decode("latin-1") if unprintable <= 0.2 * len(raw) else None
 
 
 def _decode_hex(run: str) -> str | None:
@@ -147,8 +158,13 @@ def text_findings(text: str, where: str, line: int = 0) -> Iterator[Finding]:
 
     ``where`` is the finding's path (a file path, ``<commit message>``, ``<PR title>``).
     """
+    views = list(_spellings(text))
+    # One pass over every spelling at once (a format never spans the newline between two);
+    # the spelling is only looked up for the rare text that holds a secret.
+    if not secret_labels("\n".join(view for _, view in views)):
+        return
     seen: set[str] = set()
-    for how, view in _spellings(text):
+    for how, view in views:
         for label in secret_labels(view):
             if label not in seen:
                 seen.add(label)
@@ -158,7 +174,8 @@ def text_findings(text: str, where: str, line: int = 0) -> Iterator[Finding]:
 
 
 def runs(added: list[tuple[int, str]], limit: int = 200) -> Iterator[list[tuple[int, str]]]:
-    """Consecutive added lines (no gap in line numbers), at most ``limit`` lines each."""
+    """Consecutive added lines (no gap in line numbers), at most ``limit`` lines each; a run
+    cut by the limit shares its last line with the next, so nothing splits unseen."""
     current: list[tuple[int, str]] = []
     for item in added:
         if current and (item[0] != current[-1][0] + 1 or len(current) >= limit):
@@ -170,15 +187,15 @@ def runs(added: list[tuple[int, str]], limit: int = 200) -> Iterator[list[tuple[
 
 
 def content_findings(path: str, added: list[tuple[int, str]]) -> Iterator[Finding]:
-    """Secret findings over a file's added lines: each line, then each run of lines."""
-    hit_lines: set[int] = set()
-    for lineno, text in added:
-        for f in text_findings(text, path, lineno):
-            hit_lines.add(lineno)
-            yield f
+    """Secret findings over a file's added lines, run by run; a format written plainly is
+    reported at its own line, any other spelling at the run's first line."""
     for run in runs(added):
-        if len(run) > 1 and not any(n in hit_lines for n, _ in run):
-            yield from text_findings("\n".join(t for _, t in run), path, run[0][0])
+        found = list(text_findings("\n".join(t for _, t in run), path, run[0][0]))
+        if any(f.rule == "secret-format" for f in found):
+            for lineno, text in run:
+                for label in secret_labels(text):
+                    yield finding(B, "secret-format", path, label, lineno)
+        yield from (f for f in found if f.rule != "secret-format")
 
 
 def secret_file_findings(path: str, status: str) -> Iterator[Finding]:
