@@ -315,6 +315,7 @@ class Publisher:
             patch,
             workspace=str(self.ctx.root),
             limits=ScanLimits(self.settings.max_patch_bytes, self.settings.max_file_bytes),
+            base=outcome.base_sha,
         )
         if scan.blocked:
             reasons = "; ".join(
