@@ -171,9 +171,15 @@ class Checks(Resource):
 
     @route("GET", "{repo}/commits/{ref:path}/statuses")
     def list_statuses(self, req: FakeRequest) -> FakeResponse:
+        """Every status of the ref, newest first."""
         repo = self.repo(req)
         found = repo.statuses_for(self._sha(repo, req.params["ref"]))
         return self.paginate(req, [self._status_json(repo, s) for s in found])
+
+    # The older alias PyGithub's ``Commit.get_statuses`` calls.
+    @route("GET", "{repo}/statuses/{ref}")
+    def list_statuses_legacy(self, req: FakeRequest) -> FakeResponse:
+        return self.list_statuses(req)
 
     @route("GET", "{repo}/commits/{ref:path}/status")
     def combined_status(self, req: FakeRequest) -> FakeResponse:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from chimera.testing.github_fake.actions import Actions
 from chimera.testing.github_fake.checks import Checks
+from chimera.testing.github_fake.commits import Commits
 from chimera.testing.github_fake.graphql import GraphQL
 from chimera.testing.github_fake.issues import Issues
 from chimera.testing.github_fake.pulls import Pulls
@@ -15,6 +16,10 @@ from chimera.testing.github_fake.routing import Resource
 if TYPE_CHECKING:
     from chimera.testing.github_fake.server import GitHubFake
 
+# Checks before Commits: ``commits/{ref}`` would otherwise swallow ``commits/{ref}/status``.
+_ORDER: tuple[type[Resource], ...] = (Repos, Issues, Pulls, Checks, Commits, Actions, GraphQL)
+
 
 def all_resources(fake: GitHubFake) -> list[Resource]:
-    return [cls(fake) for cls in (Repos, Issues, Pulls, Checks, Actions, GraphQL)]
+    """One instance of each resource, in the order their routes are tried."""
+    return [cls(fake) for cls in _ORDER]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -99,7 +99,8 @@ _PARAM_RE = {None: "[^/]+", "int": r"\d+", "path": ".+"}
 def route(method: str, template: str) -> Callable[[_H], _H]:
     """Mark a :class:`Resource` method as the handler of ``method template``.
 
-    Routes are tried in the order they are declared; the first full match wins.
+    Routes are tried resource by resource (see ``resources.all_resources``), each resource's
+    in the order they are declared; the first full match wins.
     """
 
     def mark(fn: _H) -> _H:
@@ -107,6 +108,10 @@ def route(method: str, template: str) -> Callable[[_H], _H]:
         return fn
 
     return mark
+
+
+def _first(item: tuple[int, str, re.Pattern[str], Handler]) -> int:
+    return item[0]
 
 
 def compile_template(template: str) -> re.Pattern[str]:
@@ -131,14 +136,18 @@ class Resource:
     def json(self) -> Payloads:
         return self.fake.payloads
 
-    def routes(self) -> Iterator[tuple[int, str, re.Pattern[str], Handler]]:
-        """``(order, method, pattern, bound handler)`` for every :func:`route` of the class."""
+    def routes(self) -> list[tuple[str, re.Pattern[str], Handler]]:
+        """``(method, pattern, bound handler)`` of every :func:`route` of the class, in the
+        order they are declared."""
+        found = []
         for cls in type(self).__mro__:
             for attr in vars(cls).values():
                 spec = _ROUTES.get(attr)
                 if spec is not None:
                     method, template, order = spec
-                    yield order, method, compile_template(template), types.MethodType(attr, self)
+                    bound: Handler = types.MethodType(attr, self)
+                    found.append((order, method, compile_template(template), bound))
+        return [(method, pattern, fn) for _o, method, pattern, fn in sorted(found, key=_first)]
 
     # -- lookups shared by the handlers ----------------------------------------------------
 

@@ -65,9 +65,8 @@ class GitHubFake(LocalServer):
         self._ids = itertools.count(1000)
         super().__init__()
         self.payloads = Payloads(self)
-        routes = sorted(r for res in all_resources(self) for r in res.routes())
         self._routes: list[tuple[str, re.Pattern[str], RouteHandler]] = [
-            (method, pattern, fn) for _order, method, pattern, fn in routes
+            r for res in all_resources(self) for r in res.routes()
         ]
         self.git = GitBackend(self)
 
