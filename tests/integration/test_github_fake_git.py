@@ -95,7 +95,11 @@ def test_an_app_push_to_an_open_pull_request_starts_push_and_synchronize(world: 
     (work / "two.txt").write_text("2\n")
     git("add", "-A", cwd=work)
     git(*_IDENT, "commit", "-q", "-m", "two", cwd=work)
-    assert git("push", "-q", "origin", "HEAD:refs/heads/topic", cwd=work).returncode == 0
+    # A tiny post buffer makes git send the pack chunked, as it does for large pushes.
+    chunked = git(
+        "-c", "http.postBuffer=64", "push", "-q", "origin", "HEAD:refs/heads/topic", cwd=work
+    )
+    assert chunked.returncode == 0, chunked.stderr
     sha = git("rev-parse", "HEAD", cwd=work).stdout.strip()
     triggered = [(e.event, e.action, e.number, e.sha) for e in world.fake.triggered_events]
     assert triggered[-2:] == [("push", None, None, sha), ("pull_request", "synchronize", 1, sha)]
