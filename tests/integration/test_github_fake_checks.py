@@ -47,14 +47,7 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 def repo_as(fake: GitHubFake, token: str) -> github.Repository.Repository:
-    gh = github.Github(
-        auth=github.Auth.Token(token),
-        base_url=fake.api_url,
-        retry=None,
-        seconds_between_requests=None,
-        seconds_between_writes=None,
-    )
-    return gh.get_repo("octo/app")
+    return fake.pygithub(token).get_repo("octo/app")
 
 
 def test_a_personal_token_cannot_create_a_check_run(world: World) -> None:

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import github
 import pytest
 
 from chimera.testing.github_fake import (
@@ -90,8 +89,8 @@ def test_an_app_push_to_an_open_pull_request_starts_push_and_synchronize(world: 
     app = world.fake.add_app_token("chimera-app", repos=("octo/app",))
     work = clone_and_commit(world, "one", app)
     assert git("push", "-q", "origin", "HEAD:refs/heads/topic", cwd=work).returncode == 0
-    gh = github.Github(auth=github.Auth.Token(app), base_url=world.fake.api_url, retry=None)
-    gh.get_repo("octo/app").create_pull(base="main", head="topic", title="t", body="b")
+    repo = world.fake.pygithub(app).get_repo("octo/app")
+    repo.create_pull(base="main", head="topic", title="t", body="b")
     (work / "two.txt").write_text("2\n")
     git("add", "-A", cwd=work)
     git(*_IDENT, "commit", "-q", "-m", "two", cwd=work)

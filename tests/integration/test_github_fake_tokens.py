@@ -58,13 +58,12 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 def gh(fake: GitHubFake, token: str) -> github.Github:
-    return github.Github(
-        auth=github.Auth.Token(token),
-        base_url=fake.api_url,
-        retry=None,
-        seconds_between_requests=None,
-        seconds_between_writes=None,
-    )
+    return fake.pygithub(token)
+
+
+def chimera_client(world: World, token: str) -> GitHubClient:
+    retry = RetryPolicy(backoff_s=0.01, timeout_s=2)
+    return GitHubClient("octo/app", token, api_url=world.fake.api_url, throttle=False, retry=retry)
 
 
 def open_pull(fake: GitHubFake, token: str, *, draft: bool = False) -> int:
@@ -92,13 +91,7 @@ def test_the_github_token_may_not_open_a_pull_request_while_the_setting_is_off(
 
 
 def test_chimeras_client_maps_the_refusal_to_a_one_line_permission_error(world: World) -> None:
-    client = GitHubClient(
-        "octo/app",
-        world.workflow,
-        api_url=world.fake.api_url,
-        throttle=False,
-        retry=RetryPolicy(backoff_s=0.01, timeout_s=2),
-    )
+    client = chimera_client(world, world.workflow)
     with pytest.raises(GitHubPermissionDenied) as info:
         client.create_pull(title="t", body="b", head="chimera/issue-1", base="main", draft=True)
     assert "not permitted to create or approve pull requests" in str(info.value)
@@ -236,13 +229,7 @@ def test_reviews_name_the_commit_they_approved_and_a_push_makes_the_head_move_on
 
 def test_draft_state_moves_through_graphql_and_is_recorded(world: World) -> None:
     number = open_pull(world.fake, world.app, draft=True)
-    client = GitHubClient(
-        "octo/app",
-        world.app,
-        api_url=world.fake.api_url,
-        throttle=False,
-        retry=RetryPolicy(backoff_s=0.01, timeout_s=2),
-    )
+    client = chimera_client(world, world.app)
     assert client.pull(number).draft
     client.mark_ready(client.pull(number))
     assert not client.pull(number).draft

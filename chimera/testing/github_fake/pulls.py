@@ -12,7 +12,7 @@ from chimera.testing.github_fake.routing import (
     route,
     validation_failed,
 )
-from chimera.testing.github_fake.state import FakeRepo, TokenKind, now
+from chimera.testing.github_fake.state import FakeRepo, TokenKind, issue_record, now
 
 # GitHub's answers while "Allow GitHub Actions to create and approve pull requests" is off.
 ACTIONS_MAY_NOT_CREATE = "GitHub Actions is not permitted to create or approve pull requests."
@@ -63,9 +63,8 @@ class Pulls(Resource):
                 {"resource": "PullRequest", "code": "custom", "message": message}
             )
         num = self.fake.next_number(repo)
-        pull = self.fake.new_issue(
-            num, title=data["title"], body=data.get("body") or "", user=login
-        )
+        body = data.get("body") or ""
+        pull = issue_record(num, self.fake.new_id(), title=data["title"], body=body, user=login)
         pull |= {
             "is_pull": True,
             "head": head,

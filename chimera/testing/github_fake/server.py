@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from chimera.testing._server import LocalServer
@@ -30,8 +30,12 @@ from chimera.testing.github_fake.state import (
     RecordedCall,
     RepoEvent,
     TokenKind,
+    issue_record,
     now,
 )
+
+if TYPE_CHECKING:
+    import github
 
 
 class GitHubFake(LocalServer):
@@ -99,6 +103,19 @@ class GitHubFake(LocalServer):
         with it (as ``actions/checkout`` does: user ``x-access-token``, the token as password)."""
         auth = f"x-access-token:{token}@" if token else ""
         return f"http://{auth}127.0.0.1:{self.port}/web/{full_name}.git"
+
+    def pygithub(self, token: str) -> github.Github:
+        """A real PyGithub client of this fake, authenticated with ``token`` (no retries, no
+        throttling)."""
+        import github  # lazily: importing the fake stays light
+
+        return github.Github(
+            auth=github.Auth.Token(token),
+            base_url=self.api_url,
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
 
     # -- arranging -------------------------------------------------------------------------
 
@@ -199,7 +216,8 @@ class GitHubFake(LocalServer):
         self.add_user(user)
         with self._lock:
             num = number or self.next_number(repo)
-            issue = self.new_issue(num, title=title, body=body, user=user, state=state)
+            issue = issue_record(num, next(self._ids), title=title, body=body, user=user)
+            issue["state"] = state
             issue |= {"labels": list(labels), "locked": locked}
             for name in labels:
                 self.ensure_label(repo, name)
@@ -345,26 +363,6 @@ class GitHubFake(LocalServer):
 
     def next_number(self, repo: FakeRepo) -> int:
         return max(repo.issues, default=0) + 1
-
-    def new_issue(
-        self, num: int, *, title: str, body: str, user: str, state: str = "open"
-    ) -> dict[str, Any]:
-        """The internal record shared by issues and pull requests (same number space)."""
-        stamp = now()
-        return {
-            "number": num,
-            "id": next(self._ids),
-            "title": title,
-            "body": body,
-            "user": user,
-            "labels": [],
-            "state": state,
-            "locked": False,
-            "created_at": stamp,
-            "updated_at": stamp,
-            "closed_at": None,
-            "is_pull": False,
-        }
 
     def ensure_label(self, repo: FakeRepo, name: str) -> dict[str, Any]:
         if name not in repo.labels:

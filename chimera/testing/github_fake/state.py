@@ -45,6 +45,25 @@ def node_id(kind: str, number: int) -> str:
     return base64.b64encode(f"0:{kind}{number}".encode()).decode().rstrip("=")
 
 
+def issue_record(num: int, ident: int, *, title: str, body: str, user: str) -> dict[str, Any]:
+    """The internal record of an open issue; a pull request extends it (same number space)."""
+    stamp = now()
+    return {
+        "number": num,
+        "id": ident,
+        "title": title,
+        "body": body,
+        "user": user,
+        "labels": [],
+        "state": "open",
+        "locked": False,
+        "created_at": stamp,
+        "updated_at": stamp,
+        "closed_at": None,
+        "is_pull": False,
+    }
+
+
 class TokenKind(StrEnum):
     """Who a token belongs to; it decides which writes GitHub lets it make and what they start."""
 
