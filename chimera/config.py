@@ -47,6 +47,7 @@ from chimera.errors import ConfigError
 from chimera.fusion.config import FusionConfig, RoutingConfig
 from chimera.orchestration.config import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.orchestration.runconfig import RunConfig
+from chimera.spec.settings import CheckSettings
 
 __all__ = [
     "AgentConfig",
@@ -187,6 +188,8 @@ class ChimeraConfig(Section):
     hierarchy: HierarchyConfig = Field(default_factory=HierarchyConfig)
     # The project run (chimera.orchestration.runconfig).
     run: RunConfig = Field(default_factory=RunConfig)
+    # Spec check limits (chimera.spec.settings; read alone by `chimera check` and the plugin).
+    check: CheckSettings = Field(default_factory=CheckSettings)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.
