@@ -43,6 +43,7 @@ from typing import Any, Literal, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chimera.config.check import CheckSettings
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
 from chimera.config.run import RunConfig
@@ -187,6 +188,8 @@ class ChimeraConfig(Section):
     hierarchy: HierarchyConfig = Field(default_factory=HierarchyConfig)
     # The project run (chimera.config.run).
     run: RunConfig = Field(default_factory=RunConfig)
+    # Spec check limits (chimera.config.check; read alone by `chimera check` and the plugin).
+    check: CheckSettings = Field(default_factory=CheckSettings)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.
