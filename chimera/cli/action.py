@@ -622,7 +622,7 @@ def _audit_summary(run_dir: Path, head: str | None) -> str:
     if not audit.is_file():
         return "_No audit log was written._\n"
     try:
-        from chimera.cli.audit import render_audit_summary
+        from chimera.governance.audit_summary import render_audit_summary
 
         return render_audit_summary(audit, head=head)
     except (ChimeraError, OSError, ValueError) as exc:

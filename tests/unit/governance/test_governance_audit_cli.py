@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from chimera.cli import main
-from chimera.cli.audit import render_audit_summary
 from chimera.governance.aggregate_monitor import AggregateMonitor
 from chimera.governance.audit import AuditLog
+from chimera.governance.audit_summary import render_audit_summary
 from chimera.governance.guard import Guard
 from chimera.governance.kernel import TrustKernel
 from chimera.governance.taint import SourceKind, TaintLedger
