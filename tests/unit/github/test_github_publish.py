@@ -15,6 +15,7 @@ from chimera.errors import GitHubRateLimited
 from chimera.github.artifacts import Outcome, make_patch, write_outcome
 from chimera.github.client import GitHubClient
 from chimera.github.publish import PublishContext, publish
+from chimera.github.report import RunReport, write_report
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake
@@ -80,6 +81,7 @@ def artifacts(
     folder = tmp_path / name
     (folder / "run").mkdir(parents=True)
     (folder / "run" / "state.json").write_text(json.dumps(st))
+    write_report(folder, RunReport.model_validate({"version": 1, **st}))
     (folder / "patch.diff").write_text(patch)
     (folder / "summary.md").write_text("## Audit summary\n")
     write_outcome(
