@@ -324,3 +324,34 @@ def test_a_persistent_rate_limit_is_reported_and_raised(
     # Publishing again once the limit has passed opens the PR (once).
     result = setup(folder, client=client)
     assert result.outcome == "pr_opened" and len(repo.open_pulls()) == 1
+
+
+def test_a_report_that_does_not_parse_is_reported_and_nothing_is_pushed(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state())
+    report = json.loads((folder / "report.json").read_text())
+    (folder / "report.json").write_text(json.dumps(report | {"version": 2}))
+    result = setup(folder)
+    assert result.outcome == "crashed" and repo.open_pulls() == []
+    assert repo.head_sha("chimera/issue-1") is None
+    (text,) = comments(repo)
+    assert "run report is unreadable" in text and "version 2 is not supported" in text
+
+
+def test_the_report_is_shown_never_acted_on(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # The outcome says done, low risk; the report claims a held risky change by someone else.
+    folder = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state())
+    forged = state(status="awaiting_approval", run_id="other-run", started_by="mallory")
+    write_report(folder, RunReport.model_validate({"version": 1, **forged}))
+    result = setup(folder)
+    assert result.outcome == "pr_opened"
+    (pull,) = repo.open_pulls()
+    assert not pull["draft"] and "risk:high" not in pull["labels"]
+    marker = parse_marker(pull["body"], "pr")
+    assert marker is not None and marker["status"] == "ready" and marker["risk"] == "low"
+    assert marker["run_id"] == "gh-1-7" and marker["started_by"] == "alice"
+    assert "approve this PR's head commit" not in pull["body"]
+    assert "`other-run`" in pull["body"]  # shown, as the untrusted text it is
