@@ -72,6 +72,8 @@ class Outcome(BaseModel):
     status: str | None = None
     stop_reason: str | None = None
     stop_detail: str = ""
+    # The agent child's exit status (0: the run ended, its status is above; 2 or 3: it could
+    # not run). See chimera.github.agent_child.
     exit_code: int | None = None
     base_sha: str | None = None
     base_ref: str | None = None
