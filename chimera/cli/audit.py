@@ -7,11 +7,15 @@
   Exit status: 0 verified, 1 not verified, 2 bad usage (missing file).
 * ``chimera audit show PATH [--head HASH] [--output FILE]`` renders the Markdown summary the
   Action puts in the job summary and the PR body
-  (:func:`chimera.governance.audit_summary.render_audit_summary`, which neutralises every
-  untrusted string). Exit status 0 (the summary states whether the chain verified), 2 for
-  bad usage.
+  (:func:`chimera.governance.audit_summary.render_audit_summary`): trust
+  verdicts, actions denied for review, tool calls, attempts, costs, check results, taint, and
+  the head hash with the verification result. Exit status 0 (the summary states whether the
+  chain verified), 2 for bad usage.
 
-Each handler turns argv into one call into governance and prints the result.
+Every string that came from a model, a tool or an issue is shown inside a code span with
+``|``, backticks and angle brackets neutralised and chat-template tokens stripped, so the
+summary cannot be used to inject Markdown links, images (tracking pixels) or HTML into a PR
+body.
 """
 
 from __future__ import annotations
@@ -20,13 +24,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, write_text_atomic
 from chimera.errors import UsageError
-
-if TYPE_CHECKING:
-    from chimera.governance.audit_summary import render_audit_summary
 
 EXIT_VERIFIED = 0
 EXIT_NOT_VERIFIED = 1
@@ -119,14 +119,4 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def __getattr__(name: str) -> Any:
-    # The renderer moved to chimera.governance.audit_summary; callers of the old path (the
-    # Action's agent job) keep working. Resolved on first use so `chimera --help` stays fast.
-    if name == "render_audit_summary":
-        from chimera.governance.audit_summary import render_audit_summary
-
-        return render_audit_summary
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["register", "render_audit_summary"]
+__all__ = ["register"]

@@ -1,10 +1,8 @@
-"""The Markdown summary of a run's audit log: the job summary and the PR body's audit section.
+"""The readable Markdown summary of a run's audit log (:func:`render_audit_summary`).
 
-:func:`render_audit_summary` reads the hash-chained JSONL log, verifies it
-(:func:`chimera.governance.audit.verify_audit_log`) and renders trust verdicts, actions denied
-for review, tool calls, attempts, costs, check results, taint, and the head hash with the
-verification result. ``chimera audit show`` prints it; the Action puts it in the job summary
-and the PR body.
+``chimera audit show`` prints it; the Action's agent job puts it in the job summary and the
+artifact the PR body quotes. It shows trust verdicts, actions denied for review, tool calls,
+attempts, costs, check results, taint, and the head hash with the chain's verification.
 
 Every string that came from a model, a tool or an issue is shown inside a code span with
 ``|``, backticks and angle brackets neutralised and chat-template tokens stripped, so the
@@ -22,6 +20,8 @@ from typing import Any
 
 from chimera.governance.audit import AuditVerification, verify_audit_log
 from chimera.governance.sanitize import sanitize
+
+__all__ = ["render_audit_summary"]
 
 _CELL = 160
 
@@ -360,6 +360,3 @@ def _taint(by_event: Mapping[str, list[Mapping[str, Any]]]) -> list[str]:
         )
     lines.append("")
     return lines
-
-
-__all__ = ["render_audit_summary"]

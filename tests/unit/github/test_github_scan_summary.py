@@ -3,6 +3,7 @@ test_github_scan_secrets.py)."""
 
 from __future__ import annotations
 
+from chimera.github.report import RunReport
 from chimera.github.summary import code, outcome_comment, parse_marker, pr_body, render_marker
 
 
@@ -46,7 +47,7 @@ def test_pr_body_holds_every_part_the_issue_lists() -> None:
     }
     body = pr_body(
         issue=7,
-        state=state,
+        report=RunReport.model_validate({"version": 1, **state}),
         marker={"issue": 7, "run_id": "gh-7-99"},
         repository="octo/app",
         server_url="https://github.com",

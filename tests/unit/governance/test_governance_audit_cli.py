@@ -173,24 +173,14 @@ def test_show_reports_a_broken_chain_and_writes_a_file(log: Path, tmp_path: Path
     assert "**NOT verified**" in text and "audit.jsonl:2:" in text
 
 
-def test_the_cli_path_still_names_the_governance_renderer() -> None:
-    import chimera.cli.audit as cli_audit
-
-    assert cli_audit.render_audit_summary is render_audit_summary
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        _ = cli_audit.nope
-
-
-def test_the_cli_module_does_not_load_the_renderer_until_asked() -> None:
+def test_the_cli_module_does_not_load_the_renderer_at_import() -> None:
     import subprocess
     import sys
 
     probe = (
-        "import sys, chimera.cli.audit as a; "
-        "print('chimera.governance.audit_summary' in sys.modules); "
-        "a.render_audit_summary; print('chimera.governance.audit_summary' in sys.modules)"
+        "import sys, chimera.cli.audit; print('chimera.governance.audit_summary' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
-    assert out.stdout.split() == ["False", "True"]
+    assert out.stdout.split() == ["False"]

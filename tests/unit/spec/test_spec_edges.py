@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from chimera.spec.drift import check_drift
 
 from chimera.errors import SpecError
+from chimera.spec.drift import check_drift
 from chimera.spec.loader import load_spec, load_spec_files
 from chimera.spec.model import EVIDENCE_LINE_CHARS, Status
 from chimera.spec.results import RequirementResult
