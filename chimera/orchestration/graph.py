@@ -14,6 +14,8 @@ from typing import Any
 
 from chimera.spec.model import Requirement, Risk
 
+RISK_HIGH_REASON = "requirement is risk: high"
+
 
 class CardStatus(StrEnum):
     """Where a card stands.
@@ -102,16 +104,20 @@ class TaskGraph:
         work the run does not own), so it does not gate the schedule.
         """
         wanted = set(targets)
-        reqs = [r for r in requirements if r.id in wanted]
-        return cls(
-            Card(
-                id=r.id,
-                requirement_id=r.id,
-                depends_on=tuple(d for d in r.depends_on if d in wanted),
-                risky=r.risk is Risk.HIGH,
-                risk_reasons=["requirement is risk: high"] if r.risk is Risk.HIGH else [],
-            )
-            for r in reqs
+        return cls(cls.card_for(r, wanted) for r in requirements if r.id in wanted)
+
+    @staticmethod
+    def card_for(requirement: Requirement, targets: Iterable[str]) -> Card:
+        """The card of ``requirement``: risky when it is ``risk: high``, depending on the
+        cards of those of its ``depends_on`` that are in ``targets``."""
+        wanted = set(targets)
+        high = requirement.risk is Risk.HIGH
+        return Card(
+            id=requirement.id,
+            requirement_id=requirement.id,
+            depends_on=tuple(d for d in requirement.depends_on if d in wanted),
+            risky=high,
+            risk_reasons=[RISK_HIGH_REASON] if high else [],
         )
 
     def add(self, card: Card) -> None:
@@ -119,12 +125,18 @@ class TaskGraph:
             raise ValueError(f"duplicate card id {card.id!r}")
         self.cards[card.id] = card
 
-    def respawn(self, requirement_id: str) -> Card:
-        """A fresh card for a requirement whose earlier card was accepted but is red again."""
+    def respawn(self, requirement_id: str, *, risky: bool = False) -> Card:
+        """A fresh card for a requirement whose earlier card was accepted but is red again
+        (``risky``: its requirement is ``risk: high``)."""
         n = 2
         while f"{requirement_id}#{n}" in self.cards:
             n += 1
-        card = Card(id=f"{requirement_id}#{n}", requirement_id=requirement_id)
+        card = Card(
+            id=f"{requirement_id}#{n}",
+            requirement_id=requirement_id,
+            risky=risky,
+            risk_reasons=[RISK_HIGH_REASON] if risky else [],
+        )
         self.add(card)
         return card
 

@@ -53,7 +53,7 @@ from chimera.orchestration.state import (
     now_iso,
 )
 from chimera.runner import CommandRunner
-from chimera.spec.model import Requirement, Spec
+from chimera.spec.model import Requirement, Risk, Spec
 from chimera.spec.results import DriftReport
 
 
@@ -312,7 +312,7 @@ class ProjectOrchestrator:
         state.base_green = sorted(base.green_ids)
         state.base_red = [r.id for r in base.red]
         if task:
-            goal = self._task_goal(state, task, spec, base)
+            goal, base = self._task_goal(state, task, spec, base)
             if goal is None:
                 return self._stop(
                     state,
@@ -332,6 +332,8 @@ class ProjectOrchestrator:
             goal = Goal.repair(base)
         state.goal_ids = list(goal.goal_ids)
         state.unrelated_red = list(goal.unrelated_red)
+        # A task's own requirements are in ``base`` too (evaluated when they were vetted), so
+        # their cards exist from the start with their risk and depends_on.
         unmet = goal.unmet(base)
         graph = TaskGraph.for_requirements(spec, unmet)
         self._emit(
@@ -436,7 +438,11 @@ class ProjectOrchestrator:
 
     # -- the loop --------------------------------------------------------------------------
 
-    def _task_goal(self, state: RunState, task: str, spec: Spec, base: DriftReport) -> Goal | None:
+    def _task_goal(
+        self, state: RunState, task: str, spec: Spec, base: DriftReport
+    ) -> tuple[Goal | None, DriftReport]:
+        """The task's goal (``None`` when no acceptance requirement is usable) and the base
+        report extended with the accepted requirements' base results."""
         blocks = extract_spec_blocks(task)
         source = "task"
         try:
@@ -446,15 +452,15 @@ class ProjectOrchestrator:
         except ChimeraError as exc:
             state.rejected_acceptance = {"(spec block)": f"writing acceptance failed: {exc}"}
             self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
-            return None
+            return None, base
         if not blocks:
-            return None
+            return None, base
         try:
             new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
         except ChimeraError as exc:
             state.rejected_acceptance = {"(spec block)": str(exc)}
             self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
-            return None
+            return None, base
         self._emit("acceptance_written", source=source, ids=new_ids)
         full = self._spec()
         denied = self._denied_commands(full, new_ids)
@@ -473,9 +479,9 @@ class ProjectOrchestrator:
         else:
             target.unlink(missing_ok=True)
         if not accepted:
-            return None
-        merged = DriftReport(base.results + base_new.results)
-        return Goal.task(accepted, merged)
+            return None, base
+        merged = DriftReport(base.results + tuple(r for r in base_new if r.id in accepted))
+        return Goal.task(accepted, merged), merged
 
     def _write_acceptance(
         self, state: RunState, blocks: Sequence[str], spec: Spec
@@ -611,13 +617,20 @@ class ProjectOrchestrator:
                 f"{len(goal.goal_ids)} goal requirement(s) pass",
             )
         respawned: list[str] = []
+        by_id = spec.by_id()
         for rid in unmet:
             cards = [c for c in graph.cards.values() if c.requirement_id == rid]
             if not cards or all(c.status is CardStatus.ACCEPTED for c in cards):
+                # A spawned card keeps its requirement's risk: a risky change still pauses.
+                risky = rid in by_id and by_id[rid].risk is Risk.HIGH
                 if cards:
-                    graph.respawn(rid)
+                    graph.respawn(rid, risky=risky)
                 else:
-                    graph.add(Card(id=rid, requirement_id=rid))
+                    graph.add(
+                        TaskGraph.card_for(by_id[rid], ())
+                        if rid in by_id
+                        else Card(id=rid, requirement_id=rid)
+                    )
                 respawned.append(rid)
         if respawned:
             self._emit("cards_spawned", ids=respawned)
