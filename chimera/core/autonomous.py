@@ -118,6 +118,7 @@ class SolveResult:
         sandbox_weaker: True when the sandbox ran in a mode weaker than bubblewrap.
         targets: the requirement ids the run had to turn green.
         history_injections: how many prompts carried the attempt history.
+        reviews_unparsed: manager reviews whose answer held no verdict (no review took place).
         model: the model of the rung that made the last attempt.
         run_dir: the run's folder (transcript, audit log, snapshots).
         tainted: the task text came from outside (``untrusted=True``).
@@ -134,6 +135,7 @@ class SolveResult:
     sandbox_weaker: bool = False
     targets: tuple[str, ...] = ()
     history_injections: int = 0
+    reviews_unparsed: int = 0
     model: str = ""
     run_dir: Path | None = None
     tainted: bool = False
@@ -166,6 +168,7 @@ class SolveResult:
             "sandbox_weaker": self.sandbox_weaker,
             "targets": list(self.targets),
             "history_injections": self.history_injections,
+            "reviews_unparsed": self.reviews_unparsed,
             "model": self.model,
             "tainted": self.tainted,
         }
@@ -286,6 +289,7 @@ class AutonomousAgent:
         self.usage = UsageTotals()
         self._attempt = 0
         self._injections = 0
+        self._reviews_unparsed = 0
         self._model = model_name(self.ladder[0])
         self._purpose: Purpose = Purpose.PLAN
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -394,7 +398,7 @@ class AutonomousAgent:
         mode = str(getattr(self.runner, "mode", "unknown"))
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
         self.usage = UsageTotals()
-        self._attempt = self._injections = 0
+        self._attempt = self._injections = self._reviews_unparsed = 0
         result = SolveResult(
             outcome="failed",
             attempts=[],
@@ -431,6 +435,7 @@ class AutonomousAgent:
             result.outcome = stop.outcome
             result.final_report = stop.reason
         result.history_injections = self._injections
+        result.reviews_unparsed = self._reviews_unparsed
         self._finish(result)
         return result
 
@@ -682,13 +687,24 @@ class AutonomousAgent:
                 summary=acted.final_text,
                 plan=run.plan,
             )
-            self._event(
-                "review",
-                attempt=number,
-                approved=review.approved,
-                parsed=review.parsed,
-                reason=review.reason[:500],
-            )
+            if review.parsed:
+                self._event(
+                    "review",
+                    attempt=number,
+                    approved=review.approved,
+                    parsed=True,
+                    reason=review.reason[:500],
+                )
+            else:
+                # No verdict in the answer: no review took place (never an approval).
+                self._reviews_unparsed += 1
+                self._event(
+                    "review_unparsed",
+                    attempt=number,
+                    model=review.model,
+                    answer=cap_text(sanitize(review.raw), 300),
+                )
+                review = None
         report = self._check([*run.goal, *run.keep_green], f"attempt-{number}")
         return _Seen(acted, diff, diff_rel, review, report, leaked)
 
@@ -884,6 +900,11 @@ def _report(result: SolveResult) -> str:
         f"sandbox: {sandbox}",
         f"history injections: {result.history_injections}",
     ]
+    if result.reviews_unparsed:
+        lines.append(
+            f"reviews unparsed: {result.reviews_unparsed} (no verdict in the reviewer's answer: "
+            "no review took place, the checks alone decided)"
+        )
     if result.tainted:
         lines.append("task: untrusted (tainted run)")
     return "\n".join(lines)
