@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from chimera.tools import ToolRegistry
 
 SolveOutcome = Literal["solved", "hollow", "failed", "budget", "error"]
+BudgetLimit = Literal["tokens", "usd"]
 _RISK_ORDER = [Risk.LOW, Risk.MEDIUM, Risk.HIGH]
 EventSink = Callable[[str, dict[str, Any]], None]
 
@@ -119,6 +120,7 @@ class SolveResult:
         targets: the requirement ids the run had to turn green.
         history_injections: how many prompts carried the attempt history.
         reviews_unparsed: manager reviews whose answer held no verdict (no review took place).
+        budget_limit: for outcome ``budget``, the ceiling that refused (``tokens`` / ``usd``).
         model: the model of the rung that made the last attempt.
         run_dir: the run's folder (transcript, audit log, snapshots).
         tainted: the task text came from outside (``untrusted=True``).
@@ -136,6 +138,7 @@ class SolveResult:
     targets: tuple[str, ...] = ()
     history_injections: int = 0
     reviews_unparsed: int = 0
+    budget_limit: BudgetLimit | None = None
     model: str = ""
     run_dir: Path | None = None
     tainted: bool = False
@@ -169,6 +172,7 @@ class SolveResult:
             "targets": list(self.targets),
             "history_injections": self.history_injections,
             "reviews_unparsed": self.reviews_unparsed,
+            "budget_limit": self.budget_limit,
             "model": self.model,
             "tainted": self.tainted,
         }
@@ -208,10 +212,13 @@ class _Seen:
 class _Stop(Exception):
     """Ends the attempt loop early with an outcome (budget refusal, provider failure)."""
 
-    def __init__(self, outcome: SolveOutcome, reason: str) -> None:
+    def __init__(
+        self, outcome: SolveOutcome, reason: str, budget_limit: BudgetLimit | None = None
+    ) -> None:
         super().__init__(reason)
         self.outcome = outcome
         self.reason = reason
+        self.budget_limit = budget_limit
 
 
 def model_name(backend: SupportsComplete) -> str:
@@ -346,7 +353,9 @@ class AutonomousAgent:
             completion = backend.complete(messages, purpose=purpose, max_tokens=max_tokens)
         except BudgetExceeded as exc:
             self._event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop("budget", f"budget refused the {purpose.value} call: {exc}") from exc
+            raise _Stop(
+                "budget", f"budget refused the {purpose.value} call: {exc}", exc.limit
+            ) from exc
         except ProviderError as exc:
             self._event("provider_error", purpose=purpose.value, error=str(exc))
             raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
@@ -434,6 +443,7 @@ class AutonomousAgent:
         except _Stop as stop:
             result.outcome = stop.outcome
             result.final_report = stop.reason
+            result.budget_limit = stop.budget_limit
         result.history_injections = self._injections
         result.reviews_unparsed = self._reviews_unparsed
         self._finish(result)
@@ -570,7 +580,7 @@ class AutonomousAgent:
             plan = self.big_planner(run.task_block, run.spine_scope, failures).strip()
         except BudgetExceeded as exc:
             self._event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop("budget", f"budget refused the delegated plan: {exc}") from exc
+            raise _Stop("budget", f"budget refused the delegated plan: {exc}", exc.limit) from exc
         except ChimeraError as exc:
             self._event("provider_error", purpose=purpose.value, error=str(exc))
             raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
@@ -671,7 +681,9 @@ class AutonomousAgent:
         self.usage.add(acted.usage)
         _write_json(self._attempt_dir / f"{number}.transcript.json", acted.transcript)
         if acted.outcome in ("budget", "error"):
-            raise _Stop(acted.outcome, f"attempt {number} stopped: {acted.error}")
+            raise _Stop(
+                acted.outcome, f"attempt {number} stopped: {acted.error}", acted.budget_limit
+            )
         diff, leaked = self._redact_diff(run.guard.diff(snapshot))
         if leaked:
             self._event("secret_in_change", attempt=number, names=list(leaked))

@@ -70,6 +70,7 @@ class CardOutcome:
         cost_usd: their cost, ``None`` when a price is unknown.
         summary: one line (the last failure's cause for red verdicts).
         denied_actions: actions the governance layer denied for review.
+        budget_limit: for ``budget``, the ceiling that refused: ``tokens`` or ``usd``.
     """
 
     verdict: str
@@ -78,6 +79,7 @@ class CardOutcome:
     cost_usd: float | None = 0.0
     summary: str = ""
     denied_actions: tuple[dict[str, Any], ...] = ()
+    budget_limit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -792,9 +794,7 @@ class ProjectOrchestrator:
             return paused
         if outcome.verdict == "budget":
             reason = (
-                StopReason.BUDGET_USD
-                if "usd" in outcome.summary.lower() or "$" in outcome.summary
-                else StopReason.BUDGET_TOKENS
+                StopReason.BUDGET_USD if outcome.budget_limit == "usd" else StopReason.BUDGET_TOKENS
             )
             card.status = CardStatus.PENDING
             stopped = self._stop(state, graph, RunStatus.STOPPED, reason, outcome.summary)

@@ -144,7 +144,8 @@ class AgentCardSolver:
         self.last_result = result
         last = result.attempts[-1] if result.attempts else None
         summary = result.final_report.strip().splitlines()[0] if result.final_report else ""
-        if last is not None and result.outcome != "solved":
+        # A budget or provider stop names itself; an exhausted card its last failure.
+        if last is not None and result.outcome in ("failed", "hollow"):
             summary = f"attempt {last.number}: {last.cause}"
         return CardOutcome(
             verdict=result.outcome,
@@ -153,4 +154,5 @@ class AgentCardSolver:
             cost_usd=result.cost_usd,
             summary=summary,
             denied_actions=tuple(d.to_dict() for g in guards for d in g.denied),
+            budget_limit=result.budget_limit,
         )
