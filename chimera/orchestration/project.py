@@ -265,10 +265,13 @@ class ProjectOrchestrator:
         """Start a new run: a task run when ``task`` is given, else a repair run.
 
         Raises:
-            UsageError: another process is working on a run with this id.
+            UsageError: another process is working on a run with this id, or a run was
+                already recorded under it (it is never overwritten).
         """
         run_id = run_id or new_run_id()
+        self.store.refuse_existing(run_id)
         with self._owning(run_id):
+            self.store.refuse_existing(run_id)  # another process may have started it since
             return self._start(
                 task=task, started_by=started_by, untrusted=untrusted, model=model, run_id=run_id
             )
