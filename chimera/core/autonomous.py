@@ -43,7 +43,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from chimera.atomic import atomic_write_bytes
 from chimera.config import AgentConfig
@@ -57,6 +57,7 @@ from chimera.core.attempts import (
     approx_tokens,
     cap_text,
 )
+from chimera.core.checkpoint import SolveCheckpoint
 from chimera.core.spine import Spine
 from chimera.core.supervisor import ManagerReview, ReviewVerdict
 from chimera.errors import BudgetExceeded, ChimeraError, ProviderError, UsageError
@@ -209,6 +210,14 @@ class _Seen:
     """Names (never values) of the secrets the change held; its text is redacted."""
 
 
+class ReplayCursor(Protocol):
+    """The replay position of a scripted ladder (the card solver), saved with a checkpoint."""
+
+    def checkpoint(self) -> int | None: ...
+
+    def rewind(self, position: int | None) -> None: ...
+
+
 class _Stop(Exception):
     """Ends the attempt loop early with an outcome (budget refusal, provider failure)."""
 
@@ -254,6 +263,8 @@ class AutonomousAgent:
             the Spine does not fit its token budget (a file was cut or left out): budgeted
             workers read every file in scope and the top model plans from their verified
             findings (:func:`chimera.orchestration.hierarchy_setup.hierarchy_planner`).
+        cursor: the ladder's replay position (scripted models), saved in each attempt's
+            checkpoint and restored by ``solve(..., resume=True)``.
     """
 
     def __init__(
@@ -274,6 +285,7 @@ class AutonomousAgent:
         label: str = "solve",
         tool_wrapper: Callable[[ToolRegistry], ToolCaller] | None = None,
         big_planner: Callable[[str, Sequence[str], str], str] | None = None,
+        cursor: ReplayCursor | None = None,
     ) -> None:
         if not backend_ladder:
             raise UsageError("the escalation ladder needs at least one model")
@@ -292,6 +304,7 @@ class AutonomousAgent:
         self.label = label
         self.tool_wrapper = tool_wrapper
         self.big_planner = big_planner
+        self.cursor = cursor
         self.reviewer = ManagerReview()
         self.usage = UsageTotals()
         self._attempt = 0
@@ -388,7 +401,12 @@ class AutonomousAgent:
     # -- the loop ------------------------------------------------------------------------------
 
     def solve(
-        self, task: str, targets: Sequence[str] | None = None, *, untrusted: bool = False
+        self,
+        task: str,
+        targets: Sequence[str] | None = None,
+        *,
+        untrusted: bool = False,
+        resume: bool = False,
     ) -> SolveResult:
         """Make ``targets`` pass without turning any base-green requirement red.
 
@@ -397,9 +415,13 @@ class AutonomousAgent:
             targets: requirement ids that must pass; default: every requirement red now.
             untrusted: the task came from outside; the run is recorded as tainted. The task
                 is sanitized and fenced as data either way.
+            resume: continue an interrupted solve of the same ``label`` from its checkpoint
+                (its attempts, plan and ledger; the workspace must already be reverted to
+                where that solve started). Without a checkpoint it starts afresh.
 
         Raises:
             UsageError: a target id is not in the Spec.
+            ChimeraError: ``resume`` and the checkpoint is unreadable.
         """
         unknown = [t for t in targets or () if t not in self.spec.by_id()]
         if unknown:
@@ -433,7 +455,7 @@ class AutonomousAgent:
             run = self._prepare(task, targets)
             result.targets = tuple(run.goal)
             if run.goal:
-                self._loop(run, result)
+                self._loop(run, result, resume=resume)
             else:
                 result.outcome = "hollow"
                 result.final_report = (
@@ -491,24 +513,33 @@ class AutonomousAgent:
             spine_overflow=bool(spine.omitted) or any(f.truncated for f in spine.files),
         )
 
-    def _loop(self, run: _Run, result: SolveResult) -> None:
+    def _loop(self, run: _Run, result: SolveResult, *, resume: bool = False) -> None:
         """The attempts. A repeated failure signature replans, then escalates (module doc).
 
         Every call runs under a :func:`~chimera.orchestration.context.call_context` naming
         the targets' highest risk, the attempt number and a repeated signature, so routers
-        and effort policies can spend more where it matters without new parameters.
+        and effort policies can spend more where it matters without new parameters. Before
+        each attempt the solve's state is checkpointed (:class:`SolveCheckpoint`).
         """
         from chimera.orchestration.context import call_context
 
         by_id = self.spec.by_id()
         risks = [by_id[t].risk for t in run.goal if t in by_id]
         risk = max(risks, key=_RISK_ORDER.index) if risks else Risk.LOW
+        saved = SolveCheckpoint.load(self._attempt_dir) if resume else None
         rung = 0
         replanned_on_rung = False
-        with call_context(risk=risk, attempt=1):
-            run.plan = self._plan(rung, run, replan=False)
         repeated: str | None = None
-        for number in range(1, self.config.max_attempts + 1):
+        first = 1
+        if saved is None:
+            with call_context(risk=risk, attempt=1):
+                run.plan = self._plan(rung, run, replan=False)
+        else:
+            first = self._restore(saved, run, result)
+            rung = min(saved.rung, len(self.ladder) - 1)
+            replanned_on_rung, repeated = saved.replanned_on_rung, saved.repeated
+        for number in range(first, self.config.max_attempts + 1):
+            self._checkpoint(number, run, rung, replanned_on_rung, repeated)
             self._attempt = number
             result.model = self._model = model_name(self.ladder[rung])
             with call_context(risk=risk, attempt=number, repeated_signature=repeated):
@@ -542,6 +573,45 @@ class AutonomousAgent:
             with call_context(risk=risk, attempt=number + 1, repeated_signature=repeated):
                 run.plan = self._plan(rung, run, replan=True)
             replanned_on_rung = True
+
+    def _checkpoint(
+        self, number: int, run: _Run, rung: int, replanned_on_rung: bool, repeated: str | None
+    ) -> None:
+        SolveCheckpoint(
+            next_attempt=number,
+            history=run.history,
+            ledger=run.ledger,
+            plan=run.plan,
+            rung=rung,
+            replanned_on_rung=replanned_on_rung,
+            repeated=repeated,
+            usage=self.usage.to_json(),
+            history_injections=self._injections,
+            reviews_unparsed=self._reviews_unparsed,
+            backend_position=self.cursor.checkpoint() if self.cursor is not None else None,
+        ).save(self._attempt_dir)
+
+    def _restore(self, saved: SolveCheckpoint, run: _Run, result: SolveResult) -> int:
+        """Take up an interrupted solve where its checkpoint stood; returns the next attempt."""
+        run.history, run.ledger, run.plan = saved.history, saved.ledger, saved.plan
+        result.attempts = list(saved.history.records)
+        usage = saved.usage
+        self.usage.prompt_tokens = int(usage.get("prompt_tokens", 0))
+        self.usage.completion_tokens = int(usage.get("completion_tokens", 0))
+        self.usage.cost_usd = usage.get("cost_usd", 0.0)
+        self.usage.calls = int(usage.get("calls", 0))
+        self._injections = saved.history_injections
+        self._reviews_unparsed = saved.reviews_unparsed
+        if self.cursor is not None:
+            self.cursor.rewind(saved.backend_position)
+        self._event(
+            "history_resumed",
+            attempt=saved.next_attempt,
+            records=len(saved.history.records),
+            distinct=len(saved.history.entries()),
+            rung=saved.rung,
+        )
+        return saved.next_attempt
 
     def _plan(self, rung: int, run: _Run, *, replan: bool) -> str:
         purpose = Purpose.REPLAN if replan else Purpose.PLAN

@@ -49,6 +49,8 @@ class Card:
         status: see :class:`CardStatus`.
         attempts: attempts spent on this card (summed over its solves).
         notes: one-line outcomes, oldest first (verdicts, stop reasons).
+        interrupted: how many times a crash stopped the card mid-solve (its solve then
+            continues from its checkpoint).
     """
 
     id: str
@@ -59,6 +61,7 @@ class Card:
     attempts: int = 0
     notes: list[str] = field(default_factory=list)
     risk_reasons: list[str] = field(default_factory=list)
+    interrupted: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,7 @@ class Card:
             "attempts": self.attempts,
             "notes": list(self.notes),
             "risk_reasons": list(self.risk_reasons),
+            "interrupted": self.interrupted,
         }
 
     @classmethod
@@ -83,6 +87,7 @@ class Card:
             attempts=int(data.get("attempts", 0)),
             notes=list(data.get("notes", [])),
             risk_reasons=list(data.get("risk_reasons", [])),
+            interrupted=int(data.get("interrupted", 0)),
         )
 
 

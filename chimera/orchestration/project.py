@@ -380,7 +380,8 @@ class ProjectOrchestrator:
             card = graph.cards.get(flight.card_id)
             if card is not None and card.status is CardStatus.RUNNING:
                 card.status = CardStatus.PENDING
-                card.notes.append("interrupted; reverted and retried on resume")
+                card.interrupted += 1
+                card.notes.append("interrupted; reverted and continued on resume")
             self._emit(
                 "resumed",
                 card=flight.card_id,

@@ -133,6 +133,7 @@ class AgentCardSolver:
             on_event=self.on_event,
             label=card.id.replace("#", "-"),
             tool_wrapper=wrapper,
+            cursor=self,
             **self.agent_kwargs,
         )
         title = f" ({requirement.title})" if requirement.title else ""
@@ -140,7 +141,10 @@ class AgentCardSolver:
         task = CARD_TASK.format(
             rid=requirement.id, title=title, check=requirement.check.describe(), extra=extra
         )
-        result = agent.solve(task, [requirement.id], untrusted=state.untrusted)
+        # A card interrupted mid-solve continues its attempt record (its checkpoint).
+        result = agent.solve(
+            task, [requirement.id], untrusted=state.untrusted, resume=card.interrupted > 0
+        )
         self.last_result = result
         last = result.attempts[-1] if result.attempts else None
         summary = result.final_report.strip().splitlines()[0] if result.final_report else ""
