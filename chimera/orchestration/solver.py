@@ -29,9 +29,17 @@ Its check: {check}.
 
 
 def _positions(ladder: Sequence[SupportsComplete]) -> list[Any]:
-    """The replay cursors inside a ladder (ScriptedBackends, possibly under wrappers)."""
+    """The replay cursors inside a ladder (ScriptedBackends, possibly under wrappers; an
+    EffortBackend's rungs count as the ladder)."""
     found: list[Any] = []
+    flat: list[Any] = []
     for backend in ladder:
+        rungs = getattr(backend, "rungs", None)
+        if isinstance(rungs, tuple):
+            flat.extend(r.backend for r in rungs)
+        else:
+            flat.append(backend)
+    for backend in flat:
         inner: Any = backend
         for _ in range(4):  # BudgetedBackend / routers wrap at most a few levels deep
             if hasattr(inner, "position") and hasattr(inner, "restore"):

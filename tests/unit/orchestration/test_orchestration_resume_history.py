@@ -150,3 +150,28 @@ def test_without_a_checkpoint_a_resumed_card_starts_afresh(tmp_path: Path) -> No
     state = orch2.resume("r")
     assert state.status is RunStatus.DONE, state.stop_detail
     assert state.cards[0]["attempts"] == 2
+
+
+def test_the_replay_position_is_found_behind_an_effort_ladder(tmp_path: Path) -> None:
+    from chimera.orchestration.effort import EffortBackend, EffortPolicy, Rung
+
+    weak, strong = ScriptedBackend(TURNS, name="w"), ScriptedBackend(TURNS, name="s")
+    ladder = EffortBackend(
+        [Rung(weak, "scripted:w"), Rung(strong, "scripted:s")],
+        EffortPolicy(rungs=2, supports_reasoning=lambda m: False),
+    )
+    solver = AgentCardSolver(
+        [ladder],
+        workspace=tmp_path,
+        spec_paths=[],
+        runner=LocalRunner(),
+        run_dir=tmp_path,
+        audit=AuditLog(tmp_path / "a.jsonl", "r"),
+        config=AgentConfig(),
+    )
+    weak.complete([{"role": "user", "content": "x"}], purpose=Purpose.PLAN)
+    at = solver.checkpoint()
+    assert at is not None
+    strong.restore(3)
+    solver.rewind(at)
+    assert (weak.position, strong.position) == (1, 0)
