@@ -356,9 +356,13 @@ class AutonomousAgent:
         backend: SupportsComplete,
         messages: list[Message],
         purpose: Purpose,
-        max_tokens: int = 2048,
+        max_tokens: int | None = None,
     ) -> Completion:
-        """One tool-less call (plan, replan, review), audited and written to the transcript."""
+        """One tool-less call (plan, replan, review), audited and written to the transcript.
+
+        ``max_tokens`` ``None`` leaves the cap to the backend: ``models.max_tokens``, or the
+        effort level under ``[tool.chimera.effort]`` (a fixed cap here would bound both).
+        """
         self._purpose = purpose
         for i, m in enumerate(messages):
             self._transcript("request", index=i, message=m)
@@ -919,7 +923,7 @@ class _ReviewBackend:
         purpose: Purpose = Purpose.REVIEW,
         max_tokens: int | None = None,
     ) -> Completion:
-        return self.owner._call(self.inner, list(messages), purpose, max_tokens or 2048)
+        return self.owner._call(self.inner, list(messages), purpose, max_tokens)
 
 
 def _write_json(path: Path, transcript: Transcript) -> None:

@@ -15,6 +15,7 @@ from chimera.cli import main
 from chimera.config import load_config
 from chimera.governance.audit import AuditLog
 from chimera.orchestration.context import call_context
+from chimera.orchestration.effort import EffortBackend
 from chimera.orchestration.engine_setup import prepare_engine
 from chimera.protocols import Purpose
 from chimera.spec.model import Risk
@@ -126,3 +127,52 @@ def test_chimera_solve_applies_the_configured_effort(
     ]
     # Every call went through the policy; the act turns got the configured standard level.
     assert ("act", 777) in levels and len(levels) == 4
+
+
+def test_plans_get_the_level_not_a_fixed_cap(tmp_path: Path) -> None:
+    from chimera.core.autonomous import AutonomousAgent
+    from chimera.runner import LocalRunner
+    from chimera.spec.loader import load_spec
+
+    root = tmp_path / "calc"
+    (root / "specs").mkdir(parents=True)
+    (root / "specs" / "r.yaml").write_text(
+        "requirements:\n  - id: t\n    defines: {path: calc.py, symbol: total}\n"
+    )
+    (root / "calc.py").write_text("x = 1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@e.invalid"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *cmd], cwd=root, check=True, capture_output=True)
+    (root / "chimera.toml").write_text("[effort.levels]\nstandard = {max_tokens = 3000}\n")
+    write = {"name": "write_file", "arguments": {"path": "calc.py", "content": "def total(): 0\n"}}
+    turns = [
+        {"purpose": "plan", "text": "1. Add total()."},
+        {"purpose": "act", "tool_calls": [write]},
+        {"purpose": "act", "text": "Done."},
+        {"purpose": "review", "text": "APPROVE"},
+    ]
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"model": "s", "turns": turns}))
+    config = load_config(root)
+    run_dir = root / ".chimera" / "runs" / "r"
+    audit = AuditLog(run_dir / "audit.jsonl", "r")
+    engine = prepare_engine(root, config, f"scripted:{script}").bind(
+        audit=audit, run_dir=run_dir, run_id="r"
+    )
+    agent = AutonomousAgent(
+        engine.ladder,
+        workspace=root,
+        spec=load_spec([root / "specs"]),
+        runner=LocalRunner(),
+        run_dir=run_dir,
+        audit=audit,
+        config=config.agent,
+    )
+    assert agent.solve("Add total()").outcome == "solved"
+    (rung,) = engine.ladder
+    assert isinstance(rung, EffortBackend)
+    scripted = rung.rungs[0].backend.inner  # type: ignore[attr-defined]  # → budgeted → scripted
+    caps = {c.purpose.value: c.max_tokens for c in scripted.calls}
+    # The plan's cap is the configured level (above the 2,048 it was once fixed at); the
+    # review keeps its own small cap (a one-line verdict).
+    assert caps["plan"] == 3000 and caps["act"] == 3000
