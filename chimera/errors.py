@@ -51,6 +51,7 @@ Later subsystems add their subclasses here, so the tree stays drawn in one place
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 class ChimeraError(Exception):
@@ -168,7 +169,16 @@ class CronError(GovernanceError):
 
 
 class BudgetExceeded(ChimeraError):
-    """A model call was refused before it was sent because it would cross a budget."""
+    """A model call was refused before it was sent because it would cross a budget.
+
+    Attributes:
+        limit: the ceiling that refused it: ``"tokens"`` or ``"usd"`` (a USD ceiling also
+            refuses a call whose cost is unknown when no token ceiling bounds it).
+    """
+
+    def __init__(self, message: str, *, limit: Literal["tokens", "usd"] = "tokens") -> None:
+        super().__init__(message)
+        self.limit: Literal["tokens", "usd"] = limit
 
 
 class ProviderError(ChimeraError):

@@ -145,6 +145,6 @@ def run(args: argparse.Namespace) -> int:
     out.write(
         f"\ntokens: {result.usage.total_tokens}, cost: {usd(result.usage.cost_usd)}\n"
         + summary.render()
-        + f"\nrun: {shown(run_dir, root)} (audit head {audit.head_hash[:16]})\n"
+        + f"\nrun: {shown(run_dir, root)} (audit head {audit.head_hash})\n"
     )
     return 0 if verified else 1

@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         )
         for d in denied[:10]:
             out.write(f"  - {d['action']}: {d['reason']}\n")
-    out.write(f"run: {_shown(run_dir, root)} (audit head {audit.head_hash[:16]})\n")
+    out.write(f"run: {_shown(run_dir, root)} (audit head {audit.head_hash})\n")
     return 0 if result.ok else 1
 
 

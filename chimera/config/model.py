@@ -203,7 +203,9 @@ class ChimeraConfig(Section):
             ConfigError: ``command line: --flag: message`` for an invalid value or an
                 unknown option name.
         """
-        data = self.model_dump()
+        # Only what was set: which sections the file has stays known (an absent
+        # [tool.chimera.effort] applies no effort policy).
+        data = self.model_dump(exclude_unset=True)
         flags: dict[tuple[str, ...], str] = {}
         for name, value in cli_values.items():
             if value is None:

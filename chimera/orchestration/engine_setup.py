@@ -94,7 +94,13 @@ class PreparedEngine:
         # Without [tool.chimera.routing] each rung is its model; with it, a rung's deep turns
         # (plans, reviews, replans) go to a panel or cascade and its tool turns to one model.
         builder = EngineBuilder(self.config, backend_for, audit=audit, runner=self.sandbox)
-        ladder = builder.ladder(self.rungs)
+        # [tool.chimera.effort] puts the effort policy in front of the rungs (caps, reasoning
+        # effort, rung choice on every call).
+        ladder = (
+            builder.effort_ladder(self.rungs)
+            if builder.effort_configured()
+            else builder.ladder(self.rungs)
+        )
         # Built only if a Spine ever overflows its context budget.
         planner = hierarchy_planner(
             lambda: build_hierarchy(
