@@ -2,7 +2,7 @@
 
 The flags follow bubblewrap's own advice for untrusted code (and Flatpak's use of it): a new
 namespace of every kind (``--unshare-all``: no network, own pid, ipc, uts and cgroup
-namespaces), ``--die-with-parent`` and ``--new-session`` (no terminal injection via TIOCSTI),
+namespaces), no capability even when started by root (``--cap-drop ALL``), ``--die-with-parent`` and ``--new-session`` (no terminal injection via TIOCSTI),
 a fresh ``/dev`` and a fresh ``/proc`` of the new pid namespace (so no other process's
 ``/proc/PID/environ`` is visible). The filesystem is an allowlist (:mod:`.layout`): the root is
 bubblewrap's empty tmpfs, with the system and toolchain folders bound read-only, fresh tmpfs
@@ -76,7 +76,7 @@ def _try(argv: list[str]) -> tuple[bool, str]:
 
 def _probe_argv(path: str, proc_flags: list[str], sized: bool = True) -> list[str]:
     links, dirs = system_dirs()
-    argv = [path, "--unshare-all", "--die-with-parent", "--new-session"]
+    argv = [path, "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
     for target, link in links:
         argv += ["--symlink", target, link]
     for folder in dirs:
@@ -178,7 +178,10 @@ def bwrap_argv(
     if limits is not None:
         assert probe.prlimit is not None
         argv += [probe.prlimit, *limits, "--"]
-    argv += [probe.path, "--unshare-all"]
+    # Started by root, bubblewrap keeps every capability inside its user namespace: enough to
+    # unmount a mask (measured: `umount` of a masked file showed the file) or read a mode-000
+    # folder. No command of a run needs one.
+    argv += [probe.path, "--unshare-all", "--cap-drop", "ALL"]
     if network:
         argv.append("--share-net")
     argv += ["--die-with-parent", "--new-session"]

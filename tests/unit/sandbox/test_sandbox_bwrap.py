@@ -236,3 +236,16 @@ def test_tools_outside_the_system_folders_stay_visible(
     )
     assert "hello from tmp" in res.output
     assert "beside the venv" not in res.output
+
+
+def test_no_capability_inside_so_masks_cannot_be_unmounted(workspace: Path) -> None:
+    """Started by root, bubblewrap would keep every capability in its user namespace: enough
+    to unmount a mask and read what it hides."""
+    (workspace / ".env").write_text("KEY=behind-the-mask-31\n", encoding="utf-8")
+    res = Sandbox(workspace, mode="bwrap").run(
+        "grep CapEff /proc/self/status; umount .env; cat .env; mkdir -p x && umount /tmp",
+        cwd=workspace,
+        timeout=30,
+    )
+    assert "CapEff:\t0000000000000000" in res.output, res.output
+    assert "behind-the-mask-31" not in res.output
