@@ -2,8 +2,9 @@
 
 The flags follow bubblewrap's own advice for untrusted code (and Flatpak's use of it): a new
 namespace of every kind (``--unshare-all``: no network, own pid, ipc, uts and cgroup
-namespaces), no capability even when started by root (``--cap-drop ALL``), ``--die-with-parent`` and ``--new-session`` (no terminal injection via TIOCSTI),
-a fresh ``/dev`` and a fresh ``/proc`` of the new pid namespace (so no other process's
+namespaces), no capability even when started by root (``--cap-drop ALL``),
+``--die-with-parent`` and ``--new-session`` (no terminal injection via TIOCSTI), a fresh
+``/dev`` and a fresh ``/proc`` of the new pid namespace (so no other process's
 ``/proc/PID/environ`` is visible). The filesystem is an allowlist (:mod:`.layout`): the root is
 bubblewrap's empty tmpfs, with the system and toolchain folders bound read-only, fresh tmpfs
 scratch folders and home, and the workspace writable.

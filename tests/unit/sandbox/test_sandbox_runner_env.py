@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chimera.errors import SandboxError
-from chimera.sandbox import Sandbox, bwrap_available, build_env, probe_bwrap
+from chimera.sandbox import Sandbox, build_env, bwrap_available, probe_bwrap
 from chimera.sandbox.layout import RUNNER_FILE_VARS
 
 RUNNER_VARS = {
