@@ -94,10 +94,10 @@ class SecretRedactor:
     ``search`` tool may walk into a ``.env`` file, a test may print its environment. Output
     redaction is the second line: every value of a credential-named environment variable
     (``*_TOKEN``, ``*_API_KEY``, ``*PASSWORD*`` ... of at least ``min_length`` characters),
-    every value in the workspace's dotenv files (``.env``, ``.env.local`` ...; examples and
-    templates excepted), and every known credential format (AWS, GitHub, OpenAI, Anthropic,
-    Slack ... tokens) is replaced by ``[REDACTED:<name>]`` in the tool's output, so it reaches
-    neither the provider, the transcript nor the audit log.
+    every value in the workspace's dotenv files at any depth (``.env``, ``config/.env.local``
+    ...; examples and templates excepted), and every known credential format (AWS, GitHub,
+    OpenAI, Anthropic, Slack ... tokens) is replaced by ``[REDACTED:<name>]`` in the tool's
+    output, so it reaches neither the provider, the transcript nor the audit log.
 
     Args:
         values: secret values by name.
@@ -129,10 +129,16 @@ class SecretRedactor:
             if is_secret_name(name):
                 redactor.add(name, value)
         if workspace is not None:
-            for path in sorted(Path(workspace).glob(".env*")):
-                if path.is_file() and not _EXAMPLE_ENV.search(path.name):
-                    for name, value in _dotenv_values(path).items():
-                        redactor.add(f"{path.name}:{name}", value)
+            from chimera.sandbox.layout import dotenv_files
+
+            root = Path(workspace)
+            # Every depth (config/.env too): the same files the sandbox masks.
+            for path in dotenv_files(root):
+                label = (
+                    path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+                )
+                for name, value in _dotenv_values(path).items():
+                    redactor.add(f"{label}:{name}", value)
         return redactor
 
     def add(self, name: str, value: str | None) -> None:
