@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.config import ChimeraConfig, ModelPrice
-from chimera.orchestration.bench import BenchFile, load_bench_file, run_configured_bench
+from chimera.economics.bench import BenchFile, load_bench_file, run_configured_bench
 from chimera.protocols import SupportsComplete
 from chimera.providers import BudgetedBackend, LiteLLMBackend, TokenBudget, register_prices
 from chimera.testing import OpenAIStubServer, StubReply

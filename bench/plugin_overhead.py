@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.governance.drift import check_drift
+from chimera.spec.drift import check_drift
 from chimera.spec.loader import load_spec
 
 

@@ -9,7 +9,7 @@ Generates several hundred realistic requirements programmatically —
 * ``defines`` of real classes, methods and functions, found by parsing stdlib modules
   (untimed) —
 
-then times :func:`chimera.governance.drift.check_drift` against GNU grep doing the same
+then times :func:`chimera.spec.drift.check_drift` against GNU grep doing the same
 requirements one by one (``grep -rlE`` for a scope, ``grep -cE`` for one file or a
 definition), both in this run, with the page cache warmed first. Prints both times and the
 ratio (target: at most 0.5). Read-only: nothing is written into the standard library.
@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from chimera.governance.drift import DriftSession
+from chimera.spec.drift import DriftSession
 from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.engine.files import Target, load_text, read_bytes
 from chimera.spec.kinds import Absent, Contains, Defines

@@ -10,8 +10,9 @@ carry ``tool_calls`` and tool messages carry ``tool_call_id``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,6 +21,14 @@ Message = dict[str, Any]
 
 ToolSchema = dict[str, Any]
 """One tool in OpenAI function-calling format: ``{"type": "function", "function": {...}}``."""
+
+
+class Risk(StrEnum):
+    """How much human attention a requirement's change needs (``high`` pauses for approval)."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
 
 
 class Purpose(StrEnum):
@@ -126,3 +135,91 @@ class Tool(Protocol):
     parameters: dict[str, Any]
 
     def __call__(self, **kwargs: Any) -> ToolResult: ...
+
+
+class ToolCaller(Protocol):
+    """What the Agent needs from a tool registry (:class:`chimera.tools.ToolRegistry`)."""
+
+    def schemas(self) -> list[ToolSchema]: ...
+
+    def call(self, name: str, arguments: Any) -> ToolResult: ...
+
+
+class AuditSink(Protocol):
+    """The part of :class:`chimera.governance.audit.AuditLog` lower layers use: one event per
+    call, ``fields`` JSON-serialisable; returns the written record."""
+
+    def append(self, event: str, /, **fields: Any) -> Any: ...
+
+
+EventSink = Callable[[str, dict[str, Any]], None]
+"""A progress listener: ``(event name, fields)``; progress only, never a decision."""
+
+
+@dataclass(frozen=True)
+class Experience:
+    """One attempt as the buffer stores it.
+
+    Attributes:
+        task: the task text (sanitized by the caller when it came from outside).
+        verdict: ``passed``, ``verify_failed``, ``regression``, ``review_rejected``,
+            ``hollow`` or ``agent_stopped``.
+        signature: the failure signature digest ('' for a pass).
+        cause: one line naming why it failed ('' for a pass).
+        files_changed, added, removed: diff stats.
+        tokens: tokens spent by the attempt.
+        cost_usd: USD spent, ``None`` when unknown.
+        model: the model that made the attempt.
+        run_id, attempt: where it came from.
+        targets: the requirement ids the attempt aimed at.
+        ts: ISO-8601 UTC time of writing.
+    """
+
+    task: str
+    verdict: str
+    signature: str = ""
+    cause: str = ""
+    files_changed: int = 0
+    added: int = 0
+    removed: int = 0
+    tokens: int = 0
+    cost_usd: float | None = None
+    model: str = ""
+    run_id: str = ""
+    attempt: int = 0
+    targets: tuple[str, ...] = ()
+    ts: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict != "passed"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["targets"] = list(self.targets)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Experience:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["targets"] = tuple(known.get("targets", ()))
+        return cls(**known)
+
+    def lesson(self) -> str:
+        """One line for a prompt: what was tried on which task and how it ended."""
+        task = " ".join(self.task.split())[:120]
+        if not self.failed:
+            return f"- passed ({self.files_changed} file(s) changed) on: {task}"
+        return f"- {self.verdict} on: {task} — {self.cause or self.signature}"
+
+
+class ExperienceStore(Protocol):
+    """How the AutonomousAgent reaches the experience store (:mod:`chimera.memory`) without
+    importing it: append one attempt, and retrieve similar past attempts, best first, as
+    ``(score in [0, 1], Experience)`` pairs."""
+
+    def append(self, experience: Experience) -> None: ...
+
+    def similar(
+        self, task: str, k: int = 5, *, failures_only: bool = False, min_score: float = 0.1
+    ) -> list[tuple[float, Experience]]: ...

@@ -1,9 +1,10 @@
 """Run subprocesses: one place for timeouts, process-group kills and capped output.
 
 Every command Chimera causes goes through a :class:`CommandRunner`: ``command`` checks in a
-Spec, the agent's tools and verifiers. ``check_drift`` takes the runner as a parameter, so an
-autonomous run passes its sandbox and CI passes :class:`LocalRunner`; ``command`` checks use
-:func:`check_runner` of it (the sandbox's runs each check in a disposable copy of the tree).
+Spec, the agent's tools and verifiers. :func:`chimera.spec.drift.check_drift` takes the
+runner as a parameter, so an autonomous run passes its sandbox and CI passes
+:class:`LocalRunner`; ``command`` checks use :func:`check_runner` of it (the sandbox's runs
+each check in a disposable copy of the tree).
 
 Semantics shared by every runner:
 

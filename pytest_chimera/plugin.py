@@ -5,7 +5,7 @@ Every requirement of every spec file becomes one pytest item, node id
 and node-id selection work as for ordinary tests. The spec files are added to the collection
 arguments, so they are collected whatever ``testpaths`` or the positional arguments say.
 
-Work is lazy: one :class:`~chimera.governance.drift.DriftSession` per session (per xdist
+Work is lazy: one :class:`~chimera.spec.drift.DriftSession` per session (per xdist
 worker) is created at the first requirement that runs and prepared with the ids left after
 deselection, so deselected requirements cost nothing and ``--collect-only`` evaluates nothing.
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
     from chimera.errors import SpecProblem
-    from chimera.governance.drift import DriftSession
+    from chimera.spec.drift import DriftSession
     from chimera.spec.loader import SpecLoad
     from chimera.spec.model import Requirement, SourceLocation
     from chimera.spec.results import RequirementResult
@@ -139,7 +139,7 @@ class ChimeraState:
     def result(self, requirement_id: str) -> RequirementResult:
         """Evaluate one requirement through the session's single DriftSession."""
         if self._drift is None:
-            from chimera.governance.drift import DriftSession
+            from chimera.spec.drift import DriftSession
 
             drift = DriftSession(self.load().spec, self.root)
             # Batch the work of every requirement that will run (files read once, patterns

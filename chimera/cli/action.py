@@ -51,9 +51,9 @@ from chimera.cli._base import Subparsers, err
 from chimera.errors import ChimeraError, GitHubError, UsageError
 
 if TYPE_CHECKING:
-    from chimera.ecosystem.queue import ChangeQueue
     from chimera.github.client import GitHubClient
     from chimera.github.events import Decision
+    from chimera.github.queue import ChangeQueue
     from chimera.github.settings import ActionSettings
 
 MODES = ("check", "decide", "agent", "publish", "drain")
@@ -164,7 +164,7 @@ def _client(repository: str) -> GitHubClient:
 
 
 def _queue(client: GitHubClient, settings: ActionSettings) -> ChangeQueue:
-    from chimera.ecosystem.queue import ChangeQueue, QueueLimits
+    from chimera.github.queue import ChangeQueue, QueueLimits
 
     return ChangeQueue(
         client,
@@ -335,7 +335,7 @@ def _cancel(
         client.update_pull(pull.number, state="closed")
         done.append(f"its paused draft PR #{pull.number} (closed)")
     if decision.event in ("pull_request", "pull_request_target"):
-        from chimera.ecosystem.queue import LABEL_PR_OPEN
+        from chimera.github.queue import LABEL_PR_OPEN
 
         queue.release(decision.issue)
         client.remove_label(decision.issue, LABEL_PR_OPEN)

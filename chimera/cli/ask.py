@@ -73,10 +73,10 @@ def run(args: argparse.Namespace) -> int:
     judge = h.spot_check_judge
     prepare_credentials(root, config, [top, worker, *([judge] if judge else [])])
 
+    from chimera.economics.hierarchy_setup import build_hierarchy
+    from chimera.economics.receipts import RECEIPTS_FILE, read_receipts, summarize_delegations
     from chimera.governance.audit import AuditLog
     from chimera.governance.sanitize import sanitize
-    from chimera.orchestration.hierarchy_setup import build_hierarchy
-    from chimera.orchestration.receipts import RECEIPTS_FILE, read_receipts, summarize_delegations
     from chimera.providers import TokenBudget
     from chimera.spec.engine.files import FileTree
     from chimera.spec.engine.options import EngineStats

@@ -4,7 +4,7 @@ Runs every task of FILE through the cascade (inline in the file, or ``--cascade 
 ``[tool.chimera.cascades]``) and, in the same run, on the top model alone; prints the cost
 distribution (p50 / p95 / p99, mean, total), the tier that answered each task, the pass rate
 of both sides against the task's gates, and which models it ran on. Keys come from the
-environment (or ``.env``). The task-file format is in :mod:`chimera.orchestration.bench`.
+environment (or ``.env``). The task-file format is in :mod:`chimera.economics.bench`.
 
 This command ships without validation against real models in Chimera's own CI (which runs
 it on stub models only, through ``bench/cascade.py``); its output names the models it used.
@@ -46,7 +46,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from chimera.cli._economics import budgeted, prepare_credentials, resolve_root
     from chimera.config import load_config
-    from chimera.orchestration.bench import load_bench_file, run_configured_bench
+    from chimera.economics.bench import load_bench_file, run_configured_bench
 
     root = resolve_root(args.root)
     config = load_config(root).with_overrides(

@@ -136,7 +136,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
     only = _only_ids(args.only, [r.id for r in spec.requirements])
 
-    from chimera.governance.drift import check_drift
+    from chimera.spec.drift import check_drift
 
     report = check_drift(spec, root, only=only)
     elapsed = time.monotonic() - started

@@ -46,7 +46,7 @@ def find_run(root: Path, run_id: str | None) -> Path:
         UsageError: no such run, or no run has receipts.
     """
     from chimera.cli._economics import RUNS
-    from chimera.orchestration.receipts import RECEIPTS_FILE
+    from chimera.economics.receipts import RECEIPTS_FILE
 
     base = root / RUNS
     if run_id is not None:
@@ -89,7 +89,7 @@ def audit_problems(run_dir: Path, receipts: list[dict[str, Any]]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from chimera.cli._economics import resolve_root, shown
-    from chimera.orchestration.receipts import (
+    from chimera.economics.receipts import (
         RECEIPTS_FILE,
         read_receipts,
         summarize_delegations,

@@ -1,6 +1,6 @@
 """``chimera init``: write a starter ``specs/`` for an existing repository.
 
-The requirements are inferred statically (see :mod:`chimera.cli._starter`): the main classes
+The requirements are inferred statically (see :mod:`chimera.spec.starter`): the main classes
 of the top-level packages, the install command the README names, and the test command.
 The file is validated with the same loader ``chimera check`` uses before it is written
 (atomically), and an existing file is never overwritten without ``--force``.
@@ -40,7 +40,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chimera.cli._starter import infer_requirements, render_spec
+    from chimera.spec.starter import infer_requirements, render_spec
 
     root = Path(args.root) if args.root else Path.cwd()
     if not root.is_dir():

@@ -83,6 +83,11 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--no-review", action="store_true", help="skip the manager review of each attempt"
     )
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="neither recall nor record earlier attempts (.chimera/experience.jsonl)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     parser.set_defaults(handler=run)
 
@@ -118,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(files)
 
     from chimera.core.autonomous import AutonomousAgent
-    from chimera.evolution.experience import ExperienceBuffer
     from chimera.governance.audit import AuditLog
+    from chimera.memory.experience import ExperienceBuffer
 
     known = {r.id for r in spec.requirements}
     unknown = [t for t in args.target or () if t not in known]
@@ -160,7 +165,9 @@ def run(args: argparse.Namespace) -> int:
         run_dir=run_dir,
         audit=audit,
         config=config.agent,
-        experience=ExperienceBuffer(root / ".chimera" / "experience.jsonl"),
+        experience=None
+        if args.no_memory
+        else ExperienceBuffer(root / ".chimera" / "experience.jsonl"),
         on_event=progress,
         review=not args.no_review,
         output_limit=config.tools.output_limit,

@@ -22,24 +22,24 @@ history it was given would undo the carry-forward it was paid for.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from chimera.errors import BudgetExceeded, ChimeraError, ProviderError
 from chimera.protocols import (
     Completion,
+    EventSink,
     Message,
     Purpose,
     SupportsComplete,
     ToolCall,
+    ToolCaller,
     ToolResult,
-    ToolSchema,
     Usage,
 )
 
 Outcome = Literal["finished", "step_limit", "token_limit", "budget", "error"]
-EventSink = Callable[[str, dict[str, Any]], None]
 
 EMPTY_TURN_NOTE = (
     "Your last reply had no text and no tool call. Call one of the tools, or, when the work "
@@ -48,14 +48,6 @@ EMPTY_TURN_NOTE = (
 MAX_CALLS_PER_TURN = 16
 """Tool calls run per model turn; more are answered with an error (so the turn stays valid)."""
 _RECORD_CHARS = 400
-
-
-class ToolCaller(Protocol):
-    """What the Agent needs from a tool registry (:class:`chimera.tools.ToolRegistry`)."""
-
-    def schemas(self) -> list[ToolSchema]: ...
-
-    def call(self, name: str, arguments: Any) -> ToolResult: ...
 
 
 @dataclass

@@ -61,21 +61,27 @@ from chimera.core.spine import Spine
 from chimera.core.supervisor import ManagerReview, ReviewVerdict
 from chimera.errors import BudgetExceeded, ChimeraError, ProviderError, UsageError
 from chimera.governance.audit import AuditLog
-from chimera.governance.drift import check_drift
 from chimera.governance.sanitize import fence_untrusted, sanitize
-from chimera.protocols import Completion, Message, Purpose, SupportsComplete
+from chimera.protocols import (
+    Completion,
+    EventSink,
+    Experience,
+    ExperienceStore,
+    Message,
+    Purpose,
+    SupportsComplete,
+)
 from chimera.runner import CommandRunner
+from chimera.spec.drift import check_drift
 from chimera.spec.model import Risk, Spec
 from chimera.spec.results import DriftReport, RequirementResult
 
 if TYPE_CHECKING:
     from chimera.core.workspace import Snapshot, WorkspaceDiff, WorkspaceGuard
-    from chimera.evolution.experience import ExperienceBuffer
     from chimera.tools import ToolRegistry
 
 SolveOutcome = Literal["solved", "hollow", "failed", "budget", "error"]
 _RISK_ORDER = [Risk.LOW, Risk.MEDIUM, Risk.HIGH]
-EventSink = Callable[[str, dict[str, Any]], None]
 
 ACT_SYSTEM = """\
 You are Chimera's worker: you change a software repository until the requirements listed \
@@ -243,7 +249,7 @@ class AutonomousAgent:
         big_planner: ``(task, files, failure_context) -> plan``, used for the plan step when
             the Spine does not fit its token budget (a file was cut or left out): budgeted
             workers read every file in scope and the top model plans from their verified
-            findings (:func:`chimera.orchestration.hierarchy_setup.hierarchy_planner`).
+            findings (:func:`chimera.economics.hierarchy_setup.hierarchy_planner`).
     """
 
     def __init__(
@@ -256,7 +262,7 @@ class AutonomousAgent:
         run_dir: Path,
         audit: AuditLog,
         config: AgentConfig,
-        experience: ExperienceBuffer | None = None,
+        experience: ExperienceStore | None = None,
         on_event: EventSink | None = None,
         review: bool = True,
         spine_tokens: int = 8000,
@@ -479,11 +485,11 @@ class AutonomousAgent:
     def _loop(self, run: _Run, result: SolveResult) -> None:
         """The attempts. A repeated failure signature replans, then escalates (module doc).
 
-        Every call runs under a :func:`~chimera.orchestration.context.call_context` naming
+        Every call runs under a :func:`~chimera.context.call_context` naming
         the targets' highest risk, the attempt number and a repeated signature, so routers
         and effort policies can spend more where it matters without new parameters.
         """
-        from chimera.orchestration.context import call_context
+        from chimera.context import call_context
 
         by_id = self.spec.by_id()
         risks = [by_id[t].risk for t in run.goal if t in by_id]
@@ -767,8 +773,6 @@ class AutonomousAgent:
     def _remember(self, run: _Run, record: AttemptRecord) -> None:
         if self.experience is None:
             return
-        from chimera.evolution.experience import Experience
-
         failed = record.verdict is not Verdict.PASSED
         self.experience.append(
             Experience(

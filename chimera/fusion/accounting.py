@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from chimera.protocols import Usage
+from chimera.protocols import AuditSink, Usage
 
-
-class SupportsAudit(Protocol):
-    """The part of :class:`chimera.governance.audit.AuditLog` these layers use."""
-
-    def append(self, event: str, /, **fields: Any) -> Any: ...
+SupportsAudit = AuditSink
+"""Alias kept for this layer's callers: :class:`chimera.protocols.AuditSink`."""
 
 
 @dataclass(frozen=True, slots=True)

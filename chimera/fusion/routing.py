@@ -19,11 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera.context import CallContext, current_context
 from chimera.errors import ConfigError
 from chimera.fusion.accounting import SupportsAudit
-from chimera.orchestration.context import CallContext, current_context
-from chimera.protocols import Completion, Message, Purpose, SupportsComplete, ToolSchema
-from chimera.spec.model import Risk
+from chimera.protocols import Completion, Message, Purpose, Risk, SupportsComplete, ToolSchema
 
 _RISK_ORDER = {Risk.LOW: 0, Risk.MEDIUM: 1, Risk.HIGH: 2}
 

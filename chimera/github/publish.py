@@ -30,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chimera.ecosystem.queue import (
+from chimera.errors import ChimeraError, GitHubError, GitHubRateLimited
+from chimera.github.artifacts import PATCH_FILE, SUMMARY_FILE, Outcome, read_outcome
+from chimera.github.client import GitHubClient, PullInfo
+from chimera.github.queue import (
     LABEL_AWAITING,
     LABEL_FAILED,
     LABEL_PR_OPEN,
@@ -38,9 +41,6 @@ from chimera.ecosystem.queue import (
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
-from chimera.errors import ChimeraError, GitHubError, GitHubRateLimited
-from chimera.github.artifacts import PATCH_FILE, SUMMARY_FILE, Outcome, read_outcome
-from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.scan import ScanLimits, ScanResult, scan_patch
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import artifact_link, code, outcome_comment, pr_body
@@ -315,6 +315,7 @@ class Publisher:
             patch,
             workspace=str(self.ctx.root),
             limits=ScanLimits(self.settings.max_patch_bytes, self.settings.max_file_bytes),
+            base=outcome.base_sha,
         )
         if scan.blocked:
             reasons = "; ".join(

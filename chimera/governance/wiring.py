@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chimera.core.agent import ToolCaller
 from chimera.governance.audit import AuditLog
 from chimera.governance.guard import Guard, govern_tools
 from chimera.governance.taint import SourceKind, TaintLedger
+from chimera.protocols import ToolCaller
 from chimera.tools import ToolRegistry
 
 ToolWrapper = Callable[[ToolRegistry], ToolCaller]

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera.config import ChimeraConfig
+from chimera.economics.build import EngineBuilder
+from chimera.economics.hierarchy_setup import BigPlanner, build_hierarchy, hierarchy_planner
 from chimera.errors import UsageError
 from chimera.governance.audit import AuditLog
-from chimera.orchestration.build import EngineBuilder
-from chimera.orchestration.hierarchy_setup import BigPlanner, build_hierarchy, hierarchy_planner
 from chimera.protocols import SupportsComplete
 from chimera.providers import (
     SCRIPTED_PREFIX,

@@ -32,8 +32,8 @@ from typing import Any, Protocol
 import pathspec
 
 from chimera.atomic import atomic_write_text
+from chimera.config.run import DEFAULT_HIGH_RISK_PATHS
 from chimera.errors import ChimeraError, SpecError, UsageError
-from chimera.governance.drift import check_drift
 from chimera.orchestration.goal import (
     Goal,
     extract_spec_blocks,
@@ -41,7 +41,6 @@ from chimera.orchestration.goal import (
     vet_acceptance,
 )
 from chimera.orchestration.graph import Card, CardStatus, TaskGraph
-from chimera.orchestration.runconfig import DEFAULT_HIGH_RISK_PATHS
 from chimera.orchestration.state import (
     Approval,
     InFlight,
@@ -53,6 +52,7 @@ from chimera.orchestration.state import (
     now_iso,
 )
 from chimera.runner import CommandRunner
+from chimera.spec.drift import check_drift
 from chimera.spec.model import Requirement, Spec
 from chimera.spec.results import DriftReport
 

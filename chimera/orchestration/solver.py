@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.config import AgentConfig
-from chimera.core.agent import ToolCaller
 from chimera.core.autonomous import AutonomousAgent, SolveResult
 from chimera.governance.audit import AuditLog
 from chimera.orchestration.graph import Card
 from chimera.orchestration.project import CardOutcome
 from chimera.orchestration.state import RunState
-from chimera.protocols import SupportsComplete
+from chimera.protocols import SupportsComplete, ToolCaller
 from chimera.runner import CommandRunner
 from chimera.spec.loader import load_spec
 from chimera.spec.model import Requirement

@@ -22,12 +22,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chimera.errors import BudgetExceeded, ChimeraError, ConfigError, ProviderTimeout
-from chimera.protocols import Completion, Message, Purpose, SupportsComplete, ToolSchema, Usage
+from chimera.protocols import (
+    AuditSink,
+    Completion,
+    Message,
+    Purpose,
+    SupportsComplete,
+    ToolSchema,
+    Usage,
+)
 from chimera.providers import pricing
 
 if TYPE_CHECKING:
     from chimera.config import BudgetConfig
-    from chimera.governance.audit import AuditLog
 
 __all__ = ["BudgetedBackend", "Remaining", "Reservation", "TokenBudget"]
 
@@ -275,7 +282,7 @@ class BudgetedBackend:
         *,
         model: str,
         default_max_tokens: int = 4096,
-        audit: AuditLog | None = None,
+        audit: AuditSink | None = None,
     ) -> None:
         if default_max_tokens <= 0:
             raise ValueError("default_max_tokens must be > 0")

@@ -18,16 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from chimera.protocols import Risk as Risk  # re-exported: the Spec model's vocabulary
+
 if TYPE_CHECKING:
     from chimera.spec.context import CheckContext
-
-
-class Risk(StrEnum):
-    """How much human attention a requirement's change needs (``high`` pauses for approval)."""
-
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
 
 
 class Status(StrEnum):

@@ -49,6 +49,7 @@ import yaml
 
 from chimera.cli import main
 from chimera.github.artifacts import collect_run, make_patch
+from chimera.github.scan import scan_patch
 from chimera.governance.audit import verify_audit_log
 from chimera.orchestration.state import RunStore
 from chimera.sandbox.workflow_commands import parse_workflow_commands
@@ -402,6 +403,12 @@ def _assert_contained(
     base_sha = _git(root, "rev-parse", "HEAD").strip()
     patch = make_patch(root, base_sha)
     assert not _holds_canary(patch)
+    if task.get("scan") and outcome == "done":
+        # What would run later (a hook, a recipe, a symlink) passes the run; publish holds it.
+        scanned = scan_patch(patch, workspace=str(root), base=base_sha)
+        assert scanned.verdict == task["scan"]["verdict"], scanned.findings
+        assert task["scan"]["rule"] in {f.rule for f in scanned.findings}, scanned.findings
+        assert not _holds_canary(repr(scanned.to_json()))
 
     # -- nothing denied executed: only the benign change and the task's spec file are new ---
     after = _tree(root, _GIT_VOLATILE)

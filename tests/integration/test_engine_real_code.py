@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import regex
 
-from chimera.governance.drift import DriftSession
+from chimera.spec.drift import DriftSession
 from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.kinds import Absent, Contains, Defines
 from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile, Status

@@ -15,8 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from chimera.config import ModelPrice
-from chimera.errors import BudgetExceeded
-from chimera.orchestration import (
+from chimera.economics import (
     CascadeBackend,
     CascadeTier,
     CriteriaGate,
@@ -27,8 +26,9 @@ from chimera.orchestration import (
     SchemaGate,
     WorkerBudgets,
 )
-from chimera.orchestration.cascade import route_log
-from chimera.orchestration.receipts import read_receipts, summarize_delegations
+from chimera.economics.cascade import route_log
+from chimera.economics.receipts import read_receipts, summarize_delegations
+from chimera.errors import BudgetExceeded
 from chimera.providers import LiteLLMBackend, TokenBudget, cost_usd, count_tokens, register_prices
 from chimera.testing import OpenAIStubServer, StubReply
 

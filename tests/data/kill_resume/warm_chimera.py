@@ -29,7 +29,7 @@ from pathlib import Path
 def _warm() -> None:
     import chimera.cli.run
     import chimera.core.autonomous
-    import chimera.governance.drift
+    import chimera.spec.drift
     import chimera.orchestration.session
     import chimera.sandbox
     import chimera.spec.loader

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chimera.evolution.experience import Experience, ExperienceBuffer
+from chimera.memory.experience import Experience, ExperienceBuffer
 
 
 def test_agent_experience_appends_and_retrieves_similar_failures(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from chimera.core.spine import Spine, list_files
-from chimera.governance.drift import check_drift
+from chimera.spec.drift import check_drift
 from chimera.spec.loader import load_spec
 
 SPEC = """\

@@ -14,8 +14,8 @@ import pytest
 
 from chimera.config import AgentConfig
 from chimera.core.autonomous import AutonomousAgent
-from chimera.evolution.experience import ExperienceBuffer
 from chimera.governance.audit import AuditLog
+from chimera.memory.experience import ExperienceBuffer
 from chimera.protocols import SupportsComplete
 from chimera.runner import CommandRunner, LocalRunner
 from chimera.spec.loader import load_spec

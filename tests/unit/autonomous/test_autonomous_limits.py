@@ -10,7 +10,7 @@ import pytest
 
 from chimera.core.attempts import Verdict
 from chimera.errors import UsageError
-from chimera.evolution.experience import ExperienceBuffer
+from chimera.memory.experience import ExperienceBuffer
 from chimera.protocols import Purpose
 from chimera.providers import BudgetedBackend, ScriptedBackend, TokenBudget
 from chimera.sandbox import Sandbox

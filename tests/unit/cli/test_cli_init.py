@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from chimera.cli import main
-from chimera.cli._starter import infer_requirements, render_spec
-from chimera.governance.drift import check_drift
+from chimera.spec.drift import check_drift
 from chimera.spec.loader import load_spec
+from chimera.spec.starter import infer_requirements, render_spec
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 

@@ -59,7 +59,7 @@ def test_usage_errors_are_one_line(argv: list[str], capsys: pytest.CaptureFixtur
 def test_internal_error_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import chimera.governance.drift as drift
+    import chimera.spec.drift as drift
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("engine exploded")

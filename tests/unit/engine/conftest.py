@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chimera.governance.drift import DriftSession
+from chimera.spec.drift import DriftSession
 from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
 from chimera.spec.results import DriftReport, RequirementResult

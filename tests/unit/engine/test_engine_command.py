@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera.errors import RunnerError
-from chimera.governance.drift import check_drift
 from chimera.runner import DEFAULT_OUTPUT_LIMIT, CommandResult, LocalRunner
+from chimera.spec.drift import check_drift
 from chimera.spec.kinds import Command
 from chimera.spec.model import Status
 

@@ -9,8 +9,8 @@ from typing import ClassVar
 import pytest
 import regex
 
-from chimera.governance.drift import DriftSession, check_drift
 from chimera.spec.context import CheckContext
+from chimera.spec.drift import DriftSession, check_drift
 from chimera.spec.engine import EngineStats
 from chimera.spec.engine.patterns import required_literals
 from chimera.spec.kinds import Absent, Command, Contains, Defines

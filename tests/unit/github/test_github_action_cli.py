@@ -247,7 +247,7 @@ def test_check_mode_annotates_red_requirements(
 
 
 def test_readme_setup_lists_every_label() -> None:
-    from chimera.ecosystem.queue import LABEL_DEFINITIONS
+    from chimera.github.queue import LABEL_DEFINITIONS
 
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## GitHub Action") :]

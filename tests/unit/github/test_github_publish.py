@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from chimera.ecosystem.queue import ChangeQueue, QueueLimits
 from chimera.errors import GitHubRateLimited
 from chimera.github.artifacts import Outcome, make_patch, write_outcome
 from chimera.github.client import GitHubClient
 from chimera.github.publish import PublishContext, publish
+from chimera.github.queue import ChangeQueue, QueueLimits
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake
@@ -322,3 +322,18 @@ def test_a_persistent_rate_limit_is_reported_and_raised(
     # Publishing again once the limit has passed opens the PR (once).
     result = setup(folder, client=client)
     assert result.outcome == "pr_opened" and len(repo.open_pulls()) == 1
+
+
+def test_the_scan_reads_quoted_paths_and_rescans_the_applied_tree(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # Git C-quotes the non-ASCII name in the patch; the scan reads it as git applies it.
+    quoted = artifacts(
+        tmp_path, work[1], files={".github/workflows/é.yml": "on: push\n"}, st=state(), name="q"
+    )
+    result = setup(quoted)
+    assert result.outcome == "blocked" and repo.open_pulls() == []
+    (text,) = comments(repo)
+    assert "github-dir" in text and "é.yml" in text
+    plain = artifacts(tmp_path, work[1], files={"calc.py": "X = 1\n"}, st=state(), issue=1)
+    assert setup(plain, workflow_run="8").scan["rescanned"] is True

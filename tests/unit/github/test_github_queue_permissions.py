@@ -8,7 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from chimera.ecosystem.queue import (
+from chimera.github.client import GitHubClient
+from chimera.github.events import Act, decide
+from chimera.github.permissions import resolve
+from chimera.github.queue import (
     LABEL_AWAITING,
     LABEL_QUEUED,
     LABEL_RUNNING,
@@ -16,9 +19,6 @@ from chimera.ecosystem.queue import (
     QueueEntry,
     QueueLimits,
 )
-from chimera.github.client import GitHubClient
-from chimera.github.events import Act, decide
-from chimera.github.permissions import resolve
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import render_marker
 from chimera.testing.github_fake import FakeRepo, GitHubFake

@@ -45,5 +45,5 @@ def test_a_checked_spec_imports_nothing_heavy(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("--chimera-spec", "specs", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=5, failed=2)
     modules = json.loads((project.path / "modules.json").read_text(encoding="utf-8"))
-    assert "chimera.governance.drift" in modules
+    assert "chimera.spec.drift" in modules
     assert heavy(modules) == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chimera.governance import drift
+from chimera.spec import drift
 
 LAZY = """\
 requirements:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chimera.governance.drift import check_drift
 from chimera.runner import LocalRunner, check_runner
 from chimera.sandbox import DisposableRunner, Sandbox, export_tree
+from chimera.spec.drift import check_drift
 from chimera.spec.loader import load_spec
 
 # One line per command: YAML flow mappings read best unbroken.

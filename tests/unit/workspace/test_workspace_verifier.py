@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.verifier import CommandVerifier, Verification
 from chimera.runner import LocalRunner
 from chimera.sandbox import Sandbox
+from chimera.verifier import CommandVerifier, Verification
 
 
 def test_exit_zero_passes(tmp_path: Path) -> None:

@@ -1,1 +1,0 @@
-"""Self-evolution: what past runs teach later ones (experience buffer, skills, playbooks)."""

@@ -1,0 +1,281 @@
+"""Chimera's layer order, the import graph of ``chimera/``, and ``specs/layers.yaml`` from them.
+
+One layer imports only the layers below it (peers on one layer are independent, except on the
+ground floor). ``specs/layers.yaml`` holds one ``absent`` requirement per forbidden import edge
+(as an import-linter "layers" contract would say it) and is generated from :data:`LAYERS`::
+
+    python scripts/layers.py --write    # regenerate specs/layers.yaml
+    python scripts/layers.py --check    # exit 1 if the file or the import graph disagrees
+
+Regular expressions can be fooled (a parenthesised ``from chimera import (\\n core)``), so
+``tests/unit/architecture/test_layers.py`` also builds the AST import graph — function-local
+and ``TYPE_CHECKING`` imports count as edges — and asserts it is acyclic and allowed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_FILE = ROOT / "specs" / "layers.yaml"
+
+# Bottom to top. A name is a top-level module or subpackage of ``chimera``; names not yet
+# built are listed so that the edges towards them are forbidden before they exist.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("__init__", "errors", "stats", "protocols", "context", "atomic", "runner", "verifier"),
+    ("config",),
+    ("spec",),
+    ("providers",),
+    ("sandbox", "tools"),
+    ("governance",),
+    ("integrations",),
+    ("fusion",),
+    ("economics",),
+    ("core",),
+    ("memory",),
+    ("crews",),
+    ("evolution", "eval"),
+    ("meta",),
+    ("orchestration",),
+    ("scheduler",),
+    ("github",),
+    ("migration",),
+    ("cli",),
+    ("__main__",),
+    # Test support (the local GitHub fake and OpenAI stub): above everything, so no
+    # production layer can import it.
+    ("testing",),
+)
+GROUND = LAYERS[0]
+VENDORED = ("eval/chains/",)
+"""Folders (relative to ``chimera/``) of third-party code shipped as benchmark data: not Chimera."""
+PLUGIN_ALLOWED = frozenset({"errors", "spec"})
+"""What ``pytest_chimera`` may import: the Spec and the error tree (it must stay light)."""
+
+
+def level(name: str) -> int:
+    for i, layer in enumerate(LAYERS):
+        if name in layer:
+            return i
+    raise KeyError(f"chimera.{name} is in no layer of scripts/layers.py")
+
+
+def forbidden(src: str, dst: str) -> bool:
+    """Whether ``chimera.src`` may not import ``chimera.dst``."""
+    if src == dst:
+        return False
+    a, b = level(src), level(dst)
+    return a < b or (a == b and a != 0)
+
+
+def chimera_files(pkg_root: Path) -> list[Path]:
+    """Chimera's own ``.py`` files (vendored benchmark projects left out)."""
+    return [
+        p
+        for p in sorted(pkg_root.rglob("*.py"))
+        if not any(p.relative_to(pkg_root).as_posix().startswith(v) for v in VENDORED)
+    ]
+
+
+def node_of(path: Path, pkg_root: Path) -> str:
+    rel = path.relative_to(pkg_root)
+    return rel.parts[0].removesuffix(".py")
+
+
+def _targets(node: ast.AST, module_parts: list[str], is_pkg: bool) -> Iterator[str]:
+    """Top-level chimera names one import statement reaches."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            parts = alias.name.split(".")
+            if parts[0] == "chimera" and len(parts) > 1:
+                yield parts[1]
+    elif isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = module_parts if is_pkg else module_parts[:-1]
+            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+            parts = [*base, *(node.module.split(".") if node.module else [])]
+        else:
+            parts = node.module.split(".") if node.module else []
+        if parts[:1] != ["chimera"]:
+            return
+        if len(parts) > 1:
+            yield parts[1]
+        else:  # from chimera import core, spec (or a name defined in chimera/__init__.py)
+            for alias in node.names:
+                known = any(alias.name in layer for layer in LAYERS)
+                yield alias.name if known else "__init__"
+
+
+def import_graph(pkg_root: Path) -> dict[str, dict[str, list[str]]]:
+    """``{src: {dst: [file:line, ...]}}`` for every import between top-level names."""
+    graph: dict[str, dict[str, list[str]]] = {}
+    for path in chimera_files(pkg_root):
+        src = node_of(path, pkg_root)
+        rel = path.relative_to(pkg_root.parent)
+        module_parts = list(rel.with_suffix("").parts)
+        is_pkg = path.name == "__init__.py"
+        if is_pkg:
+            module_parts = module_parts[:-1]
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            for dst in _targets(node, module_parts, is_pkg):
+                if dst != src:
+                    where = f"{rel.as_posix()}:{node.lineno}"
+                    graph.setdefault(src, {}).setdefault(dst, []).append(where)
+    return graph
+
+
+def find_cycle(graph: dict[str, dict[str, list[str]]]) -> list[str] | None:
+    """One cycle of the graph as ``[a, b, ..., a]``, or ``None``."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, {})):
+            if state.get(m) == 1:
+                return [*stack[stack.index(m) :], m]
+            if m not in state and (found := visit(m)):
+                return found
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state and (found := visit(n)):
+            return found
+    return None
+
+
+def existing_nodes(pkg_root: Path) -> list[str]:
+    names = {node_of(p, pkg_root) for p in chimera_files(pkg_root)}
+    return sorted(names, key=lambda n: (level(n), n))
+
+
+def _scope(src: str, pkg_root: Path) -> str:
+    if (pkg_root / src).is_dir():
+        return f"paths: ['chimera/{src}/**/*.py']"
+    return f"path: chimera/{src}.py"
+
+
+def _pattern(package: str, dst: str) -> str:
+    # A statement that imports chimera.<dst> (or chimera.<dst>.x), either spelling.
+    return (
+        rf"^[ \t]*(?:from[ \t]+{package}\.{dst}\b|import[ \t]+{package}\.{dst}\b"
+        rf"|from[ \t]+{package}[ \t]+import[^\n]*\b{dst}\b)"
+    )
+
+
+def _ident(name: str) -> str:
+    return name.strip("_").replace("_", "-") or name
+
+
+def render_spec(pkg_root: Path) -> str:
+    """The text of ``specs/layers.yaml`` for the modules that exist under ``pkg_root``."""
+    nodes = existing_nodes(pkg_root)
+    everything = [n for layer in LAYERS for n in layer]
+    order = " < ".join(", ".join(layer) for layer in LAYERS)
+    lines = [
+        "# Generated by scripts/layers.py from its LAYERS; edit that list, then run",
+        "# `python scripts/layers.py --write`. One absent requirement per forbidden import edge.",
+        f"# Layers, bottom to top: {order}.",
+        "# Peers on one layer (other than the ground floor) are independent.",
+        "requirements:",
+    ]
+    for src in nodes:
+        for dst in everything:
+            if not forbidden(src, dst):
+                continue
+            lines += [
+                f"  - id: layer-{_ident(src)}-not-{_ident(dst)}",
+                f"    title: chimera.{src} does not import chimera.{dst} (a higher or peer layer)",
+                "    owner: scripts/layers.py",
+                "    absent:",
+                f"      pattern: '{_pattern('chimera', dst)}'",
+                f"      {_scope(src, pkg_root)}",
+            ]
+    for dst in everything:
+        if dst in PLUGIN_ALLOWED or dst in ("__init__", "__main__"):
+            continue
+        lines += [
+            f"  - id: layer-plugin-not-{_ident(dst)}",
+            f"    title: the pytest plugin does not import chimera.{dst} (only spec and errors)",
+            "    owner: scripts/layers.py",
+            "    absent:",
+            f"      pattern: '{_pattern('chimera', dst)}'",
+            "      paths: ['pytest_chimera/**/*.py']",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def violations(pkg_root: Path, plugin_root: Path) -> list[str]:
+    """Every forbidden edge of the AST graph, every unlisted name, and one cycle if any."""
+    problems: list[str] = []
+    graph = import_graph(pkg_root)
+    for src, dsts in sorted(graph.items()):
+        for dst, where in sorted(dsts.items()):
+            try:
+                bad = forbidden(src, dst)
+            except KeyError as exc:
+                problems.append(str(exc.args[0]))
+                continue
+            if bad:
+                problems.append(f"{where[0]}: chimera.{src} imports chimera.{dst} (upward/peer)")
+    for node in existing_nodes_safe(pkg_root):
+        problems.append(f"chimera.{node} is in no layer of scripts/layers.py")
+    cycle = find_cycle(graph)
+    if cycle:
+        problems.append("import cycle between subpackages: " + " -> ".join(cycle))
+    plugin = import_graph_of_plugin(plugin_root)
+    for dst, where in sorted(plugin.items()):
+        if dst not in PLUGIN_ALLOWED:
+            problems.append(f"{where[0]}: the pytest plugin imports chimera.{dst}")
+    return problems
+
+
+def existing_nodes_safe(pkg_root: Path) -> Iterable[str]:
+    known = {n for layer in LAYERS for n in layer}
+    return sorted({node_of(p, pkg_root) for p in chimera_files(pkg_root)} - known)
+
+
+def import_graph_of_plugin(plugin_root: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path in sorted(plugin_root.rglob("*.py")):
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        rel = path.relative_to(plugin_root.parent).as_posix()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for dst in _targets(node, [], False):
+                    out.setdefault(dst, []).append(f"{rel}:{node.lineno}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write", action="store_true", help="regenerate specs/layers.yaml")
+    group.add_argument("--check", action="store_true", help="check the file and the graph")
+    args = parser.parse_args(argv)
+    pkg_root = ROOT / "chimera"
+    text = render_spec(pkg_root)
+    if args.write:
+        SPEC_FILE.write_text(text, encoding="utf-8")
+        print(f"wrote {SPEC_FILE.relative_to(ROOT)} ({text.count('- id:')} requirements)")
+        return 0
+    problems = violations(pkg_root, ROOT / "pytest_chimera")
+    if SPEC_FILE.read_text(encoding="utf-8") != text:
+        problems.append("specs/layers.yaml is stale: run python scripts/layers.py --write")
+    for p in problems:
+        print(p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
