@@ -81,7 +81,7 @@ class ScheduleFields(BaseModel):
     check: Literal["spec-green"] | None = None
     missed: Missed = Missed.SKIP
     grace_minutes: Annotated[int, Field(ge=1, le=1440)] = 60
-    lease_minutes: Annotated[int, Field(ge=1, le=10080)] = 120
+    lease_minutes: Annotated[int, Field(ge=1, le=10080)] = 60
     budget: Budget = Field(default_factory=Budget)
     created_by: CreatedBy = CreatedBy.PERSON
     enabled: bool = True
