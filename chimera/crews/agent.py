@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 from chimera.core.agent import Agent, AgentResult, Outcome, UsageTotals
 from chimera.crews.model import CrewDefinition, Role
 from chimera.errors import ConfigError
-from chimera.protocols import AuditSink, EventSink, SupportsComplete, ToolCaller, ToolResult
+from chimera.protocols import (
+    AuditSink,
+    EventSink,
+    Purpose,
+    SupportsComplete,
+    ToolCaller,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from chimera.economics.workers import WorkerSpend
@@ -106,6 +113,7 @@ class RoleAgent:
         crew: the crew's name (in audit events).
         audit: receives ``crew.call`` / ``crew.tool`` / ``crew.budget_stop`` events.
         events: live progress (the same events).
+        purpose: the purpose of its calls (routers and cascades key on it).
     """
 
     def __init__(
@@ -117,8 +125,10 @@ class RoleAgent:
         crew: str = "",
         audit: AuditSink | None = None,
         events: EventSink | None = None,
+        purpose: Purpose = Purpose.ACT,
     ) -> None:
         self.role = role
+        self.purpose = purpose
         self.backend = backend
         self.tools = FilteredTools(tools, role.tools)
         self.crew = crew
@@ -154,7 +164,13 @@ class RoleAgent:
             elif event == "budget_stop":
                 self._emit("crew.budget_stop", round=round, reason=fields.get("reason", ""))
 
-        agent = Agent(self.backend, self.tools, max_steps=self.role.max_steps, on_event=on_event)
+        agent = Agent(
+            self.backend,
+            self.tools,
+            max_steps=self.role.max_steps,
+            purpose=self.purpose,
+            on_event=on_event,
+        )
         result = agent.run(messages)
         last_model = next(
             (s.model for s in reversed(result.transcript.steps) if s.model),

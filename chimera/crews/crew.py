@@ -26,7 +26,7 @@ from chimera.core.agent import UsageTotals
 from chimera.crews.agent import RoleAgent, RoleOutput
 from chimera.crews.consolidate import Consolidation, consolidate
 from chimera.crews.model import CrewDefinition, Role
-from chimera.protocols import AuditSink, EventSink, SupportsComplete, ToolCaller
+from chimera.protocols import AuditSink, EventSink, Purpose, SupportsComplete, ToolCaller
 
 __all__ = [
     "Crew",
@@ -53,12 +53,14 @@ class CrewRuntime:
         tools: the run's (governed) tools; each role sees its allowlist of them.
         audit: the run's audit log (``crew.*`` events).
         events: live progress.
+        purpose: the purpose of the roles' calls (``review`` for a review crew).
     """
 
     backend_for: Callable[[Role], SupportsComplete]
     tools: ToolCaller | None = None
     audit: AuditSink | None = None
     events: EventSink | None = None
+    purpose: Purpose = Purpose.ACT
 
 
 @dataclass
@@ -157,6 +159,7 @@ class Crew:
             crew=self.definition.name,
             audit=runtime.audit,
             events=runtime.events,
+            purpose=runtime.purpose,
         )
         out = agent.run(task, context=context, round=round, system_extra=system_extra)
         self._emit(

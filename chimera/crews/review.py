@@ -37,7 +37,7 @@ from chimera.crews.crew import CrewResult, CrewRuntime
 from chimera.crews.loader import load_crew, resolve_crew
 from chimera.crews.model import CrewDefinition
 from chimera.errors import ConfigError
-from chimera.protocols import EventSink, SupportsComplete, Usage
+from chimera.protocols import EventSink, Purpose, SupportsComplete, Usage
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -158,7 +158,9 @@ class ReviewCrew:
             audit=self.audit,
             max_tokens=self.max_tokens,
         )
-        runtime = CrewRuntime(backends.for_role, None, self.audit, self.events)
+        runtime = CrewRuntime(
+            backends.for_role, None, self.audit, self.events, purpose=Purpose.REVIEW
+        )
         result = self.definition.build().run(evidence, runtime)
         synthesised = self.definition.process.kind_name == "supervisor"
         verdict = crew_verdict(result, synthesised=synthesised)
