@@ -108,6 +108,7 @@ _STOP = frozenset(
     ]
 )
 _MIN_POINT_CHARS = 3
+_VERDICT = re.compile(r"^\W*(APPROVED?|LGTM|REJECT(?:ED)?)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +198,12 @@ def _point(role: str, text: str) -> Point:
     words = frozenset(t for t in tokens if t not in _STOP and t not in _NEGATIONS)
     key = value = None
     kv = _KEY_VALUE.match(text)
-    if kv and len(kv.group(1).split()) <= 4:
+    verdict = _VERDICT.match(text)
+    if verdict:
+        # "APPROVE: ..." and "REJECT: ..." are one key with two values: a disagreement.
+        word = verdict.group(1).lower()
+        key, value = "verdict", "reject" if word.startswith("reject") else "approve"
+    elif kv and len(kv.group(1).split()) <= 4:
         key = " ".join(kv.group(1).lower().split())
         value = " ".join(_WORD.findall(kv.group(2).lower()))
     return Point(role, text, words, negated, key, value)
@@ -211,6 +217,10 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def _relation(p: Point, q: Point, similarity: float) -> str | None:
     """``same`` / ``opposed`` / ``None`` (unrelated)."""
+    if p.key == "verdict" or q.key == "verdict":
+        if p.key != q.key:
+            return None
+        return "same" if p.value == q.value else "opposed"
     if p.key is not None and p.key == q.key:
         if p.value == q.value:
             return "same"

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from chimera.core.supervisor import ManagerReview, ReviewVerdict, parse_review
 from chimera.crews.agent import RoleBackends
-from chimera.crews.crew import CrewResult, CrewRuntime
+from chimera.crews.crew import CrewResult, CrewRuntime, parse_delegations
 from chimera.crews.loader import load_crew, resolve_crew
 from chimera.crews.model import CrewDefinition
 from chimera.errors import ConfigError
@@ -55,15 +55,24 @@ VERDICT_LINE = (
 _REASON_CHARS = 600
 
 
-def crew_verdict(result: CrewResult, *, synthesised: bool) -> ReviewVerdict:
-    """One verdict from a review crew's result (rules in the module docstring)."""
+def crew_verdict(result: CrewResult, *, supervisor: str | None = None) -> ReviewVerdict:
+    """One verdict from a review crew's result (rules in the module docstring).
+
+    ``supervisor``: the supervising role of a ``supervisor`` crew; its own last answer
+    decides (a crew whose supervisor gave none is no review — the workers' consolidation is
+    never parsed as a verdict, since it quotes every reviewer's words).
+    """
     usage = Usage(result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.cost_usd)
     model = f"crew:{result.crew}"
     raw = result.answer
     if result.status == "failed":
         return ReviewVerdict(False, "", False, raw, usage, model)
-    if synthesised:
-        approved, reason, parsed = parse_review(result.answer)
+    if supervisor is not None:
+        own = [o for o in result.outputs if o.role == supervisor and o.text]
+        if not own:
+            return ReviewVerdict(False, "", False, raw, usage, model)
+        _asks, text = parse_delegations(own[-1].text)
+        approved, reason, parsed = parse_review(text)
         return ReviewVerdict(approved and parsed, reason, parsed, raw, usage, model)
     latest: dict[str, str] = {}
     for o in result.outputs:
@@ -162,8 +171,9 @@ class ReviewCrew:
             backends.for_role, None, self.audit, self.events, purpose=Purpose.REVIEW
         )
         result = self.definition.build().run(evidence, runtime)
-        synthesised = self.definition.process.kind_name == "supervisor"
-        verdict = crew_verdict(result, synthesised=synthesised)
+        process = self.definition.process
+        lead = getattr(process, "role", None) if process.kind_name == "supervisor" else None
+        verdict = crew_verdict(result, supervisor=lead)
         if self.audit is not None:
             self.audit.append(
                 "crew.verdict",

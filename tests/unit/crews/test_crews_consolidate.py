@@ -67,3 +67,8 @@ def test_split_points_uses_bullets_else_sentences() -> None:
 def test_consolidate_rejects_bad_settings(tokens: int, similarity: float) -> None:
     with pytest.raises(ValueError):
         consolidate([("a", "x y z")], max_tokens=tokens, similarity=similarity)
+
+
+def test_opposite_verdict_lines_are_a_disagreement() -> None:
+    c = consolidate([("tests", "APPROVE: it is tested"), ("security", "REJECT: it shells out")])
+    assert [(ar, br) for _, ar, _, br in c.conflicts] == [(("tests",), ("security",))]

@@ -63,7 +63,9 @@ def test_every_problem_of_a_file_in_one_pass_at_line_and_column(tmp_path: Path) 
     path = _write(tmp_path, BAD)
     checked = check_crew_file(path)
     assert checked.definition is None
-    shown = [str(p).split(": ", 1)[0].rsplit("/", 1)[-1] + ": " + p.message for p in checked.problems]
+    shown = [
+        str(p).split(": ", 1)[0].rsplit("/", 1)[-1] + ": " + p.message for p in checked.problems
+    ]
     assert shown == [
         "crew.yaml:5:24: tool 'write_file' changes the workspace; crew roles read and answer "
         "(read_file, list_dir, search): changes go through 'chimera solve'",
