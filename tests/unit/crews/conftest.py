@@ -61,10 +61,3 @@ class CrewEnv:
 @pytest.fixture
 def env(tmp_path: Path) -> CrewEnv:
     return CrewEnv(tmp_path, AuditLog(tmp_path / "run" / "audit.jsonl", "r1"))
-
-
-def text(answer: str, tokens: int = 0, **kw: Any) -> dict[str, Any]:
-    turn: dict[str, Any] = {"text": answer, **kw}
-    if tokens:
-        turn["usage"] = {"prompt_tokens": tokens, "completion_tokens": 5, "cost_usd": 0.001}
-    return turn

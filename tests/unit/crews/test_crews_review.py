@@ -13,7 +13,7 @@ import pytest
 
 from chimera.config import AgentConfig, ChimeraConfig
 from chimera.core.autonomous import AutonomousAgent
-from chimera.crews import CrewsPart, FilteredTools, ReviewCrew
+from chimera.crews import CrewsPart, FilteredTools, ReviewCrew, load_crew
 from chimera.errors import ConfigError, CrewError
 from chimera.governance.audit import AuditLog
 from chimera.protocols import SupportsComplete, SupportsReview
@@ -21,8 +21,6 @@ from chimera.providers import ScriptedBackend, TokenBudget
 from chimera.runner import LocalRunner
 from chimera.spec.loader import load_spec
 from chimera.tools import ToolRegistry
-
-from .conftest import CrewEnv
 
 PARALLEL = """\
 crew: review
@@ -40,7 +38,7 @@ EVIDENCE: dict[str, Any] = {
 }
 
 
-def _review(env: CrewEnv, text: str, shared: list[str], sec: list[str]) -> Any:
+def _review(env: Any, text: str, shared: list[str], sec: list[str]) -> Any:
     crew = ReviewCrew(
         env.crew(text),
         run_budget=TokenBudget(name="run"),
@@ -52,7 +50,7 @@ def _review(env: CrewEnv, text: str, shared: list[str], sec: list[str]) -> Any:
     return crew.review(backend, **EVIDENCE)
 
 
-def test_one_rejection_sends_the_attempt_back_with_its_role(env: CrewEnv) -> None:
+def test_one_rejection_sends_the_attempt_back_with_its_role(env: Any) -> None:
     verdict = _review(
         env, PARALLEL, ["APPROVE\n- test_total covers it."], ["REJECT: total() evals input."]
     )
@@ -63,23 +61,23 @@ def test_one_rejection_sends_the_attempt_back_with_its_role(env: CrewEnv) -> Non
     assert (logged["approved"], logged["parsed"]) == (False, True)
 
 
-def test_approval_needs_every_reviewer(env: CrewEnv) -> None:
+def test_approval_needs_every_reviewer(env: Any) -> None:
     verdict = _review(env, PARALLEL, ["APPROVE"], ["APPROVE: no input reaches a shell."])
     assert (verdict.approved, verdict.parsed) == (True, True)
     assert verdict.reason == "tests; security: no input reaches a shell"
 
 
-def test_an_unparseable_reviewer_makes_it_no_review_never_approval(env: CrewEnv) -> None:
+def test_an_unparseable_reviewer_makes_it_no_review_never_approval(env: Any) -> None:
     verdict = _review(env, PARALLEL, ["APPROVE"], ["\u2705 ship it"])
     assert (verdict.approved, verdict.parsed) == (False, False)
 
 
-def test_a_crew_that_produced_nothing_is_no_review(env: CrewEnv) -> None:
+def test_a_crew_that_produced_nothing_is_no_review(env: Any) -> None:
     verdict = _review(env, PARALLEL, [], [])
     assert (verdict.approved, verdict.parsed) == (False, False)
 
 
-def test_a_supervisor_review_crew_decides_by_its_synthesis(env: CrewEnv) -> None:
+def test_a_supervisor_review_crew_decides_by_its_synthesis(env: Any) -> None:
     text = PARALLEL.replace("parallel: {}", "supervisor: {role: lead, rounds: 1}").replace(
         "roles:\n", "roles:\n  - {name: lead, goal: Give one verdict., model: lead}\n"
     )
@@ -103,7 +101,7 @@ def test_a_supervisor_review_crew_decides_by_its_synthesis(env: CrewEnv) -> None
     )
 
 
-def test_review_crew_roles_take_no_tools(env: CrewEnv) -> None:
+def test_review_crew_roles_take_no_tools(env: Any) -> None:
     armed = PARALLEL.replace("model: sec}", "model: sec, tools: [search]}")
     with pytest.raises(ConfigError, match="review crew roles take no tools"):
         ReviewCrew(
@@ -114,7 +112,7 @@ def test_review_crew_roles_take_no_tools(env: CrewEnv) -> None:
         )
 
 
-def test_review_crew_has_the_ground_floor_reviewer_shape(env: CrewEnv) -> None:
+def test_review_crew_has_the_ground_floor_reviewer_shape(env: Any) -> None:
     crew: SupportsReview = ReviewCrew(
         env.crew(PARALLEL),
         run_budget=TokenBudget(),
@@ -240,7 +238,8 @@ def test_a_review_crew_sends_an_attempt_back_and_approves_the_next(tmp_path: Pat
             {"text": "APPROVE: no eval left.", "expect": "sum(xs)"},
         ]
     )
-    definition = CrewEnv(tmp_path, audit).crew(PARALLEL)
+    (tmp_path / "crew.yaml").write_text(PARALLEL)
+    definition = load_crew(tmp_path / "crew.yaml")
     agent = AutonomousAgent(
         [worker],
         workspace=root,
@@ -267,7 +266,7 @@ def test_a_review_crew_sends_an_attempt_back_and_approves_the_next(tmp_path: Pat
 
 
 def test_a_supervisor_that_gave_no_verdict_is_no_review_even_if_a_worker_approved(
-    env: CrewEnv,
+    env: Any,
 ) -> None:
     text = PARALLEL.replace("parallel: {}", "supervisor: {role: lead, rounds: 1}").replace(
         "roles:\n", "roles:\n  - {name: lead, goal: Give one verdict., model: lead}\n"

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from chimera.providers import TokenBudget
 from chimera.tools import ToolRegistry, Workspace
 from chimera.tools.native import ReadFile, Search
 
-from .conftest import CrewEnv, text
+
+def text(answer: str, tokens: int = 0, **kw: Any) -> dict[str, Any]:
+    """A scripted text turn (with usage when ``tokens`` is given)."""
+    turn: dict[str, Any] = {"text": answer, **kw}
+    if tokens:
+        turn["usage"] = {"prompt_tokens": tokens, "completion_tokens": 5, "cost_usd": 0.001}
+    return turn
+
 
 SEQ = """\
 roles:
@@ -28,7 +36,7 @@ supervisor: {role: lead, rounds: %s}
 
 
 def test_sequential_roles_see_earlier_outputs_consolidated_never_concatenated(
-    env: CrewEnv,
+    env: Any,
 ) -> None:
     crew = env.crew(SEQ)
     result, models, _ = env.run(
@@ -51,7 +59,7 @@ def test_sequential_roles_see_earlier_outputs_consolidated_never_concatenated(
 
 
 def test_a_sequential_role_stopped_early_leaves_a_partial_result_with_the_reason(
-    env: CrewEnv,
+    env: Any,
 ) -> None:
     crew = env.crew(SEQ)
     result, _, _ = env.run(
@@ -64,7 +72,7 @@ def test_a_sequential_role_stopped_early_leaves_a_partial_result_with_the_reason
     assert "critic stopped (error" in result.reason and "writer stopped" in result.reason
 
 
-def test_parallel_crew_answer_is_the_consolidation_with_sources(env: CrewEnv) -> None:
+def test_parallel_crew_answer_is_the_consolidation_with_sources(env: Any) -> None:
     crew = env.crew(
         "roles:\n  - {name: a, goal: g, model: a}\n  - {name: b, goal: g, model: b}\nparallel: {}\n"
     )
@@ -82,7 +90,7 @@ def test_parallel_crew_answer_is_the_consolidation_with_sources(env: CrewEnv) ->
     assert result.consolidation is not None and len(result.consolidation.conflicts) == 1
 
 
-def test_supervisor_delegates_a_second_round_to_one_worker_then_answers(env: CrewEnv) -> None:
+def test_supervisor_delegates_a_second_round_to_one_worker_then_answers(env: Any) -> None:
     crew = env.crew(SUP % ("null", 2))
     result, models, _ = env.run(
         crew,
@@ -121,7 +129,7 @@ def test_supervisor_delegates_a_second_round_to_one_worker_then_answers(env: Cre
 
 
 def test_supervisor_out_of_rounds_states_round_limit_and_keeps_the_best_answer(
-    env: CrewEnv,
+    env: Any,
 ) -> None:
     crew = env.crew(SUP % ("null", 1))
     result, _, _ = env.run(
@@ -139,7 +147,7 @@ def test_supervisor_out_of_rounds_states_round_limit_and_keeps_the_best_answer(
     assert "[w2] Two tests are skipped." in result.answer
 
 
-def test_a_worker_stopped_by_its_budget_stops_alone(env: CrewEnv) -> None:
+def test_a_worker_stopped_by_its_budget_stops_alone(env: Any) -> None:
     crew = env.crew(SUP % (50, 2))
     result, models, backends = env.run(
         crew,
@@ -162,16 +170,14 @@ def test_a_worker_stopped_by_its_budget_stops_alone(env: CrewEnv) -> None:
     assert [s.worker for s in backends.spend() if s.tokens] == ["w1"]
 
 
-def test_a_crew_with_no_answer_at_all_fails_with_a_stated_reason(env: CrewEnv) -> None:
+def test_a_crew_with_no_answer_at_all_fails_with_a_stated_reason(env: Any) -> None:
     crew = env.crew(SUP % ("null", 2))
     result, _, _ = env.run(crew, "task", {"w1": [], "w2": [], "lead": []})
     assert result.status == "failed"
     assert result.answer.startswith("No role produced an answer: w1 stopped (error")
 
 
-def test_role_tools_are_filtered_to_its_allowlist_never_widened(
-    env: CrewEnv, tmp_path: Path
-) -> None:
+def test_role_tools_are_filtered_to_its_allowlist_never_widened(env: Any, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("secret plan\n")
     registry = ToolRegistry()
     ws = Workspace(tmp_path)
