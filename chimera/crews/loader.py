@@ -159,11 +159,14 @@ class _Validator:
             return None
         allowed = (*COMMON_FIELDS, *kinds)
         chosen: list[str] = []
+        misspelt_kind = False
         for key in value:
             if key in kinds:
                 chosen.append(key)
             elif key not in COMMON_FIELDS:
                 self.add(doc.key_mark((key,)), _unknown(key, "at the top level", allowed))
+                close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+                misspelt_kind = misspelt_kind or (bool(close) and close[0] in kinds)
         name = value.get("crew", self.path.stem)
         if not isinstance(name, str) or not name.strip():
             self.add(doc.mark(("crew",)), f"'crew' must be a name, got {type_name(name)}")
@@ -173,7 +176,7 @@ class _Validator:
         budget = self._model(("budget",), RoleBudget, value.get("budget", {}))
         settings = self._model(("consolidate",), ConsolidateSettings, value.get("consolidate", {}))
         roles = self._roles(value.get("roles"))
-        if not chosen:
+        if not chosen and not misspelt_kind:  # a misspelt kind key already explains it
             self.add(doc.mark(()), f"the crew has no kind: add exactly one of {', '.join(kinds)}")
         elif len(chosen) > 1:
             self.add(
