@@ -9,6 +9,7 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── ConfigError             invalid ``[tool.chimera]`` / ``chimera.toml``
     ├── MissingExtraError       a feature needs an optional extra that is not installed
     ├── SpecError               a Spec failed validation; carries every SpecProblem found
+    │   └── CrewError           a crew file failed validation (same problems, same shape)
     ├── PluginError             a plugin failed to load or registered something invalid
     ├── CheckError              a requirement could not be evaluated (status ``error``)
     │   ├── PatternTimeout      a regular expression exceeded its time limit
@@ -108,6 +109,11 @@ class SpecError(ChimeraError):
         first = str(self.problems[0]) if self.problems else "invalid spec"
         more = len(self.problems) - 1
         super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
+
+
+class CrewError(SpecError):
+    """A crew file (``.chimera.d/crews/*.yaml``) failed validation; ``problems`` holds every
+    problem found in the one pass, ``file:line:col`` each."""
 
 
 class PluginError(ChimeraError):
