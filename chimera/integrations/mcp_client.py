@@ -141,11 +141,14 @@ class McpConnection:
         self._portal: Any = None
         self._client: Any = None
         self._errlog: Any = None
+        self._closed = False
 
     def start(self) -> None:
         """Connect (idempotent)."""
         if self._client is not None:
             return
+        if self._closed:
+            raise ConnectorError(f"{self.label}: the connection is closed")
         mcp = _import_mcp()
         from anyio.from_thread import start_blocking_portal
 
@@ -246,6 +249,7 @@ class McpConnection:
 
     def close(self) -> None:
         """Disconnect and stop the server (idempotent; errors on the way out are dropped)."""
+        self._closed = True
         stack, self._stack, self._client, self._portal = self._stack, None, None, None
         if stack is not None:
             with contextlib.suppress(Exception):
