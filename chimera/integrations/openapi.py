@@ -152,6 +152,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 _ID_SAFE = re.compile(r"[^A-Za-z0-9_]+")
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 def read_document(
@@ -176,7 +177,8 @@ def read_document(
         parsed = parse_obj(raw)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
+        # The union's branch tag (``3.1.0``) is not a place in the document.
+        where = ".".join(str(p) for p in first["loc"] if not _VERSION.match(str(p)))
         raise ConnectorError(
             f"{path}: not a valid OpenAPI document: {where}: {first['msg']}"
         ) from exc
@@ -187,7 +189,7 @@ def read_document(
             op = getattr(item, method, None)
             if op is None:
                 continue
-            op_id = op.operationId or _ID_SAFE.sub("_", f"{method}_{route}").strip("_")
+            op_id = op.operationId or _ID_SAFE.sub("_", f"{method}{route}").strip("_")
             summary = op.summary or (op.description or "").strip().split("\n")[0]
             operations.append(
                 Operation(
