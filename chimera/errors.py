@@ -19,6 +19,7 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── SandboxError            the sandbox refused or failed to set up a command
     ├── ToolError               a tool call was refused or failed (fed back to the model)
     │   └── PathEscapeError     a path leaves the workspace or touches .git/ / .chimera/
+    ├── ConnectorError          a connector (MCP server, OpenAPI document) cannot start or load
     ├── WorkspaceError          snapshot / restore of a working tree failed
     ├── AuditError              the audit log cannot be written, or does not verify
     ├── GovernanceError         a governance component was misused or misconfigured
@@ -154,6 +155,10 @@ class ToolError(ChimeraError):
 
 class PathEscapeError(ToolError):
     """A path leaves the workspace, or touches ``.git/`` or ``.chimera/``."""
+
+
+class ConnectorError(ChimeraError):
+    """A connector could not start or be read (an MCP server, an OpenAPI document); one line."""
 
 
 class WorkspaceError(ChimeraError):
