@@ -1,9 +1,10 @@
 """Trajectories for fine-tuning: confirmed attempts exported as SFT and preference data.
 
 Chimera collects; it never trains. :class:`TrajectoryCollector` reads run folders, keeps only
-the attempts the hash-chained audit log confirms (:mod:`.collect`), pairs accepted and failed
-attempts of the same card (:mod:`.pairs`) and writes TRL's SFT / DPO rows or OpenAI's DPO
-JSONL (:mod:`.formats`), each row checked against its schema (:mod:`.schema`) and redacted.
+the attempts the hash-chained audit log confirms (:mod:`.collect`, :mod:`.transcript`), pairs
+accepted and failed attempts of the same card (:mod:`.pairs`) and writes TRL's SFT / DPO rows
+or OpenAI's DPO JSONL (:mod:`.formats`), each row checked against its schema (:mod:`.schema`)
+and redacted.
 """
 
 from chimera.memory.trajectories.collect import Skipped, Trajectory, find_runs, read_run

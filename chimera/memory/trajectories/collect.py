@@ -30,12 +30,16 @@ from typing import Any, Literal
 from chimera.core.attempts import Verdict
 from chimera.errors import UsageError
 from chimera.governance.audit import verify_audit_log
+from chimera.memory.trajectories.transcript import (
+    Message,
+    Sequence,
+    confirm,
+    read_transcript,
+    renumber,
+)
 
-Message = dict[str, Any]
 Source = Literal["local", "action-artifact"]
 
-_AUDITED_CHARS = 2000
-"""How much of a tool call's arguments and output the ``tool_call`` event keeps."""
 _CARD_OK = frozenset({"accepted", "awaiting_approval"})
 """Card statuses whose passing attempt stands (verified; a held card waits only for a person)."""
 
@@ -150,15 +154,21 @@ def read_run(path: Path, source: Source) -> RunRead:
     events = [json.loads(line) for line in (path / "audit.jsonl").read_text("utf-8").splitlines()]
     if events:
         result.run_id = str(events[0].get("run_id") or path.name)
-    walk = _walk(events)
+    try:
+        walk = _walk(events)
+    except (TypeError, ValueError) as exc:
+        result.refused = f"audit log holds an event of an unexpected shape: {exc}"
+        return result
     result.tainted = walk.tainted or _state_flag(path, "tainted")
-    sequences = _transcript(path / "transcript.jsonl")
+    sequences = read_transcript(path / "transcript.jsonl")
     for acc in walk.finished:
         where = f"{result.run_id}:{acc.label}#{acc.number}"
         try:
             result.trajectories.append(_build(acc, walk, sequences, path, result))
         except _Unusable as exc:
             result.skipped.append(Skipped(where, str(exc)))
+        except (KeyError, TypeError, ValueError) as exc:
+            result.skipped.append(Skipped(where, f"a record of an unexpected shape: {exc}"))
     return result
 
 
@@ -228,55 +238,13 @@ def _walk(events: list[dict[str, Any]]) -> _Walk:
     return walk
 
 
-# -- the transcript ----------------------------------------------------------------------------
-
-
-@dataclass
-class _Sequence:
-    tools: list[dict[str, Any]] | None = None
-    messages: list[Message] = field(default_factory=list)
-    broken: bool = False
-
-
-def _transcript(path: Path) -> dict[tuple[str, int], _Sequence]:
-    """The last act sequence of every (card, attempt): a resumed attempt starts over."""
-    out: dict[tuple[str, int], _Sequence] = {}
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return out
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a torn line; the audit cross-check catches what it lost
-        if not isinstance(entry, dict) or entry.get("purpose") != "act":
-            continue
-        key = (str(entry.get("label")), int(entry.get("attempt", 0)))
-        if entry.get("kind") == "tools":
-            out[key] = _Sequence(tools=list(entry.get("tools") or []))
-        elif entry.get("kind") == "message":
-            seq = out.get(key)
-            if entry.get("index") == 0 and (seq is None or seq.messages):
-                seq = out[key] = _Sequence()
-            if seq is None:
-                continue
-            if entry.get("index") != len(seq.messages) or not isinstance(
-                entry.get("message"), dict
-            ):
-                seq.broken = True
-            else:
-                seq.messages.append(entry["message"])
-    return out
-
-
 # -- one attempt -------------------------------------------------------------------------------
 
 
 def _build(
     acc: _Attempt,
     walk: _Walk,
-    sequences: dict[tuple[str, int], _Sequence],
+    sequences: dict[tuple[str, int], Sequence],
     path: Path,
     run: RunRead,
 ) -> Trajectory:
@@ -284,12 +252,14 @@ def _build(
     if seq is None or not seq.messages:
         raise _Unusable("no transcript for this attempt")
     if seq.broken:
-        raise _Unusable("transcript lines missing or out of order")
-    _confirm(seq.messages, acc)
+        raise _Unusable("transcript lines missing, malformed or out of order")
+    problem = confirm(seq.messages, acc.model_calls, acc.tool_calls)
+    if problem:
+        raise _Unusable(problem)
     rec = acc.record
     verdict = str(rec.get("verdict"))
     accepted, why = _judge(acc, walk, verdict, path)
-    messages = _renumber(seq.messages)
+    messages = renumber(seq.messages)
     first = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), None)
     if first is None:
         raise _Unusable("the model never answered in this attempt")
@@ -317,37 +287,6 @@ def _build(
     )
 
 
-def _confirm(messages: list[Message], acc: _Attempt) -> None:
-    """The transcript's turns against the chained log (module docstring, rule 3)."""
-    turns = [m for m in messages if m.get("role") == "assistant"]
-    names = [[str(c["function"]["name"]) for c in m.get("tool_calls") or []] for m in turns]
-    if names != acc.model_calls:
-        raise _Unusable("transcript does not match the audit log (model turns differ)")
-    calls = [
-        (
-            str(call["function"]["name"]),
-            str(call["function"]["arguments"])[:_AUDITED_CHARS],
-            str(result.get("content", ""))[:_AUDITED_CHARS],
-        )
-        for call, result in _calls_with_results(messages)
-    ]
-    if calls != acc.tool_calls:
-        raise _Unusable("transcript does not match the audit log (tool calls differ)")
-
-
-def _calls_with_results(messages: list[Message]) -> list[tuple[Message, Message]]:
-    """Each tool call with its result: the agent appends the results right after the turn,
-    in call order (paired by position, so a model's duplicate call ids do not confuse it)."""
-    out: list[tuple[Message, Message]] = []
-    pending: list[Message] = []
-    for m in messages:
-        if m.get("role") == "assistant":
-            pending = list(m.get("tool_calls") or [])
-        elif m.get("role") == "tool" and pending:
-            out.append((pending.pop(0), m))
-    return out
-
-
 def _judge(acc: _Attempt, walk: _Walk, verdict: str, path: Path) -> tuple[bool, str]:
     """Whether the attempt is a positive, and why not."""
     if verdict != Verdict.PASSED.value:
@@ -366,28 +305,6 @@ def _judge(acc: _Attempt, walk: _Walk, verdict: str, path: Path) -> tuple[bool, 
         if acc.card_status not in _CARD_OK:
             return False, f"card {acc.card_status} by the orchestrator"
     return True, ""
-
-
-def _renumber(messages: list[Message]) -> list[Message]:
-    """Copies with tool-call ids ``call_1``, ``call_2`` ... in order; results follow by
-    position (as :func:`_calls_with_results` pairs them)."""
-    out: list[Message] = []
-    pending: list[str] = []
-    count = 0
-    for m in messages:
-        m = dict(m)
-        if m.get("role") == "assistant":
-            calls = []
-            for c in m.get("tool_calls") or []:
-                count += 1
-                calls.append({**c, "id": f"call_{count}"})
-            if calls:
-                m["tool_calls"] = calls
-            pending = [c["id"] for c in calls]
-        elif m.get("role") == "tool" and pending:
-            m["tool_call_id"] = pending.pop(0)
-        out.append(m)
-    return out
 
 
 # -- run files -----------------------------------------------------------------------------------

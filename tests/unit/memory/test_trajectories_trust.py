@@ -161,3 +161,21 @@ def test_secrets_of_the_environment_are_redacted(
     assert "calc.py defines total()" not in text
     assert "[REDACTED:DEPLOY_API_KEY]" in text
     assert report.redacted["DEPLOY_API_KEY"] >= 1
+
+
+def test_a_malformed_transcript_line_skips_its_attempt_without_a_traceback(
+    runs: Any, tmp_path: Path
+) -> None:
+    run = _copy(runs.b, tmp_path)
+    lines = []
+    for line in _lines(run / "transcript.jsonl"):
+        entry = json.loads(line)
+        if entry["kind"] == "message" and entry["message"].get("tool_calls"):
+            entry["message"]["tool_calls"] = "read everything"
+            line = json.dumps(entry) + "\n"
+        lines.append(line)
+    (run / "transcript.jsonl").write_text("".join(lines) + "{torn\n")
+    (read,) = _read(run).runs
+    assert [s.reason for s in read.skipped] == [
+        "transcript lines missing, malformed or out of order"
+    ]
