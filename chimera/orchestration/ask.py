@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.config import ChimeraConfig
 from chimera.errors import UsageError
-from chimera.orchestration.session import check_models, open_audit, resolve_model
+from chimera.orchestration.session import SessionFactory, resolve_model
 from chimera.protocols import EventSink
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class AskOutcome:
         return bool(self.result.evidence)
 
 
-def ask(request: AskRequest) -> AskOutcome:
+def ask(request: AskRequest, factory: SessionFactory | None = None) -> AskOutcome:
     """Answer ``request.question`` read-only (see :mod:`chimera.cli.ask`).
 
     Raises:
@@ -69,7 +69,6 @@ def ask(request: AskRequest) -> AskOutcome:
     from chimera.economics.hierarchy_setup import build_hierarchy
     from chimera.economics.receipts import RECEIPTS_FILE, read_receipts, summarize_delegations
     from chimera.governance.sanitize import sanitize
-    from chimera.orchestration.state import RunStore, new_run_id
     from chimera.providers import TokenBudget
     from chimera.spec.engine.files import FileTree
     from chimera.spec.engine.options import EngineStats
@@ -79,7 +78,7 @@ def ask(request: AskRequest) -> AskOutcome:
     h = config.hierarchy
     worker = request.worker_model or h.worker_model or top
     judge = h.spot_check_judge
-    check_models(root, config, [top, worker, *([judge] if judge else [])])
+    factory = factory or SessionFactory()
     question = sanitize(request.question).strip()
     if not question:
         raise UsageError("QUESTION is empty")
@@ -90,9 +89,9 @@ def ask(request: AskRequest) -> AskOutcome:
     truncated = len(candidates) > h.max_files
     candidates = candidates[: h.max_files]
 
-    run_id = new_run_id()
-    run_dir = RunStore(root).run_dir(run_id)
-    audit = open_audit(run_dir, run_id)
+    run_id, run_dir, audit = factory.open_record(
+        root, config, [top, worker, *([judge] if judge else [])]
+    )
     audit.append(
         "ask.started", question=question, model=top, worker_model=worker, files=len(candidates)
     )

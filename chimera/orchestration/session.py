@@ -302,6 +302,22 @@ class SessionFactory:
             prepared.backend(m, None)
         return prepared
 
+    def open_record(
+        self, root: Path, config: ChimeraConfig, models: Iterable[str]
+    ) -> tuple[str, Path, AuditLog]:
+        """A new run id, its folder and audit log for a surface with no ladder or sandbox
+        (``chimera ask``); the models' keys are checked first.
+
+        Raises:
+            AuthenticationError: a model's key is missing.
+        """
+        from chimera.orchestration.state import RunStore, new_run_id
+
+        check_models(root, config, models)
+        run_id = new_run_id()
+        run_dir = RunStore(root).run_dir(run_id)
+        return run_id, run_dir, open_audit(run_dir, run_id)
+
     def open(
         self,
         prepared: Prepared,
