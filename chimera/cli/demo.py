@@ -85,7 +85,7 @@ def _demo(args: argparse.Namespace) -> int:
     from chimera.config import ChimeraConfig
     from chimera.governance.audit import verify_audit_log
     from chimera.orchestration.state import RunStatus
-    from chimera.orchestration.surfaces import ApproveRequest, RunRequest, approve_run, start_run
+    from chimera.orchestration.surfaces import ResumeRequest, RunRequest, approve_run, start_run
 
     if args.dir:
         root = Path(args.dir)
@@ -141,16 +141,10 @@ def _demo(args: argparse.Namespace) -> int:
         ok = False
     if state.status is RunStatus.AWAITING_APPROVAL:
         out.write(f"== 3. {APPROVER} approves (the run was started by {STARTED_BY})\n")
-        approved = approve_run(
-            ApproveRequest(
-                root=root,
-                config=config,
-                run_id=state.run_id,
-                model=model,
-                by=APPROVER,
-                events=watch,
-            )
+        again = ResumeRequest(
+            root=root, config=config, run_id=state.run_id, model=model, events=watch
         )
+        approved = approve_run(again, by=APPROVER)
         state = approved.state
         out.write(render_summary(state, sandbox=approved.sandbox) + "\n\n")
         if state.status is not RunStatus.DONE:

@@ -251,35 +251,26 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from chimera.orchestration.surfaces import ResumeRequest, resume_run
-
-    root = _root(args)
-    outcome = resume_run(
-        ResumeRequest(
-            root=root,
-            config=_config(root, model=args.model),
-            run_id=args.run_id,
-            model=args.model,
-            events=Progress(args.quiet, nested=True),
-        )
-    )
-    return _report(outcome.state, args, outcome.sandbox)
+    return _continue(args)
 
 
 def _approve(args: argparse.Namespace) -> int:
-    from chimera.orchestration.surfaces import ApproveRequest, approve_run
+    return _continue(args, by=args.by)
+
+
+def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
+    """``resume`` (no ``by``) or ``approve --by NAME``: one request, the same reopened session."""
+    from chimera.orchestration.surfaces import ResumeRequest, approve_run, resume_run
 
     root = _root(args)
-    outcome = approve_run(
-        ApproveRequest(
-            root=root,
-            config=_config(root, model=args.model),
-            run_id=args.run_id,
-            model=args.model,
-            by=args.by,
-            events=Progress(args.quiet, nested=True),
-        )
+    request = ResumeRequest(
+        root=root,
+        config=_config(root, model=args.model),
+        run_id=args.run_id,
+        model=args.model,
+        events=Progress(args.quiet, nested=True),
     )
+    outcome = resume_run(request) if by is None else approve_run(request, by=by)
     return _report(outcome.state, args, outcome.sandbox)
 
 

@@ -168,7 +168,8 @@ class RunRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class ResumeRequest:
-    """``chimera resume RUN_ID``: continue a run after a crash or a stop.
+    """``chimera resume RUN_ID`` (and ``approve RUN_ID``): continue a run after a crash, a stop
+    or, with :func:`approve_run`, an approval.
 
     ``model``: rung 0 (default: the model the run recorded).
     """
@@ -178,13 +179,6 @@ class ResumeRequest:
     run_id: str
     model: str | None = None
     events: EventSink | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApproveRequest(ResumeRequest):
-    """``chimera approve RUN_ID --by NAME``: approve the held change(s) and continue."""
-
-    by: str
 
 
 @dataclass(frozen=True)
@@ -250,15 +244,17 @@ def resume_run(request: ResumeRequest, factory: SessionFactory | None = None) ->
     return _outcome(orchestrator.resume(request.run_id), session)
 
 
-def approve_run(request: ApproveRequest, factory: SessionFactory | None = None) -> RunOutcome:
-    """Approve run ``request.run_id``'s held change(s) by ``request.by`` and continue it.
+def approve_run(
+    request: ResumeRequest, *, by: str, factory: SessionFactory | None = None
+) -> RunOutcome:
+    """Approve run ``request.run_id``'s held change(s) by ``by`` and continue it.
 
     Raises:
         UsageError: as :func:`resume_run`; the run is not awaiting approval; ``by`` started it
             (unless self-approval is configured).
     """
     session, orchestrator = _reopen(request, factory)
-    return _outcome(orchestrator.approve(request.run_id, by=request.by), session)
+    return _outcome(orchestrator.approve(request.run_id, by=by), session)
 
 
 def _reopen(

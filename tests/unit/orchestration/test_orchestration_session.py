@@ -20,7 +20,7 @@ from chimera.memory.experience import ExperienceBuffer
 from chimera.orchestration.adapters import GuardSnapshots
 from chimera.orchestration.session import Session, SessionFactory
 from chimera.orchestration.state import RunState, RunStore, now_iso
-from chimera.orchestration.surfaces import ApproveRequest, RunRequest, approve_run, start_run
+from chimera.orchestration.surfaces import ResumeRequest, RunRequest, approve_run, start_run
 from chimera.spec import drift, loader
 from chimera.spec.loader import load_spec
 
@@ -157,16 +157,10 @@ def test_a_project_run_checks_and_loads_the_spec_only_where_a_verdict_needs_it(
         RunRequest(root=project, config=config, model=SCRIPT, started_by="alice", events=watch)
     )
     assert started.state.status.value == "awaiting_approval"
-    done = approve_run(
-        ApproveRequest(
-            root=project,
-            config=config,
-            run_id=started.state.run_id,
-            model=SCRIPT,
-            by="bob",
-            events=watch,
-        )
+    again = ResumeRequest(
+        root=project, config=config, run_id=started.state.run_id, model=SCRIPT, events=watch
     )
+    done = approve_run(again, by="bob")
     assert done.state.status.value == "done"
 
     solved = [w for w in windows if w["events"]["card_solved"]]

@@ -24,7 +24,9 @@ def test_a_spec_is_parsed_again_only_when_its_files_change(tmp_path: Path) -> No
 
     (specs / "app.yaml").write_text(TWO)  # an edit
     assert [r.id for r in cache([specs]).requirements] == ["a", "b"]
-    (specs / "more.yaml").write_text("requirements:\n  - id: c\n    absent: {path: c, pattern: x}\n")
+    (specs / "more.yaml").write_text(
+        "requirements:\n  - id: c\n    absent: {path: c, pattern: x}\n"
+    )
     assert [r.id for r in cache([specs]).requirements] == ["a", "b", "c"]  # an added file
     (specs / "more.yaml").unlink()
     assert [r.id for r in cache([specs]).requirements] == ["a", "b"]  # a removed one
