@@ -37,6 +37,8 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     │   │   └── JudgeOutputInvalid   the judge's analysis stayed invalid after a repair
     │   ├── CascadeExhausted       no cascade tier's answer passed its gates
     │   └── StructuredOutputError  a model's JSON stayed invalid after one repair round
+    ├── HandoffError            a file handed between jobs or processes is missing, invalid
+    │                           or of an unknown version (the run report, the agent request)
     └── GitHubError             the GitHub API failed (mapped from PyGithub)
         └── GitHubApiError          an HTTP call failed (``status``, ``retry_after``)
             ├── GitHubRateLimited       still rate-limited after the retries allowed
@@ -49,6 +51,7 @@ Later subsystems add their subclasses here, so the tree stays drawn in one place
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 class ChimeraError(Exception):
@@ -166,7 +169,16 @@ class CronError(GovernanceError):
 
 
 class BudgetExceeded(ChimeraError):
-    """A model call was refused before it was sent because it would cross a budget."""
+    """A model call was refused before it was sent because it would cross a budget.
+
+    Attributes:
+        limit: the ceiling that refused it: ``"tokens"`` or ``"usd"`` (a USD ceiling also
+            refuses a call whose cost is unknown when no token ceiling bounds it).
+    """
+
+    def __init__(self, message: str, *, limit: Literal["tokens", "usd"] = "tokens") -> None:
+        super().__init__(message)
+        self.limit: Literal["tokens", "usd"] = limit
 
 
 class ProviderError(ChimeraError):
@@ -191,6 +203,12 @@ class ContextWindowExceeded(ProviderError):
 
 class BadRequestError(ProviderError):
     """The provider rejected the request as malformed."""
+
+
+class HandoffError(ChimeraError):
+    """A file one job or process hands another (the Action's run report, the agent child's
+    request) is missing, unreadable, of an unknown version, or does not match its model. The
+    message is one line naming the file and the first problem."""
 
 
 class GitHubError(ChimeraError):

@@ -1,9 +1,10 @@
 """Run subprocesses: one place for timeouts, process-group kills and capped output.
 
 Every command Chimera causes goes through a :class:`CommandRunner`: ``command`` checks in a
-Spec today, the agent's tools and verifiers later. :func:`chimera.spec.drift.check_drift`
-takes the runner as a parameter, so an autonomous run passes its sandbox runner and CI passes
-:class:`LocalRunner`.
+Spec, the agent's tools and verifiers. :func:`chimera.spec.drift.check_drift` takes the
+runner as a parameter, so an autonomous run passes its sandbox and CI passes
+:class:`LocalRunner`; ``command`` checks use :func:`check_runner` of it (the sandbox's runs
+each check in a disposable copy of the tree).
 
 Semantics shared by every runner:
 
@@ -109,6 +110,25 @@ class CommandRunner(Protocol):
     ) -> CommandResult:
         """Run ``command`` in ``cwd`` with a timeout in seconds."""
         ...
+
+
+@runtime_checkable
+class SupportsCheckRunner(Protocol):
+    """A runner that gives the Spec's ``command`` checks a runner of their own (the sandbox
+    gives one that runs each check in a disposable copy of the tree)."""
+
+    def for_checks(self, root: Path) -> CommandRunner:
+        """The runner for ``command`` checks over the tree at ``root``."""
+        ...
+
+
+def check_runner(runner: CommandRunner, root: Path) -> CommandRunner:
+    """The runner ``command`` checks over ``root`` use: ``runner.for_checks(root)`` when it
+    offers one (:class:`SupportsCheckRunner`), else ``runner`` itself (the trusted
+    :class:`LocalRunner` of CI runs checks in the live tree)."""
+    if isinstance(runner, SupportsCheckRunner):
+        return runner.for_checks(root)
+    return runner
 
 
 class _CappedBuffer:

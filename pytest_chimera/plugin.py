@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from chimera.spec.loader import SpecLoad
     from chimera.spec.model import Requirement, SourceLocation
     from chimera.spec.results import RequirementResult
+    from chimera.spec.settings import CheckSettings
 
 MARKERS: dict[str, str] = {
     "chimera": "a requirement of the Chimera spec (collected by --chimera-spec)",
@@ -102,6 +103,7 @@ class ChimeraState:
     root: Path
     invocation_dir: Path
     max_evidence: int = DEFAULT_MAX_EVIDENCE
+    settings: CheckSettings | None = None
     selected: list[str] = field(default_factory=list)
     invalid_files: int = 0
     _load: SpecLoad | None = None
@@ -140,8 +142,10 @@ class ChimeraState:
         """Evaluate one requirement through the session's single DriftSession."""
         if self._drift is None:
             from chimera.spec.drift import DriftSession
+            from chimera.spec.settings import engine_options
 
-            drift = DriftSession(self.load().spec, self.root)
+            options = engine_options(self.settings) if self.settings else None
+            drift = DriftSession(self.load().spec, self.root, options=options)
             # Batch the work of every requirement that will run (files read once, patterns
             # compiled once); deselected requirements were dropped before this point.
             drift.prepare(self.selected or [requirement_id])
@@ -219,11 +223,19 @@ def pytest_configure(config: pytest.Config) -> None:
     if max_evidence < 1:
         raise pytest.UsageError("--chimera-max-evidence: must be at least 1")
 
+    from chimera.spec.settings import load_check_settings
+
+    try:
+        settings = load_check_settings(root)
+    except ChimeraError as exc:
+        raise pytest.UsageError(f"chimera: {exc}") from exc
+
     config.stash[STATE_KEY] = ChimeraState(
         spec_files=tuple(files),
         root=_resolved(root),
         invocation_dir=base,
         max_evidence=max_evidence,
+        settings=settings,
     )
     _add_collection_args(config, files)
 

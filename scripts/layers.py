@@ -51,6 +51,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("testing",),
 )
 GROUND = LAYERS[0]
+VENDORED = ("eval/chains/",)
+"""Folders (relative to ``chimera/``) of third-party code shipped as benchmark data: not Chimera."""
 PLUGIN_ALLOWED = frozenset({"errors", "spec"})
 """What ``pytest_chimera`` may import: the Spec and the error tree (it must stay light)."""
 
@@ -68,6 +70,15 @@ def forbidden(src: str, dst: str) -> bool:
         return False
     a, b = level(src), level(dst)
     return a < b or (a == b and a != 0)
+
+
+def chimera_files(pkg_root: Path) -> list[Path]:
+    """Chimera's own ``.py`` files (vendored benchmark projects left out)."""
+    return [
+        p
+        for p in sorted(pkg_root.rglob("*.py"))
+        if not any(p.relative_to(pkg_root).as_posix().startswith(v) for v in VENDORED)
+    ]
 
 
 def node_of(path: Path, pkg_root: Path) -> str:
@@ -102,7 +113,7 @@ def _targets(node: ast.AST, module_parts: list[str], is_pkg: bool) -> Iterator[s
 def import_graph(pkg_root: Path) -> dict[str, dict[str, list[str]]]:
     """``{src: {dst: [file:line, ...]}}`` for every import between top-level names."""
     graph: dict[str, dict[str, list[str]]] = {}
-    for path in sorted(pkg_root.rglob("*.py")):
+    for path in chimera_files(pkg_root):
         src = node_of(path, pkg_root)
         rel = path.relative_to(pkg_root.parent)
         module_parts = list(rel.with_suffix("").parts)
@@ -144,7 +155,7 @@ def find_cycle(graph: dict[str, dict[str, list[str]]]) -> list[str] | None:
 
 
 def existing_nodes(pkg_root: Path) -> list[str]:
-    names = {node_of(p, pkg_root) for p in pkg_root.rglob("*.py")}
+    names = {node_of(p, pkg_root) for p in chimera_files(pkg_root)}
     return sorted(names, key=lambda n: (level(n), n))
 
 
@@ -231,7 +242,7 @@ def violations(pkg_root: Path, plugin_root: Path) -> list[str]:
 
 def existing_nodes_safe(pkg_root: Path) -> Iterable[str]:
     known = {n for layer in LAYERS for n in layer}
-    return sorted({node_of(p, pkg_root) for p in pkg_root.rglob("*.py")} - known)
+    return sorted({node_of(p, pkg_root) for p in chimera_files(pkg_root)} - known)
 
 
 def import_graph_of_plugin(plugin_root: Path) -> dict[str, list[str]]:

@@ -30,7 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "tests" / "data" / "github"
 
-# (method, path template) of every REST call Chimera makes (chimera/github/client.py).
+# (method, path template) of every REST call Chimera makes (chimera/github/client.py), and
+# of the calls the GitHub fake serves for the tests of the trust chain.
 OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/user"),
     ("get", "/users/{username}"),
@@ -54,6 +55,16 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/rules/branches/{branch}"),
     ("post", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"),
     ("get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"),
+    # Served by the GitHub fake for the trust chain (reviews, the Spec check, statuses).
+    ("post", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}"),
+    ("post", "/repos/{owner}/{repo}/check-runs"),
+    ("get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
+    ("patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
+    ("post", "/repos/{owner}/{repo}/statuses/{sha}"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/statuses"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/status"),
 )
 
 # webhook file name -> (event name in the examples, action, index among that action's examples)

@@ -57,6 +57,8 @@ def progress_line(event: str, f: dict[str, Any], *, nested: bool = False) -> str
     if event == "review":
         verdict = "approved" if f["approved"] else f"sent back: {f['reason']}"
         return f"{sub}review: {verdict}"
+    if event == "review_unparsed":
+        return f"{sub}review: no review (the reviewer's answer could not be parsed)"
     if event == "attempt":
         what = str(f.get("cause", ""))[:200]
         if f.get("verdict") == "passed":

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     out.write(
         f"\ntokens: {result.usage.total_tokens}, cost: {usd(result.usage.cost_usd)}\n"
         + outcome.delegations.render()
-        + f"\nrun: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head[:16]})\n"
+        + f"\nrun: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head})\n"
     )
     return 0 if outcome.verified else 1
 

@@ -21,6 +21,7 @@ import argparse
 import difflib
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, err, paint, use_color
-from chimera.errors import SpecError, SpecProblem, UsageError
+from chimera.errors import ConfigError, SpecError, SpecProblem, UsageError
 
 if TYPE_CHECKING:
     from chimera.spec.model import Requirement
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     fmt: str = args.format
     try:
         return _run(args, fmt)
-    except UsageError as exc:
+    except (UsageError, ConfigError) as exc:
         if fmt == "json":
             _emit_json({"version": JSON_VERSION, "ok": False, "errors": [_usage_error(exc)]})
         raise
@@ -106,14 +107,24 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, fmt: str) -> int:
     started = time.monotonic()
     cwd = Path.cwd()
-    root = Path(args.root) if args.root else cwd
-    if not root.is_dir():
-        raise UsageError(f"--root {args.root}: not a directory")
+    if args.root:
+        root = Path(args.root)
+        if not root.is_dir():
+            raise UsageError(f"--root {args.root}: not a directory")
+    else:
+        root, why = find_root(cwd)
+        if root != cwd:
+            # Said first, so a report of a tree other than the current directory is never
+            # mistaken for one of the current directory.
+            err(f"chimera: checking {root} ({why}; --root sets it)")
     if args.max_evidence < 1:
         raise UsageError("--max-evidence: must be at least 1")
+    from chimera.spec.settings import engine_options, load_check_settings
+
+    options = engine_options(load_check_settings(root))
     default_specs = not args.spec_paths
     if default_specs:
-        spec_paths = [Path("specs") if args.root is None else root / "specs"]
+        spec_paths = [Path("specs") if root == cwd else root / "specs"]
         if not spec_paths[0].exists():
             raise UsageError(
                 f"{spec_paths[0]}: no such directory; pass SPEC_PATH, "
@@ -138,7 +149,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
     from chimera.spec.drift import check_drift
 
-    report = check_drift(spec, root, only=only)
+    report = check_drift(spec, root, only=only, options=options)
     elapsed = time.monotonic() - started
     if fmt == "json":
         _emit_json(report.to_json())
@@ -147,6 +158,52 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         if fmt == "github":
             _emit_github(report, root=root, max_evidence=args.max_evidence)
     return 0 if report.ok else 1
+
+
+def find_root(cwd: Path) -> tuple[Path, str]:
+    """The tree ``chimera check`` checks when no ``--root`` is given, and why, in words.
+
+    From ``cwd`` upwards: the nearest directory holding ``specs/``, not above the git
+    repository's root (so a project nested in a repository, such as a bundled example, is its
+    own root); else the repository's root; outside a repository, the nearest directory with
+    ``pyproject.toml``; else ``cwd`` itself.
+    """
+    cwd = cwd.absolute()
+    top = _git_toplevel(cwd)
+    for directory in (cwd, *cwd.parents):
+        if (directory / "specs").is_dir():
+            return directory, "the nearest directory with specs/"
+        if top is not None and directory == top:
+            return directory, "the root of the git repository"
+    if top is None:
+        for directory in (cwd, *cwd.parents):
+            if (directory / "pyproject.toml").is_file():
+                return directory, "the nearest directory with pyproject.toml"
+    return cwd, "the current directory"
+
+
+def _git_toplevel(cwd: Path) -> Path | None:
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    top = proc.stdout.strip()
+    if proc.returncode != 0 or not top:
+        return None
+    # git prints the resolved path; keep the spelling of cwd's own ancestors when they match.
+    resolved = Path(top)
+    for directory in (cwd, *cwd.parents):
+        if directory.resolve() == resolved:
+            return directory
+    return resolved
 
 
 def _only_ids(requested: Sequence[str] | None, known: Sequence[str]) -> list[str] | None:
@@ -213,7 +270,7 @@ def _emit_json(document: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
 
 
-def _usage_error(exc: UsageError) -> dict[str, Any]:
+def _usage_error(exc: UsageError | ConfigError) -> dict[str, Any]:
     return {"file": None, "line": 0, "col": 0, "message": str(exc)}
 
 

@@ -275,21 +275,35 @@ def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from chimera.orchestration.state import RunStore
+    from chimera.orchestration.state import STATE_FILE, RunStore
 
     root = _root(args)
     store = RunStore(root)
+    ids = store.record_ids()
+    if not ids:
+        raise UsageError(f"no runs under {store.base}")
     if args.all:
         interrupted = set(store.interrupted())
-        for rid in store.list_ids():
-            st = store.load(rid)
-            reason = f" ({st.stop_reason.value})" if st.stop_reason else ""
-            note = f"  interrupted: chimera resume {rid}" if rid in interrupted else ""
-            sys.stdout.write(f"{rid}  {st.status.value}{reason}  {st.mode}{note}\n")
+        for rid in ids:
+            if (store.run_dir(rid) / STATE_FILE).is_file():
+                st = store.load(rid)
+                reason = f" ({st.stop_reason.value})" if st.stop_reason else ""
+                note = f"  interrupted: chimera resume {rid}" if rid in interrupted else ""
+                sys.stdout.write(f"{rid}  {st.status.value}{reason}  {st.mode}{note}\n")
+            else:
+                kind, outcome, _ = _other_run(store.run_dir(rid))
+                sys.stdout.write(f"{rid}  {outcome}  {kind}\n")
         return 0
-    run_id = args.run_id or store.latest()
-    if run_id is None:
-        raise UsageError(f"no runs under {store.base}")
+    run_id = args.run_id or ids[-1]
+    if not (store.run_dir(run_id) / STATE_FILE).is_file():
+        if run_id not in ids:
+            store.load(run_id)  # the "no run ... (recent: ...)" usage error
+        kind, outcome, summary = _other_run(store.run_dir(run_id))
+        if args.json:
+            sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        else:
+            sys.stdout.write(_render_other(run_id, kind, outcome, summary) + "\n")
+        return 0
     state = store.load(run_id)
     if args.json:
         sys.stdout.write(json.dumps(state.model_dump(mode="json"), indent=2) + "\n")
@@ -301,3 +315,38 @@ def _status(args: argparse.Namespace) -> int:
                 f"'chimera resume {run_id}'\n"
             )
     return 0
+
+
+def _other_run(run_dir: Path) -> tuple[str, str, dict[str, Any]]:
+    """``(kind, outcome, summary)`` of a ``solve`` or ``ask`` run's folder.
+
+    Without a readable ``summary.json`` (written at the end) the run is still going or was
+    interrupted: ``("run", "incomplete", {})``.
+    """
+    from chimera.orchestration.state import SUMMARY_FILE
+
+    try:
+        summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "run", "incomplete", {}
+    if not isinstance(summary, dict):
+        return "run", "incomplete", {}
+    if "question" in summary:
+        return "ask", "verified" if summary.get("evidence") else "unverified", summary
+    return "solve", str(summary.get("outcome", "unknown")), summary
+
+
+def _render_other(run_id: str, kind: str, outcome: str, summary: dict[str, Any]) -> str:
+    if not summary:
+        return (
+            f"run {run_id}: incomplete — no summary yet (still running, or interrupted; "
+            "a solve or ask run cannot be resumed)"
+        )
+    lines = [f"{kind} {run_id}: {outcome}"]
+    if kind == "ask":
+        lines.append(f"  question: {summary.get('question', '')}")
+    else:
+        report = str(summary.get("final_report", "")).splitlines()
+        lines += [f"  {line}" for line in report if not line.startswith("outcome:")]
+    lines.append(f"  audit head: {summary.get('audit_head') or '(empty)'}")
+    return "\n".join(lines)

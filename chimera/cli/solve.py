@@ -81,6 +81,11 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--no-review", action="store_true", help="skip the manager review of each attempt"
     )
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="neither recall nor record earlier attempts (.chimera/experience.jsonl)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     parser.set_defaults(handler=run)
 
@@ -108,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         targets=tuple(args.target or ()),
         untrusted=args.untrusted,
         guard=args.guard,
+        memory=not args.no_memory,
         review=not args.no_review,
         events=Progress(args.quiet),
     )
@@ -123,5 +129,5 @@ def run(args: argparse.Namespace) -> int:
         )
         for d in denied[:10]:
             out.write(f"  - {d['action']}: {d['reason']}\n")
-    out.write(f"run: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head[:16]})\n")
+    out.write(f"run: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head})\n")
     return 0 if result.ok else 1

@@ -41,9 +41,9 @@ Sections ``[tool.chimera.cascades]``, ``[tool.chimera.effort]`` and
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chimera.protocols import Purpose, Risk
 
@@ -139,7 +139,12 @@ class CascadeConfig(_Section):
 
 
 class EffortConfig(_Section):
-    """``[tool.chimera.effort]``: levels and how calls map onto them (see EffortPolicy)."""
+    """``[tool.chimera.effort]``: levels and how calls map onto them (see EffortPolicy).
+
+    ``levels`` entries add to or replace the default ``low`` / ``standard`` / ``high``, so
+    one level can be tuned alone. With the section present, the run's ladder applies the
+    policy to every model call (see ``EngineBuilder.effort_ladder``).
+    """
 
     levels: dict[str, EffortLevel] = Field(default_factory=lambda: dict(DEFAULT_LEVELS))
     purposes: dict[Purpose, str] = Field(default_factory=dict)
@@ -147,6 +152,13 @@ class EffortConfig(_Section):
     repeat_level: str = "high"
     attempts_per_rung: int = Field(default=2, ge=1)
     repeat_escalates: bool = True
+
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _over_defaults(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {**DEFAULT_LEVELS, **value}
+        return value
 
     @model_validator(mode="after")
     def _levels_defined(self) -> Self:

@@ -43,6 +43,7 @@ from typing import Any, Literal, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chimera.config.check import CheckSettings
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
 from chimera.config.run import RunConfig
@@ -187,6 +188,8 @@ class ChimeraConfig(Section):
     hierarchy: HierarchyConfig = Field(default_factory=HierarchyConfig)
     # The project run (chimera.config.run).
     run: RunConfig = Field(default_factory=RunConfig)
+    # Spec check limits (chimera.config.check; read alone by `chimera check` and the plugin).
+    check: CheckSettings = Field(default_factory=CheckSettings)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.
@@ -200,7 +203,9 @@ class ChimeraConfig(Section):
             ConfigError: ``command line: --flag: message`` for an invalid value or an
                 unknown option name.
         """
-        data = self.model_dump()
+        # Only what was set: which sections the file has stays known (an absent
+        # [tool.chimera.effort] applies no effort policy).
+        data = self.model_dump(exclude_unset=True)
         flags: dict[tuple[str, ...], str] = {}
         for name, value in cli_values.items():
             if value is None:

@@ -158,6 +158,7 @@ class AgentResult:
         usage: tokens and cost of every call of this run.
         final_text: the model's last text (its summary, when finished).
         error: the error message for ``budget`` / ``error``.
+        budget_limit: for ``budget``, the ceiling that refused the call (``tokens``/``usd``).
     """
 
     outcome: Outcome
@@ -168,6 +169,7 @@ class AgentResult:
     final_text: str = ""
     first_failure: str | None = None
     error: str = ""
+    budget_limit: Literal["tokens", "usd"] | None = None
 
 
 def approx_message_tokens(messages: Sequence[Message]) -> int:
@@ -262,7 +264,9 @@ class Agent:
                 )
             except BudgetExceeded as exc:
                 self._emit("budget_stop", reason=str(exc), step=len(t.steps) + 1)
-                return result("budget", error=str(exc))
+                refused = result("budget", error=str(exc))
+                refused.budget_limit = exc.limit
+                return refused
             except ProviderError as exc:
                 self._emit("provider_error", error=str(exc), kind=type(exc).__name__)
                 return result("error", error=f"{type(exc).__name__}: {exc}")

@@ -93,6 +93,57 @@ def normalise(text: str, limit: int = 240) -> str:
     return out[:limit]
 
 
+# What names a command's failure in its output: pytest's short summary (``FAILED id - ...``,
+# ``ERROR id``), unittest's headers (``FAIL: test (module.Class.test)``), exception types.
+_PYTEST_ID_RE = re.compile(r"^(?:FAILED|ERROR) +(\S+)", re.MULTILINE)
+_UNITTEST_ID_RE = re.compile(r"^(?:FAIL|ERROR): +\w+ +\(([\w.]+)\)", re.MULTILINE)
+_ERROR_TYPE_RE = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt))\b")
+_RULE_RE = re.compile(r"[\W_]*")
+DIGEST_TESTS = 8
+DIGEST_ERRORS = 6
+
+
+def evidence_digest(output: str, limit: int = 400) -> str:
+    """The part of a command's output that names its failure, stable across runs.
+
+    Failing test ids (pytest's short summary, unittest's ``FAIL:`` / ``ERROR:`` headers) and
+    the exception types the output mentions, each sorted and deduplicated; when the output
+    names neither, its last three non-rule lines. Everything is normalised as by
+    :func:`normalise` except test ids, which are stable between runs and say what failed
+    (only hex ids in them are masked).
+
+    Returns:
+        One line of at most ``limit`` characters, ``""`` for empty output.
+    """
+    tests = sorted(
+        {_HEX_RE.sub("<hex>", t) for t in _PYTEST_ID_RE.findall(output)}
+        | set(_UNITTEST_ID_RE.findall(output))
+    )
+    errors = sorted(set(_ERROR_TYPE_RE.findall(output)))
+    parts: list[str] = []
+    if tests:
+        more = f" (+{len(tests) - DIGEST_TESTS} more)" if len(tests) > DIGEST_TESTS else ""
+        parts.append("tests " + ", ".join(tests[:DIGEST_TESTS]) + more)
+    if errors:
+        parts.append("errors " + ", ".join(errors[:DIGEST_ERRORS]))
+    if not parts:
+        lines = [ln for ln in output.splitlines() if not _RULE_RE.fullmatch(ln.strip())]
+        if lines:
+            parts.append("output " + normalise(" / ".join(lines[-3:]), limit))
+    return cap_text("; ".join(parts), limit, "…")
+
+
+def _part(result: RequirementResult) -> str:
+    part = f"{result.id}: {result.status.value}: {normalise(result.message)}"
+    # A command's message says only "failed: exit N": two unrelated failures would share it,
+    # and the second would be taken for a repeat (never shown, forcing a replan).
+    if result.requirement.check.kind_name == "command":
+        digest = evidence_digest("\n".join(e.snippet for e in result.evidence if e.snippet))
+        if digest:
+            part += f" [{digest}]"
+    return part
+
+
 @dataclass(frozen=True, slots=True)
 class FailureSignature:
     """Which requirements failed and how, normalised so the same failure gives the same value.
@@ -100,7 +151,8 @@ class FailureSignature:
     Attributes:
         verdict: the attempt's verdict (a review rejection differs from a failed check).
         parts: sorted ``"id: status: normalised message"`` strings, one per red requirement
-            (or one ``"reason: ..."`` part when no requirement is involved).
+            (a ``command`` requirement's part ends with its :func:`evidence_digest` in
+            brackets), plus one ``"reason: ..."`` part when a reason is given.
     """
 
     verdict: Verdict
@@ -110,7 +162,7 @@ class FailureSignature:
     def from_results(
         cls, verdict: Verdict, red: Iterable[RequirementResult], *, reason: str = ""
     ) -> FailureSignature:
-        parts = sorted({f"{r.id}: {r.status.value}: {normalise(r.message)}" for r in red})
+        parts = sorted({_part(r) for r in red})
         if reason:
             parts.append(f"reason: {normalise(reason, 120)}")
         return cls(verdict, tuple(parts))
@@ -454,5 +506,6 @@ __all__ = [
     "Verdict",
     "approx_tokens",
     "cap_text",
+    "evidence_digest",
     "normalise",
 ]

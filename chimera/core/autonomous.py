@@ -57,6 +57,7 @@ from chimera.core.attempts import (
     approx_tokens,
     cap_text,
 )
+from chimera.core.checkpoint import SolveCheckpoint
 from chimera.core.deps import AgentDeps, Reviewer
 from chimera.core.spine import Spine
 from chimera.core.supervisor import ManagerReview, ReviewVerdict
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from chimera.core.workspace import Snapshot, WorkspaceDiff, WorkspaceGuard
 
 SolveOutcome = Literal["solved", "hollow", "failed", "budget", "error"]
+BudgetLimit = Literal["tokens", "usd"]
 _RISK_ORDER = [Risk.LOW, Risk.MEDIUM, Risk.HIGH]
 
 ACT_SYSTEM = """\
@@ -120,6 +122,8 @@ class SolveResult:
         sandbox_weaker: True when the sandbox ran in a mode weaker than bubblewrap.
         targets: the requirement ids the run had to turn green.
         history_injections: how many prompts carried the attempt history.
+        reviews_unparsed: manager reviews whose answer held no verdict (no review took place).
+        budget_limit: for outcome ``budget``, the ceiling that refused (``tokens`` / ``usd``).
         model: the model of the rung that made the last attempt.
         run_dir: the run's folder (transcript, audit log, snapshots).
         tainted: the task text came from outside (``untrusted=True``).
@@ -136,6 +140,8 @@ class SolveResult:
     sandbox_weaker: bool = False
     targets: tuple[str, ...] = ()
     history_injections: int = 0
+    reviews_unparsed: int = 0
+    budget_limit: BudgetLimit | None = None
     model: str = ""
     run_dir: Path | None = None
     tainted: bool = False
@@ -168,6 +174,8 @@ class SolveResult:
             "sandbox_weaker": self.sandbox_weaker,
             "targets": list(self.targets),
             "history_injections": self.history_injections,
+            "reviews_unparsed": self.reviews_unparsed,
+            "budget_limit": self.budget_limit,
             "model": self.model,
             "tainted": self.tainted,
         }
@@ -207,10 +215,13 @@ class _Seen:
 class _Stop(Exception):
     """Ends the attempt loop early with an outcome (budget refusal, provider failure)."""
 
-    def __init__(self, outcome: SolveOutcome, reason: str) -> None:
+    def __init__(
+        self, outcome: SolveOutcome, reason: str, budget_limit: BudgetLimit | None = None
+    ) -> None:
         super().__init__(reason)
         self.outcome = outcome
         self.reason = reason
+        self.budget_limit = budget_limit
 
 
 def model_name(backend: SupportsComplete) -> str:
@@ -272,10 +283,12 @@ class AutonomousAgent:
         self.label = label
         self.tool_wrapper = deps.tool_wrapper
         self.big_planner = deps.big_planner
+        self.cursor = deps.cursor
         self.reviewer: Reviewer = deps.reviewer or ManagerReview()
         self.usage = UsageTotals()
         self._attempt = 0
         self._injections = 0
+        self._reviews_unparsed = 0
         self._model = model_name(self.ladder[0])
         self._purpose: Purpose = Purpose.PLAN
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -322,9 +335,13 @@ class AutonomousAgent:
         backend: SupportsComplete,
         messages: list[Message],
         purpose: Purpose,
-        max_tokens: int = 2048,
+        max_tokens: int | None = None,
     ) -> Completion:
-        """One tool-less call (plan, replan, review), audited and written to the transcript."""
+        """One tool-less call (plan, replan, review), audited and written to the transcript.
+
+        ``max_tokens`` ``None`` leaves the cap to the backend: ``models.max_tokens``, or the
+        effort level under ``[tool.chimera.effort]`` (a fixed cap here would bound both).
+        """
         self._purpose = purpose
         for i, m in enumerate(messages):
             self._transcript("request", index=i, message=m)
@@ -332,7 +349,9 @@ class AutonomousAgent:
             completion = backend.complete(messages, purpose=purpose, max_tokens=max_tokens)
         except BudgetExceeded as exc:
             self._event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop("budget", f"budget refused the {purpose.value} call: {exc}") from exc
+            raise _Stop(
+                "budget", f"budget refused the {purpose.value} call: {exc}", exc.limit
+            ) from exc
         except ProviderError as exc:
             self._event("provider_error", purpose=purpose.value, error=str(exc))
             raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
@@ -351,7 +370,13 @@ class AutonomousAgent:
         return completion
 
     def _check(self, ids: Sequence[str] | None, phase: str) -> DriftReport:
-        report = check_drift(self.spec, self.workspace, runner=self.runner, only=ids)
+        report = check_drift(
+            self.spec,
+            self.workspace,
+            runner=self.runner,
+            only=ids,
+            options=self.deps.check_options,
+        )
         return self._checked(report, phase)
 
     def _checked(self, report: DriftReport, phase: str) -> DriftReport:
@@ -375,6 +400,7 @@ class AutonomousAgent:
         *,
         untrusted: bool = False,
         base: DriftReport | None = None,
+        resume: bool = False,
     ) -> SolveResult:
         """Make ``targets`` pass without turning any base-green requirement red.
 
@@ -385,9 +411,13 @@ class AutonomousAgent:
                 is sanitized and fenced as data either way.
             base: the whole Spec's report on the tree as it is now, when the caller holds
                 it (the orchestrator checks before every card); default: checked here.
+            resume: continue an interrupted solve of the same ``label`` from its checkpoint
+                (its attempts, plan and ledger; the workspace must already be reverted to
+                where that solve started). Without a checkpoint it starts afresh.
 
         Raises:
             UsageError: a target id is not in the Spec.
+            ChimeraError: ``resume`` and the checkpoint is unreadable.
         """
         unknown = [t for t in targets or () if t not in self.spec.by_id()]
         if unknown:
@@ -395,7 +425,7 @@ class AutonomousAgent:
         mode = str(getattr(self.runner, "mode", "unknown"))
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
         self.usage = UsageTotals()
-        self._attempt = self._injections = 0
+        self._attempt = self._injections = self._reviews_unparsed = 0
         result = SolveResult(
             outcome="failed",
             attempts=[],
@@ -421,7 +451,7 @@ class AutonomousAgent:
             run = self._prepare(task, targets, base)
             result.targets = tuple(run.goal)
             if run.goal:
-                self._loop(run, result)
+                self._loop(run, result, resume=resume)
             else:
                 result.outcome = "hollow"
                 result.final_report = (
@@ -431,7 +461,9 @@ class AutonomousAgent:
         except _Stop as stop:
             result.outcome = stop.outcome
             result.final_report = stop.reason
+            result.budget_limit = stop.budget_limit
         result.history_injections = self._injections
+        result.reviews_unparsed = self._reviews_unparsed
         self._finish(result)
         return result
 
@@ -479,24 +511,33 @@ class AutonomousAgent:
             spine_overflow=bool(spine.omitted) or any(f.truncated for f in spine.files),
         )
 
-    def _loop(self, run: _Run, result: SolveResult) -> None:
+    def _loop(self, run: _Run, result: SolveResult, *, resume: bool = False) -> None:
         """The attempts. A repeated failure signature replans, then escalates (module doc).
 
         Every call runs under a :func:`~chimera.context.call_context` naming
         the targets' highest risk, the attempt number and a repeated signature, so routers
-        and effort policies can spend more where it matters without new parameters.
+        and effort policies can spend more where it matters without new parameters. Before
+        each attempt the solve's state is checkpointed (:class:`SolveCheckpoint`).
         """
         from chimera.context import call_context
 
         by_id = self.spec.by_id()
         risks = [by_id[t].risk for t in run.goal if t in by_id]
         risk = max(risks, key=_RISK_ORDER.index) if risks else Risk.LOW
+        saved = SolveCheckpoint.load(self._attempt_dir) if resume else None
         rung = 0
         replanned_on_rung = False
-        with call_context(risk=risk, attempt=1):
-            run.plan = self._plan(rung, run, replan=False)
         repeated: str | None = None
-        for number in range(1, self.config.max_attempts + 1):
+        first = 1
+        if saved is None:
+            with call_context(risk=risk, attempt=1):
+                run.plan = self._plan(rung, run, replan=False)
+        else:
+            first = self._restore(saved, run, result)
+            rung = min(saved.rung, len(self.ladder) - 1)
+            replanned_on_rung, repeated = saved.replanned_on_rung, saved.repeated
+        for number in range(first, self.config.max_attempts + 1):
+            self._checkpoint(number, run, rung, replanned_on_rung, repeated)
             self._attempt = number
             result.model = self._model = model_name(self.ladder[rung])
             with call_context(risk=risk, attempt=number, repeated_signature=repeated):
@@ -530,6 +571,45 @@ class AutonomousAgent:
             with call_context(risk=risk, attempt=number + 1, repeated_signature=repeated):
                 run.plan = self._plan(rung, run, replan=True)
             replanned_on_rung = True
+
+    def _checkpoint(
+        self, number: int, run: _Run, rung: int, replanned_on_rung: bool, repeated: str | None
+    ) -> None:
+        SolveCheckpoint(
+            next_attempt=number,
+            history=run.history,
+            ledger=run.ledger,
+            plan=run.plan,
+            rung=rung,
+            replanned_on_rung=replanned_on_rung,
+            repeated=repeated,
+            usage=self.usage.to_json(),
+            history_injections=self._injections,
+            reviews_unparsed=self._reviews_unparsed,
+            backend_position=self.cursor.checkpoint() if self.cursor is not None else None,
+        ).save(self._attempt_dir)
+
+    def _restore(self, saved: SolveCheckpoint, run: _Run, result: SolveResult) -> int:
+        """Take up an interrupted solve where its checkpoint stood; returns the next attempt."""
+        run.history, run.ledger, run.plan = saved.history, saved.ledger, saved.plan
+        result.attempts = list(saved.history.records)
+        usage = saved.usage
+        self.usage.prompt_tokens = int(usage.get("prompt_tokens", 0))
+        self.usage.completion_tokens = int(usage.get("completion_tokens", 0))
+        self.usage.cost_usd = usage.get("cost_usd", 0.0)
+        self.usage.calls = int(usage.get("calls", 0))
+        self._injections = saved.history_injections
+        self._reviews_unparsed = saved.reviews_unparsed
+        if self.cursor is not None:
+            self.cursor.rewind(saved.backend_position)
+        self._event(
+            "history_resumed",
+            attempt=saved.next_attempt,
+            records=len(saved.history.records),
+            distinct=len(saved.history.entries()),
+            rung=saved.rung,
+        )
+        return saved.next_attempt
 
     def _plan(self, rung: int, run: _Run, *, replan: bool) -> str:
         purpose = Purpose.REPLAN if replan else Purpose.PLAN
@@ -568,7 +648,7 @@ class AutonomousAgent:
             plan = self.big_planner(run.task_block, run.spine_scope, failures).strip()
         except BudgetExceeded as exc:
             self._event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop("budget", f"budget refused the delegated plan: {exc}") from exc
+            raise _Stop("budget", f"budget refused the delegated plan: {exc}", exc.limit) from exc
         except ChimeraError as exc:
             self._event("provider_error", purpose=purpose.value, error=str(exc))
             raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
@@ -669,7 +749,9 @@ class AutonomousAgent:
         self.usage.add(acted.usage)
         _write_json(self._attempt_dir / f"{number}.transcript.json", acted.transcript)
         if acted.outcome in ("budget", "error"):
-            raise _Stop(acted.outcome, f"attempt {number} stopped: {acted.error}")
+            raise _Stop(
+                acted.outcome, f"attempt {number} stopped: {acted.error}", acted.budget_limit
+            )
         diff, leaked = self._redact_diff(run.guard.diff(snapshot))
         if leaked:
             self._event("secret_in_change", attempt=number, names=list(leaked))
@@ -685,13 +767,24 @@ class AutonomousAgent:
                 summary=acted.final_text,
                 plan=run.plan,
             )
-            self._event(
-                "review",
-                attempt=number,
-                approved=review.approved,
-                parsed=review.parsed,
-                reason=review.reason[:500],
-            )
+            if review.parsed:
+                self._event(
+                    "review",
+                    attempt=number,
+                    approved=review.approved,
+                    parsed=True,
+                    reason=review.reason[:500],
+                )
+            else:
+                # No verdict in the answer: no review took place (never an approval).
+                self._reviews_unparsed += 1
+                self._event(
+                    "review_unparsed",
+                    attempt=number,
+                    model=review.model,
+                    answer=cap_text(sanitize(review.raw), 300),
+                )
+                review = None
         report = self._check([*run.goal, *run.keep_green], f"attempt-{number}")
         return _Seen(acted, diff, diff_rel, review, report, leaked)
 
@@ -822,7 +915,7 @@ class _ReviewBackend:
         purpose: Purpose = Purpose.REVIEW,
         max_tokens: int | None = None,
     ) -> Completion:
-        return self.owner._call(self.inner, list(messages), purpose, max_tokens or 2048)
+        return self.owner._call(self.inner, list(messages), purpose, max_tokens)
 
 
 def _write_json(path: Path, transcript: Transcript) -> None:
@@ -885,6 +978,11 @@ def _report(result: SolveResult) -> str:
         f"sandbox: {sandbox}",
         f"history injections: {result.history_injections}",
     ]
+    if result.reviews_unparsed:
+        lines.append(
+            f"reviews unparsed: {result.reviews_unparsed} (no verdict in the reviewer's answer: "
+            "no review took place, the checks alone decided)"
+        )
     if result.tainted:
         lines.append("task: untrusted (tainted run)")
     return "\n".join(lines)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from chimera.core.supervisor import ReviewVerdict
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.audit import AuditLog
+    from chimera.spec.engine.options import EngineOptions
     from chimera.tools import ToolRegistry
 
 ToolWrapper = Callable[["ToolRegistry"], ToolCaller]
@@ -47,6 +48,15 @@ class Reviewer(Protocol):
         ...
 
 
+class ReplayCursor(Protocol):
+    """The replay position of a scripted ladder (the card solver), saved with each attempt's
+    checkpoint and restored by ``solve(..., resume=True)``."""
+
+    def checkpoint(self) -> int | None: ...
+
+    def rewind(self, position: int | None) -> None: ...
+
+
 @dataclass(frozen=True)
 class AgentDeps:
     """What an AutonomousAgent works with (none of it is the agent's to build).
@@ -65,6 +75,10 @@ class AgentDeps:
         events: receives every audit event and every agent step (live progress).
         big_planner: the plan step when the Spine does not fit its token budget
             (:func:`chimera.economics.hierarchy_setup.hierarchy_planner`).
+        cursor: the ladder's replay position (scripted models; the card solver), saved in
+            each attempt's checkpoint and restored by ``solve(..., resume=True)``.
+        check_options: the Spec engine's limits for every check of the agent
+            (``[tool.chimera.check]``); ``None``: the engine's defaults.
     """
 
     ladder: tuple[SupportsComplete, ...]
@@ -76,3 +90,5 @@ class AgentDeps:
     experience: ExperienceStore | None = None
     events: EventSink | None = None
     big_planner: BigPlanner | None = None
+    cursor: ReplayCursor | None = None
+    check_options: EngineOptions | None = None

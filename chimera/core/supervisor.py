@@ -9,8 +9,10 @@ verify splits as in Magentic-One's orchestrator and the "LLM-as-judge" literatur
 
 The verdict is parsed robustly: ``APPROVE`` / ``REJECT: reason`` on a line of its own, a JSON
 object ``{"verdict": ..., "reason": ...}``, Markdown emphasis, or prose; a negated approval
-("I cannot approve") is a rejection; an unparseable answer approves with ``parsed=False`` (the
-checks still decide) and is audited as such.
+("I cannot approve") is a rejection; an unparseable answer is *no review* (``parsed=False``,
+``approved=False``): it neither approves nor sends back, the checks alone decide, and the
+agent audits and shows it as such — a garbled or manipulated reviewer cannot wave an attempt
+through as "approved".
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ class ReviewVerdict:
     Attributes:
         approved: False sends the attempt back.
         reason: the stated reason (empty for a bare approval).
-        parsed: False when the answer matched no known form (then ``approved`` is True).
+        parsed: False when the answer matched no known form: no review took place (then
+            ``approved`` is False, and the attempt is not sent back either).
         raw: the reviewer's full text.
         usage: tokens and cost of the call.
         model: the model that reviewed.
@@ -93,7 +96,7 @@ def parse_review(text: str) -> tuple[bool, str, bool]:
         if first.startswith("REJECT") or first.startswith("SEND"):
             return False, _first_sentence(stripped), True
         return True, "", True
-    return True, "", False
+    return False, "", False
 
 
 def _json_object(text: str) -> dict[str, object] | None:

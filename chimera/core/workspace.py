@@ -34,12 +34,14 @@ included) and binary files; edited, created, deleted and renamed files alike. It
 idempotent, so a restore interrupted by a crash is finished by running it again
 (:meth:`WorkspaceGuard.load` finds the snapshot on disk). Limits: permission bits other than
 the executable bit are those of a fresh file (umask), as with git checkout; a nested git
-repository is recorded as its checked-out commit, not its files (one without any commit
-makes ``snapshot`` fail with git's message). Restore is one ``git ls-files -m -d -o`` scan
-plus a rewrite of just the changed paths (``git checkout-index``). Bytes written per snapshot:
-the contents of files changed since the previous snapshot (for the first snapshot: files not
-in the repository's index, i.e. untracked and ignored ones, or every file outside a git
-repository). Requires the ``git`` executable.
+repository is recorded as its checked-out commit, not its files; one without any commit (a
+test that ran ``git init``) is left out of the record and listed in ``nested_repos`` of the
+snapshot and the diff, and ``restore`` removes it unless the snapshot had it. Restore is one
+``git ls-files -m -d -o`` scan plus a rewrite of just the changed paths
+(``git checkout-index``). Bytes written per snapshot: the contents of files changed since
+the previous snapshot (for the first snapshot: files not in the repository's index, i.e.
+untracked and ignored ones, or every file outside a git repository). Requires the ``git``
+executable.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from typing import Any
 
 from chimera.atomic import atomic_write_json
 from chimera.errors import MissingExtraError, WorkspaceError
+from chimera.sandbox.gitsafe import safe_git_args
 
 MANIFEST_VERSION = 1
 
@@ -94,6 +97,11 @@ _NO_CONVERSION = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
 # Both patterns expect the listing with a NUL prepended, so every record starts after one.
 _HIDDEN_ENTRY = re.compile(rb"\0[a-zS] ")
 
+# git add's refusal of a nested repository without a commit ("error: 'sub/' does not have a
+# commit checked out"); such a folder is left out of the record instead of failing the run.
+_NO_COMMIT = re.compile(rb"error: '(.+?)' does not have a commit checked out")
+_MAX_NESTED = 1000
+
 # Attribute tokens that make git's stored blob differ from the bytes on disk.
 _CONVERTING = re.compile(r"^(text|crlf|eol|filter|ident|working-tree-encoding)(=.*)?$")
 
@@ -110,6 +118,7 @@ class Snapshot:
         created_at: Unix time.
         empty_dirs: empty directories at snapshot time, relative POSIX paths.
         seed: where the stat cache came from (``repo-index``, ``snapshot``, ``none``).
+        nested_repos: nested repositories without a commit, not recorded (relative paths).
     """
 
     id: str
@@ -119,6 +128,7 @@ class Snapshot:
     created_at: float
     empty_dirs: tuple[str, ...] = ()
     seed: str = "none"
+    nested_repos: tuple[str, ...] = ()
 
     @property
     def index_path(self) -> Path:
@@ -154,6 +164,8 @@ class WorkspaceDiff:
         files: per-file details.
         omitted: changed files left out because the project ignores them (see
             :meth:`WorkspaceGuard.diff`).
+        nested_repos: nested git repositories without a commit in the tree; git cannot
+            record them, so their files are not in ``text`` — a reviewer must be told.
     """
 
     text: str
@@ -162,6 +174,7 @@ class WorkspaceDiff:
     removed: int = 0
     files: tuple[FileChange, ...] = field(default_factory=tuple)
     omitted: tuple[str, ...] = ()
+    nested_repos: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -262,6 +275,28 @@ class WorkspaceGuard:
             env["GIT_INDEX_FILE"] = str(index)
         return env
 
+    def _run_git(
+        self,
+        args: Sequence[str],
+        *,
+        index: Path | None,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(
+                # Command-line settings outrank every config file: no hook, fsmonitor or
+                # external diff runs, even if the tree's own repository asks for one.
+                [self._git_exe, *safe_git_args(*args)],
+                cwd=self.root,
+                env=env if env is not None else self._env(index),
+                input=stdin,
+                capture_output=True,
+                check=False,
+            )
+        except OSError as exc:
+            raise WorkspaceError(f"cannot run git: {exc.strerror or exc}") from exc
+
     def _git(
         self,
         args: Sequence[str],
@@ -271,17 +306,7 @@ class WorkspaceGuard:
         env: dict[str, str] | None = None,
         ok_codes: tuple[int, ...] = (0,),
     ) -> bytes:
-        try:
-            proc = subprocess.run(
-                [self._git_exe, *args],
-                cwd=self.root,
-                env=env if env is not None else self._env(index),
-                input=stdin,
-                capture_output=True,
-                check=False,
-            )
-        except OSError as exc:
-            raise WorkspaceError(f"cannot run git: {exc.strerror or exc}") from exc
+        proc = self._run_git(args, index=index, stdin=stdin, env=env)
         if proc.returncode not in ok_codes:
             lines = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
             why = next((ln for ln in reversed(lines) if ln.startswith(("fatal", "error"))), "")
@@ -448,9 +473,28 @@ class WorkspaceGuard:
             stack.extend(subdirs)
         return sorted(found)
 
-    def _record(self, index: Path) -> None:
-        """Make ``index`` describe the current tree (only stat-changed files are read)."""
-        self._git(["add", "--all", "--force", "--", *self._pathspec], index=index)
+    def _record(self, index: Path) -> tuple[str, ...]:
+        """Make ``index`` describe the current tree (only stat-changed files are read).
+
+        Returns the nested repositories without a commit, which git refuses to add: each is
+        left out and the add retried (git names them on stderr; it writes no index on failure).
+        """
+        skipped: list[str] = []
+        while True:
+            excludes = [f":(top,exclude,literal){rel}" for rel in skipped]
+            args = ["add", "--all", "--force", "--", *self._pathspec, *excludes]
+            proc = self._run_git(args, index=index)
+            if proc.returncode == 0:
+                return tuple(skipped)
+            found = [
+                os.fsdecode(m).rstrip("/")
+                for m in _NO_COMMIT.findall(proc.stderr)
+                if os.fsdecode(m).rstrip("/") not in skipped
+            ]
+            if not found or len(skipped) > _MAX_NESTED:
+                self._git(args, index=index)  # raises with git's message
+                return tuple(skipped)  # pragma: no cover - the retry succeeded after all
+            skipped.extend(found)
 
     # -- public API -------------------------------------------------------------------------
 
@@ -475,7 +519,7 @@ class WorkspaceGuard:
         walker = threading.Thread(target=lambda: dirs.extend(self._empty_dirs()), daemon=True)
         walker.start()
         try:
-            self._record(staging)
+            nested = self._record(staging)
         except BaseException:
             staging.unlink(missing_ok=True)
             raise
@@ -489,6 +533,7 @@ class WorkspaceGuard:
             created_at=time.time(),
             empty_dirs=tuple(dirs),
             seed=seed,
+            nested_repos=nested,
         )
         staging.replace(snapshot.index_path)
         atomic_write_json(snapshot.manifest_path, _manifest(snapshot))
@@ -534,11 +579,11 @@ class WorkspaceGuard:
         before = self._tree_of(snapshot)
         current = self.store / "current.index"
         _copy_index(snapshot.index_path, current)
-        self._record(current)
+        nested = self._record(current)
         after = self._git(["write-tree"], index=current).decode().strip()
         self._seed = current
         if before == after:
-            return WorkspaceDiff(text="")
+            return WorkspaceDiff(text="", nested_repos=nested)
         raw = self._git(
             [
                 "diff",
@@ -554,7 +599,7 @@ class WorkspaceGuard:
             index=current,
         )
         text = raw.decode("utf-8", errors="replace")
-        full = _parse_diff(text)
+        full = replace(_parse_diff(text), nested_repos=nested)
         if include_ignored or not full.files:
             return full
         paths = sorted({p for f in full.files for p in (f.path, f.source) if p})
@@ -569,7 +614,7 @@ class WorkspaceGuard:
             if not all(p in ignored for p in (change.path, change.source) if p):
                 kept.append(chunk)
         result = _parse_diff("".join(kept)) if kept else WorkspaceDiff(text="")
-        return replace(result, omitted=tuple(sorted(ignored)))
+        return replace(result, omitted=tuple(sorted(ignored)), nested_repos=nested)
 
     def _ignored_untracked(self, paths: list[str]) -> set[str]:
         """The subset of ``paths`` the project ignores and its index does not track."""
@@ -622,6 +667,12 @@ class WorkspaceGuard:
             if not raw:
                 continue
             rel = raw.decode("utf-8", errors="surrogateescape").rstrip("/")
+            kept = [n for n in snapshot.nested_repos if n == rel or n.startswith(rel + "/")]
+            if kept:
+                # Nested repositories of the snapshot were never recorded: they stay as they
+                # are, and only what else is new around them goes.
+                _remove_around(self.root / rel, {self.root / n for n in kept})
+                continue
             target = self.root / rel
             if rel in keep:
                 # An empty folder of the snapshot that gained content: empty it.
@@ -706,6 +757,7 @@ class WorkspaceGuard:
             store=store,
             created_at=float(data.get("created_at", 0.0)),
             empty_dirs=tuple(str(d) for d in data.get("empty_dirs", ())),
+            nested_repos=tuple(str(d) for d in data.get("nested_repos", ())),
             seed=str(data.get("seed", "none")),
         )
         if not snapshot.index_path.is_file():
@@ -739,6 +791,19 @@ def _remove(path: Path) -> None:
         return
     except OSError as exc:
         raise WorkspaceError(f"cannot remove {path}: {exc.strerror or exc}") from exc
+
+
+def _remove_around(folder: Path, keep: set[Path]) -> None:
+    """Delete everything under ``folder`` except the ``keep`` paths and their parents."""
+    if folder in keep:
+        return
+    for child in list(folder.iterdir()):
+        if child in keep:
+            continue
+        if child.is_dir() and not child.is_symlink() and any(k.is_relative_to(child) for k in keep):
+            _remove_around(child, keep)
+        else:
+            _remove(child)
 
 
 def _attribute_files(listing: bytes) -> list[bytes]:
@@ -777,6 +842,7 @@ def _manifest(snapshot: Snapshot) -> dict[str, Any]:
         "root": str(snapshot.root),
         "created_at": snapshot.created_at,
         "empty_dirs": list(snapshot.empty_dirs),
+        "nested_repos": list(snapshot.nested_repos),
         "seed": snapshot.seed,
         "index": snapshot.index_path.name,
     }

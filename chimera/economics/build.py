@@ -30,7 +30,12 @@ from chimera.economics.cascade import (
     Gate,
     SchemaGate,
 )
-from chimera.economics.effort import EffortPolicy
+from chimera.economics.effort import (
+    EffortBackend,
+    EffortPolicy,
+    Rung,
+    litellm_supports_reasoning,
+)
 from chimera.errors import ConfigError
 from chimera.fusion.accounting import SupportsAudit
 from chimera.fusion.engine import FusionEngine, PanelMember
@@ -232,6 +237,23 @@ class EngineBuilder:
             rungs.append(RoutedBackend(routes, policy, audit=self.audit))
         return rungs
 
+    def effort_configured(self) -> bool:
+        """Whether the configuration has an ``[tool.chimera.effort]`` section."""
+        return "effort" in self.config.model_fields_set
+
+    def effort_ladder(self, models: list[str]) -> list[SupportsComplete]:
+        """The ladder under ``[tool.chimera.effort]``: one :class:`EffortBackend` over the
+        rungs of :meth:`ladder`.
+
+        Its policy sets every call's completion cap and reasoning effort (where the rung's
+        model takes one) and picks the rung from the attempt (``attempts_per_rung``) and a
+        repeated failure (``repeat_escalates``). To the agent it is a one-rung ladder: a
+        repeated failure replans, and the policy moves the replan and what follows up.
+        """
+        rungs = self.ladder(models)
+        policy = self.effort_policy(rungs=len(rungs))
+        return [EffortBackend([Rung(b, m) for b, m in zip(rungs, models, strict=True)], policy)]
+
     def effort_policy(self, rungs: int = 1) -> EffortPolicy:
         """The :class:`EffortPolicy` of ``[tool.chimera.effort]`` for a ladder of ``rungs``."""
         e = self.config.effort
@@ -243,5 +265,11 @@ class EngineBuilder:
             attempts_per_rung=e.attempts_per_rung,
             rungs=rungs,
             repeat_escalates=e.repeat_escalates,
+            supports_reasoning=_supports_reasoning,
             audit=self.audit,
         )
+
+
+def _supports_reasoning(model: str) -> bool:
+    # A scripted model has no knob (and needs no LiteLLM to say so).
+    return not model.startswith("scripted:") and litellm_supports_reasoning(model)

@@ -6,10 +6,14 @@
 * :mod:`chimera.github.client` — :class:`~chimera.github.client.GitHubClient` (errors mapped,
   retries, no duplicate PRs).
 * :mod:`chimera.github.publish` — apply, scan, push, open or update the PR, label, comment.
-* :mod:`chimera.github.scan` — the publish scan of a patch (TrustKernel plus secret formats,
-  entropy, size and binary limits).
+* :mod:`chimera.github.scan` — the publish scan of a patch (paths as git reads them, the
+  block/review table, secrets in any spelling, governance rules over added code, limits).
 * :mod:`chimera.github.summary` — PR body, outcome comments and the state markers.
 * :mod:`chimera.github.artifacts` — the folder carried from the agent job to publish/resume.
+* :mod:`chimera.github.report` — the run report (``report.json``): untrusted display data.
+* :mod:`chimera.github.jobs` — the Action's jobs (decide, agent, publish, drain); the agent
+  job's run happens in :mod:`chimera.github.agent_child`, started from a versioned request
+  file (:mod:`chimera.github.handoff` writes and parses both hand-offs).
 
 Nothing here imports PyGithub at import time; the client imports it when constructed.
 """

@@ -4,6 +4,7 @@ the workflow artifact, to a later resume).
 Layout (one folder, uploaded with ``actions/upload-artifact``)::
 
     outcome.json      Outcome: what the agent job decided and what the run ended as
+    report.json       RunReport: the run for display (untrusted; chimera.github.report)
     patch.diff        git diff --binary from the base commit to the finished work tree
     run/              the run folder (.chimera/runs/<id>/ without snapshots): state.json,
                       audit.jsonl (hash-chained), transcript and attempt records
@@ -30,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.atomic import atomic_write_json, atomic_write_text
 from chimera.errors import ChimeraError
+from chimera.github.report import RunReport, write_report
+from chimera.orchestration.state import STATE_FILE, RunState, RunStore
 
 __all__ = [
     "OUTCOME_FILE",
@@ -69,6 +72,8 @@ class Outcome(BaseModel):
     status: str | None = None
     stop_reason: str | None = None
     stop_detail: str = ""
+    # The agent child's exit status (0: the run ended, its status is above; 2 or 3: it could
+    # not run). See chimera.github.agent_child.
     exit_code: int | None = None
     base_sha: str | None = None
     base_ref: str | None = None
@@ -132,21 +137,28 @@ def make_patch(root: Path, base_sha: str) -> str:
 
 
 def collect_run(root: Path, run_id: str, folder: Path) -> Path | None:
-    """Copy ``.chimera/runs/<run_id>/`` (without ``snapshots/``) to ``folder/run``, plus
-    ``spec-report.json`` and ``attempts.json`` from its state. ``None`` when there is no run
-    folder."""
-    src = root / ".chimera" / "runs" / run_id
+    """Copy ``.chimera/runs/<run_id>/`` (without ``snapshots/``) to ``folder/run``, plus, from
+    its state, ``report.json`` (:class:`~chimera.github.report.RunReport`),
+    ``spec-report.json`` and ``attempts.json``. ``None`` when there is no run folder.
+
+    Raises:
+        ChimeraError: the run's ``state.json`` is unreadable or invalid (names the file).
+    """
+    store = RunStore(root)
+    src = store.run_dir(run_id)
     if not src.is_dir():
         return None
     dest = folder / RUN_DIR
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns("snapshots", "*.lock"))
-    state_path = dest / "state.json"
-    if state_path.is_file():
-        state = json.loads(state_path.read_text(encoding="utf-8"))
-        atomic_write_json(folder / "spec-report.json", state.get("final_results") or {})
-        atomic_write_json(folder / "attempts.json", state.get("cards") or [])
+    if (src / STATE_FILE).is_file():
+        report = RunReport.from_state(store.load(run_id))
+        write_report(folder, report)
+        atomic_write_json(folder / "spec-report.json", report.final_results)
+        atomic_write_json(
+            folder / "attempts.json", [card.model_dump(mode="json") for card in report.cards]
+        )
     return dest
 
 
@@ -158,12 +170,16 @@ def restore_run(folder: Path, root: Path, run_id: str) -> Path:
         ChimeraError: the artifact holds no run folder, or a different run.
     """
     src = folder / RUN_DIR
-    state_path = src / "state.json"
+    state_path = src / STATE_FILE
     if not state_path.is_file():
         raise ChimeraError(f"{folder}: the artifact holds no run state (run/state.json)")
-    state = json.loads(state_path.read_text(encoding="utf-8"))
-    if state.get("run_id") != run_id:
-        raise ChimeraError(f"{state_path}: holds run {state.get('run_id')!r}, not {run_id!r}")
+    try:
+        state = RunState.model_validate_json(state_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        raise ChimeraError(f"{state_path}: unreadable run state: {first}") from exc
+    if state.run_id != run_id:
+        raise ChimeraError(f"{state_path}: holds run {state.run_id!r}, not {run_id!r}")
     dest = root / ".chimera" / "runs" / run_id
     if dest.exists():
         shutil.rmtree(dest)

@@ -12,25 +12,28 @@ token and no LLM key. It trusts nothing from the agent job it does not re-check:
 4. the ChangeQueue opens the PR or updates the existing one (one PR per issue, idempotent);
    ``risk: high`` changes open as a draft labelled ``risk:high`` with reviewers requested;
    added requirements add ``spec-change``; low-risk PRs may get auto-merge or the merge queue;
-5. the issue's labels show the new state, the trigger label is removed (adding it again
+5. the issue's labels show the new report, the trigger label is removed (adding it again
    retries), and one outcome comment says what happened.
 
 Every outcome kind is in :data:`chimera.github.summary.OUTCOME_TITLES`.
+
+The run report (``report.json``, :class:`~chimera.github.report.RunReport`) is parsed once, at
+the start, and only shown: what to publish, whether it is a held risky change, and the
+marker's run and starter come from the :class:`~chimera.github.artifacts.Outcome` and the
+patch. A report that does not parse is a ``crashed`` outcome naming the problem.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chimera.errors import ChimeraError, GitHubError, GitHubRateLimited
+from chimera.errors import ChimeraError, GitHubError, GitHubRateLimited, HandoffError
 from chimera.github.artifacts import PATCH_FILE, SUMMARY_FILE, Outcome, read_outcome
 from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.queue import (
@@ -41,6 +44,7 @@ from chimera.github.queue import (
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
+from chimera.github.report import RunReport, read_report
 from chimera.github.scan import ScanLimits, ScanResult, scan_patch
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import artifact_link, code, outcome_comment, pr_body
@@ -147,24 +151,6 @@ class _Git:
         return out.split()[0] if out else ""
 
 
-def _last_failure(state: Mapping[str, Any]) -> str:
-    for card in reversed(state.get("cards") or []):
-        if card.get("status") in ("failed", "blocked") and card.get("notes"):
-            return str(card["notes"][-1])
-    return ""
-
-
-def _load_state(artifacts: Path) -> dict[str, Any]:
-    path = artifacts / "run" / "state.json"
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 class Publisher:
     """One publish step (see the module docstring); use :func:`publish`."""
 
@@ -191,7 +177,7 @@ class Publisher:
         detail: str,
         *,
         link: str | None = None,
-        state: Mapping[str, Any] | None = None,
+        report: RunReport | None = None,
     ) -> int:
         # One outcome comment per workflow run: a re-run of the step finds it and posts nothing.
         key = f"{self.ctx.workflow_run or 'local'}:{issue}"
@@ -201,7 +187,7 @@ class Publisher:
             key=key,
             detail=detail,
             link=link,
-            state=state,
+            report=report,
             run_link=self.run_link,
         )
         marker = body[body.rindex("<!-- chimera:outcome") :]
@@ -217,8 +203,8 @@ class Publisher:
         self.client.remove_label(issue, self.settings.label)
         self.queue.release(issue)
 
-    def _fail(self, issue: int, kind: str, detail: str, state: Mapping[str, Any]) -> PublishResult:
-        cid = self._comment(issue, kind, detail, state=state or None)
+    def _fail(self, issue: int, kind: str, detail: str, report: RunReport | None) -> PublishResult:
+        cid = self._comment(issue, kind, detail, report=report)
         self._finish_labels(issue, add=(LABEL_FAILED,), drop=(LABEL_PR_OPEN, LABEL_AWAITING))
         return PublishResult(kind, issue=issue, comment_id=cid, detail=detail)
 
@@ -233,16 +219,25 @@ class Publisher:
             return PublishResult("ignored", detail=outcome.detail or "no issue")
         if outcome.kind == "ignored":
             return self._ignored(outcome)
+        try:
+            report = read_report(self.ctx.artifacts)
+        except HandoffError as exc:
+            return self._fail(
+                outcome.issue,
+                "crashed",
+                f"The run report is unreadable: {code(str(exc), 300)}. Nothing was published. "
+                "Add the label again to retry.",
+                None,
+            )
         if outcome.kind == "crashed":
-            state = _load_state(self.ctx.artifacts)
             return self._fail(
                 outcome.issue,
                 "crashed",
                 f"The run crashed: {code(outcome.detail, 300)}. Nothing was published. Add the "
                 f"label again to retry.",
-                state,
+                report,
             )
-        return self._published_run(outcome)
+        return self._published_run(outcome, report)
 
     def _crashed_without_outcome(self, why: str) -> PublishResult:
         issue_env = os.environ.get("CHIMERA_ISSUE", "").strip()
@@ -254,7 +249,7 @@ class Publisher:
             "crashed",
             "The agent job ended without an outcome (it crashed or was cancelled). Nothing was "
             "published. Add the label again to retry.",
-            {},
+            None,
         )
 
     def _ignored(self, outcome: Outcome) -> PublishResult:
@@ -265,56 +260,66 @@ class Publisher:
         cid = self._comment(target, "refused", f"Nothing was done: {outcome.detail}")
         return PublishResult("refused", issue=outcome.issue, comment_id=cid, detail=outcome.detail)
 
-    def _published_run(self, outcome: Outcome) -> PublishResult:
+    def _published_run(self, outcome: Outcome, report: RunReport | None) -> PublishResult:
         assert outcome.issue is not None
         issue = outcome.issue
-        state = _load_state(self.ctx.artifacts)
-        status = outcome.status or state.get("status")
-        stop_reason = outcome.stop_reason or state.get("stop_reason") or ""
-        detail = outcome.stop_detail or state.get("stop_detail") or ""
+        # The decision reads the outcome; the report only fills in words it left empty.
+        status = outcome.status
+        stop_reason = outcome.stop_reason or ""
+        shown_reason = stop_reason or (report.stop_reason or "" if report else "")
+        detail = outcome.stop_detail or (report.stop_detail if report else "")
         if status in ("stopped",):
             return self._fail(
                 issue,
                 "budget_exhausted",
-                f"The run stopped before the Spec was met: {code(stop_reason, 40)} — "
+                f"The run stopped before the Spec was met: {code(shown_reason, 40)} — "
                 f"{code(detail, 300)}. Raise the budget or the iteration limit and add the label "
                 "again.",
-                state,
+                report,
             )
         if status == "failed":
             kind = "blocked" if stop_reason == "blocked" else "spec_not_met"
-            last = _last_failure(state)
+            last = report.last_failure if report else ""
             text = (
                 f"The Spec is not met after the run: {code(detail, 300)}."
                 + (f" Last failure: {code(last, 400)}." if last else "")
                 + " Nothing was published."
             )
-            return self._fail(issue, kind, text, state)
+            return self._fail(issue, kind, text, report)
         if status not in ("done", "awaiting_approval"):
             return self._fail(
                 issue,
                 "crashed",
                 f"The run ended in status {code(status or 'unknown', 40)} "
                 f"({code(detail, 200)}); nothing was published.",
-                state,
+                report,
+            )
+        if report is None:
+            return self._fail(
+                issue,
+                "crashed",
+                "The agent job reported a finished run but wrote no run report; nothing was "
+                "published. Add the label again to retry.",
+                None,
             )
         patch_path = self.ctx.artifacts / PATCH_FILE
         patch = patch_path.read_text(encoding="utf-8") if patch_path.is_file() else ""
         if not patch.strip():
             if outcome.mode == "resume" and outcome.pull is not None:
-                return self._push_and_pr(outcome, state, patch="", scan=ScanResult())
+                return self._push_and_pr(outcome, report, patch="", scan=ScanResult())
             return self._fail(
                 issue,
                 "hollow",
                 "The run reported success but changed nothing: a hollow success is not "
                 "published. The goal requirements may already pass on the base; check the "
                 "issue's acceptance requirements.",
-                state,
+                report,
             )
         scan = scan_patch(
             patch,
             workspace=str(self.ctx.root),
             limits=ScanLimits(self.settings.max_patch_bytes, self.settings.max_file_bytes),
+            base=outcome.base_sha,
         )
         if scan.blocked:
             reasons = "; ".join(
@@ -324,12 +329,12 @@ class Publisher:
                 issue,
                 "blocked",
                 f"The patch was rejected by the publish scan and was not pushed: {reasons}.",
-                state,
+                report,
             )
-        return self._push_and_pr(outcome, state, patch=patch, scan=scan)
+        return self._push_and_pr(outcome, report, patch=patch, scan=scan)
 
     def _push_and_pr(
-        self, outcome: Outcome, state: Mapping[str, Any], *, patch: str, scan: ScanResult
+        self, outcome: Outcome, report: RunReport, *, patch: str, scan: ScanResult
     ) -> PublishResult:
         assert outcome.issue is not None and outcome.base_sha is not None
         issue = outcome.issue
@@ -345,7 +350,7 @@ class Publisher:
                 f"{branch} moved (now {current[:12] or 'deleted'}, the run started from "
                 f"{expected[:12]}): a person pushed meanwhile, and Chimera never overwrites "
                 "that. Review the PR, then approve or request changes again.",
-                state,
+                report,
             )
         self.git.run("checkout", "--quiet", "--force", "-B", branch, outcome.base_sha)
         if patch.strip():
@@ -362,21 +367,21 @@ class Publisher:
                         "crashed",
                         f"The patch does not apply to {outcome.base_sha[:12]}: "
                         f"{code(check.stderr.strip(), 300)}. Nothing was pushed.",
-                        state,
+                        report,
                     )
                 self.git.run("apply", "--index", "--binary", patch_file)
             finally:
                 Path(patch_file).unlink(missing_ok=True)
             title = self._title(issue)
             message = (
-                f"chimera: {title} (#{issue})\n\nRun {state.get('run_id', outcome.run_id)}; "
-                f"audit head {state.get('audit_head') or 'none'}."
+                f"chimera: {title} (#{issue})\n\nRun {outcome.run_id}; "
+                f"audit head {report.audit_head or 'none'}."
             )
             self.git.run("commit", "--quiet", "--no-verify", "-m", message)
             head = self.git.run("rev-parse", "HEAD").stdout.strip()
             if current and self._same_tree(remote, branch, current, head):
                 # A re-run of this step: the branch already holds exactly this change.
-                return self._pull_request(outcome, state, scan=scan, head=current)
+                return self._pull_request(outcome, report, scan=scan, head=current)
             push = self.git.run(
                 "push",
                 "--quiet",
@@ -391,11 +396,11 @@ class Publisher:
                     "blocked",
                     f"Pushing {branch} was refused: {code(push.stderr.strip(), 300)}. Nothing "
                     "was overwritten.",
-                    state,
+                    report,
                 )
         else:
             head = current or outcome.base_sha
-        return self._pull_request(outcome, state, scan=scan, head=head)
+        return self._pull_request(outcome, report, scan=scan, head=head)
 
     def _same_tree(self, remote: str, branch: str, current: str, head: str) -> bool:
         if not self.git.has_commit(current):
@@ -416,21 +421,21 @@ class Publisher:
         return " ".join(info.title.split())[:120] or f"issue {issue}"
 
     def _pull_request(
-        self, outcome: Outcome, state: Mapping[str, Any], *, scan: ScanResult, head: str
+        self, outcome: Outcome, report: RunReport, *, scan: ScanResult, head: str
     ) -> PublishResult:
         assert outcome.issue is not None
         issue = outcome.issue
-        awaiting = state.get("status") == "awaiting_approval"
+        awaiting = outcome.status == "awaiting_approval"
         spec_dir = self.settings.spec_path.strip("/") + "/"
         spec_change = outcome.spec_change or any(f.startswith(spec_dir) for f in scan.files)
         risk_high = awaiting or bool(outcome.risk_reasons)
         marker = {
             "issue": issue,
-            "run_id": state.get("run_id") or outcome.run_id,
+            "run_id": outcome.run_id,
             "workflow_run": self.ctx.workflow_run,
             "artifact": self.settings.artifact_name,
             "status": "awaiting_approval" if awaiting else "ready",
-            "started_by": state.get("started_by") or outcome.started_by,
+            "started_by": outcome.started_by,
             "risk": "high" if risk_high else "low",
             "spec_change": spec_change,
             "head": head,
@@ -439,7 +444,8 @@ class Publisher:
         audit_summary = summary_path.read_text(encoding="utf-8") if summary_path.is_file() else ""
         body = pr_body(
             issue=issue,
-            state=state,
+            report=report,
+            awaiting=awaiting,
             marker=marker,
             repository=self.ctx.repository,
             server_url=self.ctx.server_url,
@@ -477,13 +483,13 @@ class Publisher:
         elif scan.flagged:
             merge = "not requested: the patch has findings flagged for review"
         return self._announce(
-            outcome, state, pull, created=created, awaiting=awaiting, merge=merge, scan=scan
+            outcome, report, pull, created=created, awaiting=awaiting, merge=merge, scan=scan
         )
 
     def _announce(
         self,
         outcome: Outcome,
-        state: Mapping[str, Any],
+        report: RunReport,
         pull: PullInfo,
         *,
         created: bool,
@@ -495,7 +501,7 @@ class Publisher:
         issue = outcome.issue
         if awaiting:
             kind = "awaiting_approval"
-            pending = ", ".join(code(p, 60) for p in state.get("pending_approval") or [])
+            pending = ", ".join(code(p, 60) for p in report.pending_approval)
             detail = (
                 f"PR #{pull.number} is a draft labelled `risk:high`: the change to {pending} is "
                 "verified and held. A person with write access, other than the one who started "
@@ -520,7 +526,7 @@ class Publisher:
             )
             add = (LABEL_PR_OPEN,)
             drop = (LABEL_AWAITING, LABEL_FAILED)
-        cid = self._comment(issue, kind, detail, link=pull.html_url, state=state)
+        cid = self._comment(issue, kind, detail, link=pull.html_url, report=report)
         self._finish_labels(issue, add=add, drop=drop)
         return PublishResult(
             kind,

@@ -25,9 +25,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera.governance.sanitize import sanitize
+
+if TYPE_CHECKING:
+    from chimera.github.report import RunReport
 
 __all__ = [
     "OUTCOME_TITLES",
@@ -39,6 +42,7 @@ __all__ = [
     "render_marker",
 ]
 
+_WORD = re.compile(r"[a-z_ ]{1,30}")
 _MARKER = re.compile(r"<!-- chimera:(?P<kind>[a-z]+) (?P<json>\{.*?\}) -->", re.DOTALL)
 
 OUTCOME_TITLES: Mapping[str, str] = {
@@ -96,56 +100,54 @@ def artifact_link(server_url: str, repository: str, workflow_run: int | str | No
     return f"{server_url.rstrip('/')}/{repository}/actions/runs/{workflow_run}"
 
 
-def _money(cost: Any) -> str:
-    return "unknown (a model without a price)" if cost is None else f"${float(cost):.4f}"
+def _money(cost: float | None) -> str:
+    return "unknown (a model without a price)" if cost is None else f"${cost:.4f}"
 
 
-def _goal_table(state: Mapping[str, Any]) -> list[str]:
-    goal = list(state.get("acceptance_ids") or state.get("goal_ids") or [])
-    base_green = set(state.get("base_green") or [])
-    final = state.get("final_results") or {}
+def _word(value: str) -> str:
+    """A status word as is (a bare lowercase word cannot carry Markdown), anything else as a
+    code span: the report is untrusted."""
+    return value if _WORD.fullmatch(value) else code(value, 40)
+
+
+def _goal_table(report: RunReport) -> list[str]:
+    goal = report.goal
+    base_green = set(report.base_green)
+    final = report.final_results
     if not goal:
         return ["_No goal requirements recorded._"]
     rows = ["| Requirement | Before | After |", "|---|---|---|"]
     for rid in goal:
         before = "passed" if rid in base_green else "red"
-        rows.append(f"| {code(rid, 80)} | {before} | {final.get(rid, 'not checked')} |")
-    regressed = sorted(r for r in base_green if final and final.get(r) not in (None, "passed"))
+        after = final.get(rid, "not checked")
+        rows.append(f"| {code(rid, 80)} | {before} | {_word(after)} |")
+    regressed = sorted(r for r in base_green if final and final.get(r, "passed") != "passed")
     if regressed:
         rows.append("")
         rows.append(
             "Regressed (green on the base, red now): " + ", ".join(code(r) for r in regressed)
         )
-    unrelated = state.get("unrelated_red") or []
-    if unrelated:
+    if report.unrelated_red:
         rows.append("")
         rows.append(
             "Red on the base and unrelated to this task (reported, not required): "
-            + ", ".join(code(r, 60) for r in unrelated[:20])
+            + ", ".join(code(r, 60) for r in report.unrelated_red[:20])
         )
     return rows
 
 
-def _attempts(state: Mapping[str, Any]) -> list[str]:
-    cards = state.get("cards") or []
-    if not cards:
+def _attempts(report: RunReport) -> list[str]:
+    if not report.cards:
         return ["_No cards ran._"]
     rows = ["| Card | Status | Attempts | Last note |", "|---|---|---|---|"]
-    for card in cards:
-        notes = card.get("notes") or []
-        rows.append(
-            f"| {code(card.get('id', '?'), 60)} | {card.get('status', '?')} | "
-            f"{card.get('attempts', 0)} | {code(notes[-1], 160) if notes else ''} |"
-        )
+    for card in report.cards:
+        note = code(card.notes[-1], 160) if card.notes else ""
+        rows.append(f"| {code(card.id, 60)} | {_word(card.status)} | {card.attempts} | {note} |")
     return rows
 
 
-def _denied(state: Mapping[str, Any], findings: Sequence[Mapping[str, Any]]) -> list[str]:
-    lines: list[str] = []
-    for item in state.get("denied_actions") or []:
-        what = item.get("action") or item.get("command") or item.get("tool") or item
-        why = item.get("reason") or item.get("message") or ""
-        lines.append(f"- {code(what, 120)} — {code(why, 160)}")
+def _denied(report: RunReport, findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = [f"- {code(d.action, 120)} — {code(d.reason, 160)}" for d in report.denied_actions]
     for f in findings:
         lines.append(f"- patch: {code(f.get('path', ''), 100)} — {code(f.get('reason', ''), 160)}")
     return lines or ["None."]
@@ -154,33 +156,39 @@ def _denied(state: Mapping[str, Any], findings: Sequence[Mapping[str, Any]]) -> 
 def pr_body(
     *,
     issue: int,
-    state: Mapping[str, Any],
+    report: RunReport,
     marker: Mapping[str, Any],
     repository: str,
     server_url: str,
     workflow_run: int | str | None,
+    awaiting: bool = False,
     audit_summary: str = "",
     findings: Sequence[Mapping[str, Any]] = (),
     risk_reasons: Sequence[str] = (),
 ) -> str:
     """The PR body: the issue link, goal before/after, attempt history, cost and tokens,
     sandbox mode, actions denied for review, the audit head hash, the artifact link, the
-    audit summary, and the state marker."""
-    status = str(state.get("status", "?"))
-    head = state.get("audit_head") or "(none)"
+    audit summary, and the state marker.
+
+    ``report`` is untrusted display data: each value is shown inside a sanitised code span.
+    What the body asserts (``awaiting``: a held risky change, the risk reasons, the marker)
+    is the publisher's decision, passed in.
+    """
+    status = report.status.value
+    head = code(report.audit_head or "(none)", 80).strip("`")
+    stop_reason = report.stop_reason.value if report.stop_reason else ""
     lines = [
         f"Closes #{issue}.",
         "",
         "This change was made by Chimera and is accepted only because the Spec says so: every "
         "goal requirement below passed `check_drift` and nothing that passed before turned red.",
         "",
-        f"**Run** {code(state.get('run_id', '?'), 60)} · status **{status}** "
-        f"({code(state.get('stop_reason') or '', 40)}: "
-        f"{code(state.get('stop_detail') or '', 200)})",
+        f"**Run** {code(report.run_id, 60)} · status **{status}** "
+        f"({code(stop_reason, 40)}: {code(report.stop_detail, 200)})",
         "",
     ]
-    if status == "awaiting_approval":
-        pending = ", ".join(code(p, 60) for p in state.get("pending_approval") or [])
+    if awaiting:
+        pending = ", ".join(code(p, 60) for p in report.pending_approval)
         lines += [
             "> [!IMPORTANT]",
             f"> A risky change ({pending}) is verified and held. A person with write access "
@@ -190,16 +198,16 @@ def pr_body(
         ]
         if risk_reasons:
             lines += ["Why it is risky: " + "; ".join(code(r, 160) for r in risk_reasons), ""]
-    lines += ["### Goal requirements", "", *_goal_table(state), ""]
-    lines += ["### Attempt history", "", *_attempts(state), ""]
+    lines += ["### Goal requirements", "", *_goal_table(report), ""]
+    lines += ["### Attempt history", "", *_attempts(report), ""]
     lines += [
         "### Cost and safety",
         "",
-        f"- Tokens: {int(state.get('tokens') or 0)} · cost: {_money(state.get('cost_usd'))}",
-        f"- Sandbox: {code(state.get('sandbox_mode') or 'unknown', 60)}"
-        + (" · task text was untrusted (tainted run)" if state.get("tainted") else ""),
+        f"- Tokens: {report.tokens} · cost: {_money(report.cost_usd)}",
+        f"- Sandbox: {code(report.sandbox_mode or 'unknown', 60)}"
+        + (" · task text was untrusted (tainted run)" if report.tainted else ""),
         "- Actions denied or flagged for review:",
-        *[f"  {line}" for line in _denied(state, findings)],
+        *[f"  {line}" for line in _denied(report, findings)],
         f"- Audit log head hash: `{head}` (verify with `chimera audit verify audit.jsonl "
         f"--head {head}`)",
         f"- Artifacts (audit log, run state, attempt history, spec report): "
@@ -226,24 +234,25 @@ def outcome_comment(
     key: str,
     detail: str,
     link: str | None = None,
-    state: Mapping[str, Any] | None = None,
+    report: RunReport | None = None,
     run_link: str | None = None,
 ) -> str:
     """The one comment on the issue for a run's outcome (``kind`` from :data:`OUTCOME_TITLES`).
 
     ``detail`` is Chimera's own sentence; parts of it that came from outside must already be
-    wrapped with :func:`code`.
+    wrapped with :func:`code`. ``report`` (untrusted display data) adds the run's tokens, cost
+    and audit head.
     """
     title = OUTCOME_TITLES.get(kind, kind)
     lines = [f"**Chimera: {title}.**", "", detail]
     if link:
         lines += ["", link]
-    if state:
-        tokens = int(state.get("tokens") or 0)
+    if report is not None:
+        head = code(report.audit_head or "(none)", 80).strip("`")
         lines += [
             "",
-            f"Run {code(state.get('run_id', '?'), 60)}: {tokens} tokens, "
-            f"{_money(state.get('cost_usd'))}; audit head `{state.get('audit_head') or '(none)'}`.",
+            f"Run {code(report.run_id, 60)}: {report.tokens} tokens, "
+            f"{_money(report.cost_usd)}; audit head `{head}`.",
         ]
     if run_link:
         lines += ["", f"Workflow run and artifacts: {run_link}"]

@@ -94,10 +94,10 @@ class SecretRedactor:
     ``search`` tool may walk into a ``.env`` file, a test may print its environment. Output
     redaction is the second line: every value of a credential-named environment variable
     (``*_TOKEN``, ``*_API_KEY``, ``*PASSWORD*`` ... of at least ``min_length`` characters),
-    every value in the workspace's dotenv files (``.env``, ``.env.local`` ...; examples and
-    templates excepted), and every known credential format (AWS, GitHub, OpenAI, Anthropic,
-    Slack ... tokens) is replaced by ``[REDACTED:<name>]`` in the tool's output, so it reaches
-    neither the provider, the transcript nor the audit log.
+    every value in the workspace's dotenv files at any depth (``.env``, ``config/.env.local``
+    ...; examples and templates excepted), and every known credential format (AWS, GitHub,
+    OpenAI, Anthropic, Slack ... tokens) is replaced by ``[REDACTED:<name>]`` in the tool's
+    output, so it reaches neither the provider, the transcript nor the audit log.
 
     Args:
         values: secret values by name.
@@ -107,6 +107,7 @@ class SecretRedactor:
     def __init__(self, values: Mapping[str, str] | None = None, *, min_length: int = 8) -> None:
         self.min_length = min_length
         self._values: dict[str, str] = {}
+        self._secrets: set[str] = set()
         for name, value in (values or {}).items():
             self.add(name, value)
 
@@ -129,18 +130,41 @@ class SecretRedactor:
             if is_secret_name(name):
                 redactor.add(name, value)
         if workspace is not None:
-            for path in sorted(Path(workspace).glob(".env*")):
-                if path.is_file() and not _EXAMPLE_ENV.search(path.name):
-                    for name, value in _dotenv_values(path).items():
-                        redactor.add(f"{path.name}:{name}", value)
+            from chimera.sandbox.layout import dotenv_files
+
+            root = Path(workspace)
+            # Every depth (config/.env too): the same files the sandbox masks.
+            for path in dotenv_files(root):
+                label = (
+                    path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+                )
+                for name, value in _dotenv_values(path).items():
+                    redactor.add(f"{label}:{name}", value)
         return redactor
 
     def add(self, name: str, value: str | None) -> None:
-        if value and len(value.strip()) >= self.min_length:
-            self._values[value.strip()] = name
+        """Redact ``value`` as ``name``, and its reversed, hex and base64 forms (a test that
+        copies a secret can encode it first; base64 at each of the three byte alignments,
+        without the edge characters the surrounding bytes change)."""
+        if not value or len(value.strip()) < self.min_length:
+            return
+        secret = value.strip()
+        self._values.setdefault(secret, name)
+        self._secrets.add(secret)
+        raw = secret.encode("utf-8", "surrogateescape")
+        variants = {
+            f"{name} (reversed)": [secret[::-1]],
+            f"{name} (hex)": [raw.hex(), raw.hex().upper()],
+            f"{name} (base64)": [_b64_core(raw, shift) for shift in range(3)],
+        }
+        for label, forms in variants.items():
+            for form in forms:
+                if len(form) >= self.min_length and form not in self._values:
+                    self._values[form] = label
 
     def __len__(self) -> int:
-        return len(self._values)
+        """The number of secret values (their encoded forms not counted)."""
+        return len(self._secrets)
 
     def redact(self, text: str) -> tuple[str, list[str]]:
         """``text`` with secrets replaced, and the names of what was redacted (never values)."""
@@ -157,6 +181,17 @@ class SecretRedactor:
                 text = text.replace(match, f"[REDACTED:{label}]")
                 names.append(label)
         return text, names
+
+
+def _b64_core(raw: bytes, shift: int) -> str:
+    """The base64 characters of ``raw`` that do not depend on its neighbours, when it starts
+    ``shift`` bytes into a 3-byte group."""
+    import base64
+
+    text = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+    start = 4 if shift else 0
+    # The last group may mix in the following bytes (or padding): drop it.
+    return text[start:-4]
 
 
 def _dotenv_values(path: Path) -> dict[str, str]:

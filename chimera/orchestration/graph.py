@@ -14,6 +14,8 @@ from typing import Any
 
 from chimera.spec.model import Requirement, Risk
 
+RISK_HIGH_REASON = "requirement is risk: high"
+
 
 class CardStatus(StrEnum):
     """Where a card stands.
@@ -47,6 +49,8 @@ class Card:
         status: see :class:`CardStatus`.
         attempts: attempts spent on this card (summed over its solves).
         notes: one-line outcomes, oldest first (verdicts, stop reasons).
+        interrupted: how many times a crash stopped the card mid-solve (its solve then
+            continues from its checkpoint).
     """
 
     id: str
@@ -57,6 +61,7 @@ class Card:
     attempts: int = 0
     notes: list[str] = field(default_factory=list)
     risk_reasons: list[str] = field(default_factory=list)
+    interrupted: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +73,7 @@ class Card:
             "attempts": self.attempts,
             "notes": list(self.notes),
             "risk_reasons": list(self.risk_reasons),
+            "interrupted": self.interrupted,
         }
 
     @classmethod
@@ -81,6 +87,7 @@ class Card:
             attempts=int(data.get("attempts", 0)),
             notes=list(data.get("notes", [])),
             risk_reasons=list(data.get("risk_reasons", [])),
+            interrupted=int(data.get("interrupted", 0)),
         )
 
 
@@ -102,16 +109,20 @@ class TaskGraph:
         work the run does not own), so it does not gate the schedule.
         """
         wanted = set(targets)
-        reqs = [r for r in requirements if r.id in wanted]
-        return cls(
-            Card(
-                id=r.id,
-                requirement_id=r.id,
-                depends_on=tuple(d for d in r.depends_on if d in wanted),
-                risky=r.risk is Risk.HIGH,
-                risk_reasons=["requirement is risk: high"] if r.risk is Risk.HIGH else [],
-            )
-            for r in reqs
+        return cls(cls.card_for(r, wanted) for r in requirements if r.id in wanted)
+
+    @staticmethod
+    def card_for(requirement: Requirement, targets: Iterable[str]) -> Card:
+        """The card of ``requirement``: risky when it is ``risk: high``, depending on the
+        cards of those of its ``depends_on`` that are in ``targets``."""
+        wanted = set(targets)
+        high = requirement.risk is Risk.HIGH
+        return Card(
+            id=requirement.id,
+            requirement_id=requirement.id,
+            depends_on=tuple(d for d in requirement.depends_on if d in wanted),
+            risky=high,
+            risk_reasons=[RISK_HIGH_REASON] if high else [],
         )
 
     def add(self, card: Card) -> None:
@@ -119,12 +130,18 @@ class TaskGraph:
             raise ValueError(f"duplicate card id {card.id!r}")
         self.cards[card.id] = card
 
-    def respawn(self, requirement_id: str) -> Card:
-        """A fresh card for a requirement whose earlier card was accepted but is red again."""
+    def respawn(self, requirement_id: str, *, risky: bool = False) -> Card:
+        """A fresh card for a requirement whose earlier card was accepted but is red again
+        (``risky``: its requirement is ``risk: high``)."""
         n = 2
         while f"{requirement_id}#{n}" in self.cards:
             n += 1
-        card = Card(id=f"{requirement_id}#{n}", requirement_id=requirement_id)
+        card = Card(
+            id=f"{requirement_id}#{n}",
+            requirement_id=requirement_id,
+            risky=risky,
+            risk_reasons=[RISK_HIGH_REASON] if risky else [],
+        )
         self.add(card)
         return card
 

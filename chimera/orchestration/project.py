@@ -54,7 +54,8 @@ from chimera.orchestration.state import (
 )
 from chimera.runner import CommandRunner
 from chimera.spec.drift import check_drift
-from chimera.spec.model import Requirement, Spec
+from chimera.spec.engine.options import EngineOptions
+from chimera.spec.model import Requirement, Risk, Spec
 from chimera.spec.results import DriftReport
 
 
@@ -71,6 +72,7 @@ class CardOutcome:
         cost_usd: their cost, ``None`` when a price is unknown.
         summary: one line (the last failure's cause for red verdicts).
         denied_actions: actions the governance layer denied for review.
+        budget_limit: for ``budget``, the ceiling that refused: ``tokens`` or ``usd``.
     """
 
     verdict: str
@@ -79,6 +81,7 @@ class CardOutcome:
     cost_usd: float | None = 0.0
     summary: str = ""
     denied_actions: tuple[dict[str, Any], ...] = ()
+    budget_limit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,8 @@ class OrchestratorOptions:
     high_risk_paths: Sequence[str] = DEFAULT_HIGH_RISK_PATHS
     allow_self_approval: bool = False
     task_spec_name: str | None = None
+    # The Spec engine's limits for every acceptance check ([tool.chimera.check]).
+    check_options: EngineOptions | None = None
 
 
 SpecLoader = Callable[[Sequence[Path]], Spec]
@@ -224,7 +229,9 @@ class ProjectOrchestrator:
         return self._load_spec([self.root / p for p in self.spec_paths])
 
     def _drift(self, spec: Spec, ids: Sequence[str] | None = None) -> DriftReport:
-        report = check_drift(spec, self.root, runner=self.runner, only=ids)
+        report = check_drift(
+            spec, self.root, runner=self.runner, only=ids, options=self.options.check_options
+        )
         self._emit(
             "check_drift",
             counts=report.counts(),
@@ -276,10 +283,13 @@ class ProjectOrchestrator:
         """Start a new run: a task run when ``task`` is given, else a repair run.
 
         Raises:
-            UsageError: another process is working on a run with this id.
+            UsageError: another process is working on a run with this id, or a run was
+                already recorded under it (it is never overwritten).
         """
         run_id = run_id or new_run_id()
+        self.store.refuse_existing(run_id)
         with self._owning(run_id):
+            self.store.refuse_existing(run_id)  # another process may have started it since
             return self._start(
                 task=task, started_by=started_by, untrusted=untrusted, model=model, run_id=run_id
             )
@@ -323,7 +333,7 @@ class ProjectOrchestrator:
         state.base_green = sorted(base.green_ids)
         state.base_red = [r.id for r in base.red]
         if task:
-            goal = self._task_goal(state, task, spec, base)
+            goal, base = self._task_goal(state, task, spec, base)
             if goal is None:
                 return self._stop(
                     state,
@@ -343,6 +353,8 @@ class ProjectOrchestrator:
             goal = Goal.repair(base)
         state.goal_ids = list(goal.goal_ids)
         state.unrelated_red = list(goal.unrelated_red)
+        # A task's own requirements are in ``base`` too (evaluated when they were vetted), so
+        # their cards exist from the start with their risk and depends_on.
         unmet = goal.unmet(base)
         graph = TaskGraph.for_requirements(spec, unmet)
         self._emit(
@@ -384,7 +396,8 @@ class ProjectOrchestrator:
             card = graph.cards.get(flight.card_id)
             if card is not None and card.status is CardStatus.RUNNING:
                 card.status = CardStatus.PENDING
-                card.notes.append("interrupted; reverted and retried on resume")
+                card.interrupted += 1
+                card.notes.append("interrupted; reverted and continued on resume")
             self._emit(
                 "resumed",
                 card=flight.card_id,
@@ -447,7 +460,11 @@ class ProjectOrchestrator:
 
     # -- the loop --------------------------------------------------------------------------
 
-    def _task_goal(self, state: RunState, task: str, spec: Spec, base: DriftReport) -> Goal | None:
+    def _task_goal(
+        self, state: RunState, task: str, spec: Spec, base: DriftReport
+    ) -> tuple[Goal | None, DriftReport]:
+        """The task's goal (``None`` when no acceptance requirement is usable) and the base
+        report extended with the accepted requirements' base results."""
         blocks = extract_spec_blocks(task)
         source = "task"
         try:
@@ -457,15 +474,15 @@ class ProjectOrchestrator:
         except ChimeraError as exc:
             state.rejected_acceptance = {"(spec block)": f"writing acceptance failed: {exc}"}
             self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
-            return None
+            return None, base
         if not blocks:
-            return None
+            return None, base
         try:
             new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
         except ChimeraError as exc:
             state.rejected_acceptance = {"(spec block)": str(exc)}
             self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
-            return None
+            return None, base
         self._emit("acceptance_written", source=source, ids=new_ids)
         full = self._spec()
         denied = self._denied_commands(full, new_ids)
@@ -484,9 +501,9 @@ class ProjectOrchestrator:
         else:
             target.unlink(missing_ok=True)
         if not accepted:
-            return None
-        merged = DriftReport(base.results + base_new.results)
-        return Goal.task(accepted, merged)
+            return None, base
+        merged = DriftReport(base.results + tuple(r for r in base_new if r.id in accepted))
+        return Goal.task(accepted, merged), merged
 
     def _write_acceptance(
         self, state: RunState, blocks: Sequence[str], spec: Spec
@@ -622,13 +639,20 @@ class ProjectOrchestrator:
                 f"{len(goal.goal_ids)} goal requirement(s) pass",
             )
         respawned: list[str] = []
+        by_id = spec.by_id()
         for rid in unmet:
             cards = [c for c in graph.cards.values() if c.requirement_id == rid]
             if not cards or all(c.status is CardStatus.ACCEPTED for c in cards):
+                # A spawned card keeps its requirement's risk: a risky change still pauses.
+                risky = rid in by_id and by_id[rid].risk is Risk.HIGH
                 if cards:
-                    graph.respawn(rid)
+                    graph.respawn(rid, risky=risky)
                 else:
-                    graph.add(Card(id=rid, requirement_id=rid))
+                    graph.add(
+                        TaskGraph.card_for(by_id[rid], ())
+                        if rid in by_id
+                        else Card(id=rid, requirement_id=rid)
+                    )
                 respawned.append(rid)
         if respawned:
             self._emit("cards_spawned", ids=respawned)
@@ -793,9 +817,7 @@ class ProjectOrchestrator:
             return paused
         if outcome.verdict == "budget":
             reason = (
-                StopReason.BUDGET_USD
-                if "usd" in outcome.summary.lower() or "$" in outcome.summary
-                else StopReason.BUDGET_TOKENS
+                StopReason.BUDGET_USD if outcome.budget_limit == "usd" else StopReason.BUDGET_TOKENS
             )
             card.status = CardStatus.PENDING
             stopped = self._stop(state, graph, RunStatus.STOPPED, reason, outcome.summary)

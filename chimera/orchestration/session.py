@@ -1,7 +1,8 @@
 """The session factory: the one place a run's parts are built, for every surface.
 
 ``chimera solve``, ``run``, ``resume``, ``approve``, ``ask``, ``demo`` and the GitHub Action
-(whose agent job starts ``chimera run`` / ``approve``) reach the engine only through
+(whose agent job's child, :mod:`chimera.github.agent_child`, calls ``start_run`` /
+``approve_run``) reach the engine only through
 :class:`SessionFactory` (through :mod:`chimera.orchestration.surfaces`). Two steps:
 
 * :meth:`SessionFactory.prepare` refuses everything that can be refused — a missing key, a
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from chimera.config import ChimeraConfig
-from chimera.core.deps import AgentDeps, BigPlanner, ToolWrapper
+from chimera.core.deps import AgentDeps, BigPlanner, ReplayCursor, ToolWrapper
 from chimera.errors import UsageError
 from chimera.governance.audit import AuditLog
 from chimera.protocols import EventSink, ExperienceStore, SupportsComplete
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from chimera.governance.guard import Guard
     from chimera.orchestration.project import ProjectOrchestrator, SpecLoader
     from chimera.orchestration.solver import AgentCardSolver
+    from chimera.spec.engine.options import EngineOptions
 
 MODEL_ENV = "CHIMERA_MODEL"
 RUNS = Path(".chimera") / "runs"
@@ -146,6 +148,14 @@ class Session:
     def sandbox_description(self) -> str:
         return self.sandbox.describe()
 
+    @property
+    def check_options(self) -> EngineOptions:
+        """The Spec engine's limits from ``[tool.chimera.check]``, for every check of the run
+        (the agents' and the orchestrator's, as ``chimera check`` applies them)."""
+        from chimera.spec.settings import engine_options
+
+        return engine_options(self.config.check)
+
     def governance(
         self, *, task: str, untrusted: bool, trusted_commands: Sequence[str]
     ) -> tuple[ToolWrapper | None, list[Guard]]:
@@ -175,9 +185,11 @@ class Session:
         trusted_commands: Sequence[str],
         label: str = "solve",
         review: bool = True,
+        cursor: ReplayCursor | None = None,
     ) -> tuple[AutonomousAgent, list[Guard]]:
         """An AutonomousAgent on ``spec`` with this session's parts, and its tool guards (they
-        fill in as the agent builds its tools and hold the denied actions)."""
+        fill in as the agent builds its tools and hold the denied actions). ``cursor``: the
+        ladder's replay position, checkpointed with each attempt (the card solver)."""
         from chimera.core.autonomous import AutonomousAgent
 
         wrapper, guards = self.governance(
@@ -192,6 +204,8 @@ class Session:
             experience=self.experience,
             events=self.events,
             big_planner=self.big_planner,
+            cursor=cursor,
+            check_options=self.check_options,
         )
         for part in self.parts:
             deps = part.agent_deps(deps, self)
@@ -245,6 +259,7 @@ class Session:
                 ),
                 high_risk_paths=config.run.high_risk_paths,
                 allow_self_approval=config.run.allow_self_approval,
+                check_options=self.check_options,
             ),
             on_event=self.events,
         )
@@ -352,7 +367,13 @@ class SessionFactory:
         # Without [tool.chimera.routing] each rung is its model; with it, a rung's deep turns
         # (plans, reviews, replans) go to a panel or cascade and its tool turns to one model.
         builder = EngineBuilder(config, backend_for, audit=audit, runner=prepared.sandbox)
-        ladder = tuple(builder.ladder(prepared.rungs))
+        # [tool.chimera.effort] puts the effort policy in front of the rungs (caps, reasoning
+        # effort, rung choice on every call).
+        ladder = tuple(
+            builder.effort_ladder(prepared.rungs)
+            if builder.effort_configured()
+            else builder.ladder(prepared.rungs)
+        )
         # Built only if a Spine ever overflows its context budget.
         planner = hierarchy_planner(
             lambda: build_hierarchy(

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from chimera.core.autonomous import AutonomousAgent, SolveResult
+from chimera.core.deps import ReplayCursor
 from chimera.orchestration.graph import Card
 from chimera.orchestration.project import CardOutcome
 from chimera.orchestration.state import RunState
@@ -23,9 +24,17 @@ Its check: {check}.
 
 
 def _positions(ladder: Sequence[SupportsComplete]) -> list[Any]:
-    """The replay cursors inside a ladder (ScriptedBackends, possibly under wrappers)."""
+    """The replay cursors inside a ladder (ScriptedBackends, possibly under wrappers; an
+    EffortBackend's rungs count as the ladder)."""
     found: list[Any] = []
+    flat: list[Any] = []
     for backend in ladder:
+        rungs = getattr(backend, "rungs", None)
+        if isinstance(rungs, tuple):
+            flat.extend(r.backend for r in rungs)
+        else:
+            flat.append(backend)
+    for backend in flat:
         inner: Any = backend
         for _ in range(4):  # BudgetedBackend / routers wrap at most a few levels deep
             if hasattr(inner, "position") and hasattr(inner, "restore"):
@@ -50,6 +59,7 @@ class AgentBuilder(Protocol):
         trusted_commands: Sequence[str],
         label: str = ...,
         review: bool = ...,
+        cursor: ReplayCursor | None = ...,
     ) -> tuple[AutonomousAgent, list[Guard]]: ...
 
 
@@ -110,17 +120,26 @@ class AgentCardSolver:
             untrusted=state.untrusted,
             trusted_commands=state.extra.get("trusted_commands", []),
             label=card.id.replace("#", "-"),
+            cursor=self,
         )
         title = f" ({requirement.title})" if requirement.title else ""
         extra = f"Overall task:\n{state.task}" if state.task else "The run repairs the whole Spec."
         task = CARD_TASK.format(
             rid=requirement.id, title=title, check=requirement.check.describe(), extra=extra
         )
-        result = agent.solve(task, [requirement.id], untrusted=state.untrusted, base=base)
+        # A card interrupted mid-solve continues its attempt record (its checkpoint).
+        result = agent.solve(
+            task,
+            [requirement.id],
+            untrusted=state.untrusted,
+            base=base,
+            resume=card.interrupted > 0,
+        )
         self.last_result = result
         last = result.attempts[-1] if result.attempts else None
         summary = result.final_report.strip().splitlines()[0] if result.final_report else ""
-        if last is not None and result.outcome != "solved":
+        # A budget or provider stop names itself; an exhausted card its last failure.
+        if last is not None and result.outcome in ("failed", "hollow"):
             summary = f"attempt {last.number}: {last.cause}"
         return CardOutcome(
             verdict=result.outcome,
@@ -129,4 +148,5 @@ class AgentCardSolver:
             cost_usd=result.cost_usd,
             summary=summary,
             denied_actions=tuple(d.to_dict() for g in guards for d in g.denied),
+            budget_limit=result.budget_limit,
         )

@@ -30,6 +30,9 @@ from chimera.errors import ChimeraError, MissingExtraError, UsageError
 
 RUNS_DIR = Path(".chimera") / "runs"
 STATE_FILE = "state.json"
+SUMMARY_FILE = "summary.json"
+"""Written by ``chimera solve`` and ``chimera ask`` at their end (they keep no run state)."""
+AUDIT_FILE = "audit.jsonl"
 LOCK_FILE = "run.lock"
 STATE_VERSION = 1
 
@@ -268,6 +271,41 @@ class RunStore:
         except (OSError, ValueError, ValidationError) as exc:
             first = str(exc).splitlines()[0]
             raise ChimeraError(f"{path}: unreadable run state: {first}") from exc
+
+    def refuse_existing(self, run_id: str) -> None:
+        """Refuse to start a new run under an id that already holds a recorded run.
+
+        A new start would replace its state (and its recorded audit head would no longer
+        verify). A folder with only an audit log — a start killed before its first state
+        was saved — is not refused: starting again extends the same chain.
+
+        Raises:
+            UsageError: ``run_id`` names a project run (its status is named) or a
+                ``solve`` / ``ask`` run.
+        """
+        folder = self.run_dir(run_id)
+        if (folder / STATE_FILE).is_file():
+            try:
+                status = self.load(run_id).status.value
+            except ChimeraError:
+                status = "its state is unreadable"
+            raise UsageError(
+                f"run {run_id} already exists ({status}) in {folder}: continue it with "
+                f"'chimera resume {run_id}', or choose another --run-id"
+            )
+        if (folder / SUMMARY_FILE).is_file():
+            raise UsageError(
+                f"run {run_id} already exists (a solve or ask run) in {folder}: choose "
+                "another --run-id"
+            )
+
+    def record_ids(self) -> list[str]:
+        """Every run folder with a record: project runs (state), ``solve`` / ``ask`` runs
+        (summary) and runs with only an audit log so far (in progress or interrupted)."""
+        if not self.base.is_dir():
+            return []
+        files = (STATE_FILE, SUMMARY_FILE, AUDIT_FILE)
+        return sorted(p.name for p in self.base.iterdir() if any((p / f).is_file() for f in files))
 
     def list_ids(self) -> list[str]:
         if not self.base.is_dir():

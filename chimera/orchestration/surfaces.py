@@ -39,6 +39,8 @@ class SolveRequest:
         untrusted: the task comes from outside; the run is tainted.
         guard: every tool call goes through the TrustKernel (implied by ``untrusted``).
         review: run the manager review of each attempt.
+        memory: recall and record earlier attempts (``.chimera/experience.jsonl``);
+            ``--no-memory`` turns it off (measurements compare runs without it).
         events: live progress ``(event, fields)``.
     """
 
@@ -50,6 +52,7 @@ class SolveRequest:
     untrusted: bool = False
     guard: bool = False
     review: bool = True
+    memory: bool = True
     events: EventSink | None = None
 
 
@@ -100,7 +103,11 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
     prepared = factory.prepare(root, config, model)
     run_id = new_run_id()  # the same form as chimera run's
     session = factory.open(
-        prepared, run_id=run_id, events=request.events, guard_tools=request.guard, experience=True
+        prepared,
+        run_id=run_id,
+        events=request.events,
+        guard_tools=request.guard,
+        experience=request.memory,
     )
     agent, guards = session.agent(
         spec,
@@ -196,7 +203,7 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
 
     Raises:
         UsageError: an absolute or empty ``spec_paths``, an interrupted run not resumed (without
-            ``force``), a run id in use.
+            ``force``), a run id in use (a run is never overwritten).
         ConfigError / AuthenticationError / MissingExtraError / SandboxError / SpecError: as
             :meth:`SessionFactory.prepare` and the orchestrator raise them.
     """
@@ -211,8 +218,10 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
         shown = ", ".join(request.spec_paths)
         raise UsageError(f"--spec: no spec files (*.yaml, *.yml) in {shown}")
     run_id = request.run_id or new_run_id()
+    store = RunStore(root)
+    store.refuse_existing(run_id)  # before anything is opened under its folder
     if not request.force:
-        stale = [r for r in RunStore(root).interrupted() if r != run_id]
+        stale = [r for r in store.interrupted() if r != run_id]
         if stale:
             raise UsageError(
                 f"run {stale[-1]} was interrupted and its tree may hold a half-made change: "

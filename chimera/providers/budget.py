@@ -189,7 +189,8 @@ class TokenBudget:
                     if used + tokens > b.max_tokens:
                         raise BudgetExceeded(
                             f"budget '{b.name}': the call may use up to {tokens} tokens but "
-                            f"only {max(0, b.max_tokens - used)} of {b.max_tokens} remain"
+                            f"only {max(0, b.max_tokens - used)} of {b.max_tokens} remain",
+                            limit="tokens",
                         )
                 if b.max_usd is not None:
                     if usd is None or b._usd_unknown:
@@ -197,14 +198,16 @@ class TokenBudget:
                             what = "the call's cost" if usd is None else "the USD spent so far"
                             raise BudgetExceeded(
                                 f"budget '{b.name}': {what} is unknown and no token budget "
-                                "bounds it"
+                                "bounds it",
+                                limit="usd",
                             )
                         continue
                     used_usd = b._spent_usd + b._reserved_usd
                     if used_usd + usd > b.max_usd + 1e-12:
                         raise BudgetExceeded(
                             f"budget '{b.name}': the call may cost up to ${usd:.6f} but only "
-                            f"${max(0.0, b.max_usd - used_usd):.6f} of ${b.max_usd:.6f} remain"
+                            f"${max(0.0, b.max_usd - used_usd):.6f} of ${b.max_usd:.6f} remain",
+                            limit="usd",
                         )
             reservation = Reservation(next(_ids), tokens, usd, self)
             for b in chain:

@@ -18,12 +18,21 @@ Script format (YAML or JSON). The file is a list of turns, or a mapping with ``t
             id: call-7                # optional; default "call_<turn>_<index>"
         usage: {prompt_tokens: 900, completion_tokens: 120}   # optional
         expect: ["Why earlier attempts failed"]   # optional: substrings the request must hold
+      - when: ["Lessons from earlier"]   # optional: answer only a request holding all of these
+        unless: ["do NOT repeat"]        # optional: ...and none of these
+        text: ...
 
 Semantics:
 
 * Turns are consumed strictly in order; ``position`` is the index of the next turn. A turn
   with a ``purpose`` that differs from the call's is an error, not skipped, so a script that
   drifts from the agent's behaviour fails loudly at the turn where it drifted.
+* ``when`` / ``unless`` make a turn conditional on the request. A run of consecutive
+  conditional turns with the same ``purpose`` is **one choice** (if / elif / else): the
+  first whose condition holds answers, and the position moves past the whole run; when none
+  holds, the call fails naming the turns. So a script can model a model that behaves one way
+  when, say, a memory item is in its prompt and another way when it is not. The position
+  stays one integer (restore works).
 * ``expect`` lists substrings that must occur in the request's messages (any role); a miss
   raises :class:`~chimera.errors.ProviderError` naming the turn and the missing text.
 * ``usage`` omitted: 0 tokens and cost 0.0 (nothing was spent). ``usage`` given without
@@ -77,8 +86,18 @@ class ScriptTurn(BaseModel):
     tool_calls: list[_ScriptToolCall] = Field(default_factory=list)
     usage: _ScriptUsage | None = None
     expect: list[str] = Field(default_factory=list)
+    when: list[str] = Field(default_factory=list)
+    unless: list[str] = Field(default_factory=list)
 
-    @field_validator("expect", mode="before")
+    @property
+    def conditional(self) -> bool:
+        return bool(self.when or self.unless)
+
+    def applies(self, request: str) -> bool:
+        """Whether this turn answers a request with this text (``when``/``unless``)."""
+        return all(w in request for w in self.when) and not any(u in request for u in self.unless)
+
+    @field_validator("expect", "when", "unless", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
@@ -167,32 +186,14 @@ class ScriptedBackend:
             ConfigError: ``file:line:col: message`` for a file that cannot be read or does not
                 follow the format.
         """
-        from chimera.spec.yamlload import parse_yaml
+        from chimera.spec.yamlmodel import load_yaml_model
 
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read the script: {exc}") from exc
         # JSON is a subset of YAML 1.2 for every script this format allows, so one parser
         # (with line numbers) reads both.
-        doc = parse_yaml(text)
-        if doc.issues:
-            issue = doc.issues[0]
-            raise ConfigError(f"{path}:{issue.mark.line}:{issue.mark.col}: {issue.message}")
-        data = doc.value
-        if doc.empty or data is None:
-            raise ConfigError(f"{path}:1:1: the script is empty; expected a list of turns")
-        wrapped = {"turns": data} if isinstance(data, list) else data
-        try:
-            script = _ScriptFile.model_validate(wrapped)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            loc = tuple(error["loc"])
-            node = loc[1:] if isinstance(data, list) and loc[:1] == ("turns",) else loc
-            mark = doc.key_mark(node) if error["type"] == "extra_forbidden" else doc.mark(node)
-            key = ".".join(str(p) for p in loc)
-            raise ConfigError(f"{path}:{mark.line}:{mark.col}: {key}: {error['msg']}") from exc
+        script = load_yaml_model(
+            path, _ScriptFile, what="the script", expected="a list of turns", list_key="turns"
+        )
         return cls(script.turns, name=script.model or path.stem, source=str(path))
 
     @property
@@ -240,6 +241,27 @@ class ScriptedBackend:
         """
         with self._lock:
             index = self._state.position
+            request: str | None = None
+            after = index + 1
+            if index < len(self.turns) and self.turns[index].conditional:
+                request = _request_text(messages)
+                end = index
+                first = self.turns[index]
+                while (
+                    end < len(self.turns)
+                    and self.turns[end].conditional
+                    and self.turns[end].purpose == first.purpose
+                ):
+                    end += 1
+                chosen = next(
+                    (i for i in range(index, end) if self.turns[i].applies(request)), None
+                )
+                if chosen is None:
+                    raise ProviderError(
+                        f"script turns {index + 1}-{end} ({self.source}) are alternatives and "
+                        "none of their when/unless conditions holds for this request"
+                    )
+                index, after = chosen, end
             number = index + 1
             if index >= len(self.turns):
                 raise ProviderError(
@@ -253,7 +275,7 @@ class ScriptedBackend:
                     f"but the call's purpose is '{purpose}'"
                 )
             if turn.expect:
-                text = _request_text(messages)
+                text = _request_text(messages) if request is None else request
                 for wanted in turn.expect:
                     if wanted not in text:
                         raise ProviderError(
@@ -269,7 +291,7 @@ class ScriptedBackend:
                     max_tokens,
                 )
             )
-            self._state.position = index + 1
+            self._state.position = after
         calls = tuple(
             ToolCall(
                 id=call.id or f"call_{number}_{i}",

@@ -1,23 +1,24 @@
 """Bubblewrap (``bwrap``): detection and the command line of a sandboxed command.
 
-The layout follows the flags bubblewrap documents for untrusted code (its own man page and the
-way Flatpak uses it): a new namespace of every kind (``--unshare-all``: no network, own pid,
-ipc, uts and cgroup namespaces), ``--die-with-parent`` and ``--new-session`` (no terminal
-injection via TIOCSTI), the whole filesystem read-only (``--ro-bind / /``) with a fresh
-``/dev``, a fresh ``/proc`` of the new pid namespace (so the parent's ``/proc/PID/environ`` is
-not even visible), a private tmpfs ``/tmp``, and the workspace bound writable at its own path.
+The flags follow bubblewrap's own advice for untrusted code (and Flatpak's use of it): a new
+namespace of every kind (``--unshare-all``: no network, own pid, ipc, uts and cgroup
+namespaces), no capability even when started by root (``--cap-drop ALL``),
+``--die-with-parent`` and ``--new-session`` (no terminal injection via TIOCSTI), a fresh
+``/dev`` and a fresh ``/proc`` of the new pid namespace (so no other process's
+``/proc/PID/environ`` is visible). The filesystem is an allowlist (:mod:`.layout`): the root is
+bubblewrap's empty tmpfs, with the system and toolchain folders bound read-only, fresh tmpfs
+scratch folders and home, and the workspace writable.
 
-``bwrap`` itself is started with the allowlisted environment, not only told ``--clearenv``:
-``--clearenv`` clears the *command's* environment, but with ``--unshare-pid`` the sandbox's
-pid 1 is bwrap's own init process, whose ``/proc/1/environ`` (its environment at exec) is
-readable from inside. Started with the parent's environment, a secret planted there leaks
-through pid 1 (observed with bubblewrap 0.8); started scrubbed, there is nothing to find.
+``bwrap`` is started through util-linux's ``prlimit`` (the resource limits of
+:mod:`.limits`, inherited by every process inside) and with the allowlisted environment, not
+only told ``--clearenv``: with ``--unshare-pid`` the sandbox's pid 1 is bwrap's own init, whose
+``/proc/1/environ`` (its environment at exec) is readable from inside.
 
-Detection probes the exact flag set instead of trusting ``which bwrap``: containers often ship
-the binary but forbid the namespaces (unprivileged user namespaces disabled, seccomp), and
-some forbid mounting a new ``/proc`` (Docker's masked paths). When only ``--proc`` fails, the
-sandbox mounts an empty tmpfs on ``/proc`` instead: the host's ``/proc`` (which ``--ro-bind /
-/`` would otherwise expose, environ files included) is never reachable.
+Detection probes this layout instead of trusting ``which bwrap``: containers often ship the
+binary but forbid the namespaces (unprivileged user namespaces disabled, Ubuntu 24.04's
+AppArmor restriction), and some forbid mounting a new ``/proc`` (Docker's masked paths). When
+only ``--proc`` fails, ``/proc`` is an empty tmpfs instead. When the probe fails the strict
+sandbox is unusable and callers fail closed with :attr:`BwrapProbe.reason` (one line).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from chimera.sandbox.layout import FRESH_DIRS, Layout, system_dirs
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -37,15 +40,21 @@ class BwrapProbe:
 
     Attributes:
         path: absolute path of the ``bwrap`` executable, or ``None`` when it is not on PATH.
-        usable: the namespace flag set works here.
+        usable: the sandbox's flag set works here.
         proc: a fresh ``/proc`` can be mounted (``False``: ``/proc`` is an empty tmpfs).
         reason: why it is unusable (one line), or ``""``.
+        prlimit: absolute path of util-linux's ``prlimit`` (``None``: not found; unusable).
+        version: ``bwrap --version`` output (``"bubblewrap 0.8.0"``), or ``""``.
+        sized: ``--size`` is supported (bubblewrap 0.7+): tmpfs mounts are size-capped.
     """
 
     path: str | None
     usable: bool
     proc: bool
     reason: str = ""
+    prlimit: str | None = None
+    version: str = field(default="", compare=False)
+    sized: bool = True
 
 
 def _try(argv: list[str]) -> tuple[bool, str]:
@@ -59,80 +68,147 @@ def _try(argv: list[str]) -> tuple[bool, str]:
             env={"PATH": "/usr/bin:/bin"},
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, str(exc)
-    message = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-    return proc.returncode == 0, message[-1] if message else f"exit {proc.returncode}"
+        return False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = (proc.stdout + proc.stderr).decode("utf-8", errors="replace").strip().splitlines()
+    if proc.returncode == 0:
+        return True, text[0] if text else ""
+    return False, text[-1] if text else f"exit {proc.returncode}"
+
+
+def _probe_argv(path: str, proc_flags: list[str], sized: bool = True) -> list[str]:
+    links, dirs = system_dirs()
+    argv = [path, "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    for target, link in links:
+        argv += ["--symlink", target, link]
+    for folder in dirs:
+        argv += ["--ro-bind", str(folder), str(folder)]
+    size = ["--size", "65536"] if sized else []
+    argv += ["--dev", "/dev", *proc_flags, *size, "--tmpfs", "/tmp", "--", "true"]
+    return argv
 
 
 @functools.cache
 def probe_bwrap() -> BwrapProbe:
-    """Probe bubblewrap once per process (cached): present, namespaces allowed, ``/proc``."""
+    """Probe bubblewrap and ``prlimit`` once per process (cached; tests clear the cache)."""
     path = shutil.which("bwrap")
     if path is None:
         return BwrapProbe(path=None, usable=False, proc=False, reason="bubblewrap not found")
-    base = [path, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/"]
-    base += ["--dev", "/dev", "--tmpfs", "/tmp"]
-    ok, message = _try([*base, "--proc", "/proc", "true"])
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        return BwrapProbe(
+            path=path,
+            usable=False,
+            proc=False,
+            reason="prlimit (util-linux) not found: resource limits cannot be set",
+        )
+    _ok, version = _try([path, "--version"])
+    # bubblewrap before 0.7 (Ubuntu 22.04 ships 0.6) has no --size: tmpfs mounts go uncapped.
+    sized, _ = _try([path, "--size", "65536", "--tmpfs", "/tmp", "--version"])
+    ok, message = _try(_probe_argv(path, ["--proc", "/proc"], sized))
     if ok:
-        return BwrapProbe(path=path, usable=True, proc=True)
-    ok_noproc, _ = _try([*base, "--tmpfs", "/proc", "true"])
+        return BwrapProbe(
+            path=path, usable=True, proc=True, prlimit=prlimit, version=version, sized=sized
+        )
+    ok_noproc, _ = _try(_probe_argv(path, ["--tmpfs", "/proc"], sized))
     if ok_noproc:
-        return BwrapProbe(path=path, usable=True, proc=False, reason=message)
+        return BwrapProbe(
+            path=path,
+            usable=True,
+            proc=False,
+            reason=message,
+            prlimit=prlimit,
+            version=version,
+            sized=sized,
+        )
     return BwrapProbe(
-        path=path, usable=False, proc=False, reason=f"bubblewrap cannot run here: {message}"
+        path=path,
+        usable=False,
+        proc=False,
+        reason=f"bubblewrap cannot run here: {message}",
+        prlimit=prlimit,
+        version=version,
     )
 
 
 def bwrap_available() -> bool:
-    """True when bubblewrap is installed and its namespaces work on this machine."""
+    """True when bubblewrap (and ``prlimit``) are installed and work on this machine."""
     return probe_bwrap().usable
+
+
+@dataclass(frozen=True, slots=True)
+class Mounts:
+    """The per-command part of a sandbox's filesystem (all absolute paths).
+
+    Attributes:
+        workspace: bound writable at its own path.
+        read_only: inside the workspace, re-bound read-only (``.git``, ``.chimera``).
+        extra_writable: outside the workspace, bound writable (caches).
+        masked: files bound to an unopenable node (dotenv files, runner files).
+        masked_dirs: folders replaced by an empty mode-000 tmpfs.
+        carried: ``(source, dest)`` pairs bound read-only (a live folder shown in a copy).
+    """
+
+    workspace: Path
+    read_only: tuple[Path, ...] = ()
+    extra_writable: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()
+    masked_dirs: tuple[Path, ...] = ()
+    carried: tuple[tuple[Path, Path], ...] = ()
 
 
 def bwrap_argv(
     probe: BwrapProbe,
     *,
-    workspace: Path,
+    layout: Layout,
+    mounts: Mounts,
     cwd: Path,
     env: dict[str, str],
     network: bool,
-    read_only_paths: tuple[Path, ...],
-    extra_writable: tuple[Path, ...],
-    hidden: tuple[Path, ...] = (),
-    visible_in_tmp: tuple[Path, ...] = (),
-    masked_in_workspace: tuple[Path, ...] = (),
+    tmpfs_bytes: int,
+    limits: list[str] | None = None,
 ) -> list[str]:
-    """The ``bwrap`` argument list that precedes the command's own argv.
+    """The ``[prlimit ... --] bwrap ... --`` argument list that precedes the command's argv.
 
-    Mount order matters: later mounts shadow earlier ones, so ``/`` comes first, then the
-    private ``/tmp``, then the writable binds (which may live under ``/tmp``), then the
-    read-only re-binds inside them (``.git``, ``.chimera``).
+    Mount order matters: later mounts shadow earlier ones. Fresh tmpfs folders and home come
+    first, then the read-only system and toolchain folders (a toolchain under home stays
+    visible), then the workspace (which may lie under home or ``/tmp``), then the read-only
+    and masked paths inside it.
     """
     assert probe.path is not None
-    argv = [probe.path, "--unshare-all"]
+    argv: list[str] = []
+    if limits is not None:
+        assert probe.prlimit is not None
+        argv += [probe.prlimit, *limits, "--"]
+    # Started by root, bubblewrap keeps every capability inside its user namespace: enough to
+    # unmount a mask (measured: `umount` of a masked file showed the file) or read a mode-000
+    # folder. No command of a run needs one.
+    argv += [probe.path, "--unshare-all", "--cap-drop", "ALL"]
     if network:
         argv.append("--share-net")
-    argv += ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev"]
+    argv += ["--die-with-parent", "--new-session"]
+    for target, link in layout.symlinks:
+        argv += ["--symlink", target, link]
+    argv += ["--dev", "/dev"]
     argv += ["--proc", "/proc"] if probe.proc else ["--tmpfs", "/proc"]
-    argv += ["--tmpfs", "/tmp"]
-    # The private /tmp would hide an interpreter or tools installed under /tmp (a virtualenv
-    # in a CI checkout there): those come back read-only.
-    for path in visible_in_tmp:
-        argv += ["--ro-bind", str(path), str(path)]
-    # Credential stores are masked: a read-only view of them is still a secret to exfiltrate
-    # through the workspace (and the PR). Folders become empty, files read as empty.
-    for path in hidden:
-        if path.is_dir():
-            argv += ["--tmpfs", str(path)]
-        else:
-            argv += ["--ro-bind", "/dev/null", str(path)]
-    for path in (workspace, *extra_writable):
+    size = ["--size", str(tmpfs_bytes)] if probe.sized else []
+    for folder in (*FRESH_DIRS, *layout.fresh):
+        argv += [*size, "--tmpfs", str(folder)]
+    for folder in layout.read_only:
+        argv += ["--ro-bind", str(folder), str(folder)]
+    for path in (mounts.workspace, *mounts.extra_writable):
         argv += ["--bind", str(path), str(path)]
-    for path in read_only_paths:
+    for source, dest in mounts.carried:
+        argv += ["--ro-bind", str(source), str(dest)]
+    for path in mounts.read_only:
         argv += ["--ro-bind", str(path), str(path)]
-    # Secret files inside the workspace (its dotenv files) are masked: bound after the
-    # workspace, or the writable bind would shadow the mask.
-    for path in masked_in_workspace:
+    # Masks come last so no bind above shadows them. /dev/null bound on a nodev mount cannot
+    # be opened at all (not even read as empty); an empty mode-000 tmpfs hides a folder.
+    for path in (*layout.masked_files, *mounts.masked):
         argv += ["--ro-bind", "/dev/null", str(path)]
+    for path in (*layout.masked_dirs, *mounts.masked_dirs):
+        # --perms on a tmpfs came with --size (bubblewrap 0.7): before it, an empty folder.
+        perms = ["--perms", "0000", "--size", "4096"] if probe.sized else []
+        argv += [*perms, "--tmpfs", str(path)]
     argv.append("--clearenv")
     for name, value in sorted(env.items()):
         argv += ["--setenv", name, value]

@@ -37,6 +37,11 @@ mistake in reverse, passing any future ``PYTHON_API_KEY``)."""
 
 DEFAULT_ALLOW: tuple[str, ...] = BASE_ALLOW + PYTHON_ALLOW
 
+RUNNER_PREFIXES: tuple[str, ...] = ("GITHUB_", "ACTIONS_", "RUNNER_")
+"""Names never passed in, even when allowlisted: the runner's tokens and command files
+(``GITHUB_TOKEN``, ``ACTIONS_ID_TOKEN_REQUEST_TOKEN``/``_URL``, ``ACTIONS_RUNTIME_TOKEN``,
+``GITHUB_OUTPUT``, ``RUNNER_TEMP`` ...) belong to the job, not to model-written code."""
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -44,7 +49,8 @@ def validate_names(names: Iterable[str]) -> tuple[str, ...]:
     """Check that each entry is a plain environment variable name.
 
     Raises:
-        SandboxError: an entry is empty, holds a glob or other non-name characters.
+        SandboxError: an entry is empty, holds a glob or other non-name characters, or is a
+            CI runner variable (:data:`RUNNER_PREFIXES`).
     """
     checked: list[str] = []
     for name in names:
@@ -53,8 +59,18 @@ def validate_names(names: Iterable[str]) -> tuple[str, ...]:
                 f"sandbox env_allow: {name!r} is not an environment variable name "
                 "(letters, digits and '_' only; globs are not allowed)"
             )
+        if is_runner_name(name):
+            raise SandboxError(
+                f"sandbox env_allow: {name!r} cannot be passed into the sandbox "
+                f"({', '.join(p + '*' for p in RUNNER_PREFIXES)} belong to the CI job)"
+            )
         checked.append(name)
     return tuple(checked)
+
+
+def is_runner_name(name: str) -> bool:
+    """True for a name the sandbox never passes on (see :data:`RUNNER_PREFIXES`)."""
+    return name.upper().startswith(RUNNER_PREFIXES)
 
 
 def allowed_names(allow: Iterable[str] = ()) -> frozenset[str]:
@@ -81,4 +97,6 @@ def build_env(
     """
     names = allowed_names(allow)
     origin = os.environ if source is None else source
-    return {name: value for name, value in origin.items() if name in names}
+    return {
+        name: value for name, value in origin.items() if name in names and not is_runner_name(name)
+    }

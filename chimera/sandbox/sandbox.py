@@ -2,127 +2,78 @@
 
 Tools (``run_command``), verifiers and the Spec's ``command`` checks all run through a
 :class:`Sandbox` during an autonomous run, so the rules the agent is told are not the
-boundary: the kernel is. See :mod:`chimera.sandbox.bwrap` for the bubblewrap layout.
+boundary: the kernel is. See :mod:`chimera.sandbox.layout` for what is visible and
+:mod:`chimera.sandbox.bwrap` for the command line.
 
 Modes:
 
-* ``bwrap``: no network, own pid namespace with a fresh ``/proc``, the workspace writable at
-  its own path, everything else read-only, a private ``/tmp``, the environment cleared and set
-  from the allowlist. The workspace's ``.git`` and ``.chimera`` folders are re-bound read-only
-  (git hooks and config, run state and the audit log are not the agent's to edit), and the
-  home folder's credential stores (``~/.ssh``, ``~/.aws``, ``~/.git-credentials``, ...; see
-  :data:`CREDENTIAL_PATHS`) and the workspace's dotenv files
-  (:func:`workspace_secret_files`) are masked.
-* ``scrubbed``: the same allowlisted environment, nothing else. This is weaker: a child can
-  still read its parent's ``/proc/PID/environ``, reach the network and write anywhere the user
-  can. It is reported as weaker wherever the mode is shown.
+* ``bwrap`` (strict): no network, own pid namespace with a fresh ``/proc``, an allowlisted
+  filesystem (system and toolchain folders read-only, fresh tmpfs scratch folders and home,
+  the workspace writable with its ``.git`` and ``.chimera`` read-only and its dotenv files
+  masked at every depth), the environment built from an allowlist, and resource limits
+  (:mod:`chimera.sandbox.limits`). ``auto`` is the same mode: when bubblewrap cannot start
+  the Sandbox **fails closed** with a one-line :class:`~chimera.errors.SandboxError`.
+* ``scrubbed``: the same allowlisted environment and resource limits, nothing else — the loud
+  opt-out. A child can still read its parent's ``/proc/PID/environ``, reach the network and
+  write anywhere the user can. It is reported as weaker wherever the mode is shown.
 
-``mode="auto"`` picks ``bwrap`` when :func:`~chimera.sandbox.bwrap.bwrap_available`, else
-``scrubbed``; ``mode="bwrap"`` refuses to fall back.
+Every result's output has workflow commands neutralised
+(:func:`chimera.sandbox.workflow_commands.neutralize`): sandboxed text never reaches a CI
+step's stdout in a form the runner would obey.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import re
-import sys
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from chimera.errors import SandboxError
-from chimera.runner import DEFAULT_OUTPUT_LIMIT, CommandResult, run_process, to_argv
-from chimera.sandbox.bwrap import BwrapProbe, bwrap_argv, probe_bwrap
+from chimera.errors import RunnerError, SandboxError
+from chimera.runner import (
+    DEFAULT_OUTPUT_LIMIT,
+    CommandResult,
+    CommandRunner,
+    run_process,
+    to_argv,
+)
+from chimera.sandbox.bwrap import BwrapProbe, Mounts, bwrap_argv, probe_bwrap
 from chimera.sandbox.env import allowed_names, build_env
+from chimera.sandbox.info import SandboxInfo
+from chimera.sandbox.layout import (
+    Layout,
+    credential_paths,
+    dotenv_files,
+    runner_files,
+    system_dirs,
+    toolchain_paths,
+    unreadable_in_etc,
+)
+from chimera.sandbox.limits import SandboxLimits
+from chimera.sandbox.workflow_commands import neutralize
 
 SandboxMode = Literal["auto", "bwrap", "scrubbed"]
 
 PROTECTED_DIRS: tuple[str, ...] = (".git", ".chimera")
 """Workspace folders mounted read-only inside bubblewrap."""
 
-CREDENTIAL_PATHS: tuple[str, ...] = (
-    ".ssh",
-    ".aws",
-    ".azure",
-    ".gnupg",
-    ".docker",
-    ".kube",
-    ".config/gh",
-    ".config/gcloud",
-    ".config/hub",
-    ".git-credentials",
-    ".netrc",
-    ".pypirc",
-    ".npmrc",
-    ".cargo/credentials.toml",
-)
-"""Paths under the home folder that bubblewrap masks (empty folders, empty files)."""
-
-
-def tool_paths_in_tmp(
-    path_env: str | None = None, prefixes: Sequence[str] | None = None
-) -> tuple[Path, ...]:
-    """Interpreter prefixes, import paths and ``PATH`` folders that live under ``/tmp``.
-
-    bubblewrap gives every command a private, empty ``/tmp``; these must stay visible (read
-    only) or a Python or tool installed there (a CI checkout's virtualenv) cannot start.
-    """
-    tmp = Path("/tmp").resolve()
-    if prefixes is None:
-        # The interpreter, its import path, and where Chimera itself is imported from (an
-        # editable install's source folder: pytest inside the sandbox loads its plugin).
-        import chimera
-
-        prefixes = [
-            sys.prefix,
-            sys.base_prefix,
-            sys.exec_prefix,
-            *sys.path,
-            str(Path(chimera.__file__).resolve().parent.parent),
-        ]
-    if path_env is None:
-        path_env = os.environ.get("PATH", "")
-    found: list[Path] = []
-    for raw in [*prefixes, *path_env.split(os.pathsep)]:
-        if not raw:
-            continue
-        path = Path(raw).resolve()
-        if path.is_relative_to(tmp) and path != tmp and path.is_dir():
-            found.append(path)
-    # Keep only the outermost folders: binding a parent already shows its children.
-    outer = [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
-    return tuple(dict.fromkeys(outer))
-
-
-def credential_paths(workspace: Path, homes: Sequence[Path] | None = None) -> tuple[Path, ...]:
-    """The existing credential stores to mask, skipping any that hold or sit in the workspace."""
-    if homes is None:
-        homes = [Path.home()]
-    found: list[Path] = []
-    for home in homes:
-        for rel in CREDENTIAL_PATHS:
-            path = home / rel
-            if path.is_symlink() or not path.exists():
-                continue
-            if workspace.is_relative_to(path) or path.is_relative_to(workspace):
-                continue
-            found.append(path)
-    return tuple(dict.fromkeys(found))
-
-
-_EXAMPLE_DOTENV = re.compile(r"\.env\.(example|sample|template|dist|defaults|tmpl|schema|test)$")
+OPT_OUT = 'set [tool.chimera.sandbox] mode = "scrubbed" to run without isolation (weaker)'
 
 
 def workspace_secret_files(workspace: Path) -> tuple[Path, ...]:
-    """The workspace's dotenv files (``.env``, ``.env.local`` ... at its root; examples and
-    templates excepted), which bubblewrap masks: a command of the run (a test the agent wrote,
-    a spec check) could otherwise copy a key from ``.env`` into a file of the change. The same
-    files whose values :class:`chimera.governance.guard.SecretRedactor` redacts."""
-    found: list[Path] = []
-    for path in sorted(workspace.glob(".env*")):
-        if path.is_file() and not _EXAMPLE_DOTENV.search(path.name):
-            found.append(path)
-    return tuple(found)
+    """The workspace's dotenv files at every depth (examples and templates excepted), which
+    bubblewrap masks and :class:`chimera.governance.guard.SecretRedactor` redacts."""
+    return dotenv_files(workspace)
+
+
+def _home() -> Path | None:
+    raw = os.environ.get("HOME")
+    if not raw or not Path(raw).is_absolute():
+        return None
+    home = Path(raw).resolve()
+    return None if home == Path("/") else home
 
 
 class Sandbox:
@@ -130,20 +81,26 @@ class Sandbox:
 
     Args:
         workspace: the writable root (resolved; must be an existing directory other than /).
-        mode: ``auto``, ``bwrap`` or ``scrubbed`` (see the module docstring).
+        mode: ``auto`` or ``bwrap`` (strict; fail closed) or ``scrubbed`` (the opt-out).
         env_allow: environment variable names added to the default allowlist.
         network: allow network access (bubblewrap only; default off).
         read_only_paths: more paths inside the workspace to mount read-only.
         extra_writable: paths outside the workspace to mount writable (caches).
+        visible: more folders outside the workspace shown read-only (a project's dependency
+            folder or toolchain that the automatic list misses).
+        toolchain: the interpreter and tool folders shown read-only; ``None`` (default) finds
+            them (:func:`chimera.sandbox.layout.toolchain_paths`), ``()`` shows none.
+        limits: resource limits (default :class:`SandboxLimits` ``()``).
 
     Attributes:
         mode: the mode in effect, ``"bwrap"`` or ``"scrubbed"``.
         weaker: ``True`` in scrubbed mode.
-        fallback_reason: why ``auto`` fell back to scrubbed (``""`` otherwise).
+        fallback_reason: always ``""`` (kept for callers: the strict mode never falls back).
 
     Raises:
-        SandboxError: ``mode="bwrap"`` without usable bubblewrap; a bad workspace or path; an
-            ``env_allow`` entry that is not a variable name.
+        SandboxError: strict mode without usable bubblewrap (one line, with the reason and the
+            opt-out); a bad workspace or path; an ``env_allow`` entry that is not a variable
+            name or is a CI runner variable.
     """
 
     def __init__(
@@ -155,6 +112,9 @@ class Sandbox:
         network: bool = False,
         read_only_paths: Sequence[Path] = (),
         extra_writable: Sequence[Path] = (),
+        visible: Sequence[Path] = (),
+        toolchain: Sequence[Path] | None = None,
+        limits: SandboxLimits | None = None,
     ) -> None:
         root = Path(workspace).resolve()
         if not root.is_dir():
@@ -164,19 +124,18 @@ class Sandbox:
         self.workspace = root
         self.env_allow = tuple(sorted(allowed_names(env_allow)))
         self.network = network
+        self.limits = limits or SandboxLimits()
         if mode not in ("auto", "bwrap", "scrubbed"):
             raise SandboxError(f"unknown sandbox mode {mode!r} (auto, bwrap or scrubbed)")
-        probe: BwrapProbe | None = None
         self.fallback_reason = ""
+        self._probe: BwrapProbe | None = None
+        self._prlimit = shutil.which("prlimit")
         if mode in ("auto", "bwrap"):
             probe = probe_bwrap()
             if not probe.usable:
-                if mode == "bwrap":
-                    raise SandboxError(f"sandbox mode 'bwrap' requested but {probe.reason}")
-                self.fallback_reason = probe.reason
-                probe = None
-        self._probe = probe
-        self._mode: Literal["bwrap", "scrubbed"] = "bwrap" if probe is not None else "scrubbed"
+                raise SandboxError(f"the strict sandbox cannot start: {probe.reason}; {OPT_OUT}")
+            self._probe = probe
+        self._mode: Literal["bwrap", "scrubbed"] = "bwrap" if self._probe else "scrubbed"
         ro: list[Path] = []
         for path in read_only_paths:
             resolved = (root / path).resolve()
@@ -186,13 +145,20 @@ class Sandbox:
                 raise SandboxError(f"sandbox read-only path {path} does not exist")
             ro.append(resolved)
         self.read_only_paths = tuple(dict.fromkeys(ro))
-        writable: list[Path] = []
-        for path in extra_writable:
+        self.extra_writable = self._folders(extra_writable, "writable")
+        self.visible = self._folders(visible, "visible")
+        self.toolchain = None if toolchain is None else self._folders(toolchain, "toolchain")
+        self._carried: tuple[tuple[Path, Path], ...] = ()
+
+    @staticmethod
+    def _folders(paths: Sequence[Path], what: str) -> tuple[Path, ...]:
+        found: list[Path] = []
+        for path in paths:
             resolved = Path(path).resolve()
             if not resolved.is_dir():
-                raise SandboxError(f"sandbox writable path {path} is not a directory")
-            writable.append(resolved)
-        self.extra_writable = tuple(writable)
+                raise SandboxError(f"sandbox {what} path {path} is not a directory")
+            found.append(resolved)
+        return tuple(found)
 
     @property
     def mode(self) -> str:
@@ -209,16 +175,52 @@ class Sandbox:
         if self._probe is not None:
             net = "network allowed" if self.network else "no network"
             proc = "" if self._probe.proc else " (no /proc)"
-            return f"bwrap: {net}, own pid namespace{proc}, workspace writable"
-        why = self.fallback_reason or "requested"
-        return f"scrubbed environment only ({why}): weaker"
+            return (
+                f"bwrap: {net}, own pid namespace{proc}, allowlisted filesystem, "
+                f"workspace writable; limits: {self.limits.describe()}"
+            )
+        return f"scrubbed environment only (requested): weaker; limits: {self.limits.describe()}"
+
+    def info(self) -> SandboxInfo:
+        """The mode as data, for the PR body, the job summary and the outcome comment."""
+        probe = self._probe
+        return SandboxInfo(
+            mode=self._mode,
+            strict=probe is not None,
+            network=self.network,
+            description=self.describe(),
+            bubblewrap=probe.version if probe else "",
+            fresh_proc=bool(probe and probe.proc),
+            process_limit_enforced=self.limits.process_limit_enforced,
+            limits=dataclasses.asdict(self.limits),
+        )
+
+    def for_checks(self, root: Path) -> CommandRunner:
+        """The runner of the Spec's ``command`` checks over ``root``: each command in a
+        disposable copy of the tree (see :class:`chimera.sandbox.disposable.DisposableRunner`)."""
+        from chimera.sandbox.disposable import DisposableRunner
+
+        live = Path(root).resolve()
+        carry = [p for p in self.read_only_paths if p.is_relative_to(live)]
+        return DisposableRunner(self, live, carry=carry)
+
+    def clone(self, workspace: Path, carried: Sequence[tuple[Path, Path]] = ()) -> Sandbox:
+        """This sandbox's settings over another workspace (a disposable copy); ``carried``
+        are ``(live folder, folder in the copy)`` pairs shown read-only."""
+        twin = Sandbox.__new__(Sandbox)
+        twin.__dict__.update(self.__dict__)
+        twin.workspace = Path(workspace).resolve()
+        twin.read_only_paths = ()
+        twin._carried = tuple(carried)
+        return twin
 
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment a command gets: allowlisted names only.
 
         Values come from ``os.environ``; ``env`` (if given) overrides them, but only for
         allowlisted names — a caller cannot widen the allowlist per command. In bubblewrap
-        mode ``TMPDIR`` points at the private ``/tmp``.
+        mode ``TMPDIR`` points at the private ``/tmp``. ``GITHUB_*``, ``ACTIONS_*`` and
+        ``RUNNER_*`` never pass.
         """
         result = build_env(self.env_allow)
         if env is not None:
@@ -227,11 +229,38 @@ class Sandbox:
             result["TMPDIR"] = "/tmp"
         return result
 
-    def _read_only_now(self) -> tuple[Path, ...]:
-        # Checked per command: .chimera/ may be created after the sandbox.
+    def _layout(self) -> Layout:
+        home = _home()
+        links, system = system_dirs()
+        tools = self.toolchain
+        if tools is None:
+            tools = toolchain_paths(workspace=self.workspace, home=home)
+        read_only = tuple(dict.fromkeys([*system, *tools, *self.visible]))
+        etc_files, etc_dirs = unreadable_in_etc()
+        homes = [home] if home is not None else []
+        creds = credential_paths([*read_only, self.workspace], homes)
+        return Layout(
+            symlinks=links,
+            read_only=read_only,
+            masked_files=(*etc_files, *(p for p in creds if not p.is_dir())),
+            masked_dirs=(*etc_dirs, *(p for p in creds if p.is_dir())),
+            fresh=(home,) if home is not None and not home.is_relative_to(self.workspace) else (),
+        )
+
+    def _mounts(self) -> Mounts:
+        # Checked per command: .chimera/ may be created after the sandbox, .env files too.
         protected = [self.workspace / name for name in PROTECTED_DIRS]
         present = [path for path in protected if os.path.lexists(path)]
-        return tuple(dict.fromkeys([*present, *self.read_only_paths]))
+        visible = [self.workspace, *self.extra_writable, *(d for _s, d in self._carried)]
+        runner = [p for p in runner_files(os.environ) if any(p.is_relative_to(v) for v in visible)]
+        return Mounts(
+            workspace=self.workspace,
+            read_only=tuple(dict.fromkeys([*present, *self.read_only_paths])),
+            extra_writable=self.extra_writable,
+            masked=(*workspace_secret_files(self.workspace), *(p for p in runner if p.is_file())),
+            masked_dirs=tuple(p for p in runner if p.is_dir()),
+            carried=self._carried,
+        )
 
     def _check_cwd(self, cwd: Path) -> Path:
         resolved = (self.workspace / cwd).resolve()
@@ -240,6 +269,45 @@ class Sandbox:
         if not resolved.is_dir():
             raise SandboxError(f"sandbox cwd {cwd} is not a directory")
         return resolved
+
+    def command_line(
+        self, command: str | Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
+    ) -> tuple[list[str], dict[str, str]]:
+        """``(argv, environment)`` that run ``command`` in this sandbox: ``prlimit ... bwrap
+        ... -- command`` (scrubbed: ``prlimit ... -- command``).
+
+        Raises:
+            SandboxError: ``cwd`` is outside the workspace or not a directory.
+            RunnerError: ``command`` is empty; in scrubbed mode, its program does not exist.
+        """
+        where = self._check_cwd(cwd)
+        argv, _display = to_argv(command)
+        environment = self.environment(env)
+        limits = self.limits.prlimit_args()
+        if self._probe is not None:
+            prefix = bwrap_argv(
+                self._probe,
+                layout=self._layout(),
+                mounts=self._mounts(),
+                cwd=where,
+                env=environment,
+                network=self.network,
+                tmpfs_bytes=self.limits.tmpfs_bytes,
+                limits=limits,
+            )
+            return [*prefix, *argv], environment
+        if self._prlimit is not None:
+            # prlimit would report a missing program as an exit status; callers expect the
+            # RunnerError a direct start raises.
+            program = argv[0]
+            if "/" in program:
+                found: str | None = str(where / program)
+            else:
+                found = shutil.which(program, path=environment.get("PATH", os.defpath))
+            if found is None or not os.access(found, os.X_OK):
+                raise RunnerError(f"cannot run {argv[0]!r}: no such executable")
+            return [self._prlimit, *limits, "--", *argv], environment
+        return argv, environment
 
     def run(
         self,
@@ -252,37 +320,25 @@ class Sandbox:
     ) -> CommandResult:
         """Run ``command`` confined to the workspace (see the class docstring).
 
+        ``timeout`` is capped to the limits' ``wall_s``; on expiry the sandbox's whole pid
+        namespace is killed. The output has workflow commands neutralised.
+
         Raises:
             SandboxError: ``cwd`` is outside the workspace or not a directory.
             RunnerError: the command (or bwrap) could not be started.
         """
+        argv, environment = self.command_line(command, cwd=cwd, env=env)
+        _argv, display = to_argv(command)
         where = self._check_cwd(cwd)
-        argv, display = to_argv(command)
-        environment = self.environment(env)
-        if self._probe is not None:
-            argv = [
-                *bwrap_argv(
-                    self._probe,
-                    workspace=self.workspace,
-                    cwd=where,
-                    env=environment,
-                    network=self.network,
-                    read_only_paths=self._read_only_now(),
-                    extra_writable=self.extra_writable,
-                    hidden=credential_paths(self.workspace),
-                    visible_in_tmp=tool_paths_in_tmp(),
-                    masked_in_workspace=workspace_secret_files(self.workspace),
-                ),
-                *argv,
-            ]
         # bwrap itself also starts from the allowlisted environment: its own /proc entry is
         # pid 1's in the sandbox, and it must not carry the parent's secrets either.
-        return run_process(
+        result = run_process(
             argv,
             cwd=where,
-            timeout=timeout,
+            timeout=min(timeout, self.limits.wall_s),
             env=environment,
             output_limit=output_limit,
             display=display,
             mode=self._mode,
         )
+        return dataclasses.replace(result, output=neutralize(result.output))

@@ -56,12 +56,18 @@ class ScanRequest:
 @dataclass(frozen=True, slots=True)
 class TextMatch:
     """One match: ``file`` relative to the root, 1-based ``line``/``col`` (in characters)
-    of the match start, and the text of that line (trimmed to a readable length)."""
+    of the match start, and the text of that line (trimmed to a readable length).
+
+    When the selected name is a symlink (or lies under a linked directory), ``file`` is the
+    file a person would edit — the link's target, relative to the root — and ``link`` the
+    selected name; otherwise ``link`` is ``None``.
+    """
 
     file: str
     line: int
     col: int
     snippet: str
+    link: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,12 +129,19 @@ class ModuleIndex:
             ``missing`` (no such file), or a one-line reason (``syntax error at
             file:line:col: ...``, ``binary file``, ...).
         missing: whether the file does not exist (a ``failed`` check, not an ``error``).
+        star_imports: ``from m import *`` statements, each a definition of kind
+            ``star import`` whose ``qualname`` is ``m``; the names they bind are unknown (the
+            module is read, never imported, and imports are not followed).
+        source: the file a person would edit, relative to the root, when ``file`` is a
+            symlink to it (or lies under a linked directory); ``None`` otherwise.
     """
 
     file: str
     definitions: Mapping[str, tuple[Definition, ...]] = field(default_factory=dict)
     problem: str | None = None
     missing: bool = False
+    star_imports: tuple[Definition, ...] = ()
+    source: str | None = None
 
 
 @runtime_checkable

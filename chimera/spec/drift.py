@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from chimera.errors import UsageError
-from chimera.runner import CommandRunner, LocalRunner
+from chimera.runner import CommandRunner, LocalRunner, check_runner
 from chimera.spec.engine import EngineOptions, EngineSession, EngineStats
 from chimera.spec.engine.files import ReadBytes
 from chimera.spec.model import CheckOutcome, Requirement, Spec, Status
@@ -65,9 +65,9 @@ class DriftSession:
         if not root.is_dir():
             raise UsageError(f"root {root} is not a directory")
         self.spec = spec
-        self.engine = EngineSession(
-            root, runner or LocalRunner(), options=options, stats=stats, reader=reader
-        )
+        # A sandbox gives checks a runner of their own: each command in a disposable copy.
+        checks = check_runner(runner or LocalRunner(), root)
+        self.engine = EngineSession(root, checks, options=options, stats=stats, reader=reader)
         self._by_id = spec.by_id()
         self._order = [r.id for r in spec.requirements]
         self._prepared: set[str] = set()

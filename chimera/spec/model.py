@@ -41,6 +41,48 @@ class Status(StrEnum):
         return self is not Status.PASSED
 
 
+# Every character str.splitlines() breaks on: a message holding one would stop being one line.
+_LINE_BREAKS = str.maketrans(
+    {
+        "\n": "\\n",
+        "\r": "\\r",
+        "\v": "\\v",
+        "\f": "\\f",
+        "\x1c": "\\x1c",
+        "\x1d": "\\x1d",
+        "\x1e": "\\x1e",
+        "\x85": "\\x85",
+        "\u2028": "\\u2028",
+        "\u2029": "\\u2029",
+    }
+)
+
+EVIDENCE_LINE_CHARS = 200
+"""Longest line of evidence text kept (a match's line, a line of command output); characters."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line break escaped (``\\n``...), so it fits a one-line message.
+
+    Used wherever spec text (a YAML ``|`` block pattern, a multi-line command) is quoted in a
+    message, a description or a JSON ``message`` field.
+    """
+    return text.translate(_LINE_BREAKS)
+
+
+def cap_line(line: str, limit: int = EVIDENCE_LINE_CHARS) -> str:
+    """``line`` cut to at most ``limit`` characters plus a marker naming how many were cut
+    (``… [+9999800 chars]``); shorter lines are returned unchanged."""
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}… [+{len(line) - limit} chars]"
+
+
+def cap_lines(text: str, limit: int = EVIDENCE_LINE_CHARS) -> str:
+    """:func:`cap_line` applied to every line of ``text`` (line ends kept as ``\\n``)."""
+    return "\n".join(cap_line(line, limit) for line in text.split("\n"))
+
+
 @dataclass(frozen=True, slots=True)
 class SourceLocation:
     """A place in a spec file; ``line`` and ``col`` are 1-based."""

@@ -9,9 +9,44 @@ running (``filterwarnings = error`` would turn a leak into a failure).
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Self
+
+
+class OneShotHandler(BaseHTTPRequestHandler):
+    """A request handler that serves one request per connection and logs nothing.
+
+    Every answer says ``Connection: close``, so a handler thread never lingers on a kept-alive
+    socket; tests read the servers' request records, not stderr.
+    """
+
+    protocol_version = "HTTP/1.1"
+    timeout = 10  # a client that connects and sends nothing cannot pin a thread forever
+
+    def handle(self) -> None:
+        self.close_connection = True
+        self.handle_one_request()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def reply(
+        self, status: int, data: bytes, content_type: str, headers: Mapping[str, str]
+    ) -> None:
+        """Send one complete answer; a client that already gave up (a timeout test) is fine."""
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
 
 class _Server(ThreadingHTTPServer):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from chimera.testing._server import LocalServer
+from chimera.testing._server import LocalServer, OneShotHandler
 
 __all__ = ["OpenAIStubServer", "RecordedRequest", "StubFault", "StubReply", "StubToolCall"]
 
@@ -113,23 +113,11 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(OneShotHandler):
     @property
     def _owner(self) -> OpenAIStubServer:
         owner: OpenAIStubServer = self.server.owner  # type: ignore[attr-defined]
         return owner
-
-    protocol_version = "HTTP/1.1"
-    timeout = 10  # a client that connects and sends nothing cannot pin a thread forever
-
-    def handle(self) -> None:
-        # One request per connection (every answer says "Connection: close"), so a handler
-        # thread never lingers waiting for a next request on a kept-alive socket.
-        self.close_connection = True
-        self.handle_one_request()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return  # tests read the request record, not stderr
 
     def _read_body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
@@ -142,19 +130,8 @@ class _Handler(BaseHTTPRequestHandler):
             return raw.decode("utf-8", errors="replace")
 
     def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] = {}) -> None:
-        data = json.dumps(payload).encode("utf-8")
         self.close_connection = True
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Connection", "close")
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test); nothing to answer
+        self.reply(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
 
     def _error(self, status: int, message: str, code: str | None = None, **headers: str) -> None:
         payload = {

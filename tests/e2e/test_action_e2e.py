@@ -267,6 +267,7 @@ def labeled(issue: int, sender: str, sender_type: str = "User") -> dict[str, Any
     )
 
 
+@pytest.mark.slow
 def test_label_to_pull_request_idempotent_and_fault_tolerant(world: World) -> None:
     world.model = "scripted:" + str(
         script(

@@ -21,6 +21,7 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_run_pauses_then_another_person_approves(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -104,6 +105,7 @@ def test_task_file_and_bad_spec_path(project: Path, capsys: pytest.CaptureFixtur
     assert "--task-file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_one_run_at_a_time_per_tree_and_interrupted_runs_are_named(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

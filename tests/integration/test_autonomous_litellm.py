@@ -43,6 +43,7 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_autonomous_litellm_solves_over_http_with_known_cost(repo: Path) -> None:
     register_prices({f"openai/{MODEL}": ModelPrice(input_per_mtok=1.0, output_per_mtok=4.0)})
     with OpenAIStubServer() as server:

@@ -117,6 +117,7 @@ def _functions_of(cls: type) -> list[tuple[str, types.FunctionType]]:
     return out
 
 
+@pytest.mark.slow
 def test_defines_agrees_with_runtime_introspection() -> None:
     """Every class and method the imported modules define in their own file is found."""
     checks: list[Check] = []
@@ -210,6 +211,7 @@ def site_packages_oracle() -> tuple[dict[str, str], list[str], int]:
     return texts, skipped, unreadable
 
 
+@pytest.mark.slow
 def test_absent_and_contains_over_site_packages_agree_with_brute_force(
     site_packages_oracle: tuple[dict[str, str], list[str], int],
 ) -> None:

@@ -4,6 +4,7 @@ with priced models: the account the user reads is the exact one."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,6 +86,10 @@ def test_ask_over_http_reports_the_exact_net_saving(
     assert worker_cost is not None and inline is not None and None not in overhead
     net = inline - worker_cost - sum(overhead)  # type: ignore[arg-type]
     assert f"net saving: ${net:.6f}" in out
+    # The printed head is the whole hash: `audit verify --head` accepts it as printed.
+    run_rel, head = re.search(r"run: (\S+) \(audit head ([0-9a-f]+)\)", out).groups()  # type: ignore[union-attr]
+    assert main(["audit", "verify", str(root / run_rel / "audit.jsonl"), "--head", head]) == 0
+    capsys.readouterr()
 
     assert main(["delegations", "--root", str(root), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -271,3 +271,59 @@ def _folder(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "outcome.json").write_text("{}")
     return folder
+
+
+def test_trust_chain_responses_match_the_openapi_schemas(
+    world: tuple[GitHubFake, str], subset: dict[str, Any]
+) -> None:
+    """Reviews, commits, check runs and statuses: what the trust chain's tests read."""
+    fake, token = world
+    repo = fake.repos["octo/app"]
+    sha = repo.head_sha("chimera/issue-1")
+    app = fake.add_app_token("chimera-app", repos=("octo/app",))
+    alice = fake.add_token("alice")
+    pull = {"title": "t", "body": "b", "head": "chimera/issue-1", "base": "main"}
+    _request(fake, token, "POST", "/repos/octo/app/pulls", pull)
+    run = {"name": "chimera/spec", "head_sha": sha, "status": "in_progress"}
+    run_id = _request(fake, app, "POST", "/repos/octo/app/check-runs", run).json()["id"]
+    calls: list[tuple[str, str, str, str, str, dict[str, Any] | None]] = [
+        (alice, "POST", "/repos/octo/app/pulls/2/reviews", "/pulls/{pull_number}/reviews", "200",
+         {"event": "APPROVE"}),
+        (app, "GET", f"/repos/octo/app/commits/{sha}", "/commits/{ref}", "200", None),
+        (app, "POST", "/repos/octo/app/check-runs", "/check-runs", "201",
+         {"name": "lint", "head_sha": sha, "conclusion": "success",
+          "output": {"title": "Lint", "summary": "clean"}}),
+        (app, "PATCH", f"/repos/octo/app/check-runs/{run_id}", "/check-runs/{check_run_id}",
+         "200", {"conclusion": "failure"}),
+        (app, "GET", f"/repos/octo/app/check-runs/{run_id}", "/check-runs/{check_run_id}",
+         "200", None),
+        (app, "GET", f"/repos/octo/app/commits/{sha}/check-runs", "/commits/{ref}/check-runs",
+         "200", None),
+        (app, "POST", f"/repos/octo/app/statuses/{sha}", "/statuses/{sha}", "201",
+         {"state": "success", "context": "chimera/spec", "description": "met"}),
+        (app, "GET", f"/repos/octo/app/commits/{sha}/statuses", "/commits/{ref}/statuses",
+         "200", None),
+        (app, "GET", f"/repos/octo/app/commits/{sha}/status", "/commits/{ref}/status", "200",
+         None),
+    ]  # fmt: skip
+    for who, method, path, template, status, body in calls:
+        resp = _request(fake, who, method, path, body)
+        assert str(resp.status_code) == status, (path, resp.status_code, resp.text[:200])
+        validator = _validator(subset, method.lower(), "/repos/{owner}/{repo}" + template, status)
+        errors = sorted(validator.iter_errors(resp.json()), key=lambda e: list(e.path))
+        assert not errors, f"{method} {path}: " + "; ".join(
+            f"{'/'.join(map(str, e.path))}: {e.message[:200]}" for e in errors[:5]
+        )
+    # The check run lists the open PR whose head it is on (pull-request-minimal).
+    listed = _request(fake, app, "GET", f"/repos/octo/app/commits/{sha}/check-runs", None)
+    assert {r["pull_requests"][0]["number"] for r in listed.json()["check_runs"]} == {2}
+    run_schema = "/repos/{owner}/{repo}/check-runs/{check_run_id}"
+    assert any(True for _ in _validator(subset, "get", run_schema, "200").iter_errors({"id": 1}))
+    assert not fake.internal_errors
+
+
+def _request(
+    fake: GitHubFake, token: str, method: str, path: str, body: dict[str, Any] | None
+) -> requests.Response:
+    headers = {"Authorization": f"token {token}", "Accept": "application/vnd.github+json"}
+    return requests.request(method, fake.api_url + path, json=body, headers=headers, timeout=5)

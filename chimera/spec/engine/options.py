@@ -6,12 +6,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
+from chimera.config.check import DEFAULT_MAX_FILE_BYTES, DEFAULT_REGEX_TIMEOUT_S
+
 MIB = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
-    """Limits of one engine session.
+    """Limits of one engine session (the first two are a project's settings:
+    :class:`chimera.spec.settings.CheckSettings`, ``[tool.chimera.check]``).
 
     Attributes:
         max_file_bytes: a selected file larger than this is not read and never helps a
@@ -32,8 +35,8 @@ class EngineOptions:
             installed by a git-cloned version manager, whose files that repository ignores).
     """
 
-    max_file_bytes: int = 8 * MIB
-    pattern_timeout_s: float = 2.0
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    pattern_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     max_pattern_timeouts: int = 3
     text_cache_bytes: int = 256 * MIB
     snippet_chars: int = 200

@@ -29,6 +29,7 @@ from typing import Any
 import regex
 
 from chimera.spec.engine.options import EngineOptions, EngineStats
+from chimera.spec.model import one_line
 
 _sre_parse: Any = importlib.import_module("re._parser")
 _sre: Any = importlib.import_module("re._constants")
@@ -50,9 +51,33 @@ class _NoPrefilter(Exception):
     """The pattern cannot be prefiltered safely; run it on every file."""
 
 
+PATTERN_FLAGS = regex.MULTILINE
+"""Flags every Spec pattern is compiled with (validation and search alike)."""
+
+
 def shown(pattern: str, is_regex: bool) -> str:
-    """How a pattern is named in messages: ``/regex/`` or ``'literal'``."""
-    return f"/{pattern}/" if is_regex else repr(pattern)
+    """How a pattern is named in messages, on one line: ``/regex/`` (line breaks escaped, as a
+    ``|`` YAML block leaves one at the end) or ``'literal'``."""
+    return f"/{one_line(pattern)}/" if is_regex else repr(pattern)
+
+
+def compile_pattern(source: str) -> tuple[regex.Pattern[str] | None, str | None]:
+    """Compile a Spec regex with :data:`PATTERN_FLAGS`.
+
+    Returns:
+        ``(compiled, None)``, or ``(None, problem)`` where ``problem`` is one line naming
+        the pattern, the reason and its 0-based position (``invalid pattern /a(/: missing )
+        at position 2``). Never raises.
+    """
+    try:
+        return regex.compile(source, PATTERN_FLAGS), None
+    except regex.error as exc:
+        pos = getattr(exc, "pos", None)
+        where = f" at position {pos}" if pos is not None else ""
+        msg = getattr(exc, "msg", None) or str(exc)
+        return None, f"invalid pattern {shown(source, True)}: {one_line(msg)}{where}"
+    except (ValueError, OverflowError, RecursionError) as exc:
+        return None, f"invalid pattern {shown(source, True)}: {one_line(str(exc))}"
 
 
 @dataclass(frozen=True)
@@ -133,19 +158,9 @@ class PatternCache:
             whole = frozenset({source})
             return CompiledPattern(source, False, None, None, whole, literal_sets=(whole,))
         self.stats.compiles[source] += 1
-        try:
-            compiled = regex.compile(source, regex.MULTILINE)
-        except regex.error as exc:
-            pos = getattr(exc, "pos", None)
-            where = f" at position {pos}" if pos is not None else ""
-            msg = getattr(exc, "msg", None) or str(exc)
-            return CompiledPattern(
-                source, True, None, f"invalid pattern {shown(source, True)}: {msg}{where}", None
-            )
-        except (ValueError, OverflowError, RecursionError) as exc:
-            return CompiledPattern(
-                source, True, None, f"invalid pattern {shown(source, True)}: {exc}", None
-            )
+        compiled, problem = compile_pattern(source)
+        if compiled is None:
+            return CompiledPattern(source, True, None, problem, None)
         sets = required_literal_sets(source, self.options.min_literal_chars)
         if not sets:
             return CompiledPattern(source, True, compiled, None, None)

@@ -21,6 +21,11 @@ FUNCTION = "function"
 METHOD = "method"
 VARIABLE = "variable"
 IMPORT = "import"
+STAR_IMPORT = "star import"
+
+STAR = "*"
+"""The key :func:`index_source` files ``from m import *`` statements under: no ``symbol`` can
+name it, and the names such a statement binds are unknown without importing ``m``."""
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -55,13 +60,14 @@ class _Indexer:
         self.snippet_chars = snippet_chars
         self.found: dict[str, list[Definition]] = {}
 
-    def add(self, qualname: str, kind: str, node: ast.AST) -> None:
+    def add(self, key: str, kind: str, node: ast.AST, *, qualname: str | None = None) -> None:
         line = getattr(node, "lineno", 1)
         col = getattr(node, "col_offset", 0) + 1
         text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
         if len(text) > self.snippet_chars:
             text = text[: self.snippet_chars - 1] + "…"
-        self.found.setdefault(qualname, []).append(Definition(qualname, kind, line, col, text))
+        found = Definition(qualname or key, kind, line, col, text)
+        self.found.setdefault(key, []).append(found)
 
     def block(self, body: Sequence[ast.stmt], prefix: str, in_class: bool) -> None:
         for stmt in body:
@@ -84,6 +90,9 @@ class _Indexer:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 if alias.name == "*":
+                    assert isinstance(node, ast.ImportFrom)
+                    source = "." * node.level + (node.module or "")
+                    self.add(STAR, STAR_IMPORT, node, qualname=source)
                     continue
                 bound = alias.asname or alias.name.split(".")[0]
                 self.add(prefix + bound, IMPORT, node)
@@ -121,7 +130,9 @@ def index_source(
 
     Returns:
         ``(definitions by qualified name, None)``, or ``({}, reason)`` when the file does not
-        parse — ``"syntax error at file:line:col: message"``.
+        parse — ``"syntax error at file:line:col: message"``. Star imports are listed under
+        :data:`STAR`, each a ``star import`` definition whose ``qualname`` is the module
+        imported from (``attr.filters``, ``.base``).
     """
     try:
         tree = ast.parse(text, filename=filename)

@@ -41,7 +41,7 @@ from chimera.spec.engine.files import (
 )
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
-from chimera.spec.engine.pyindex import index_source
+from chimera.spec.engine.pyindex import STAR, index_source
 
 _PatternKey = tuple[str, bool]
 _Located = tuple[int, int, str]
@@ -289,7 +289,9 @@ class EngineSession:
                 timeouts.append(target.rel)
                 continue
             found = done.matches if need_all else done.matches[:1]
-            matches[target.rel] = tuple(TextMatch(target.rel, *loc) for loc in found)
+            edit = self._edited(target)
+            link = target.rel if edit != target.rel else None
+            matches[target.rel] = tuple(TextMatch(edit, *loc, link=link) for loc in found)
         unscannable = list(scope.unscannable)
         unscannable.extend(
             Unscannable(by_real[real].rel, reason)
@@ -328,7 +330,24 @@ class EngineSession:
             self._pending_modules[target.real] = target
             self.run_pass()
         definitions, problem = self._modules[target.real]
-        return ModuleIndex(rel, definitions=definitions, problem=problem)
+        stars = definitions.get(STAR, ())
+        if stars:
+            definitions = {k: v for k, v in definitions.items() if k != STAR}
+        edit = self._edited(target)
+        return ModuleIndex(
+            rel,
+            definitions=definitions,
+            problem=problem,
+            star_imports=stars,
+            source=edit if edit != rel else None,
+        )
+
+    def _edited(self, target: Target) -> str:
+        """The root-relative name of the file behind ``target`` (its link target)."""
+        real = target.real
+        if real.startswith(self._root_real + "/"):
+            return real[len(self._root_real) + 1 :]
+        return target.rel  # links never leave the root (Resolver); kept for safety
 
     def resolve_module(self, dotted: str) -> tuple[str | None, Sequence[str]]:
         parts = "/".join(dotted.split("."))

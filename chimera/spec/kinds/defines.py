@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from chimera.spec.context import CheckContext, Definition
 
 
+def _joined(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
 class SymbolKind(StrEnum):
     CLASS = "class"
     FUNCTION = "function"
@@ -101,6 +105,9 @@ class Defines(Check):
             return CheckOutcome(Status.ERROR, index.problem)
         wanted = self.kind.value
         what = "" if self.kind is SymbolKind.ANY else f"{wanted} "
+        # Evidence names the file a person would edit, and the link when one selected it.
+        file = index.source or index.file
+        via = f"via symlink {index.file}" if index.source else ""
         found = index.definitions.get(self.symbol, ())
         fitting = [d for d in found if kind_matches(wanted, d.kind)]
         if fitting:
@@ -108,7 +115,7 @@ class Defines(Check):
             return CheckOutcome(
                 Status.PASSED,
                 f"{index.file} defines {what}{self.symbol} ({d.kind})",
-                (Evidence(file=index.file, line=d.line, col=d.col, snippet=d.snippet),),
+                (Evidence(file=file, line=d.line, col=d.col, snippet=d.snippet, note=via),),
             )
         if found:
             kinds = sorted({d.kind for d in found})
@@ -117,20 +124,41 @@ class Defines(Check):
                 f"{self.symbol} in {index.file} is a {' / '.join(kinds)}, not a {wanted}",
                 tuple(
                     Evidence(
-                        file=index.file, line=d.line, col=d.col, snippet=d.snippet, note=d.kind
+                        file=file,
+                        line=d.line,
+                        col=d.col,
+                        snippet=d.snippet,
+                        note=_joined(d.kind, via),
                     )
                     for d in found
                 ),
             )
-        near = self._near_misses(index.file, index.definitions)
+        message = f"{index.file} does not define {what}{self.symbol}"
+        near = self._near_misses(file, index.definitions, via)
+        if index.star_imports:
+            # `from m import *` may well bind the symbol; saying "no similar names" would
+            # send the reader looking for a typo that is not there.
+            sources = ", ".join(dict.fromkeys(d.qualname for d in index.star_imports))
+            message += (
+                f" (it re-exports with a star import from {sources}, which is not followed; "
+                "point the requirement at the module that defines it)"
+            )
+            near += [
+                Evidence(
+                    file=file,
+                    line=d.line,
+                    col=d.col,
+                    snippet=d.snippet,
+                    note=_joined(f"star import from {d.qualname}, not followed", via),
+                )
+                for d in index.star_imports
+            ]
         if not near:
-            near = [Evidence(file=index.file, note="no similar names defined")]
-        return CheckOutcome(
-            Status.FAILED, f"{index.file} does not define {what}{self.symbol}", tuple(near)
-        )
+            near = [Evidence(file=file, note=_joined("no similar names defined", via))]
+        return CheckOutcome(Status.FAILED, message, tuple(near))
 
     def _near_misses(
-        self, file: str, definitions: Mapping[str, tuple[Definition, ...]]
+        self, file: str, definitions: Mapping[str, tuple[Definition, ...]], via: str = ""
     ) -> list[Evidence]:
         """Definitions whose names are close to ``symbol`` (a typo, a moved method)."""
         names = list(definitions)
@@ -154,7 +182,7 @@ class Defines(Check):
                     line=d.line,
                     col=d.col,
                     snippet=d.snippet,
-                    note=f"similar name: {name} ({d.kind})",
+                    note=_joined(f"similar name: {name} ({d.kind})", via),
                 )
             )
         return out

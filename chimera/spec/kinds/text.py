@@ -5,17 +5,19 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from chimera.spec.context import MatchNeed, ScanRequest, ScanResult, TextMatch
 from chimera.spec.kinds._fields import Glob, Globs, RelPath
-from chimera.spec.model import Check, CheckOutcome, Evidence, Status
+from chimera.spec.model import Check, CheckOutcome, Evidence, Status, one_line
 
 if TYPE_CHECKING:
     from chimera.spec.context import CheckContext
 
 
-def _match_evidence(m: TextMatch, note: str = "") -> Evidence:
+def _match_evidence(m: TextMatch) -> Evidence:
+    # The file to edit is named first; a symlinked name says which link selected it.
+    note = f"via symlink {m.link}" if m.link is not None else ""
     return Evidence(file=m.file, line=m.line, col=m.col, snippet=m.snippet, note=note)
 
 
@@ -59,11 +61,25 @@ class _TextCheck(Check):
     exclude: list[Glob] = Field(
         default_factory=list, description="Globs removed from the 'paths' selection."
     )
+    # `regex` comes first so that `pattern`'s validator knows how to read the pattern.
+    regex: bool = Field(default=True, description="false: 'pattern' is a literal string.")
     pattern: str = Field(
         min_length=1,
         description="Regular expression (Python 'regex' syntax, MULTILINE) or a literal.",
     )
-    regex: bool = Field(default=True, description="false: 'pattern' is a literal string.")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str, info: ValidationInfo) -> str:
+        # A bad regex is a problem of the spec file, reported with every other one in the
+        # loader's single pass, with the engine's own compiler and flags.
+        if info.data.get("regex", True):
+            from chimera.spec.engine.patterns import compile_pattern
+
+            _, problem = compile_pattern(value)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _one_scope(self) -> Self:
@@ -80,7 +96,8 @@ class _TextCheck(Check):
         return text
 
     def shown_pattern(self) -> str:
-        return repr(self.pattern) if not self.regex else f"/{self.pattern}/"
+        """The pattern as messages name it, on one line (``/regex/`` or ``'literal'``)."""
+        return repr(self.pattern) if not self.regex else f"/{one_line(self.pattern)}/"
 
     def scan_request(self, need: MatchNeed) -> ScanRequest:
         """The engine request for this check (``paths``/``exclude`` as tuples)."""

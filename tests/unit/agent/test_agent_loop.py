@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from chimera.core.agent import EMPTY_TURN_NOTE, Agent, Transcript
 from chimera.providers import BudgetedBackend, ScriptedBackend, TokenBudget
 from chimera.runner import LocalRunner
@@ -106,6 +108,7 @@ def test_agent_token_limit_holds(tmp_path: Path) -> None:
     assert len(backend.calls) == 3 and res.usage.total_tokens == 1500
 
 
+@pytest.mark.slow
 def test_agent_budget_refusal_ends_the_loop_before_sending(tmp_path: Path) -> None:
     inner = ScriptedBackend([{"tool_calls": [{"name": "list_dir", "arguments": {}}]}] * 5)
     budget = TokenBudget(max_tokens=100)

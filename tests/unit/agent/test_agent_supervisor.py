@@ -32,9 +32,9 @@ def test_agent_parse_review_forms(text: str, approved: bool, reason: str) -> Non
     assert why.startswith(reason)
 
 
-def test_agent_parse_review_unparseable_approves_unparsed() -> None:
-    assert parse_review("hmm, interesting") == (True, "", False)
-    assert parse_review("") == (True, "", False)
+def test_agent_parse_review_unparseable_is_no_review_not_an_approval() -> None:
+    assert parse_review("hmm, interesting") == (False, "", False)
+    assert parse_review("") == (False, "", False)
 
 
 def test_agent_manager_review_call_uses_review_purpose_and_sees_the_diff() -> None:

@@ -282,3 +282,101 @@ def test_autonomous_history_stays_under_the_ceiling_and_collapses_oldest(
     last = _act_prompts(backend)[-1]
     for n in (1, 2, 3, 4):
         assert f"Attempt {n} " in last  # collapsed or full, never dropped
+
+
+# -- command requirements: the signature digests the output -------------------------------------
+
+# unittest rather than pytest: the same kind of output (test ids, tracebacks) at a fraction
+# of the start-up time.
+CMD_SPEC = """\
+requirements:
+  - id: tests-pass
+    command: {{run: '{python} -m unittest discover -s tests -t .', timeout: 120}}
+"""
+
+# The assertion message carries a timing and a temporary path, as real failures often do:
+# two runs of the same failure differ there and must still share a signature.
+CMD_TESTS = """\
+import tempfile
+import time
+import unittest
+
+from calc import total
+
+
+class TotalTest(unittest.TestCase):
+    def test_total(self):
+        where = tempfile.mkdtemp()
+        self.assertEqual(total([1, 2, 3]), 6, f"after {time.perf_counter()}s in {where}")
+
+    def test_total_empty(self):
+        self.assertEqual(total([]), 0)
+"""
+
+RETURNS_ZERO = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return 0\n"
+TYPE_ERROR = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs) + None\n"
+
+
+def _cmd_env(make_env: Callable[..., Any]) -> Any:
+    import sys
+
+    return make_env(
+        spec=CMD_SPEC.format(python=sys.executable),
+        files={"tests/__init__.py": "", "tests/test_calc.py": CMD_TESTS},
+    )
+
+
+def test_autonomous_different_command_failures_are_both_carried_forward(
+    make_env: Callable[..., Any], t: Any
+) -> None:
+    env = _cmd_env(make_env)
+    backend = ScriptedBackend(
+        [
+            t.plan(),
+            t.write("calc.py", RETURNS_ZERO),  # test_total fails: AssertionError, exit 1
+            t.done(),
+            t.review(),
+            t.write("calc.py", TYPE_ERROR),  # both tests fail: TypeError, exit 1 too
+            t.done(),
+            t.review(),
+            t.write("calc.py", t.CALC_WITH_TOTAL),
+            t.done(),
+            t.review(),
+        ]
+    )
+    result = env.agent([backend], max_attempts=3).solve("Add total()")
+    assert result.outcome == "solved", result.final_report
+    a1, a2, _ = result.attempts
+    assert a1.signature != a2.signature  # same exit code, different failures
+    assert "AssertionError" in a1.signature.parts[0] and "TypeError" in a2.signature.parts[0]
+    assert env.audit_events("replan") == []  # not taken for a repeat
+    third = _act_prompts(backend)[2]
+    assert third.count("### Attempt") == 2  # the second failure's output reached the prompt
+    assert "TypeError" in third and "test_total_empty" in third
+
+
+def test_autonomous_same_command_failure_with_other_timings_is_a_repeat(
+    make_env: Callable[..., Any], t: Any
+) -> None:
+    env = _cmd_env(make_env)
+    backend = ScriptedBackend(
+        [
+            t.plan(),
+            t.write("calc.py", RETURNS_ZERO),
+            t.done(),
+            t.review(),
+            t.write("calc.py", RETURNS_ZERO + "\n# tried again\n"),
+            t.done(),
+            t.review(),
+            t.replan("1. Return the sum.", expect=[LEDGER_HEADING]),
+            t.write("calc.py", t.CALC_WITH_TOTAL),
+            t.done(),
+            t.review(),
+        ]
+    )
+    result = env.agent([backend], max_attempts=3).solve("Add total()")
+    assert result.outcome == "solved", result.final_report
+    a1, a2, _ = result.attempts
+    assert a1.verifier_output != a2.verifier_output  # the timings differ...
+    assert a1.signature == a2.signature  # ...the failure does not
+    assert len(env.audit_events("replan")) == 1

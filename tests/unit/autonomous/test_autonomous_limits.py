@@ -19,7 +19,7 @@ from chimera.sandbox import Sandbox
 def test_autonomous_budget_is_refused_in_advance(make_env: Callable[..., Any], t: Any) -> None:
     env = make_env()
     inner = ScriptedBackend([t.plan(), t.write("calc.py", t.CALC_WITH_TOTAL), t.done()])
-    budget = TokenBudget(max_tokens=500)
+    budget = TokenBudget(max_tokens=300)  # less than the plan's prompt + its 256-token cap
     backend = BudgetedBackend(
         inner, budget, model="gpt-4o-mini", default_max_tokens=256, audit=env.audit
     )

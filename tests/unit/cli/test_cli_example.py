@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import re
@@ -19,10 +20,17 @@ MARKER = "<!-- example-output: the test suite checks this block against a real r
 
 
 @pytest.fixture
-def in_example(monkeypatch: pytest.MonkeyPatch) -> Path:
+def in_example(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.chdir(EXAMPLE)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    # The example's `tests-pass` runs a nested pytest session. Left alone, it makes its
+    # numbered temporary directory in the machine-wide `pytest-of-<user>` folder and, on exit,
+    # deletes every finished session's folder there that is not among the newest three —
+    # whole test trees of earlier or concurrent runs (with xdist, the other example test's
+    # nested session deletes the same trees at the same time). Under load that cleanup alone
+    # outlasted the requirement's 120 s timeout. Its own temporary root keeps it to its own.
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(tmp_path))
     # The example's `tests-pass` runs `python -m pytest`: this interpreter's.
     bindir = str(Path(sys.executable).parent)
     monkeypatch.setenv("PATH", bindir + os.pathsep + os.environ.get("PATH", ""))
@@ -57,3 +65,20 @@ def test_readme_shows_the_real_output(in_example: Path, capsys: pytest.CaptureFi
     assert main(["check"]) == 1
     actual = capsys.readouterr().out.splitlines()
     assert normalise(actual) == normalise(readme_block())
+
+
+def test_the_nested_pytest_session_keeps_to_its_own_temporary_root(
+    in_example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A finished session's folder, older than the newest three, in the test's own root: the
+    # nested session deletes it there — so it is this root, not the shared one, that the
+    # nested session creates in and cleans up.
+    own = tmp_path / f"pytest-of-{getpass.getuser()}"
+    stale = own / "pytest-0"
+    (stale / "repo").mkdir(parents=True)
+    own.chmod(0o700)
+    for n in (1, 2, 3):
+        (own / f"pytest-{n}").mkdir()
+    assert main(["check", "--only", "tests-pass"]) == 0, capsys.readouterr().out
+    assert not stale.exists()
+    assert (own / "pytest-4").is_dir()

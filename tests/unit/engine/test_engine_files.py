@@ -166,7 +166,9 @@ def test_link_to_a_file_inside_the_root_is_followed(tmp_path: Path, evaluate) ->
     (tmp_path / "config.ini").symlink_to(tmp_path / "real/config.ini")
     res = evaluate(tmp_path, Contains(path="config.ini", pattern="^debug"))
     assert res.status is Status.PASSED
-    assert res.evidence[0].file == "config.ini"
+    # The evidence names the file a person would edit, and the link that selected it.
+    assert res.evidence[0].file == "real/config.ini"
+    assert res.evidence[0].note == "via symlink config.ini"
 
 
 def test_fifo_is_not_read(tmp_path: Path, evaluate) -> None:

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from chimera.spec.engine import EngineOptions
 from chimera.spec.kinds import Absent, Contains
@@ -82,13 +83,22 @@ def test_catastrophic_backtracking_is_an_error_within_the_limit(
     assert [e.file for e in res.evidence] == ["evil.txt"]
 
 
-def test_invalid_pattern_is_an_error_with_the_position(tmp_path: Path, evaluate) -> None:
+def test_invalid_pattern_is_refused_when_the_check_is_built() -> None:
+    with pytest.raises(ValidationError, match=r"invalid pattern /foo\(bar/: missing \) at"):
+        Absent(path="a.txt", pattern=r"foo(bar")
+    Absent(path="a.txt", pattern=r"foo(bar", regex=False)  # a literal is not compiled
+
+
+def test_invalid_pattern_that_skipped_validation_is_an_error_with_the_position(
+    tmp_path: Path, evaluate
+) -> None:
+    # A kind built without validation (a plugin's, or model_construct) still fails closed.
     write(tmp_path, "a.txt", "x\n")
-    res = evaluate(tmp_path, Absent(path="a.txt", pattern=r"foo(bar"))
+    res = evaluate(tmp_path, Absent.model_construct(path="a.txt", pattern=r"foo(bar"))
     assert res.status is Status.ERROR
     assert "/foo(bar/" in res.message
     assert "missing ) at position 7" in res.message
-    star = evaluate(tmp_path, Contains(path="a.txt", pattern=r"x**"))
+    star = evaluate(tmp_path, Contains.model_construct(path="a.txt", pattern=r"x**"))
     assert star.status is Status.ERROR
     assert "position 2" in star.message
 

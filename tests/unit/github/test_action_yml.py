@@ -39,15 +39,26 @@ def steps_of(doc: dict[Any, Any]) -> list[dict[str, Any]]:
     return [s for job in doc["jobs"].values() for s in job.get("steps", [])]
 
 
+ACTION_SOURCES = [
+    ROOT / "chimera" / "cli" / "action.py",
+    *sorted((ROOT / "chimera" / "github" / "jobs").glob("*.py")),
+]
+
+
 def cli_output_keys() -> set[str]:
-    """Keys the CLI writes to $GITHUB_OUTPUT (dict literals given to _set_outputs, or merged
-    into the ``outputs`` dict that is)."""
-    tree = ast.parse((ROOT / "chimera" / "cli" / "action.py").read_text(encoding="utf-8"))
+    """Keys the Action writes to $GITHUB_OUTPUT (dict literals given to _set_outputs or as a
+    job result's ``outputs=``, or merged into the ``outputs`` dict that is)."""
     keys: set[str] = set()
-    for node in ast.walk(tree):
+    for node in (n for f in ACTION_SOURCES for n in ast.walk(ast.parse(f.read_text("utf-8")))):
         dicts: list[ast.Dict] = []
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_set_outputs":
             dicts += [a for a in node.args if isinstance(a, ast.Dict)]
+        if isinstance(node, ast.Call):
+            dicts += [
+                k.value
+                for k in node.keywords
+                if k.arg == "outputs" and isinstance(k.value, ast.Dict)
+            ]
         if isinstance(node, ast.AnnAssign | ast.Assign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(getattr(t, "id", None) == "outputs" for t in targets):

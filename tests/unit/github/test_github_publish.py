@@ -15,6 +15,7 @@ from chimera.github.artifacts import Outcome, make_patch, write_outcome
 from chimera.github.client import GitHubClient
 from chimera.github.publish import PublishContext, publish
 from chimera.github.queue import ChangeQueue, QueueLimits
+from chimera.github.report import RunReport, write_report
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake
@@ -80,6 +81,7 @@ def artifacts(
     folder = tmp_path / name
     (folder / "run").mkdir(parents=True)
     (folder / "run" / "state.json").write_text(json.dumps(st))
+    write_report(folder, RunReport.model_validate({"version": 1, **st}))
     (folder / "patch.diff").write_text(patch)
     (folder / "summary.md").write_text("## Audit summary\n")
     write_outcome(
@@ -322,3 +324,49 @@ def test_a_persistent_rate_limit_is_reported_and_raised(
     # Publishing again once the limit has passed opens the PR (once).
     result = setup(folder, client=client)
     assert result.outcome == "pr_opened" and len(repo.open_pulls()) == 1
+
+
+def test_the_scan_reads_quoted_paths_and_rescans_the_applied_tree(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # Git C-quotes the non-ASCII name in the patch; the scan reads it as git applies it.
+    quoted = artifacts(
+        tmp_path, work[1], files={".github/workflows/é.yml": "on: push\n"}, st=state(), name="q"
+    )
+    result = setup(quoted)
+    assert result.outcome == "blocked" and repo.open_pulls() == []
+    (text,) = comments(repo)
+    assert "github-dir" in text and "é.yml" in text
+    plain = artifacts(tmp_path, work[1], files={"calc.py": "X = 1\n"}, st=state(), issue=1)
+    assert setup(plain, workflow_run="8").scan["rescanned"] is True
+
+
+def test_a_report_that_does_not_parse_is_reported_and_nothing_is_pushed(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state())
+    report = json.loads((folder / "report.json").read_text())
+    (folder / "report.json").write_text(json.dumps(report | {"version": 2}))
+    result = setup(folder)
+    assert result.outcome == "crashed" and repo.open_pulls() == []
+    assert repo.head_sha("chimera/issue-1") is None
+    (text,) = comments(repo)
+    assert "run report is unreadable" in text and "version 2 is not supported" in text
+
+
+def test_the_report_is_shown_never_acted_on(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # The outcome says done, low risk; the report claims a held risky change by someone else.
+    folder = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state())
+    forged = state(status="awaiting_approval", run_id="other-run", started_by="mallory")
+    write_report(folder, RunReport.model_validate({"version": 1, **forged}))
+    result = setup(folder)
+    assert result.outcome == "pr_opened"
+    (pull,) = repo.open_pulls()
+    assert not pull["draft"] and "risk:high" not in pull["labels"]
+    marker = parse_marker(pull["body"], "pr")
+    assert marker is not None and marker["status"] == "ready" and marker["risk"] == "low"
+    assert marker["run_id"] == "gh-1-7" and marker["started_by"] == "alice"
+    assert "approve this PR's head commit" not in pull["body"]
+    assert "`other-run`" in pull["body"]  # shown, as the untrusted text it is

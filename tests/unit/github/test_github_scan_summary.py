@@ -1,106 +1,10 @@
-"""The publish scan (TrustKernel + secret formats + entropy + limits) and the renderers."""
+"""The renderers of outcomes and PR bodies (the scan itself: test_github_scan_table.py,
+test_github_scan_secrets.py)."""
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
-import pytest
-
-from chimera.github.scan import ScanLimits, scan_patch, shannon_entropy
+from chimera.github.report import RunReport
 from chimera.github.summary import code, outcome_comment, parse_marker, pr_body, render_marker
-
-
-def diff(tmp_path: Path, files: dict[str, str | bytes], base: dict[str, str] | None = None) -> str:
-    root = tmp_path / "r"
-    root.mkdir(parents=True)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
-    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
-    for rel, text in (base or {"README.md": "x\n"}).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-qm", "b"], cwd=root, check=True)
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
-    return subprocess.run(
-        [*git, "diff", "--cached", "--binary"], cwd=root, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def test_a_plain_code_change_is_allowed(tmp_path: Path) -> None:
-    result = scan_patch(diff(tmp_path, {"app/calc.py": "def total(xs):\n    return sum(xs)\n"}))
-    assert result.verdict == "allow" and result.files == ["app/calc.py"]
-
-
-def test_workflow_files_block_through_the_trust_kernel(tmp_path: Path) -> None:
-    result = scan_patch(diff(tmp_path, {".github/workflows/ci.yml": "on: push\n"}))
-    assert result.verdict == "block"
-    assert result.blocked[0].rule == "ci-config-write"
-
-
-def test_governance_files_go_to_review(tmp_path: Path) -> None:
-    result = scan_patch(diff(tmp_path, {"CODEOWNERS": "* @alice\n"}))
-    assert result.verdict == "review"
-
-
-@pytest.mark.parametrize(
-    "secret",
-    [
-        "AKIAIOSFODNN7EXAMPLE",
-        "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
-        "-----BEGIN RSA PRIVATE KEY-----",
-        "xoxb-1234567890-abcdefghij",
-        "sk-ant-" + "x" * 30,
-    ],
-)
-def test_known_secret_formats_block(tmp_path: Path, secret: str) -> None:
-    result = scan_patch(diff(tmp_path, {"app/config.py": f'KEY = "{secret}"\n'}))
-    assert result.verdict == "block", result.findings
-    # The TrustKernel's secret-in-content rule and/or the scan's own formats (with a line).
-    rules = {f.rule.split(":")[0] for f in result.blocked}
-    assert rules & {"secret", "secret-in-content"}
-    assert any(f.line == 1 for f in result.blocked if f.rule.startswith("secret:"))
-
-
-def test_high_entropy_is_flagged_but_lockfiles_and_integrity_hashes_are_not(
-    tmp_path: Path,
-) -> None:
-    token = "Zx8Qp2LmN7vR4tY9wK3cB6hJ1sD5fG0a"
-    flagged = scan_patch(diff(tmp_path / "a", {"app/settings.py": f'TOKEN = "{token}"\n'}))
-    assert flagged.verdict == "review" and flagged.flagged[0].rule == "high-entropy"
-    lock = scan_patch(diff(tmp_path / "b", {"package-lock.json": f'"resolved": "{token}"\n'}))
-    assert lock.verdict == "allow"
-    integrity = f'"integrity": "sha512-{token}{token}=="\n'
-    assert scan_patch(diff(tmp_path / "c", {"web/deps.json": integrity})).verdict == "allow"
-    req = f"requests==2.32 --hash=sha256:{'ab12' * 16}\n"
-    assert scan_patch(diff(tmp_path / "d", {"requirements.txt": req})).verdict == "allow"
-    words = "this_is_a_very_long_identifier_name_in_snake_case = 1\n"
-    assert scan_patch(diff(tmp_path / "e", {"app/x.py": words})).verdict == "allow"
-    assert shannon_entropy("aaaa") == 0.0 and shannon_entropy(token) > 4.0
-
-
-def test_size_binary_and_internal_path_limits_block(tmp_path: Path) -> None:
-    big = scan_patch(
-        diff(tmp_path / "a", {"data.txt": "x" * 5000 + "\n"}),
-        limits=ScanLimits(max_patch_bytes=100_000, max_file_bytes=1000),
-    )
-    assert [f.rule for f in big.blocked] == ["file-size"]
-    whole = scan_patch(
-        diff(tmp_path / "b", {"data.txt": "y\n" * 100}),
-        limits=ScanLimits(max_patch_bytes=50, max_file_bytes=10_000),
-    )
-    assert "patch-size" in [f.rule for f in whole.blocked]
-    binary = scan_patch(diff(tmp_path / "c", {"logo.png": b"\x89PNG\x00\x01\x02"}))
-    assert "binary-file" in [f.rule for f in binary.blocked]
-    internal = scan_patch(diff(tmp_path / "d", {".chimera/runs/x/state.json": "{}\n"}))
-    assert "internal-path" in [f.rule for f in internal.blocked]
 
 
 def test_markers_round_trip_and_cannot_close_the_comment() -> None:
@@ -143,7 +47,7 @@ def test_pr_body_holds_every_part_the_issue_lists() -> None:
     }
     body = pr_body(
         issue=7,
-        state=state,
+        report=RunReport.model_validate({"version": 1, **state}),
         marker={"issue": 7, "run_id": "gh-7-99"},
         repository="octo/app",
         server_url="https://github.com",

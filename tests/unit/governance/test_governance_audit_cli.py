@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from chimera.cli import main
-from chimera.cli.audit import render_audit_summary
 from chimera.governance.aggregate_monitor import AggregateMonitor
 from chimera.governance.audit import AuditLog
+from chimera.governance.audit_summary import render_audit_summary
 from chimera.governance.guard import Guard
 from chimera.governance.kernel import TrustKernel
 from chimera.governance.taint import SourceKind, TaintLedger
@@ -171,3 +171,16 @@ def test_show_reports_a_broken_chain_and_writes_a_file(log: Path, tmp_path: Path
     assert main(["audit", "show", str(log), "--output", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "**NOT verified**" in text and "audit.jsonl:2:" in text
+
+
+def test_the_cli_module_does_not_load_the_renderer_at_import() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, chimera.cli.audit; print('chimera.governance.audit_summary' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.split() == ["False"]

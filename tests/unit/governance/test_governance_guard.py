@@ -274,3 +274,22 @@ def test_recorded_calls_are_redacted_too(workspace: Path, tmp_path: Path) -> Non
     log_text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
     assert secret not in log_text and "[REDACTED:DEPLOY_TOKEN]" in log_text
     assert all(secret not in json.dumps(d.to_dict()) for d in guard.denied)
+
+
+def test_redactor_catches_encoded_forms_and_nested_dotenv(tmp_path: Path) -> None:
+    import base64
+
+    from chimera.governance.guard import SecretRedactor
+
+    secret = "canary-Qm7Rt2Yx9Lp4"
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / ".env").write_text(f"REPLICA={secret}\n", encoding="utf-8")
+    redactor = SecretRedactor.from_environment({}, workspace=tmp_path)
+    assert len(redactor) == 1
+    for prefix in ("", "a", "ab"):  # every base64 alignment
+        blob = base64.b64encode(f"{prefix}{secret}-tail".encode()).decode()
+        text, names = redactor.redact(f"x {blob} y")
+        assert names == ["config/.env:REPLICA (base64)"], (prefix, text)
+    for form, label in ((secret[::-1], "reversed"), (secret.encode().hex(), "hex")):
+        _text, names = redactor.redact(form)
+        assert names == [f"config/.env:REPLICA ({label})"]

@@ -13,6 +13,7 @@ import pytest
 from chimera.cli import main
 from chimera.cli.demo import DEMO_DIR, write_project
 from chimera.config import ChimeraConfig
+from chimera.config.check import CheckSettings
 from chimera.core.deps import AgentDeps
 from chimera.errors import UsageError
 from chimera.governance.wiring import trusted_commands
@@ -176,3 +177,35 @@ def test_a_project_run_checks_and_loads_the_spec_only_where_a_verdict_needs_it(
         assert calls["load_spec"] == 0
     # One parse per session (the start's and the approval's); every card reuses it.
     assert real["load_spec"] == 2
+
+
+def test_the_check_settings_reach_every_check_of_a_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # [tool.chimera.check] applies to a run's checks as it does to `chimera check`: the
+    # orchestrator's (base, before each card, acceptance) and each card agent's (verify).
+    seen: list[tuple[int, float]] = []
+    init = drift.DriftSession.__init__
+
+    def recording(self: drift.DriftSession, *args: Any, **kwargs: Any) -> None:
+        options = kwargs.get("options")
+        seen.append(
+            (-1, -1.0) if options is None else (options.max_file_bytes, options.pattern_timeout_s)
+        )
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(drift.DriftSession, "__init__", recording)
+    config = ChimeraConfig(check=CheckSettings(max_file_bytes=1_000_000, regex_timeout=3.0))
+    checks: Counter[str] = Counter()
+
+    def watch(event: str, fields: dict[str, Any]) -> None:
+        if event == "check":
+            checks["agent"] += 1
+        elif event == "check_drift":
+            checks["orchestrator"] += 1
+
+    start_run(
+        RunRequest(root=project, config=config, model=SCRIPT, started_by="alice", events=watch)
+    )
+    assert checks["agent"] and checks["orchestrator"]
+    assert seen and set(seen) == {(1_000_000, 3.0)}

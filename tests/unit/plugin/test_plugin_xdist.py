@@ -14,6 +14,7 @@ pytest.importorskip("xdist")
 BROKEN = "requirements:\n  - id: broken\n    contians: {path: README.md, pattern: app}\n"
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_same_node_ids_and_results(
     project: pytest.Pytester, parse_outcomes: Outcomes
 ) -> None:
@@ -46,6 +47,7 @@ def test_xdist_gives_the_same_node_ids_and_results(
     assert case.find("failure") is not None
 
 
+@pytest.mark.slow
 def test_xdist_invalid_file_does_not_stop_the_others(
     project: pytest.Pytester, parse_outcomes: Outcomes
 ) -> None:

@@ -47,6 +47,10 @@ def test_describe_and_mode(workspace: Path) -> None:
     assert sandbox.mode == "bwrap"
     assert not sandbox.weaker
     assert sandbox.describe().startswith("bwrap: no network, own pid namespace")
+    info = sandbox.info()
+    assert info.strict and info.mode == "bwrap" and info.bubblewrap.startswith("bubblewrap")
+    assert info.as_dict()["limits"]["processes"] == 512
+    assert info.markdown().startswith("Sandbox: `bwrap` (strict)")
 
 
 def test_parent_environ_holds_no_secret_of_any_name(
@@ -134,7 +138,7 @@ def test_extra_writable_and_read_only_paths(workspace: Path, tmp_path: Path) -> 
 
 @pytest.fixture
 def home_outside_tmp() -> Iterator[Path]:
-    # The sandbox gets a private /tmp, so a home folder the sandbox can see must live elsewhere.
+    # The sandbox gets a private /tmp, so a home folder must live elsewhere to be tested.
     import shutil
     import tempfile
 
@@ -146,56 +150,102 @@ def home_outside_tmp() -> Iterator[Path]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_home_credential_stores_are_masked(
+HOME_SECRETS = {
+    ".ssh/id_ed25519": "PRIVATE-KEY-MATERIAL",
+    ".git-credentials": "https://u:TOKEN-123@github.com",
+    ".vault-token": "hvs.VAULT-TOKEN-9",
+    ".config/git/credentials": "https://u:GITCRED-7@example.com",
+    ".huggingface/token": "hf_HUGGING-TOKEN-3",
+    "notes.txt": "ordinary file",
+}
+
+
+def test_home_is_a_fresh_empty_folder(
     workspace: Path, home_outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No fixed list of credential stores: the whole home folder is an empty tmpfs."""
     home = home_outside_tmp
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL\n", encoding="utf-8")
-    (home / ".git-credentials").write_text("https://u:TOKEN-123@github.com\n", encoding="utf-8")
-    (home / "notes.txt").write_text("ordinary file\n", encoding="utf-8")
+    for rel, text in HOME_SECRETS.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text + "\n", encoding="utf-8")
     monkeypatch.setenv("HOME", str(home))
+    cats = "; ".join(f"cat {home}/{rel}" for rel in HOME_SECRETS)
     res = Sandbox(workspace, mode="bwrap").run(
-        f"ls -a {home}/.ssh; cat {home}/.git-credentials; cat {home}/notes.txt",
+        f"ls -A {home} | wc -l; {cats}; echo new > $HOME/x && cat $HOME/x",
         cwd=workspace,
         timeout=30,
     )
-    assert res.ok, res.output
-    assert "PRIVATE-KEY-MATERIAL" not in res.output
-    assert "id_ed25519" not in res.output
-    assert "TOKEN-123" not in res.output
-    assert "ordinary file" in res.output  # only credential stores are masked
-    # Outside the sandbox nothing changed.
+    for text in HOME_SECRETS.values():
+        assert text not in res.output
+    assert res.output.splitlines()[0].strip() == "0", res.output
+    assert res.output.rstrip().endswith("new"), res.output  # home is writable scratch
+    # Outside the sandbox nothing changed, and nothing was written there.
     assert (home / ".ssh" / "id_ed25519").read_text(encoding="utf-8").startswith("PRIVATE")
+    assert not (home / "x").exists()
 
 
-def test_credential_paths_skip_the_workspace(tmp_path: Path) -> None:
-    from chimera.sandbox.sandbox import credential_paths
+def test_credential_paths_only_under_visible_folders(tmp_path: Path) -> None:
+    from chimera.sandbox.layout import credential_paths
 
     home = tmp_path / "home"
     (home / ".aws").mkdir(parents=True)
     (home / ".netrc").write_text("machine x\n", encoding="utf-8")
-    assert set(credential_paths(tmp_path / "ws", [home])) == {home / ".aws", home / ".netrc"}
-    # A workspace that lives inside a credential folder is never masked away.
-    inside = home / ".aws" / "project"
-    inside.mkdir()
-    assert credential_paths(inside, [home]) == (home / ".netrc",)
+    (home / ".cargo").mkdir()
+    (home / ".cargo" / "credentials.toml").write_text("t\n", encoding="utf-8")
+    # Only stores under a folder the sandbox shows (here a toolchain folder of the home).
+    assert credential_paths([home / ".cargo"], [home]) == (home / ".cargo/credentials.toml",)
+    assert set(credential_paths([home], [home])) == {
+        home / ".aws",
+        home / ".netrc",
+        home / ".cargo/credentials.toml",
+    }
+    assert credential_paths([tmp_path / "elsewhere"], [home]) == ()
 
 
-def test_tools_installed_under_tmp_stay_visible(
+def test_toolchain_paths_are_prefixes_not_script_folders(tmp_path: Path) -> None:
+    from chimera.sandbox.layout import toolchain_paths
+
+    home = tmp_path / "home"
+    venv = tmp_path / "opt" / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib").mkdir()
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "share").mkdir()
+    ws = home / "project"
+    ws.mkdir()
+    path_env = f"{venv}/bin:{home}/.local/bin:/usr/bin:relative/bin:{home}:{tmp_path}"
+    found = toolchain_paths(workspace=ws, home=home, path_env=path_env, prefixes=[])
+    # A bin folder outside home brings its prefix; inside home only the bin folder itself;
+    # system folders, relative entries, home and the workspace's ancestors never.
+    assert found == (home / ".local" / "bin", venv)
+
+
+def test_tools_outside_the_system_folders_stay_visible(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chimera.sandbox.sandbox import tool_paths_in_tmp
-
     # A CI checkout under /tmp has its virtualenv there too; the private /tmp must not hide it.
     tools = tmp_path / "venv" / "bin"
     tools.mkdir(parents=True)
     script = tools / "hello-tool"
     script.write_text("#!/bin/sh\necho hello from tmp\n", encoding="utf-8")
     script.chmod(0o755)
-    found = tool_paths_in_tmp(path_env=f"{tools}:/usr/bin", prefixes=[str(tmp_path / "venv")])
-    assert found == (tmp_path / "venv",)
+    (tmp_path / "beside.txt").write_text("beside the venv\n", encoding="utf-8")
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
-    res = Sandbox(workspace, mode="bwrap").run("hello-tool", cwd=workspace, timeout=30)
-    assert res.ok, res.output
+    res = Sandbox(workspace, mode="bwrap").run(
+        f"hello-tool; cat {tmp_path}/beside.txt", cwd=workspace, timeout=30
+    )
     assert "hello from tmp" in res.output
+    assert "beside the venv" not in res.output
+
+
+def test_no_capability_inside_so_masks_cannot_be_unmounted(workspace: Path) -> None:
+    """Started by root, bubblewrap would keep every capability in its user namespace: enough
+    to unmount a mask and read what it hides."""
+    (workspace / ".env").write_text("KEY=behind-the-mask-31\n", encoding="utf-8")
+    res = Sandbox(workspace, mode="bwrap").run(
+        "grep CapEff /proc/self/status; umount .env; cat .env; mkdir -p x && umount /tmp",
+        cwd=workspace,
+        timeout=30,
+    )
+    assert "CapEff:\t0000000000000000" in res.output, res.output
+    assert "behind-the-mask-31" not in res.output

@@ -31,12 +31,24 @@ def test_bwrap_mode_without_bubblewrap_is_an_error(no_bwrap: None, tmp_path: Pat
         Sandbox(tmp_path, mode="bwrap")
 
 
-def test_auto_falls_back_to_scrubbed_and_says_weaker(no_bwrap: None, tmp_path: Path) -> None:
-    sandbox = Sandbox(tmp_path, mode="auto")
+def test_auto_fails_closed_without_bubblewrap(no_bwrap: None, tmp_path: Path) -> None:
+    with pytest.raises(SandboxError) as caught:
+        Sandbox(tmp_path, mode="auto")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("the strict sandbox cannot start: bubblewrap not found;")
+    assert 'mode = "scrubbed"' in message  # the loud opt-out is named
+
+
+def test_scrubbed_is_the_opt_out_and_says_weaker(no_bwrap: None, tmp_path: Path) -> None:
+    sandbox = Sandbox(tmp_path, mode="scrubbed")
     assert sandbox.mode == "scrubbed"
     assert sandbox.weaker
-    assert sandbox.describe() == "scrubbed environment only (bubblewrap not found): weaker"
+    assert sandbox.describe().startswith("scrubbed environment only (requested): weaker")
     assert isinstance(sandbox, CommandRunner)
+    info = sandbox.info()
+    assert not info.strict
+    assert "not isolated" in info.markdown()
 
 
 def test_scrubbed_child_does_not_inherit_a_secret(

@@ -354,9 +354,11 @@ def test_root_must_exist(tmp_path: Path) -> None:
 
 
 def test_git_failures_are_one_line_workspace_errors(repo: Path, tmp_path: Path) -> None:
-    (repo / "nested").mkdir()
-    git(repo / "nested", "init", "-q")  # a nested repository without a commit
+    # A broken snapshot store (a HEAD git cannot read) makes git add fail. (A nested
+    # repository without a commit no longer does: see test_workspace_nested_repo.py.)
     guard = WorkspaceGuard(repo, tmp_path / "store")
+    guard.snapshot()
+    (tmp_path / "store" / "git" / "HEAD").write_text("garbage\n", encoding="utf-8")
     with pytest.raises(WorkspaceError) as info:
         guard.snapshot()
     message = str(info.value)

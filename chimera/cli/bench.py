@@ -1,0 +1,115 @@
+"""``chimera bench``: the measurement harnesses.
+
+* ``chimera bench continuous [CHAIN]`` — a chain of tasks in one persistent workspace, memory
+  on against off, paired (default chain: the shipped ``inflection`` chain).
+* ``chimera bench ab register FILE`` / ``run NAME`` / ``report NAME`` — a pre-registered
+  paired A/B comparison; ``register diff-feedback`` names the shipped registration.
+
+``--model scripted`` (the default) uses each task's generated scripted model: the numbers
+then measure Chimera's bookkeeping, and every output says so. Any other ``--model`` is passed
+to ``chimera solve`` and measures that model with Chimera.
+
+Exit status: 0 done, 1 the A/B report could not be made yet, 2 bad usage or invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from chimera.cli._base import Subparsers, err, write_text_atomic
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser("bench", help="measurement harnesses (continuous, ab)")
+    sub = parser.add_subparsers(dest="bench_command", required=True, metavar="HARNESS")
+    cont = sub.add_parser("continuous", help="a task chain, memory on vs off, paired")
+    cont.add_argument("chain", nargs="?", default="inflection", help="chain file or shipped name")
+    _common(cont)
+    cont.set_defaults(handler=run_continuous_cmd)
+    ab = sub.add_parser("ab", help="pre-registered paired A/B comparisons")
+    ab_sub = ab.add_subparsers(dest="ab_command", required=True, metavar="STEP")
+    reg = ab_sub.add_parser("register", help="record a registration before any run")
+    reg.add_argument("file", help="registration YAML, or a shipped name (diff-feedback)")
+    reg.add_argument("--root", metavar="DIR", help="the repository (default: current dir)")
+    reg.set_defaults(handler=ab_register)
+    for step, handler in (("run", ab_run), ("report", ab_report)):
+        p = ab_sub.add_parser(step, help=f"{step} a registered comparison")
+        p.add_argument("name")
+        _common(p)
+        p.set_defaults(handler=handler)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="scripted", help="scripted (default) or a model name")
+    p.add_argument("--root", metavar="DIR", help="the repository (default: current dir)")
+    p.add_argument("--out", metavar="DIR", help="where to write report files")
+    p.add_argument("--workdir", metavar="DIR", help="where task workspaces go (default: temp)")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+
+def _chain_path(name: str) -> Path:
+    from chimera.eval.ab import CHAINS
+
+    shipped = CHAINS / name / "chain.yaml"
+    return shipped if shipped.is_file() else Path(name)
+
+
+def run_continuous_cmd(args: argparse.Namespace) -> int:
+    from chimera.eval.chain import Chain
+    from chimera.eval.continuous import run_continuous
+
+    chain = Chain.load(_chain_path(args.chain))
+    with tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp:
+        workdir = Path(args.workdir) if args.workdir else Path(tmp)
+        report = run_continuous(chain, workdir, model=args.model)
+    data = report.to_json()
+    if args.out:
+        out = Path(args.out)
+        write_text_atomic(out / "continuous.json", json.dumps(data, indent=2) + "\n")
+        write_text_atomic(out / "continuous.txt", report.render() + "\n")
+        write_text_atomic(out / "continuous.svg", report.svg())
+        err(f"chimera: wrote continuous.json, .txt and .svg to {out}")
+    sys.stdout.write(json.dumps(data, indent=2) + "\n" if args.json else report.render() + "\n")
+    return 0
+
+
+def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from chimera.eval.ab import ABStore
+
+    return ABStore(Path(args.root) if args.root else Path.cwd())
+
+
+def ab_register(args: argparse.Namespace) -> int:
+    from chimera.eval.ab import SHIPPED
+
+    shipped = SHIPPED / f"{args.file}.yaml"
+    source = shipped if shipped.is_file() else Path(args.file)
+    reg, new = _store(args).register(source)
+    verb = "registered" if new else "already registered (same digest)"
+    sys.stdout.write(f"{reg.name}: {verb}, digest {reg.digest()}\n")
+    return 0
+
+
+def ab_run(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="chimera-ab-") as tmp:
+        workdir = Path(args.workdir) if args.workdir else Path(tmp)
+        done = _store(args).run(args.name, model=args.model, workdir=workdir)
+    passed = sum(r.passed for r in done.values())
+    sys.stdout.write(f"{args.name}: {len(done)} task runs recorded ({passed} passed)\n")
+    if args.model == "scripted":
+        sys.stdout.write("scripted model: bookkeeping only, not a measurement of a model\n")
+    return 0
+
+
+def ab_report(args: argparse.Namespace) -> int:
+    from chimera.eval.ab import render_report
+
+    report = _store(args).report(args.name, model=args.model)
+    if args.out:
+        write_text_atomic(Path(args.out) / f"{args.name}.json", json.dumps(report, indent=2))
+    sys.stdout.write(json.dumps(report, indent=2) + "\n" if args.json else render_report(report))
+    return 0

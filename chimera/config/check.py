@@ -1,0 +1,107 @@
+"""The Spec engine's limits a project may set: ``[tool.chimera.check]`` in ``pyproject.toml``,
+or ``[check]`` in ``chimera.toml``.
+
+Example (``pyproject.toml``)::
+
+    [tool.chimera.check]
+    max_file_bytes = 16777216     # selected files larger than this are not read (fail closed)
+    regex_timeout = 5.0           # seconds one pattern may run on one file
+
+:class:`CheckSettings` is the section's model (``chimera.config.ChimeraConfig.check`` holds
+it); :func:`load_check_settings` reads just this section, so ``chimera check`` and the pytest
+plugin are not stopped by a problem in a section they do not use. The Spec engine turns the
+settings into its options with :func:`chimera.spec.settings.engine_options`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from chimera.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_REGEX_TIMEOUT_S",
+    "CheckSettings",
+    "load_check_settings",
+]
+
+DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+"""A selected file larger than this (bytes) is not read, and never helps a requirement pass."""
+
+DEFAULT_REGEX_TIMEOUT_S = 2.0
+"""Time limit (seconds) of one pattern over one file; past it the requirement is ``error``."""
+
+
+class CheckSettings(BaseModel):
+    """``[tool.chimera.check]``: limits of every Spec check (``chimera check``, the plugin, runs).
+
+    Attributes:
+        max_file_bytes: bytes; a larger selected file is reported as over the size limit and
+            never helps a requirement pass (``absent`` turns red naming it).
+        regex_timeout: seconds one pattern may run on one file (the ``regex`` module's
+            ``timeout``); past it the requirement is ``error``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0)
+    regex_timeout: float = Field(default=DEFAULT_REGEX_TIMEOUT_S, gt=0, le=3600)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path.name}: invalid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path.name}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path.name}: not UTF-8 text: {exc.reason}") from exc
+
+
+def load_check_settings(root: Path) -> CheckSettings:
+    """The ``check`` section of the configuration of the project at ``root``.
+
+    Looks where :func:`chimera.config.load_config` looks (``chimera.toml`` or
+    ``[tool.chimera]`` in ``pyproject.toml``, not both); defaults when there is no section.
+
+    Raises:
+        ConfigError: invalid TOML, configuration in both files, or an invalid value or
+            unknown key in the section, as ``file: key: message``
+            (``pyproject.toml: tool.chimera.check.regex_timeout: Input should be greater
+            than 0``).
+    """
+    standalone = root / "chimera.toml"
+    pyproject = root / "pyproject.toml"
+    table: Any = None
+    file, prefix = "", ""
+    if pyproject.is_file():
+        tool = _read(pyproject).get("tool")
+        if isinstance(tool, dict) and "chimera" in tool:
+            table, file, prefix = tool["chimera"], pyproject.name, "tool.chimera.check"
+    if standalone.is_file():
+        if table is not None:
+            raise ConfigError(
+                f"{standalone.name}: configuration is also in pyproject.toml [tool.chimera]; "
+                "keep one of them"
+            )
+        table, file, prefix = _read(standalone), standalone.name, "check"
+    section = table.get("check") if isinstance(table, dict) else None
+    if section is None:
+        return CheckSettings()
+    if not isinstance(section, dict):
+        raise ConfigError(f"{file}: {prefix}: must be a table")
+    try:
+        return CheckSettings.model_validate(section)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        key = ".".join(str(p) for p in first["loc"])
+        where = f"{prefix}.{key}" if key else prefix
+        message = "unknown key" if first["type"] == "extra_forbidden" else str(first["msg"])
+        raise ConfigError(f"{file}: {where}: {message}") from exc

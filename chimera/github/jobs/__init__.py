@@ -1,0 +1,43 @@
+"""The GitHub Action's jobs: decide, agent, publish and drain.
+
+``chimera action`` turns argv and the environment into an
+:class:`~chimera.github.jobs.context.ActionContext` and
+:class:`~chimera.github.settings.ActionSettings`, calls one job here, and writes its
+:class:`~chimera.github.jobs.context.JobResult` back to the workflow. Each job is one module:
+
+* :mod:`~chimera.github.jobs.decide` — the gate (``issues: write``; no LLM key): decide,
+  check, explain a refusal, take a ChangeQueue slot or queue the issue.
+* :mod:`~chimera.github.jobs.agent` — the run (the LLM key; read-only token), in a child
+  process started from a versioned request file (:mod:`chimera.github.agent_child`); writes
+  the artifacts folder.
+* :mod:`~chimera.github.jobs.publish` — apply, scan, push, PR, labels, one comment (the
+  write token; no LLM key). The run report it shows is untrusted display data
+  (:mod:`chimera.github.report`).
+* :mod:`~chimera.github.jobs.drain` — cancellations and starting the next queued issues.
+
+The walk of an event goes one way: ``chimera.cli`` → ``chimera.github.jobs`` → the
+orchestration engine; nothing under :mod:`chimera.github` imports the CLI.
+"""
+
+from __future__ import annotations
+
+from chimera.github.jobs.agent import AgentResult, agent_job
+from chimera.github.jobs.context import ActionContext, GitHubAccess, JobResult
+from chimera.github.jobs.decide import DecideResult, decide_job, dry_run
+from chimera.github.jobs.drain import DrainResult, drain_job
+from chimera.github.jobs.publish import PublishJobResult, publish_job
+
+__all__ = [
+    "ActionContext",
+    "AgentResult",
+    "DecideResult",
+    "DrainResult",
+    "GitHubAccess",
+    "JobResult",
+    "PublishJobResult",
+    "agent_job",
+    "decide_job",
+    "drain_job",
+    "dry_run",
+    "publish_job",
+]

@@ -1,0 +1,288 @@
+"""The agent job: the run (the LLM key; a read-only token; it never writes to GitHub).
+
+A new run for an issue, a resume after an approval (the paused run's folder is downloaded from
+the earlier workflow run's artifact, located through the PR body's marker, then approved), or a
+re-run with a review's text as tainted feedback. The run itself happens in a child process
+started from a typed request file (:mod:`chimera.github.agent_child`), with no GitHub token in
+its environment. The job then writes the artifacts folder (outcome, run report, patch, run
+folder, audit summary) for the publish job, and the audit summary for the job summary.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chimera.errors import ChimeraError
+from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, write_request
+from chimera.github.artifacts import (
+    Outcome,
+    collect_run,
+    make_patch,
+    restore_run,
+    write_outcome,
+    write_summary,
+)
+from chimera.github.events import Act, decide
+from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.permissions import Resolution, resolve
+from chimera.orchestration.graph import Card, CardStatus
+from chimera.orchestration.state import RunStore
+
+if TYPE_CHECKING:
+    from chimera.github.client import GitHubClient
+    from chimera.github.settings import ActionSettings
+
+__all__ = ["AgentResult", "agent_job"]
+
+_MODES = {Act.RUN: "new", Act.RESUME: "resume", Act.RERUN: "rerun"}
+# The run never needs a GitHub token, and a child that has none cannot leak one.
+_SECRET_ENV = ("GITHUB_TOKEN", "CHIMERA_GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN")
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What the agent job handed on: the outcome it wrote, and the audit summary."""
+
+    outcome: Outcome
+    summary: str = ""
+
+    def to_job(self) -> JobResult:
+        if self.outcome.kind == "ignored":
+            return JobResult(
+                outputs={"status": "ignored", "run-id": ""},
+                record={"outcome": "ignored", "reason": self.outcome.detail},
+            )
+        return JobResult(
+            outputs={
+                "status": self.outcome.status or self.outcome.kind,
+                "run-id": self.outcome.run_id or "",
+            },
+            record=self.outcome.model_dump(mode="json"),
+            summary=self.summary,
+        )
+
+
+def _git(root: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ChimeraError(f"git {args[0]} failed: {proc.stderr.strip()}")
+    return proc.stdout.strip()
+
+
+def _checkout(root: Path, rev: str, branch: str) -> str:
+    """Check out ``rev`` detached (fetching ``branch`` from origin when it is not local);
+    returns the commit. The workflow's checkout usually has it already (``fetch-depth: 0``)."""
+    have = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if have.returncode != 0:
+        _git(
+            root, "fetch", "--quiet", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
+        )
+    sha = _git(root, "rev-parse", f"{rev}^{{commit}}")
+    if _git(root, "rev-parse", "HEAD") != sha:
+        _git(root, "checkout", "--quiet", "--force", "--detach", sha)
+    return sha
+
+
+def start_child(request: AgentRequest, folder: Path) -> subprocess.CompletedProcess[str]:
+    """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent_child` on it, with
+    no GitHub token in the child's environment; returns the finished process (output
+    captured).
+
+    ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
+    shadow the installed package.
+    """
+    path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
+    env = {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def _audit_summary(run_dir: Path, head: str | None) -> str:
+    from chimera.governance.audit_summary import render_audit_summary
+
+    audit = run_dir / "audit.jsonl"
+    if not audit.is_file():
+        return "_No audit log was written._\n"
+    try:
+        return render_audit_summary(audit, head=head)
+    except (ChimeraError, OSError, ValueError) as exc:
+        return f"_The audit summary could not be rendered: {exc}_\n"
+
+
+def agent_job(
+    ctx: ActionContext, settings: ActionSettings, root: Path, artifacts: Path
+) -> AgentResult:
+    """Run the agent job for the event in ``ctx`` in the checkout ``root``; writes the
+    artifacts folder ``artifacts``. A run that cannot finish is a ``crashed`` outcome (the
+    publish job reports it), not an exception.
+
+    Raises:
+        UsageError: no repository or no token (only when the event asks for a run).
+        GitHubError: the API failed after retries.
+    """
+    artifacts.mkdir(parents=True, exist_ok=True)
+    decision = decide(ctx.event_name, ctx.payload, settings)
+    base = Outcome(
+        kind="ignored",
+        issue=decision.issue,
+        pull=decision.pull,
+        decision=decision.to_json(),
+        workflow_run=ctx.workflow_run,
+        artifact=settings.artifact_name,
+        detail=decision.reason,
+    )
+    if decision.action not in _MODES:
+        write_outcome(artifacts, base)
+        return AgentResult(base)
+    client = ctx.connect()
+    res = resolve(decision, client, settings)
+    if res.decision.action is Act.IGNORE:
+        # The gate job explained it already (same outcome key: publish will not repeat it).
+        ignored = base.model_copy(
+            update={"detail": res.decision.reason, "explain": res.decision.explain}
+        )
+        write_outcome(artifacts, ignored)
+        return AgentResult(ignored)
+    summary = ""
+    try:
+        outcome, summary = _run(ctx, res, client, settings, root, artifacts, base)
+    except (ChimeraError, OSError) as exc:
+        outcome = base.model_copy(update={"kind": "crashed", "detail": str(exc)[:2000]})
+    write_outcome(artifacts, outcome)
+    return AgentResult(outcome, summary)
+
+
+def _run(
+    ctx: ActionContext,
+    res: Resolution,
+    client: GitHubClient,
+    settings: ActionSettings,
+    root: Path,
+    artifacts: Path,
+    base: Outcome,
+) -> tuple[Outcome, str]:
+    decision = res.decision
+    assert decision.issue is not None and decision.actor is not None
+    issue = client.issue(decision.issue)
+    tmp = ctx.runner_temp or Path(tempfile.gettempdir())
+    base_ref: str | None = None
+    branch_head: str | None = None
+    if decision.action is Act.RUN:
+        base_sha = _git(root, "rev-parse", "HEAD")
+        base_ref = ctx.base_ref
+    else:
+        assert res.pull is not None
+        branch_head = res.pull.head_sha
+        base_ref = res.pull.base_ref
+        if decision.action is Act.RESUME:
+            # The paused run continues on the PR's head (its verified change is there).
+            base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
+        else:
+            # A re-run is a fresh attempt from the base branch, with the review as feedback;
+            # it replaces the PR branch's content (pushed with a lease on the current head).
+            base_sha = _checkout(root, f"origin/{res.pull.base_ref}", res.pull.base_ref)
+    if decision.action is Act.RESUME:
+        marker = res.marker or {}
+        run_id = str(marker.get("run_id") or "")
+        source_run = marker.get("workflow_run")
+        if not run_id or not source_run:
+            raise ChimeraError(f"PR #{decision.pull}: its marker names no run or workflow run")
+        download = tmp / f"chimera-resume-{run_id}"
+        client.download_artifact(
+            int(source_run), str(marker.get("artifact") or settings.artifact_name), download
+        )
+        restore_run(download, root, run_id)
+        request = AgentRequest(
+            version=REQUEST_VERSION,
+            action="approve",
+            root=root,
+            run_id=run_id,
+            actor=decision.actor,
+            model=settings.model,
+        )
+        started_by = str(marker.get("started_by") or "")
+    else:
+        run_id = f"gh-{decision.issue}-{ctx.workflow_run or uuid.uuid4().hex[:8]}"
+        task = f"{issue.title}\n\n{issue.body}"
+        if decision.action is Act.RERUN:
+            task += (
+                "\n\nA reviewer requested changes on the previous pull request for this issue. "
+                "Their review follows (untrusted text):\n\n" + (decision.feedback or "")
+            )
+        # Unset or zero limits: the repository's configuration decides.
+        request = AgentRequest(
+            version=REQUEST_VERSION,
+            action="start",
+            root=root,
+            run_id=run_id,
+            actor=decision.actor,
+            task=task,
+            untrusted=True,
+            spec_paths=[settings.spec_path.rstrip("/") or "."],
+            model=settings.model,
+            max_iterations=settings.max_iterations or None,
+            max_attempts=settings.max_attempts or None,
+            budget_usd=settings.budget_usd or None,
+            budget_tokens=settings.budget_tokens or None,
+            diff_feedback=True if settings.diff_feedback else None,
+        )
+        started_by = decision.actor
+    proc = start_child(request, tmp)
+    store = RunStore(root)
+    if not (store.run_dir(run_id) / "state.json").is_file():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise ChimeraError(
+            f"the run exited {proc.returncode} without a run state: " + " / ".join(tail)
+        )
+    state = store.load(run_id)
+    patch = make_patch(root, base_sha)
+    (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
+    collect_run(root, run_id, artifacts)
+    summary = _audit_summary(store.run_dir(run_id), state.audit_head)
+    write_summary(artifacts, summary)
+    cards = [Card.from_json(raw) for raw in state.cards]
+    risk = [
+        reason
+        for card in cards
+        if card.status is CardStatus.AWAITING_APPROVAL
+        for reason in card.risk_reasons
+    ]
+    outcome = base.model_copy(
+        update={
+            "kind": "run",
+            "mode": _MODES[decision.action],
+            "run_id": run_id,
+            "started_by": started_by,
+            "status": state.status.value,
+            "stop_reason": state.stop_reason.value if state.stop_reason else None,
+            "stop_detail": state.stop_detail,
+            "exit_code": proc.returncode,
+            "base_sha": base_sha,
+            "base_ref": base_ref,
+            "branch": settings.branch(decision.issue),
+            "branch_head": branch_head,
+            "empty_patch": not patch.strip(),
+            "risk_reasons": risk,
+            "tainted": state.tainted,
+            "detail": "",
+        }
+    )
+    return outcome, summary

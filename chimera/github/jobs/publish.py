@@ -1,0 +1,59 @@
+"""The publish job: apply, scan, push, open or update the PR, label, comment (the write token;
+no LLM key). The work is :func:`chimera.github.publish.publish`; this module gives it the job's
+context and turns its result into step outputs and the job summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chimera.github.jobs.context import ActionContext, JobResult, make_queue
+from chimera.github.publish import PublishContext, PublishResult, publish
+
+if TYPE_CHECKING:
+    from chimera.github.settings import ActionSettings
+
+__all__ = ["PublishJobResult", "publish_job"]
+
+
+@dataclass(frozen=True)
+class PublishJobResult:
+    """What publishing did (see :class:`~chimera.github.publish.PublishResult`)."""
+
+    result: PublishResult
+
+    def to_job(self) -> JobResult:
+        result = self.result
+        link = f" — {result.pr_url}" if result.pr_url else ""
+        return JobResult(
+            outputs={
+                "status": result.outcome,
+                "pr-number": str(result.pr_number or ""),
+                "pr-url": result.pr_url or "",
+            },
+            record=result.to_json(),
+            summary=f"**Chimera publish:** {result.outcome}{link}",
+        )
+
+
+def publish_job(
+    ctx: ActionContext, settings: ActionSettings, root: Path, artifacts: Path
+) -> PublishJobResult:
+    """Publish the run in ``artifacts`` from the checkout ``root`` (its remote takes pushes).
+
+    Raises:
+        UsageError: no repository or no token.
+        GitHubError: the API failed after retries (a rate limit is reported on the issue first).
+    """
+    client = ctx.connect()
+    pctx = PublishContext(
+        root=root,
+        artifacts=artifacts,
+        repository=ctx.repository,
+        server_url=ctx.server_url,
+        workflow_run=ctx.workflow_run,
+        default_branch=ctx.default_branch,
+    )
+    return PublishJobResult(publish(pctx, client, settings, make_queue(client, settings)))

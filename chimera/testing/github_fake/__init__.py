@@ -1,0 +1,82 @@
+"""A local, stateful fake of the GitHub REST API (and the GraphQL mutations Chimera sends).
+
+It runs on ``127.0.0.1`` (an ephemeral port) in background threads and is reached through the
+real PyGithub client (``base_url=fake.api_url``), so tests exercise the same HTTP requests,
+pagination and error mapping as production. Payloads follow the shapes of GitHub's published
+OpenAPI description (``tests/data/github/openapi-subset.json`` holds the schemas of the
+endpoints served here; a test validates the fake's answers against them).
+
+What it models:
+
+* repositories with issues (pull requests share their number space, as on GitHub), labels
+  (created on first use, like the real API), comments, collaborator permissions, users (``User``
+  or ``Bot``);
+* token identities (:class:`Identity`): a workflow's ``GITHUB_TOKEN``
+  (:meth:`~GitHubFake.add_workflow_token`, acting as ``github-actions[bot]``), a GitHub App
+  installation token (:meth:`~GitHubFake.add_app_token`, ``<slug>[bot]``) and a personal token
+  (:meth:`~GitHubFake.add_token`); writes need the role and, when the token declares them, the
+  ``permissions`` scope; every call records its login and token kind (``fake.writes()``);
+* which writes start workflows: every write's webhook event lands in ``fake.events``; those of a
+  ``GITHUB_TOKEN`` start none (``fake.triggered_events`` leaves them out), as on GitHub;
+* pull requests: create (422 for a second open PR from the same head; 403 for a
+  ``GITHUB_TOKEN`` while the repository's "Allow GitHub Actions to create and approve pull
+  requests" is off), list by ``head``/``base``/``state``, update, close and reopen, draft,
+  requested reviewers, reviews (each of a ``commit_id``), a head commit read from a local bare
+  git repository (the remote) when one is attached;
+* git over smart HTTP at ``fake.clone_url(full_name, token)``: pushes are authenticated and
+  recorded as ``push`` (and ``pull_request`` ``synchronize``) events;
+* check runs (Apps and the ``GITHUB_TOKEN`` only: a personal token gets GitHub's 403) and
+  commit statuses, with the combined status of a ref;
+* branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip);
+* GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
+  ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``; a ``mergePullRequest``
+  mutation or ``PUT .../merge`` is recorded as a merge attempt and refused (Chimera must never
+  merge);
+* faults, consumed in order: an HTTP status (500, secondary rate limit 403/429 with
+  ``retry-after``), optionally *after* the write happened (the reply is lost, the change is
+  not), and delays (client timeouts);
+* a record of every request (method, path, status, acting login, token kind).
+
+Handlers live in one module per resource (:mod:`.repos`, :mod:`.issues`, :mod:`.pulls`,
+:mod:`.checks`, :mod:`.actions`, :mod:`.graphql`, :mod:`.git`); each takes one
+:class:`FakeRequest` and returns one :class:`FakeResponse` (:mod:`.routing`).
+
+Example::
+
+    with GitHubFake() as fake:
+        repo = fake.add_repo("octo/app", remote=bare_repo_path)
+        fake.add_user("alice"); repo.collaborators["alice"] = "write"
+        gh = github.Github(auth=github.Auth.Token(fake.add_token("alice")),
+                           base_url=fake.api_url, retry=None,
+                           seconds_between_requests=None, seconds_between_writes=None)
+"""
+
+from __future__ import annotations
+
+from chimera.testing.github_fake.git import make_bare_remote, push_branch
+from chimera.testing.github_fake.routing import FakeRequest, FakeResponse
+from chimera.testing.github_fake.server import GitHubFake
+from chimera.testing.github_fake.state import (
+    ACTIONS_LOGIN,
+    FakeFault,
+    FakeRepo,
+    Identity,
+    RecordedCall,
+    RepoEvent,
+    TokenKind,
+)
+
+__all__ = [
+    "ACTIONS_LOGIN",
+    "FakeFault",
+    "FakeRepo",
+    "FakeRequest",
+    "FakeResponse",
+    "GitHubFake",
+    "Identity",
+    "RecordedCall",
+    "RepoEvent",
+    "TokenKind",
+    "make_bare_remote",
+    "push_branch",
+]

@@ -1,0 +1,65 @@
+"""GitHub Actions: workflow dispatches and workflow-run artifacts."""
+
+from __future__ import annotations
+
+from chimera.testing.github_fake.routing import (
+    FakeRequest,
+    FakeResponse,
+    HttpError,
+    Resource,
+    route,
+)
+from chimera.testing.github_fake.state import node_id
+
+
+class Actions(Resource):
+    @route("POST", "{repo}/actions/workflows/{wf}/dispatches")
+    def dispatch_workflow(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        login = self.need(repo, req, "write", "actions")
+        data = req.data
+        if "ref" not in data:
+            raise HttpError(422, 'Invalid request. "ref" wasn\'t supplied.')
+        inputs = data.get("inputs") or {}
+        if not isinstance(inputs, dict) or any(not isinstance(v, str) for v in inputs.values()):
+            raise HttpError(422, "Invalid request. inputs must be strings.")
+        repo.dispatches.append(
+            {"workflow": req.params["wf"], "ref": data["ref"], "inputs": dict(inputs), "by": login}
+        )
+        self.fake.emit(repo, req, "workflow_dispatch", None, ref=str(data["ref"]))
+        return FakeResponse(204)
+
+    @route("GET", "{repo}/actions/runs/{run:int}/artifacts")
+    def list_artifacts(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        run = req.number("run")
+        base = f"{self.fake.api_url}/repos/{repo.full_name}/actions/artifacts"
+        items = [
+            {
+                "id": a["id"],
+                "node_id": node_id("A", a["id"]),
+                "name": a["name"],
+                "size_in_bytes": len(a["data"]),
+                "url": f"{base}/{a['id']}",
+                "archive_download_url": f"{base}/{a['id']}/zip",
+                "expired": False,
+                "created_at": a["created_at"],
+                "expires_at": None,
+                "updated_at": a["created_at"],
+                "workflow_run": {"id": run},
+            }
+            for a in repo.artifacts.get(run, [])
+            if req.query.get("name") in (None, a["name"])
+        ]
+        return FakeResponse(200, {"total_count": len(items), "artifacts": items})
+
+    @route("GET", "{repo}/actions/artifacts/{aid:int}/zip")
+    def download_artifact(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        if req.login is None:
+            raise HttpError(401, "Requires authentication")
+        for arts in repo.artifacts.values():
+            for art in arts:
+                if art["id"] == req.number("aid"):
+                    return FakeResponse(200, raw=art["data"], content_type="application/zip")
+        raise HttpError(404, "Not Found")

@@ -1,0 +1,79 @@
+"""Commits, read from the repository's remote (``GET /repos/{o}/{r}/commits/{ref}``)."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from chimera.testing.github_fake.routing import (
+    FakeRequest,
+    FakeResponse,
+    HttpError,
+    Resource,
+    route,
+)
+from chimera.testing.github_fake.state import FakeRepo, node_id
+
+# One field a line: the commit, its tree, parents, author and committer, then the message.
+_FORMAT = "%H%n%T%n%P%n%an%n%ae%n%aI%n%cn%n%ce%n%cI%n%B"
+
+
+class Commits(Resource):
+    @route("GET", "{repo}/commits/{ref:path}")
+    def get_commit(self, req: FakeRequest) -> FakeResponse:
+        """A ``commit`` of a SHA or a branch; 404 without a remote, 422 for an unknown ref."""
+        repo = self.repo(req)
+        if repo.remote is None:
+            raise HttpError(404, "Not Found")
+        fields = _show(repo, req.params["ref"])
+        if fields is None:
+            raise HttpError(422, f"No commit found for SHA: {req.params['ref']}")
+        return FakeResponse(200, self._json(repo, fields))
+
+    def _json(self, repo: FakeRepo, fields: list[str]) -> dict[str, Any]:
+        sha, tree, parents, an, ae, ad, cn, ce, cd, *message = fields
+        api = f"{self.fake.api_url}/repos/{repo.full_name}"
+        web = f"{self.fake.web_url}/{repo.full_name}"
+        return {
+            "sha": sha,
+            "node_id": node_id("C", int(sha[:8], 16)),
+            "url": f"{api}/commits/{sha}",
+            "html_url": f"{web}/commit/{sha}",
+            "comments_url": f"{api}/commits/{sha}/comments",
+            "commit": {
+                "url": f"{api}/git/commits/{sha}",
+                "author": {"name": an, "email": ae, "date": ad},
+                "committer": {"name": cn, "email": ce, "date": cd},
+                "message": "\n".join(message).strip(),
+                "comment_count": 0,
+                "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
+                "verification": {
+                    "verified": False,
+                    "reason": "unsigned",
+                    "payload": None,
+                    "signature": None,
+                    "verified_at": None,
+                },
+            },
+            # A git identity maps to no account here: GitHub answers null then too.
+            "author": None,
+            "committer": None,
+            "parents": [
+                {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}
+                for p in parents.split()
+            ],
+            "files": [],
+        }
+
+
+def _show(repo: FakeRepo, ref: str) -> list[str] | None:
+    assert repo.remote is not None
+    sha = repo.head_sha(ref) or ref
+    git = ["git", "--git-dir", str(repo.remote), "show", "-s", f"--format={_FORMAT}"]
+    proc = subprocess.run(
+        [*git, f"{sha}^{{commit}}", "--"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.stdout.splitlines() if proc.returncode == 0 else None

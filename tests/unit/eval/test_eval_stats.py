@@ -1,0 +1,73 @@
+"""chimera.stats against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from chimera.errors import UsageError
+from chimera.stats import Interval, mcnemar_exact, paired_bootstrap, wilson_interval
+
+
+def _wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@pytest.mark.parametrize(("k", "n"), [(7, 50), (0, 10), (10, 10), (19, 20), (1, 1)])
+def test_wilson_matches_the_formula(k: int, n: int) -> None:
+    got = wilson_interval(k, n)
+    low, high = _wilson_by_hand(k, n)
+    assert got.low == pytest.approx(low, abs=1e-9)
+    assert got.high == pytest.approx(high, abs=1e-9)
+    assert got.estimate == k / n and got.n == n
+
+
+def test_wilson_seven_of_fifty_is_the_documented_interval() -> None:
+    got = wilson_interval(7, 50)
+    assert (round(got.low, 3), round(got.high, 3)) == (0.070, 0.262)
+    assert got.describe(percent=True) == "14.0% [7.0%, 26.2%] (95%, n=50)"
+
+
+def test_wilson_of_nothing_is_uninformative_and_bad_counts_are_refused() -> None:
+    assert wilson_interval(0, 0) == Interval(0.0, 0.0, 1.0, 0.95, 0)
+    for k, n in ((3, 2), (-1, 2)):
+        with pytest.raises(UsageError, match="successes <= trials"):
+            wilson_interval(k, n)
+    with pytest.raises(UsageError, match="confidence"):
+        wilson_interval(1, 2, confidence=1.0)
+
+
+def test_paired_bootstrap_is_seeded_and_brackets_the_mean_difference() -> None:
+    a = [1, 0, 1, 0, 0, 1, 0, 0, 1, 0] * 3
+    b = [1, 1, 1, 0, 1, 1, 1, 0, 1, 1] * 3
+    first = paired_bootstrap(a, b, seed=7)
+    assert first == paired_bootstrap(a, b, seed=7)
+    assert first.estimate == pytest.approx(0.4)
+    assert 0 < first.low < 0.4 < first.high <= 1
+    assert first.excludes_zero()
+
+
+def test_paired_bootstrap_of_equal_differences_is_a_point() -> None:
+    got = paired_bootstrap([0, 0, 1], [1, 1, 2])
+    assert (got.low, got.estimate, got.high) == (1.0, 1.0, 1.0)
+
+
+def test_paired_bootstrap_refuses_unpaired_input() -> None:
+    with pytest.raises(UsageError, match="differ in length"):
+        paired_bootstrap([1, 0], [1])
+    with pytest.raises(UsageError, match="at least 2 pairs"):
+        paired_bootstrap([1], [0])
+
+
+def test_mcnemar_exact_is_a_binomial_test_on_discordant_pairs() -> None:
+    a = [True] * 10 + [False] * 2 + [True] * 5
+    b = [False] * 10 + [True] * 2 + [True] * 5
+    got = mcnemar_exact(a, b)
+    # 2 * P(X <= 2) for X ~ Bin(12, 1/2) = 2 * (1 + 12 + 66) / 4096
+    assert (got.only_a, got.only_b) == (10, 2)
+    assert got.p_value == pytest.approx(158 / 4096)
+    assert mcnemar_exact([True, False], [True, False]).p_value == 1.0
