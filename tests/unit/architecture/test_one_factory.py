@@ -21,8 +21,8 @@ PKG = Path(__file__).resolve().parents[3] / "chimera"
 BUILDERS: dict[str, set[str]] = {
     # make_backend + budget in one function; WorkerBudgets wraps a worker's own child budget.
     "BudgetedBackend": {"providers/factory.py", "economics/workers.py"},
-    # A run's log; the A/B registry's own log (`chimera bench ab`) belongs to no run.
-    "AuditLog": {"orchestration/session.py", "eval/ab.py"},
+    # A run's log; the A/B registry's and the skill store's own logs belong to no run.
+    "AuditLog": {"orchestration/session.py", "eval/ab.py", "evolution/skills.py"},
     "AutonomousAgent": {"orchestration/session.py"},
     "AgentDeps": {"orchestration/session.py"},
     "tool_governance": {"orchestration/session.py"},
