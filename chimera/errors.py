@@ -39,6 +39,8 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     │   └── StructuredOutputError  a model's JSON stayed invalid after one repair round
     ├── HandoffError            a file handed between jobs or processes is missing, invalid
     │                           or of an unknown version (the run report, the agent request)
+    ├── JournalError            the schedules' op journal (a git branch) cannot be read or written
+    │   └── JournalConflict         another tick wrote the journal first (re-read, re-plan)
     └── GitHubError             the GitHub API failed (mapped from PyGithub)
         └── GitHubApiError          an HTTP call failed (``status``, ``retry_after``)
             ├── GitHubRateLimited       still rate-limited after the retries allowed
@@ -209,6 +211,15 @@ class HandoffError(ChimeraError):
     """A file one job or process hands another (the Action's run report, the agent child's
     request) is missing, unreadable, of an unknown version, or does not match its model. The
     message is one line naming the file and the first problem."""
+
+
+class JournalError(ChimeraError):
+    """The scheduler's op journal (an orphan git branch) cannot be read or written."""
+
+
+class JournalConflict(JournalError):
+    """Another writer moved the journal branch since it was read: this tick's claim lost the
+    race; re-read the journal and plan again (so no job runs twice)."""
 
 
 class GitHubError(ChimeraError):
