@@ -63,3 +63,23 @@ def write_text_atomic(path: Path, text: str) -> None:
     from chimera.atomic import atomic_write_text
 
     atomic_write_text(path, text)
+
+
+def resolve_root(value: str | None) -> Path:
+    """``--root`` (default: the working directory), resolved.
+
+    Raises:
+        UsageError: it is not a directory.
+    """
+    root = Path(value) if value else Path.cwd()
+    if not root.is_dir():
+        raise UsageError(f"--root {value}: not a directory")
+    return root.resolve()
+
+
+def shown(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` when it lies under it (POSIX separators), else as is."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)

@@ -20,6 +20,8 @@ def progress_line(event: str, f: dict[str, Any], *, nested: bool = False) -> str
     """
     n = f.get("attempt")
     top, sub = ("  ", "    ") if nested else ("chimera: ", "  ")
+    if event == "session_opened":
+        return f"chimera: run {f['run_id']} in {f['run_dir']}; sandbox: {f['sandbox']}"
     # -- the project run (cards) ----------------------------------------------------------
     if event == "goal":
         return (

@@ -21,9 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
-from chimera.cli._base import Subparsers, err, write_text_atomic
-from chimera.errors import UsageError
+from chimera.cli._base import Subparsers, err, resolve_root, shown
 
 
 def register(subparsers: Subparsers) -> None:
@@ -52,86 +52,38 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chimera.cli._economics import (
-        budgeted,
-        new_run_dir,
-        prepare_credentials,
-        resolve_root,
-        shown,
-        top_model,
-        usd,
-    )
     from chimera.config import load_config
+    from chimera.orchestration.ask import AskRequest, ask
 
     root = resolve_root(args.root)
     config = load_config(root).with_overrides(
         model=args.model, budget_usd=args.budget_usd, budget_tokens=args.budget_tokens
     )
-    top = top_model(config)
-    h = config.hierarchy
-    worker = args.worker_model or h.worker_model or top
-    judge = h.spot_check_judge
-    prepare_credentials(root, config, [top, worker, *([judge] if judge else [])])
 
-    from chimera.economics.hierarchy_setup import build_hierarchy
-    from chimera.economics.receipts import RECEIPTS_FILE, read_receipts, summarize_delegations
-    from chimera.governance.audit import AuditLog
-    from chimera.governance.sanitize import sanitize
-    from chimera.providers import TokenBudget
-    from chimera.spec.engine.files import FileTree
-    from chimera.spec.engine.options import EngineStats
+    def started(event: str, f: dict[str, Any]) -> None:
+        if event == "ask_started" and not args.quiet:
+            note = f" (first {f['max_files']} listed)" if f["max_files"] else ""
+            err(
+                f"chimera: ask run {f['run_id']}: {f['files']} files{note}, "
+                f"top {f['model']}, workers {f['worker_model']}"
+            )
 
-    question = sanitize(args.question).strip()
-    if not question:
-        raise UsageError("QUESTION is empty")
-    # "*" in gitignore syntax matches every file at any depth.
-    candidates = FileTree(str(root), EngineStats()).select(["*"], [])
-    if not candidates:
-        raise UsageError(f"--root {root}: no files to read")
-    truncated = len(candidates) > h.max_files
-    candidates = candidates[: h.max_files]
-
-    run_id, run_dir = new_run_dir(root)
-    audit = AuditLog(run_dir / "audit.jsonl", run_id)
-    audit.append(
-        "ask.started", question=question, model=top, worker_model=worker, files=len(candidates)
-    )
-    budget = TokenBudget.from_config(config.budget)
-    orchestrator = build_hierarchy(
-        config,
-        root=root,
-        run_dir=run_dir,
-        run_id=run_id,
-        audit=audit,
-        budget=budget,
-        top=top,
-        top_backend=budgeted(top, config, budget, audit, max_tokens=h.top_max_tokens),
-        worker=worker,
-    )
-    if not args.quiet:
-        note = f" (first {h.max_files} listed)" if truncated else ""
-        err(
-            f"chimera: ask run {run_id}: {len(candidates)} files{note}, top {top}, workers {worker}"
+    outcome = ask(
+        AskRequest(
+            root=root,
+            config=config,
+            question=args.question,
+            worker_model=args.worker_model,
+            events=started,
         )
-    result = orchestrator.run(question, candidates)
-    summary = summarize_delegations(read_receipts(run_dir / RECEIPTS_FILE), run_id)
-    document = {
-        "run_id": run_id,
-        "question": question,
-        "model": top,
-        "worker_model": worker,
-        **result.to_json(),
-        "delegations": summary.to_json(),
-        "audit_head": audit.head_hash,
-    }
-    write_text_atomic(run_dir / "summary.json", json.dumps(document, indent=2) + "\n")
-    verified = bool(result.evidence)
+    )
+    result, document = outcome.result, outcome.document
     out = sys.stdout
     if args.json:
         out.write(json.dumps(document, indent=2) + "\n")
-        return 0 if verified else 1
+        return 0 if outcome.verified else 1
     out.write(result.answer.rstrip("\n") + "\n\n")
-    if verified:
+    if outcome.verified:
         out.write("Evidence (verified):\n")
         for c in result.evidence:
             quote = " ".join(c.quote.split())
@@ -144,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
         out.write(f"  unverified: {f.subtask.id} ({', '.join(f.subtask.files)}): {reason}\n")
     out.write(
         f"\ntokens: {result.usage.total_tokens}, cost: {usd(result.usage.cost_usd)}\n"
-        + summary.render()
-        + f"\nrun: {shown(run_dir, root)} (audit head {audit.head_hash})\n"
+        + outcome.delegations.render()
+        + f"\nrun: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head})\n"
     )
-    return 0 if verified else 1
+    return 0 if outcome.verified else 1
+
+
+def usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.6f}"

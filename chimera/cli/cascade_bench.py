@@ -44,9 +44,11 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chimera.cli._economics import budgeted, prepare_credentials, resolve_root
+    from chimera.cli._base import resolve_root
     from chimera.config import load_config
     from chimera.economics.bench import load_bench_file, run_configured_bench
+    from chimera.orchestration.session import check_models
+    from chimera.providers import budgeted_backend
 
     root = resolve_root(args.root)
     config = load_config(root).with_overrides(
@@ -58,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
         config,
         cascade_name=args.cascade,
         top_model=args.top_model,
-        prepare=lambda models: prepare_credentials(root, config, models),
-        backend_for=lambda m, budget: budgeted(m, config, budget, None),
+        prepare=lambda models: check_models(root, config, models),
+        backend_for=lambda m, budget: budgeted_backend(m, config, budget),
         progress=None if args.quiet else (lambda line: err(f"cascade-bench: {line}")),
     )
     if args.json:

@@ -139,10 +139,9 @@ def _usd(value: float | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from chimera.config import load_config
-    from chimera.crews.surface import CrewRunRequest, run_crew
-    from chimera.governance.audit import AuditLog
     from chimera.governance.sanitize import sanitize
-    from chimera.orchestration.state import RunStore, new_run_id
+    from chimera.orchestration.crews import CrewRunRequest, run_crew
+    from chimera.orchestration.session import SessionFactory
 
     root = _root(args.root)
     crew_path = Path(args.file)
@@ -154,9 +153,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(root).with_overrides(
         model=args.model, budget_usd=args.budget_usd, budget_tokens=args.budget_tokens
     )
-    run_id = new_run_id()
-    run_dir = RunStore(root).run_dir(run_id)
-    audit = AuditLog(run_dir / "audit.jsonl", run_id)
+    models = [config.models.default] if config.models.default else []
+    _, run_dir, audit = SessionFactory().open_record(root, config, models)
     request = CrewRunRequest(
         root=root,
         config=config,

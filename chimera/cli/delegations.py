@@ -45,8 +45,8 @@ def find_run(root: Path, run_id: str | None) -> Path:
     Raises:
         UsageError: no such run, or no run has receipts.
     """
-    from chimera.cli._economics import RUNS
     from chimera.economics.receipts import RECEIPTS_FILE
+    from chimera.orchestration.session import RUNS
 
     base = root / RUNS
     if run_id is not None:
@@ -88,7 +88,7 @@ def audit_problems(run_dir: Path, receipts: list[dict[str, Any]]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chimera.cli._economics import resolve_root, shown
+    from chimera.cli._base import resolve_root, shown
     from chimera.economics.receipts import (
         RECEIPTS_FILE,
         read_receipts,

@@ -84,8 +84,8 @@ class _Watch:
 def _demo(args: argparse.Namespace) -> int:
     from chimera.config import ChimeraConfig
     from chimera.governance.audit import verify_audit_log
-    from chimera.orchestration.session import open_session
     from chimera.orchestration.state import RunStatus
+    from chimera.orchestration.surfaces import ResumeRequest, RunRequest, approve_run, start_run
 
     if args.dir:
         root = Path(args.dir)
@@ -104,22 +104,23 @@ def _demo(args: argparse.Namespace) -> int:
     write_project(root)
     watch = _Watch(args.quiet)
     config = ChimeraConfig()
-    session = open_session(
-        root,
-        run_id="demo",
-        config=config,
-        spec_paths=["specs"],
-        model=f"scripted:{DEMO_DIR / 'script.yaml'}",
-        on_event=watch,
+    model = f"scripted:{DEMO_DIR / 'script.yaml'}"
+    run = start_run(
+        RunRequest(
+            root=root,
+            config=config,
+            model=model,
+            started_by=STARTED_BY,
+            run_id="demo",
+            events=watch,
+        )
     )
-    out.write(f"Sandbox: {session.sandbox_description}\n\n")
+    state = run.state
     from chimera.cli.run import render_summary
 
-    state = session.orchestrator.start(
-        task=None, started_by=STARTED_BY, model="demo", run_id="demo"
-    )
+    out.write(f"Sandbox: {run.sandbox}\n\n")
     out.write("== 1. The run pauses at the human checkpoint\n")
-    out.write(render_summary(state, sandbox=session.sandbox_description) + "\n\n")
+    out.write(render_summary(state, sandbox=run.sandbox) + "\n\n")
     ok = True
     if state.status is not RunStatus.AWAITING_APPROVAL:
         err("chimera demo: expected the run to pause for approval; it did not")
@@ -140,16 +141,20 @@ def _demo(args: argparse.Namespace) -> int:
         ok = False
     if state.status is RunStatus.AWAITING_APPROVAL:
         out.write(f"== 3. {APPROVER} approves (the run was started by {STARTED_BY})\n")
-        state = session.orchestrator.approve(state.run_id, by=APPROVER)
-        out.write(render_summary(state, sandbox=session.sandbox_description) + "\n\n")
+        again = ResumeRequest(
+            root=root, config=config, run_id=state.run_id, model=model, events=watch
+        )
+        approved = approve_run(again, by=APPROVER)
+        state = approved.state
+        out.write(render_summary(state, sandbox=approved.sandbox) + "\n\n")
         if state.status is not RunStatus.DONE:
             err("chimera demo: the approved run did not reach its goal")
             ok = False
-    check = verify_audit_log(session.audit.path, head=state.audit_head)
+    check = verify_audit_log(run.audit_path, head=state.audit_head)
     out.write("== 4. The audit log\n")
     if check.ok:
         out.write(
-            f"  {session.audit.path}: {check.count} events, hash chain verified, "
+            f"  {run.audit_path}: {check.count} events, hash chain verified, "
             f"head {check.head_hash}\n"
         )
     else:

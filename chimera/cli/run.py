@@ -27,11 +27,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.cli._base import Subparsers, err
+from chimera.cli._base import Subparsers, resolve_root
 from chimera.cli._progress import Progress
 from chimera.errors import UsageError
 
 if TYPE_CHECKING:
+    from chimera.config import ChimeraConfig
     from chimera.orchestration.state import RunState
 
 EXIT_ALIGNED = 0
@@ -129,10 +130,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    root = Path(args.root) if args.root else Path.cwd()
-    if not root.is_dir():
-        raise UsageError(f"--root {args.root}: not a directory")
-    return root.resolve()
+    return resolve_root(args.root)
 
 
 def exit_code(state: RunState) -> int:
@@ -202,7 +200,7 @@ def _report(state: RunState, args: argparse.Namespace, sandbox: str | None = Non
     return exit_code(state)
 
 
-def _config(root: Path, **overrides: Any) -> Any:
+def _config(root: Path, **overrides: Any) -> ChimeraConfig:
     from chimera.config import load_config
 
     return load_config(root).with_overrides(**overrides)
@@ -211,10 +209,8 @@ def _config(root: Path, **overrides: Any) -> Any:
 def _run(args: argparse.Namespace) -> int:
     import getpass
 
-    from chimera.orchestration.engine_setup import resolve_model
-    from chimera.orchestration.session import open_session
-    from chimera.orchestration.state import new_run_id
-    from chimera.spec.loader import discover_spec_files
+    from chimera.orchestration.session import resolve_model
+    from chimera.orchestration.surfaces import RunRequest, start_run
 
     root = _root(args)
     config = _config(
@@ -230,84 +226,52 @@ def _run(args: argparse.Namespace) -> int:
         if args.max_iterations < 1:
             raise UsageError("--max-iterations must be at least 1")
         config.run.max_iterations = args.max_iterations
-    model = resolve_model(args.model, config)
-    spec_args = args.spec or ["specs"]
-    for p in spec_args:
-        if Path(p).is_absolute():
-            raise UsageError(f"--spec {p}: give a path relative to the root")
-    if not discover_spec_files([root / p for p in spec_args]):
-        raise UsageError(f"--spec: no spec files (*.yaml, *.yml) in {', '.join(spec_args)}")
     task: str | None = args.task
     if args.task_file:
         try:
             task = Path(args.task_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--task-file {args.task_file}: {exc.strerror or exc}") from exc
-    run_id = args.run_id or new_run_id()
-    started_by = args.started_by or getpass.getuser()
-    from chimera.orchestration.state import RunStore
-
-    RunStore(root).refuse_existing(run_id)  # before anything is opened under its folder
-    if not args.force:
-        stale = [r for r in RunStore(root).interrupted() if r != run_id]
-        if stale:
-            raise UsageError(
-                f"run {stale[-1]} was interrupted and its tree may hold a half-made change: "
-                f"'chimera resume {stale[-1]}' first (or pass --force to start anyway)"
-            )
-    session = open_session(
-        root,
-        run_id=run_id,
-        config=config,
-        spec_paths=spec_args,
-        model=model,
-        on_event=Progress(args.quiet, nested=True),
-        guard=args.guard,
-    )
-    if not args.quiet:
-        err(
-            f"chimera: run {run_id} in .chimera/runs/{run_id}; sandbox: "
-            f"{session.sandbox_description}"
+    outcome = start_run(
+        RunRequest(
+            root=root,
+            config=config,
+            model=resolve_model(args.model, config),
+            started_by=args.started_by or getpass.getuser(),
+            spec_paths=tuple(args.spec or ["specs"]),
+            task=task,
+            untrusted=args.untrusted,
+            run_id=args.run_id,
+            force=args.force,
+            guard=args.guard,
+            events=Progress(args.quiet, nested=True),
         )
-    state = session.orchestrator.start(
-        task=task, started_by=started_by, untrusted=args.untrusted, model=model, run_id=run_id
     )
-    return _report(state, args, session.sandbox_description)
-
-
-def _reopen(args: argparse.Namespace) -> tuple[Any, Any]:
-    from chimera.orchestration.session import open_session
-    from chimera.orchestration.state import RunStore
-
-    root = _root(args)
-    state = RunStore(root).load(args.run_id)
-    config = _config(root, model=args.model)
-    model = args.model or state.model
-    if not model:
-        raise UsageError(f"run {args.run_id} recorded no model; pass --model")
-    session = open_session(
-        root,
-        run_id=state.run_id,
-        config=config,
-        spec_paths=state.spec_paths,
-        model=model,
-        spent_tokens=state.tokens,
-        spent_usd=state.cost_usd,
-        on_event=Progress(args.quiet, nested=True),
-    )
-    return session, state
+    return _report(outcome.state, args, outcome.sandbox)
 
 
 def _resume(args: argparse.Namespace) -> int:
-    session, _ = _reopen(args)
-    state = session.orchestrator.resume(args.run_id)
-    return _report(state, args, session.sandbox_description)
+    return _continue(args)
 
 
 def _approve(args: argparse.Namespace) -> int:
-    session, _ = _reopen(args)
-    state = session.orchestrator.approve(args.run_id, by=args.by)
-    return _report(state, args, session.sandbox_description)
+    return _continue(args, by=args.by)
+
+
+def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
+    """``resume`` (no ``by``) or ``approve --by NAME``: one request, the same reopened session."""
+    from chimera.orchestration.surfaces import ResumeRequest, approve_run, resume_run
+
+    root = _root(args)
+    request = ResumeRequest(
+        root=root,
+        config=_config(root, model=args.model),
+        run_id=args.run_id,
+        model=args.model,
+        events=Progress(args.quiet, nested=True),
+    )
+    outcome = resume_run(request) if by is None else approve_run(request, by=by)
+    return _report(outcome.state, args, outcome.sandbox)
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -48,7 +48,6 @@ def _root(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from chimera.evolution.skills import LearnedSkill, SkillState, SkillStore
-    from chimera.governance.audit import AuditLog
     from chimera.stats import wilson_interval
 
     folder = _root(args) / ".chimera" / "skills"
@@ -70,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             (dest / s.name / "SKILL.md").write_text(s.to_markdown(), encoding="utf-8")
         out.write(f"exported {len(store.all())} skill(s) to {dest}\n")
         return 0
-    audit = AuditLog(folder / "audit.jsonl", "skills")
+    audit = store.audit()
     if args.skills_command == "import":
         count = 0
         for path in sorted(Path(args.source).glob("*/SKILL.md")):

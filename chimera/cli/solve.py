@@ -18,15 +18,13 @@ rungs after the model. Run files go under ``.chimera/runs/<run-id>/``: ``transcr
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from chimera.cli._base import Subparsers, err, write_text_atomic
+from chimera.cli._base import Subparsers, resolve_root, shown
 from chimera.cli._progress import Progress
-from chimera.errors import UsageError
 
-MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.engine_setup (kept light: no import)
+MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.session (kept light: no import)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -94,11 +92,9 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from chimera.config import load_config
+    from chimera.orchestration.surfaces import SolveRequest, solve
 
-    root = Path(args.root) if args.root else Path.cwd()
-    if not root.is_dir():
-        raise UsageError(f"--root {args.root}: not a directory")
-    root = root.resolve()
+    root = resolve_root(args.root)
     config = load_config(root).with_overrides(
         model=args.model,
         escalate=args.escalate,
@@ -109,86 +105,20 @@ def run(args: argparse.Namespace) -> int:
         budget_tokens=args.budget_tokens,
         sandbox=args.sandbox,
     )
-    from chimera.orchestration.engine_setup import prepare_engine, resolve_model
-
-    model = resolve_model(None, config)
-
-    from chimera.spec.loader import discover_spec_files, load_spec
-
-    spec_paths = [Path(p) for p in args.verify] if args.verify else [root / "specs"]
-    files = discover_spec_files(spec_paths)
-    if not files:
-        shown = ", ".join(str(p) for p in spec_paths)
-        raise UsageError(f"--verify: no spec files (*.yaml, *.yml) in {shown}")
-    spec = load_spec(files)
-
-    from chimera.core.autonomous import AutonomousAgent
-    from chimera.governance.audit import AuditLog
-    from chimera.memory.experience import ExperienceBuffer
-
-    known = {r.id for r in spec.requirements}
-    unknown = [t for t in args.target or () if t not in known]
-    if unknown:
-        raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
-    # Everything that can refuse (a missing key, a budget without a price, the sandbox mode)
-    # is checked before the run folder exists, so a usage error leaves nothing behind.
-    prepared = prepare_engine(root, config, model)
-    from chimera.orchestration.state import new_run_id
-
-    run_id = new_run_id()  # the same form as chimera run's
-    run_dir = root / ".chimera" / "runs" / run_id
-    audit = AuditLog(run_dir / "audit.jsonl", run_id)
-    engine = prepared.bind(audit=audit, run_dir=run_dir, run_id=run_id)
-    sandbox = engine.sandbox
-    progress = Progress(args.quiet)
-    if not args.quiet:
-        err(f"chimera: run {run_id} (files in {_shown(run_dir, root)}), sandbox {sandbox.mode}")
-    from chimera.governance.wiring import tool_governance
-
-    wrapper, guards = tool_governance(
-        root,
-        audit,
-        guard=args.guard,
-        untrusted=args.untrusted,
+    request = SolveRequest(
+        root=root,
+        config=config,
         task=args.task,
-        trusted_commands=[
-            run for r in spec.requirements if isinstance(run := getattr(r.check, "run", None), str)
-        ],
-        run_id=run_id,
-    )
-    agent = AutonomousAgent(
-        engine.ladder,
-        tool_wrapper=wrapper,
-        workspace=root,
-        spec=spec,
-        runner=sandbox,
-        run_dir=run_dir,
-        audit=audit,
-        config=config.agent,
-        experience=None
-        if args.no_memory
-        else ExperienceBuffer(root / ".chimera" / "experience.jsonl"),
-        on_event=progress,
+        spec_paths=tuple(Path(p) for p in args.verify) if args.verify else (root / "specs",),
+        targets=tuple(args.target or ()),
+        untrusted=args.untrusted,
+        guard=args.guard,
+        memory=not args.no_memory,
         review=not args.no_review,
-        output_limit=config.tools.output_limit,
-        big_planner=engine.big_planner,
+        events=Progress(args.quiet),
     )
-    from chimera.orchestration.state import workspace_lock
-
-    with workspace_lock(root, owner=f"solve {run_id}"):
-        result = agent.solve(args.task, args.target, untrusted=args.untrusted)
-    denied = [d.to_dict() for g in guards for d in g.denied]
-    summary = result.to_json()
-    summary.update(
-        {
-            "run_id": run_id,
-            "audit_head": audit.head_hash,
-            "model": result.model,
-            "guard": bool(args.guard or args.untrusted),
-            "denied_actions": denied,
-        }
-    )
-    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    outcome = solve(request)
+    result, denied = outcome.result, outcome.denied
     out = sys.stdout
     out.write(result.final_report.rstrip("\n") + "\n")
     if denied:
@@ -199,12 +129,5 @@ def run(args: argparse.Namespace) -> int:
         )
         for d in denied[:10]:
             out.write(f"  - {d['action']}: {d['reason']}\n")
-    out.write(f"run: {_shown(run_dir, root)} (audit head {audit.head_hash})\n")
+    out.write(f"run: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head})\n")
     return 0 if result.ok else 1
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)

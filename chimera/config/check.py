@@ -38,7 +38,7 @@ DEFAULT_REGEX_TIMEOUT_S = 2.0
 
 
 class CheckSettings(BaseModel):
-    """``[tool.chimera.check]``: limits of every Spec check (``chimera check``, the plugin).
+    """``[tool.chimera.check]``: limits of every Spec check (``chimera check``, the plugin, runs).
 
     Attributes:
         max_file_bytes: bytes; a larger selected file is reported as over the size limit and

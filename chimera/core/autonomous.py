@@ -40,10 +40,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.atomic import atomic_write_bytes
 from chimera.config import AgentConfig
@@ -58,28 +58,24 @@ from chimera.core.attempts import (
     cap_text,
 )
 from chimera.core.checkpoint import SolveCheckpoint
+from chimera.core.deps import AgentDeps, Reviewer
 from chimera.core.spine import Spine
 from chimera.core.supervisor import ManagerReview, ReviewVerdict
 from chimera.errors import BudgetExceeded, ChimeraError, ProviderError, UsageError
-from chimera.governance.audit import AuditLog
 from chimera.governance.sanitize import fence_untrusted, sanitize
 from chimera.protocols import (
     Completion,
-    EventSink,
     Experience,
-    ExperienceStore,
     Message,
     Purpose,
     SupportsComplete,
 )
-from chimera.runner import CommandRunner
 from chimera.spec.drift import check_drift
 from chimera.spec.model import Risk, Spec
 from chimera.spec.results import DriftReport, RequirementResult
 
 if TYPE_CHECKING:
     from chimera.core.workspace import Snapshot, WorkspaceDiff, WorkspaceGuard
-    from chimera.tools import ToolRegistry
 
 SolveOutcome = Literal["solved", "hollow", "failed", "budget", "error"]
 BudgetLimit = Literal["tokens", "usd"]
@@ -216,14 +212,6 @@ class _Seen:
     """Names (never values) of the secrets the change held; its text is redacted."""
 
 
-class ReplayCursor(Protocol):
-    """The replay position of a scripted ladder (the card solver), saved with a checkpoint."""
-
-    def checkpoint(self) -> int | None: ...
-
-    def rewind(self, position: int | None) -> None: ...
-
-
 class _Stop(Exception):
     """Ends the attempt loop early with an outcome (budget refusal, provider failure)."""
 
@@ -246,72 +234,57 @@ class AutonomousAgent:
     """Verify-or-revert over an escalation ladder, with failure carry-forward.
 
     Args:
-        backend_ladder: rungs weakest first; each must take tool-calling turns. Rung 0 makes
-            the first attempt; an escalation moves to the next.
+        deps: the collaborators (ladder, sandbox runner, audit log, guard, tool governance,
+            reviewer, experience store, event sink, big planner): see :class:`AgentDeps`.
+            Rung 0 of ``deps.ladder`` makes the first attempt; an escalation moves to the next.
         workspace: the repository root the agent changes.
         spec: the Spec that decides "done".
-        runner: the sandbox runner (tools, spec commands and verification all use it).
         run_dir: the run's folder; ``transcript.jsonl`` and ``snapshots/`` go here.
-        audit: the run's audit log.
         config: attempts, steps, carry-forward settings.
-        experience: optional buffer: past failures on similar tasks warn the planner, and
-            every attempt is appended.
-        on_event: receives every audit event and every agent step (for live progress).
         review: run the manager review (on by default).
         spine_tokens: token budget of the ownership-scoped context.
         output_limit: bytes of tool output kept (passed to the native tools).
         label: names this agent's files under ``run_dir/attempts/<label>/`` and tags its
             transcript lines, so several agents (one per orchestrator card) can share a run
             folder.
-        tool_wrapper: applied to the native tool registry before the attempts (the
-            governance layer's ``govern_registry`` under ``--guard``).
-        big_planner: ``(task, files, failure_context) -> plan``, used for the plan step when
-            the Spine does not fit its token budget (a file was cut or left out): budgeted
-            workers read every file in scope and the top model plans from their verified
-            findings (:func:`chimera.economics.hierarchy_setup.hierarchy_planner`).
-        cursor: the ladder's replay position (scripted models), saved in each attempt's
-            checkpoint and restored by ``solve(..., resume=True)``.
+
+    Raises:
+        UsageError: the ladder is empty.
     """
 
     def __init__(
         self,
-        backend_ladder: Sequence[SupportsComplete],
+        deps: AgentDeps,
         *,
         workspace: Path,
         spec: Spec,
-        runner: CommandRunner,
         run_dir: Path,
-        audit: AuditLog,
         config: AgentConfig,
-        experience: ExperienceStore | None = None,
-        on_event: EventSink | None = None,
         review: bool = True,
         spine_tokens: int = 8000,
         output_limit: int = 20_000,
         label: str = "solve",
-        tool_wrapper: Callable[[ToolRegistry], ToolCaller] | None = None,
-        big_planner: Callable[[str, Sequence[str], str], str] | None = None,
-        cursor: ReplayCursor | None = None,
     ) -> None:
-        if not backend_ladder:
+        if not deps.ladder:
             raise UsageError("the escalation ladder needs at least one model")
-        self.ladder = list(backend_ladder)
+        self.deps = deps
+        self.ladder = list(deps.ladder)
         self.workspace = Path(workspace)
         self.spec = spec
-        self.runner = runner
+        self.runner = deps.runner
         self.run_dir = Path(run_dir)
-        self.audit = audit
+        self.audit = deps.audit
         self.config = config
-        self.experience = experience
-        self.on_event = on_event
+        self.experience = deps.experience
+        self.on_event = deps.events
         self.review_enabled = review
         self.spine_tokens = spine_tokens
         self.output_limit = output_limit
         self.label = label
-        self.tool_wrapper = tool_wrapper
-        self.big_planner = big_planner
-        self.cursor = cursor
-        self.reviewer = ManagerReview()
+        self.tool_wrapper = deps.tool_wrapper
+        self.big_planner = deps.big_planner
+        self.cursor = deps.cursor
+        self.reviewer: Reviewer = deps.reviewer or ManagerReview()
         self.usage = UsageTotals()
         self._attempt = 0
         self._injections = 0
@@ -397,7 +370,17 @@ class AutonomousAgent:
         return completion
 
     def _check(self, ids: Sequence[str] | None, phase: str) -> DriftReport:
-        report = check_drift(self.spec, self.workspace, runner=self.runner, only=ids)
+        report = check_drift(
+            self.spec,
+            self.workspace,
+            runner=self.runner,
+            only=ids,
+            options=self.deps.check_options,
+        )
+        return self._checked(report, phase)
+
+    def _checked(self, report: DriftReport, phase: str) -> DriftReport:
+        """Record a check's results (computed here, or received as the base report)."""
         self._event(
             "check",
             phase=phase,
@@ -416,6 +399,7 @@ class AutonomousAgent:
         targets: Sequence[str] | None = None,
         *,
         untrusted: bool = False,
+        base: DriftReport | None = None,
         resume: bool = False,
     ) -> SolveResult:
         """Make ``targets`` pass without turning any base-green requirement red.
@@ -425,6 +409,8 @@ class AutonomousAgent:
             targets: requirement ids that must pass; default: every requirement red now.
             untrusted: the task came from outside; the run is recorded as tainted. The task
                 is sanitized and fenced as data either way.
+            base: the whole Spec's report on the tree as it is now, when the caller holds
+                it (the orchestrator checks before every card); default: checked here.
             resume: continue an interrupted solve of the same ``label`` from its checkpoint
                 (its attempts, plan and ledger; the workspace must already be reverted to
                 where that solve started). Without a checkpoint it starts afresh.
@@ -462,7 +448,7 @@ class AutonomousAgent:
             diff_feedback=self.config.diff_feedback,
         )
         try:
-            run = self._prepare(task, targets)
+            run = self._prepare(task, targets, base)
             result.targets = tuple(run.goal)
             if run.goal:
                 self._loop(run, result, resume=resume)
@@ -481,12 +467,14 @@ class AutonomousAgent:
         self._finish(result)
         return result
 
-    def _prepare(self, task: str, targets: Sequence[str] | None) -> _Run:
+    def _prepare(
+        self, task: str, targets: Sequence[str] | None, held: DriftReport | None = None
+    ) -> _Run:
         """Base check, goal, tools, snapshot store and the Spine: everything before the plan."""
         from chimera.core.workspace import WorkspaceGuard
         from chimera.tools import native_tools
 
-        base = self._check(None, "base")
+        base = self._check(None, "base") if held is None else self._checked(held, "base")
         red_now = {r.id for r in base.red}
         wanted = list(dict.fromkeys(targets)) if targets else [r.id for r in base.red]
         goal = [t for t in wanted if t in red_now]
@@ -512,7 +500,7 @@ class AutonomousAgent:
             # Governance (GovernedTool / taint) wraps the tools without changing the loop.
             tools = self.tool_wrapper(registry)
         return _Run(
-            guard=WorkspaceGuard(self.workspace, self.run_dir / "snapshots"),
+            guard=self.deps.guard or WorkspaceGuard(self.workspace, self.run_dir / "snapshots"),
             tools=tools,
             task_block=fence_untrusted(task, "task"),
             spine=spine.text,

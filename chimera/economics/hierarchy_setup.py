@@ -23,7 +23,7 @@ from chimera.economics.receipts import RECEIPTS_FILE, ReceiptLog
 from chimera.economics.workers import WorkerBudgets
 from chimera.governance.audit import AuditLog
 from chimera.protocols import SupportsComplete
-from chimera.providers import SCRIPTED_PREFIX, BudgetedBackend, TokenBudget, make_backend
+from chimera.providers import SCRIPTED_PREFIX, TokenBudget, budgeted_backend, make_backend
 
 
 def build_hierarchy(
@@ -57,13 +57,7 @@ def build_hierarchy(
     judge = h.spot_check_judge
 
     def budgeted(model: str, max_tokens: int) -> SupportsComplete:
-        return BudgetedBackend(
-            make_backend(model, config),
-            budget,
-            model=model,
-            default_max_tokens=max_tokens,
-            audit=audit,
-        )
+        return budgeted_backend(model, config, budget, audit=audit, max_tokens=max_tokens)
 
     budgets = WorkerBudgets(
         budget,

@@ -19,12 +19,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from chimera.atomic import atomic_write_text
 from chimera.errors import ConfigError
+
+if TYPE_CHECKING:
+    from chimera.governance.audit import AuditLog
 
 NAME = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*$")
 FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
@@ -189,6 +192,13 @@ class SkillStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def audit(self) -> AuditLog:
+        """The store's hash-chained log of the changes people make to it
+        (``ROOT/audit.jsonl``, run id ``skills``): it belongs to no run, so the store opens it."""
+        from chimera.governance.audit import AuditLog
+
+        return AuditLog(self.root / "audit.jsonl", "skills")
 
     def path(self, name: str) -> Path:
         return self.root / name / "SKILL.md"

@@ -129,35 +129,35 @@ def read_request(path: Path) -> AgentRequest:
 def run_request(request: AgentRequest) -> RunState:
     """Do what ``request`` asks, in this process; returns the run's final state.
 
+    The run goes through the same typed surface as ``chimera run`` / ``approve``
+    (:func:`~chimera.orchestration.surfaces.start_run`,
+    :func:`~chimera.orchestration.surfaces.approve_run`); only the refusals a CI checkout
+    words differently (no ``--force`` to suggest) are checked here first.
+
     Raises:
         UsageError / ConfigError / MissingExtraError / AuthenticationError: no model, a bad
             configuration, a missing extra or key, an interrupted run in the way, no spec files.
         ChimeraError: the run could not be set up or its state could not be read.
     """
     from chimera.config import load_config
-    from chimera.orchestration.engine_setup import resolve_model
-    from chimera.orchestration.session import open_session
+    from chimera.orchestration.session import resolve_model
     from chimera.orchestration.state import RunStore
+    from chimera.orchestration.surfaces import (
+        ResumeRequest,
+        RunRequest,
+        approve_run,
+        start_run,
+    )
     from chimera.spec.loader import discover_spec_files
 
     root = request.root
     store = RunStore(root)
     if request.action == "approve":
-        paused = store.load(request.run_id)
-        config = load_config(root).with_overrides(model=request.model)
-        model = request.model or paused.model
-        if not model:
+        if not (request.model or store.load(request.run_id).model):
             raise UsageError(f"run {request.run_id} recorded no model; the request names none")
-        session = open_session(
-            root,
-            run_id=paused.run_id,
-            config=config,
-            spec_paths=paused.spec_paths,
-            model=model,
-            spent_tokens=paused.tokens,
-            spent_usd=paused.cost_usd,
-        )
-        return session.orchestrator.approve(request.run_id, by=request.actor)
+        config = load_config(root).with_overrides(model=request.model)
+        again = ResumeRequest(root=root, config=config, run_id=request.run_id, model=request.model)
+        return approve_run(again, by=request.actor).state
     config = load_config(root).with_overrides(
         model=request.model,
         max_attempts=request.max_attempts,
@@ -176,16 +176,17 @@ def run_request(request: AgentRequest) -> RunState:
             f"run {stale[-1]} was interrupted and its tree may hold a half-made change; "
             "this checkout cannot start another run"
         )
-    session = open_session(
-        root, run_id=request.run_id, config=config, spec_paths=request.spec_paths, model=model
-    )
-    return session.orchestrator.start(
-        task=request.task,
-        started_by=request.actor,
-        untrusted=request.untrusted,
+    run = RunRequest(
+        root=root,
+        config=config,
         model=model,
+        started_by=request.actor,
+        spec_paths=tuple(request.spec_paths),
+        task=request.task,
+        untrusted=request.untrusted,
         run_id=request.run_id,
     )
+    return start_run(run).state
 
 
 def _err(line: str) -> None:

@@ -1,7 +1,8 @@
 """The governance layer around one run's tools, as ``--guard`` and ``--untrusted`` wire it.
 
-Shared by ``chimera solve`` and the ProjectOrchestrator's card solver (``chimera run``, the
-GitHub Action), so both surfaces enforce the same rules the same way.
+Built only by the session factory (:mod:`chimera.orchestration.session`) for every surface
+(``chimera solve``, ``run`` and the GitHub Action), so all enforce the same rules the same way,
+with the allowlist from one source: :func:`trusted_commands` of the run's *base* Spec.
 """
 
 from __future__ import annotations
@@ -13,9 +14,19 @@ from chimera.governance.audit import AuditLog
 from chimera.governance.guard import Guard, govern_tools
 from chimera.governance.taint import SourceKind, TaintLedger
 from chimera.protocols import ToolCaller
+from chimera.spec.model import Spec
 from chimera.tools import ToolRegistry
 
 ToolWrapper = Callable[[ToolRegistry], ToolCaller]
+
+
+def trusted_commands(spec: Spec) -> list[str]:
+    """The ``command`` runs of ``spec`` in file order: what a tainted run may execute.
+
+    Pass the *base* Spec (before the task or the agent add requirements): requirements they
+    add are untrusted text (DESIGN.md, governance).
+    """
+    return [run for r in spec.requirements if isinstance(run := getattr(r.check, "run", None), str)]
 
 
 def tool_governance(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from chimera.core.workspace import Snapshot, WorkspaceGuard
 from chimera.errors import WorkspaceError
@@ -13,14 +12,15 @@ from chimera.orchestration.project import ChangeSummary
 class GuardSnapshots:
     """:class:`~chimera.orchestration.project.Snapshots` over a :class:`WorkspaceGuard`.
 
-    Snapshots live in ``store`` (the run folder's ``snapshots/``), so a card in flight at a
-    crash can be reverted by a later process — on this machine or, with the run folder
-    carried along, on another checkout of the same tree.
+    Snapshots live in the guard's store (the run folder's ``snapshots/``), so a card in flight
+    at a crash can be reverted by a later process — on this machine or, with the run folder
+    carried along, on another checkout of the same tree. The guard is the session's one guard
+    on that folder, shared with the cards' agents.
     """
 
-    def __init__(self, root: Path, store: Path) -> None:
-        self.guard = WorkspaceGuard(root, store)
-        self.store = store
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+        self.store = guard.store
 
     def _load(self, snapshot_id: str) -> Snapshot:
         snap = WorkspaceGuard.load(self.store, snapshot_id)

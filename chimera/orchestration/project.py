@@ -34,6 +34,7 @@ import pathspec
 from chimera.atomic import atomic_write_text
 from chimera.config.run import DEFAULT_HIGH_RISK_PATHS
 from chimera.errors import ChimeraError, SpecError, UsageError
+from chimera.governance.wiring import trusted_commands
 from chimera.orchestration.goal import (
     Goal,
     extract_spec_blocks,
@@ -53,6 +54,7 @@ from chimera.orchestration.state import (
 )
 from chimera.runner import CommandRunner
 from chimera.spec.drift import check_drift
+from chimera.spec.engine.options import EngineOptions
 from chimera.spec.model import Requirement, Risk, Spec
 from chimera.spec.results import DriftReport
 
@@ -93,8 +95,20 @@ class ChangeSummary:
 class CardSolver(Protocol):
     """Solves one card (the AutonomousAgent behind an adapter)."""
 
-    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
-        """Make ``requirement`` pass in the workspace (leaving the change in place on success)."""
+    def solve_card(
+        self,
+        card: Card,
+        requirement: Requirement,
+        *,
+        state: RunState,
+        spec: Spec,
+        base: DriftReport,
+    ) -> CardOutcome:
+        """Make ``requirement`` pass in the workspace (leaving the change in place on success).
+
+        ``spec`` is the Spec the card was read from and ``base`` the whole Spec's report on
+        the tree before the card: the solver checks nothing again before it starts.
+        """
         ...
 
     def checkpoint(self) -> int | None:
@@ -151,6 +165,8 @@ class OrchestratorOptions:
     high_risk_paths: Sequence[str] = DEFAULT_HIGH_RISK_PATHS
     allow_self_approval: bool = False
     task_spec_name: str | None = None
+    # The Spec engine's limits for every acceptance check ([tool.chimera.check]).
+    check_options: EngineOptions | None = None
 
 
 SpecLoader = Callable[[Sequence[Path]], Spec]
@@ -213,7 +229,9 @@ class ProjectOrchestrator:
         return self._load_spec([self.root / p for p in self.spec_paths])
 
     def _drift(self, spec: Spec, ids: Sequence[str] | None = None) -> DriftReport:
-        report = check_drift(spec, self.root, runner=self.runner, only=ids)
+        report = check_drift(
+            spec, self.root, runner=self.runner, only=ids, options=self.options.check_options
+        )
         self._emit(
             "check_drift",
             counts=report.counts(),
@@ -310,9 +328,7 @@ class ProjectOrchestrator:
         spec = self._spec()
         # Commands a tainted run may execute come from the base spec only: requirements the
         # task or the agent add are untrusted (DESIGN.md, governance).
-        state.extra["trusted_commands"] = [
-            run for r in spec.requirements if isinstance(run := getattr(r.check, "run", None), str)
-        ]
+        state.extra["trusted_commands"] = trusted_commands(spec)
         base = self._drift(spec)
         state.base_green = sorted(base.green_ids)
         state.base_red = [r.id for r in base.red]
@@ -673,7 +689,10 @@ class ProjectOrchestrator:
             card.notes.append("its requirement is no longer in the spec")
             self._save(state, graph)
             return None
-        now = self._drift(spec, [card.requirement_id]).by_id().get(card.requirement_id)
+        # The whole Spec, not only the card's requirement: the solver's agent starts from this
+        # report (what passes now must keep passing) instead of checking the tree again.
+        before = self._drift(spec)
+        now = before.by_id().get(card.requirement_id)
         if now is not None and now.passed:
             # An earlier card made it pass; solving it again would be a hollow success.
             card.status = CardStatus.ACCEPTED
@@ -695,7 +714,7 @@ class ProjectOrchestrator:
         self._save(state, graph)
 
         config_before = self._config_fingerprint()
-        outcome = self.solver.solve_card(card, requirement, state=state)
+        outcome = self.solver.solve_card(card, requirement, state=state, spec=spec, base=before)
         state.iterations += 1
         card.attempts += outcome.attempts
         state.tokens += outcome.tokens

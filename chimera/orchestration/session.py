@@ -1,125 +1,434 @@
-"""Assemble a project run from configuration: the one place ``chimera run``, ``resume``,
-``approve`` and the GitHub Action build the orchestrator and its parts.
+"""The session factory: the one place a run's parts are built, for every surface.
 
-Parts: the model ladder (``BudgetedBackend`` over each rung, sharing one ``TokenBudget``
-carried across resumes), the sandbox (every command of the run: tools, verification and the
-Spec's ``command`` checks), the audit log, WorkspaceGuard snapshots, the AutonomousAgent as
-card solver, and the run store.
+``chimera solve``, ``run``, ``resume``, ``approve``, ``ask``, ``demo`` and the GitHub Action
+(whose agent job's child, :mod:`chimera.github.agent_child`, calls ``start_run`` /
+``approve_run``) reach the engine only through
+:class:`SessionFactory` (through :mod:`chimera.orchestration.surfaces`). Two steps:
+
+* :meth:`SessionFactory.prepare` refuses everything that can be refused — a missing key, a
+  USD budget on an unpriced model, ``sandbox.mode = "bwrap"`` without bubblewrap — before
+  anything is written, and builds the run budget (less what earlier processes of the same run
+  spent) and the sandbox.
+* :meth:`SessionFactory.open` ties them to a run folder: the audit log, the model ladder
+  (``BudgetedBackend`` per model, one shared budget; panels and cascades from
+  ``[tool.chimera.routing]``), the delegation hierarchy as the big planner, and the one
+  :class:`WorkspaceGuard` on the run's ``snapshots/`` folder.
+
+A :class:`Session` then builds an AutonomousAgent (:meth:`Session.agent`: tool governance
+with the allowlist from the base Spec, one :class:`AgentDeps`) or a ProjectOrchestrator
+(:meth:`Session.project`). Packages that extend every run (memory, crews, connectors) are
+:class:`SessionPart` objects given to the factory; they see each session once it is open and
+each agent's dependencies before the agent is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from chimera.config import ChimeraConfig
+from chimera.core.deps import AgentDeps, BigPlanner, ReplayCursor, ToolWrapper
+from chimera.errors import GovernanceError, UsageError
 from chimera.governance.audit import AuditLog
-from chimera.orchestration.acceptance import ModelAcceptanceWriter
-from chimera.orchestration.adapters import GuardSnapshots
-from chimera.orchestration.project import OrchestratorOptions, ProjectOrchestrator, RunLimits
-from chimera.orchestration.solver import AgentCardSolver
-from chimera.orchestration.state import RunStore
+from chimera.protocols import EventSink, ExperienceStore, SupportsComplete
+from chimera.providers import SCRIPTED_PREFIX, BudgetedBackend, TokenBudget
+from chimera.sandbox import Sandbox
+from chimera.spec.model import Spec
 
-EventSink = Callable[[str, dict[str, Any]], None]
+if TYPE_CHECKING:
+    from chimera.core.autonomous import AutonomousAgent
+    from chimera.core.workspace import WorkspaceGuard
+    from chimera.governance.guard import Guard
+    from chimera.orchestration.project import ProjectOrchestrator, SpecLoader
+    from chimera.orchestration.solver import AgentCardSolver
+    from chimera.spec.engine.options import EngineOptions
+
+MODEL_ENV = "CHIMERA_MODEL"
+RUNS = Path(".chimera") / "runs"
+EXPERIENCE_FILE = Path(".chimera") / "experience.jsonl"
+
+
+def resolve_model(cli_model: str | None, config: ChimeraConfig) -> str:
+    """``--model``, else ``[tool.chimera.models] default``, else ``$CHIMERA_MODEL``.
+
+    Raises:
+        UsageError: none of them is set.
+    """
+    model = cli_model or config.models.default or os.environ.get(MODEL_ENV)
+    if not model:
+        raise UsageError(
+            f"no model: pass --model, set [tool.chimera.models] default, or set {MODEL_ENV}"
+        )
+    return model
+
+
+def check_models(root: Path, config: ChimeraConfig, models: Iterable[str]) -> None:
+    """Load ``root/.env`` and fail early, in one line, when a real model's key is missing.
+
+    Raises:
+        AuthenticationError: a model's key is missing (the message names the variable).
+    """
+    from chimera.providers import check_credentials, load_dotenv_file
+
+    real = [m for m in dict.fromkeys(models) if not m.startswith(SCRIPTED_PREFIX)]
+    if real:
+        load_dotenv_file(root)
+        for m in real:
+            check_credentials(m, api_base=config.models.api_base_for(m))
+
+
+def open_audit(run_dir: Path, run_id: str) -> AuditLog:
+    """The run's hash-chained audit log, ``run_dir/audit.jsonl`` (the one place it is made)."""
+    return AuditLog(run_dir / "audit.jsonl", run_id)
+
+
+class SessionPart(Protocol):
+    """A package that plugs into every session the factory builds (memory, crews, connectors).
+
+    Parts run in the order given to :class:`SessionFactory`.
+    """
+
+    def attach(self, session: Session) -> None:
+        """Called once per session, after the core parts exist and before any agent."""
+        ...
+
+    def agent_deps(self, deps: AgentDeps, session: Session) -> AgentDeps:
+        """``deps`` or a copy with collaborators replaced (``dataclasses.replace``)."""
+        ...
 
 
 @dataclass
-class RunSession:
-    """Everything a run needs, built once per process."""
+class Prepared:
+    """Validated parts not yet tied to a run folder (see :meth:`SessionFactory.prepare`)."""
+
+    root: Path
+    config: ChimeraConfig
+    model: str
+    budget: TokenBudget
+    sandbox: Sandbox
+    backends: dict[str, BudgetedBackend] = field(default_factory=dict)
+
+    @property
+    def rungs(self) -> list[str]:
+        return [self.model, *self.config.models.ladder]
+
+    def backend(self, model: str, audit: AuditLog | None) -> BudgetedBackend:
+        # Panel members and cascade tiers named by [tool.chimera.routing] share the budget.
+        if model not in self.backends:
+            from chimera.providers import budgeted_backend
+
+            self.backends[model] = budgeted_backend(model, self.config, self.budget, audit=audit)
+        return self.backends[model]
+
+
+@dataclass
+class Session:
+    """One run's parts, built once per process by :meth:`SessionFactory.open`."""
 
     root: Path
     run_id: str
     run_dir: Path
     config: ChimeraConfig
-    store: RunStore
+    model: str
+    budget: TokenBudget
+    sandbox: Sandbox
     audit: AuditLog
-    orchestrator: ProjectOrchestrator
-    solver: AgentCardSolver
-    sandbox_mode: str
-    sandbox_description: str
+    ladder: tuple[SupportsComplete, ...]
+    big_planner: BigPlanner
+    guard: WorkspaceGuard
+    events: EventSink | None = None
+    guard_tools: bool = False
+    experience: ExperienceStore | None = None
+    parts: tuple[SessionPart, ...] = ()
 
+    @property
+    def sandbox_description(self) -> str:
+        return self.sandbox.describe()
 
-def open_session(
-    root: Path,
-    *,
-    run_id: str,
-    config: ChimeraConfig,
-    spec_paths: Sequence[str],
-    model: str,
-    spent_tokens: int = 0,
-    spent_usd: float | None = 0.0,
-    on_event: EventSink | None = None,
-    guard: bool | None = None,
-) -> RunSession:
-    """Build the orchestrator for run ``run_id`` (new or resumed) under ``root``.
+    @property
+    def check_options(self) -> EngineOptions:
+        """The Spec engine's limits from ``[tool.chimera.check]``, for every check of the run
+        (the agents' and the orchestrator's, as ``chimera check`` applies them)."""
+        from chimera.spec.settings import engine_options
 
-    ``spent_tokens`` / ``spent_usd`` are what earlier processes of the same run spent: they
-    are taken off the budget so a resumed run's budget still holds as a whole.
+        return engine_options(self.config.check)
 
-    Raises:
-        UsageError / ConfigError / MissingExtraError / AuthenticationError: a bad model,
-            configuration, missing extra or missing key, each as one line.
-    """
-    from chimera.orchestration.engine_setup import prepare_engine
-    from chimera.spec.loader import load_spec
+    def governance(
+        self, *, task: str, untrusted: bool, trusted_commands: Sequence[str]
+    ) -> tuple[ToolWrapper | None, list[Guard]]:
+        """``--guard`` / ``--untrusted`` around an agent's tools (see ``tool_governance``).
 
-    prepared = prepare_engine(root, config, model, spent_tokens=spent_tokens, spent_usd=spent_usd)
-    store = RunStore(root)
-    run_dir = store.run_dir(run_id)
-    audit = AuditLog(run_dir / "audit.jsonl", run_id)
-    engine = prepared.bind(audit=audit, run_dir=run_dir, run_id=run_id)
-    ladder, sandbox = engine.ladder, engine.sandbox
-    use_guard = config.run.guard if guard is None else guard
-    agent_kwargs: dict[str, Any] = {
-        "output_limit": config.tools.output_limit,
-        "big_planner": engine.big_planner,
-    }
-    files = [root / p for p in spec_paths]
-    solver = AgentCardSolver(
-        ladder,
-        workspace=root,
-        spec_paths=files,
-        runner=sandbox,
-        run_dir=run_dir,
-        audit=audit,
-        config=config.agent,
-        on_event=on_event,
-        guard=use_guard,
-        **agent_kwargs,
-    )
-    orchestrator = ProjectOrchestrator(
-        root=root,
-        spec_paths=list(spec_paths),
-        solver=solver,
-        snapshots=GuardSnapshots(root, run_dir / "snapshots"),
-        runner=sandbox,
-        store=store,
-        audit=audit,
-        load_spec=load_spec,
-        acceptance_writer=ModelAcceptanceWriter(ladder[0]),
-        options=OrchestratorOptions(
-            limits=RunLimits(
-                max_iterations=config.run.max_iterations,
-                max_wall_s=config.run.max_wall_s,
-                budget_tokens=config.budget.tokens,
-                budget_usd=config.budget.usd,
+        ``trusted_commands``: the *base* Spec's command runs
+        (:func:`chimera.governance.wiring.trusted_commands`), the allowlist of a tainted run.
+        """
+        from chimera.governance.wiring import tool_governance
+
+        return tool_governance(
+            self.root,
+            self.audit,
+            guard=self.guard_tools,
+            untrusted=untrusted,
+            task=task,
+            trusted_commands=trusted_commands,
+            run_id=self.run_id,
+        )
+
+    def agent(
+        self,
+        spec: Spec,
+        *,
+        task: str,
+        untrusted: bool,
+        trusted_commands: Sequence[str],
+        label: str = "solve",
+        review: bool = True,
+        cursor: ReplayCursor | None = None,
+    ) -> tuple[AutonomousAgent, list[Guard]]:
+        """An AutonomousAgent on ``spec`` with this session's parts, and its tool guards (they
+        fill in as the agent builds its tools and hold the denied actions). ``cursor``: the
+        ladder's replay position, checkpointed with each attempt (the card solver)."""
+        from chimera.core.autonomous import AutonomousAgent
+
+        wrapper, guards = self.governance(
+            task=task, untrusted=untrusted, trusted_commands=trusted_commands
+        )
+        deps = AgentDeps(
+            ladder=self.ladder,
+            runner=self.sandbox,
+            audit=self.audit,
+            guard=self.guard,
+            tool_wrapper=wrapper,
+            experience=self.experience,
+            events=self.events,
+            big_planner=self.big_planner,
+            cursor=cursor,
+            check_options=self.check_options,
+        )
+        for part in self.parts:
+            deps = part.agent_deps(deps, self)
+        agent = AutonomousAgent(
+            deps,
+            workspace=self.root,
+            spec=spec,
+            run_dir=self.run_dir,
+            config=self.config.agent,
+            review=review,
+            output_limit=self.config.tools.output_limit,
+            label=label,
+        )
+        return agent, guards
+
+    def project(
+        self, spec_paths: Sequence[str], *, load_spec: SpecLoader | None = None
+    ) -> tuple[ProjectOrchestrator, AgentCardSolver]:
+        """The ProjectOrchestrator of this run over ``spec_paths`` (relative to the root), with
+        an AgentCardSolver building each card's agent here. ``load_spec``: default a
+        :class:`~chimera.orchestration.spec_cache.SpecCache` (parses only changed files)."""
+        from chimera.orchestration.acceptance import ModelAcceptanceWriter
+        from chimera.orchestration.adapters import GuardSnapshots
+        from chimera.orchestration.project import (
+            OrchestratorOptions,
+            ProjectOrchestrator,
+            RunLimits,
+        )
+        from chimera.orchestration.solver import AgentCardSolver
+        from chimera.orchestration.spec_cache import SpecCache
+        from chimera.orchestration.state import RunStore
+
+        config = self.config
+        solver = AgentCardSolver(self.ladder, self.agent)
+        orchestrator = ProjectOrchestrator(
+            root=self.root,
+            spec_paths=list(spec_paths),
+            solver=solver,
+            snapshots=GuardSnapshots(self.guard),
+            runner=self.sandbox,
+            store=RunStore(self.root),
+            audit=self.audit,
+            load_spec=load_spec or SpecCache(),
+            acceptance_writer=ModelAcceptanceWriter(self.ladder[0]),
+            options=OrchestratorOptions(
+                limits=RunLimits(
+                    max_iterations=config.run.max_iterations,
+                    max_wall_s=config.run.max_wall_s,
+                    budget_tokens=config.budget.tokens,
+                    budget_usd=config.budget.usd,
+                ),
+                high_risk_paths=config.run.high_risk_paths,
+                allow_self_approval=config.run.allow_self_approval,
+                check_options=self.check_options,
             ),
-            high_risk_paths=config.run.high_risk_paths,
-            allow_self_approval=config.run.allow_self_approval,
-        ),
-        on_event=on_event,
-    )
-    return RunSession(
-        root=root,
-        run_id=run_id,
-        run_dir=run_dir,
-        config=config,
-        store=store,
-        audit=audit,
-        orchestrator=orchestrator,
-        solver=solver,
-        sandbox_mode=sandbox.mode,
-        sandbox_description=sandbox.describe(),
-    )
+            on_event=self.events,
+        )
+        return orchestrator, solver
+
+
+class SessionFactory:
+    """Builds every surface's session the same way (module docstring).
+
+    Args:
+        parts: packages that plug into every session, in order (see :class:`SessionPart`).
+    """
+
+    def __init__(self, parts: Sequence[SessionPart] = ()) -> None:
+        self.parts = tuple(parts)
+
+    def prepare(
+        self,
+        root: Path,
+        config: ChimeraConfig,
+        model: str,
+        *,
+        spent_tokens: int = 0,
+        spent_usd: float | None = 0.0,
+    ) -> Prepared:
+        """Validate and build what needs no run folder yet.
+
+        ``spent_tokens`` / ``spent_usd``: what earlier processes of the same run spent (a
+        resume); they come off the budget so the run's budget holds as a whole.
+
+        Raises:
+            AuthenticationError: a model's key is missing (one line naming the variable).
+            ConfigError: a USD budget with an unpriced model and no token budget.
+            MissingExtraError: LiteLLM is needed and not installed.
+            SandboxError: ``sandbox.mode = "bwrap"`` and bubblewrap is unusable.
+        """
+        check_models(root, config, [model, *config.models.ladder])
+        b = config.budget
+        tokens_left = None if b.tokens is None else max(0, b.tokens - spent_tokens)
+        usd_left = None if b.usd is None else max(0.0, b.usd - (spent_usd or 0.0))
+        sandbox = Sandbox(
+            root,
+            mode=config.sandbox.mode,
+            env_allow=config.sandbox.env_allow,
+            network=config.sandbox.network,
+        )
+        prepared = Prepared(
+            root=root,
+            config=config,
+            model=model,
+            budget=TokenBudget(max_tokens=tokens_left, max_usd=usd_left, name="run"),
+            sandbox=sandbox,
+        )
+        for m in prepared.rungs:  # an unpriced model under a USD budget refuses here
+            prepared.backend(m, None)
+        return prepared
+
+    def open_record(
+        self, root: Path, config: ChimeraConfig, models: Iterable[str]
+    ) -> tuple[str, Path, AuditLog]:
+        """A new run id, its folder and audit log for a surface with no ladder or sandbox
+        (``chimera ask``); the models' keys are checked first.
+
+        Raises:
+            AuthenticationError: a model's key is missing.
+        """
+        from chimera.orchestration.state import RunStore, new_run_id
+
+        check_models(root, config, models)
+        run_id = new_run_id()
+        run_dir = RunStore(root).run_dir(run_id)
+        return run_id, run_dir, open_audit(run_dir, run_id)
+
+    def open(
+        self,
+        prepared: Prepared,
+        *,
+        run_id: str,
+        events: EventSink | None = None,
+        guard_tools: bool = False,
+        experience: bool = False,
+    ) -> Session:
+        """Tie ``prepared`` to run ``run_id``'s folder; let every part attach.
+
+        ``guard_tools``: every tool call goes through the TrustKernel (``--guard``).
+        ``experience``: agents read and append ``.chimera/experience.jsonl``.
+
+        Raises:
+            UsageError: an invalid run id.
+        """
+        from chimera.core.workspace import WorkspaceGuard
+        from chimera.economics.build import EngineBuilder
+        from chimera.economics.hierarchy_setup import build_hierarchy, hierarchy_planner
+        from chimera.orchestration.state import RunStore
+
+        root, config = prepared.root, prepared.config
+        run_dir = RunStore(root).run_dir(run_id)
+        audit = open_audit(run_dir, run_id)
+        for backend in prepared.backends.values():
+            backend.audit = audit  # budget refusals are audit events
+
+        def backend_for(model: str) -> SupportsComplete:
+            return prepared.backend(model, audit)
+
+        # Without [tool.chimera.routing] each rung is its model; with it, a rung's deep turns
+        # (plans, reviews, replans) go to a panel or cascade and its tool turns to one model.
+        builder = EngineBuilder(config, backend_for, audit=audit, runner=prepared.sandbox)
+        # [tool.chimera.effort] puts the effort policy in front of the rungs (caps, reasoning
+        # effort, rung choice on every call).
+        ladder = tuple(
+            builder.effort_ladder(prepared.rungs)
+            if builder.effort_configured()
+            else builder.ladder(prepared.rungs)
+        )
+        # Built only if a Spine ever overflows its context budget.
+        planner = hierarchy_planner(
+            lambda: build_hierarchy(
+                config,
+                root=root,
+                run_dir=run_dir,
+                run_id=run_id,
+                audit=audit,
+                budget=prepared.budget,
+                top=prepared.model,
+            )
+        )
+        store: ExperienceStore | None = None
+        if experience:
+            from chimera.memory.experience import ExperienceBuffer
+
+            store = ExperienceBuffer(root / EXPERIENCE_FILE)
+        session = Session(
+            root=root,
+            run_id=run_id,
+            run_dir=run_dir,
+            config=config,
+            model=prepared.model,
+            budget=prepared.budget,
+            sandbox=prepared.sandbox,
+            audit=audit,
+            ladder=ladder,
+            big_planner=planner,
+            guard=WorkspaceGuard(root, run_dir / "snapshots"),
+            events=events,
+            guard_tools=guard_tools,
+            experience=store,
+            parts=self.parts,
+        )
+        for part in self.parts:
+            part.attach(session)
+        if events is not None:  # live progress only: the audit log records the run's own start
+            events(
+                "session_opened",
+                {
+                    "run_id": run_id,
+                    "run_dir": run_dir.relative_to(root).as_posix(),
+                    "sandbox": session.sandbox_description,
+                },
+            )
+        return session
+
+
+def read_only_governance(root: Path, audit: AuditLog, *, untrusted: bool, task: str) -> ToolWrapper:
+    """The TrustKernel around a surface whose tools only read (``chimera crew run``): every
+    call evaluated first, taint tracked for ``untrusted`` task text. The one other caller of
+    :func:`chimera.governance.wiring.tool_governance` besides :meth:`Session.governance`."""
+    from chimera.governance.wiring import tool_governance
+
+    wrap, _guards = tool_governance(root, audit, guard=True, untrusted=untrusted, task=task)
+    if wrap is None:  # guard=True always wraps; fail closed if that ever changes
+        raise GovernanceError("tool governance returned no wrapper with guard on")
+    return wrap

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from chimera.config import AgentConfig
 from chimera.core.autonomous import AutonomousAgent, SolveResult
-from chimera.governance.audit import AuditLog
+from chimera.core.deps import ReplayCursor
 from chimera.orchestration.graph import Card
 from chimera.orchestration.project import CardOutcome
 from chimera.orchestration.state import RunState
-from chimera.protocols import SupportsComplete, ToolCaller
-from chimera.runner import CommandRunner
-from chimera.spec.loader import load_spec
-from chimera.spec.model import Requirement
-from chimera.tools import ToolRegistry
+from chimera.protocols import SupportsComplete
+from chimera.spec.model import Requirement, Spec
+from chimera.spec.results import DriftReport
 
 if TYPE_CHECKING:
     from chimera.governance.guard import Guard
@@ -51,41 +47,39 @@ def _positions(ladder: Sequence[SupportsComplete]) -> list[Any]:
     return found
 
 
+class AgentBuilder(Protocol):
+    """Builds one card's agent and its tool guards (``Session.agent`` of the session factory)."""
+
+    def __call__(
+        self,
+        spec: Spec,
+        *,
+        task: str,
+        untrusted: bool,
+        trusted_commands: Sequence[str],
+        label: str = ...,
+        review: bool = ...,
+        cursor: ReplayCursor | None = ...,
+    ) -> tuple[AutonomousAgent, list[Guard]]: ...
+
+
 class AgentCardSolver:
-    """Solves one card with a fresh :class:`AutonomousAgent` on the current Spec.
+    """Solves one card with a fresh :class:`AutonomousAgent` on the Spec the orchestrator holds.
 
     The card's task is the run's task (sanitized and fenced by the agent) plus the card's
     requirement; the agent's targets are that requirement alone, and everything green must
-    stay green. Scripted backends' positions are exposed as the orchestrator's checkpoint so
-    a resumed run replays the same turns.
+    stay green. The agent receives the orchestrator's Spec and its report on the tree before
+    the card (no second load or base check). Scripted backends' positions are exposed as the
+    orchestrator's checkpoint so a resumed run replays the same turns.
+
+    Args:
+        ladder: the session's ladder (only its replay cursors are read here).
+        build_agent: builds each card's agent from the session's parts.
     """
 
-    def __init__(
-        self,
-        ladder: Sequence[SupportsComplete],
-        *,
-        workspace: Path,
-        spec_paths: Sequence[Path],
-        runner: CommandRunner,
-        run_dir: Path,
-        audit: AuditLog,
-        config: AgentConfig,
-        on_event: Callable[[str, dict[str, Any]], None] | None = None,
-        guard: bool = True,
-        agent_factory: Callable[..., AutonomousAgent] = AutonomousAgent,
-        **agent_kwargs: Any,
-    ) -> None:
+    def __init__(self, ladder: Sequence[SupportsComplete], build_agent: AgentBuilder) -> None:
         self.ladder = list(ladder)
-        self.workspace = workspace
-        self.spec_paths = list(spec_paths)
-        self.runner = runner
-        self.run_dir = run_dir
-        self.audit = audit
-        self.config = config
-        self.on_event = on_event
-        self.guard = guard
-        self.agent_factory = agent_factory
-        self.agent_kwargs = agent_kwargs
+        self.build_agent = build_agent
         self._cursors = _positions(self.ladder)
         self.last_result: SolveResult | None = None
 
@@ -110,38 +104,23 @@ class AgentCardSolver:
             cursor.restore(position % 100_000)
             position //= 100_000
 
-    def _governance(
-        self, state: RunState
-    ) -> tuple[Callable[[ToolRegistry], ToolCaller] | None, list[Guard]]:
-        """``--guard`` / ``--untrusted`` around the card's tools (see ``tool_governance``)."""
-        from chimera.governance.wiring import tool_governance
-
-        return tool_governance(
-            self.workspace,
-            self.audit,
-            guard=self.guard,
-            untrusted=state.untrusted,
+    def solve_card(
+        self,
+        card: Card,
+        requirement: Requirement,
+        *,
+        state: RunState,
+        spec: Spec,
+        base: DriftReport,
+    ) -> CardOutcome:
+        # Commands a tainted run may execute come from the base spec only (recorded at start).
+        agent, guards = self.build_agent(
+            spec,
             task=state.task or "",
+            untrusted=state.untrusted,
             trusted_commands=state.extra.get("trusted_commands", []),
-            run_id=state.run_id,
-        )
-
-    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
-        spec = load_spec(self.spec_paths)
-        wrapper, guards = self._governance(state)
-        agent = self.agent_factory(
-            self.ladder,
-            workspace=self.workspace,
-            spec=spec,
-            runner=self.runner,
-            run_dir=self.run_dir,
-            audit=self.audit,
-            config=self.config,
-            on_event=self.on_event,
             label=card.id.replace("#", "-"),
-            tool_wrapper=wrapper,
             cursor=self,
-            **self.agent_kwargs,
         )
         title = f" ({requirement.title})" if requirement.title else ""
         extra = f"Overall task:\n{state.task}" if state.task else "The run repairs the whole Spec."
@@ -150,7 +129,11 @@ class AgentCardSolver:
         )
         # A card interrupted mid-solve continues its attempt record (its checkpoint).
         result = agent.solve(
-            task, [requirement.id], untrusted=state.untrusted, resume=card.interrupted > 0
+            task,
+            [requirement.id],
+            untrusted=state.untrusted,
+            base=base,
+            resume=card.interrupted > 0,
         )
         self.last_result = result
         last = result.attempts[-1] if result.attempts else None

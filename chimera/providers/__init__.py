@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from chimera.protocols import Completion, Purpose, SupportsComplete, ToolCall, Usage
 from chimera.providers.budget import BudgetedBackend, Remaining, Reservation, TokenBudget
-from chimera.providers.factory import SCRIPTED_PREFIX, make_backend
+from chimera.providers.factory import SCRIPTED_PREFIX, budgeted_backend, make_backend
 from chimera.providers.keys import check_credentials, load_dotenv_file, missing_key_message
 from chimera.providers.litellm_backend import LiteLLMBackend, map_litellm_error
 from chimera.providers.pricing import (
@@ -41,6 +41,7 @@ __all__ = [
     "TokenBudget",
     "ToolCall",
     "Usage",
+    "budgeted_backend",
     "check_credentials",
     "completion_cost_usd",
     "cost_usd",

@@ -11,8 +11,10 @@ from chimera.providers._lazy import litellm_available
 
 if TYPE_CHECKING:
     from chimera.config import ChimeraConfig
+    from chimera.protocols import AuditSink
+    from chimera.providers.budget import BudgetedBackend, TokenBudget
 
-__all__ = ["SCRIPTED_PREFIX", "make_backend"]
+__all__ = ["SCRIPTED_PREFIX", "budgeted_backend", "make_backend"]
 
 SCRIPTED_PREFIX = "scripted:"
 
@@ -47,4 +49,35 @@ def make_backend(model: str, config: ChimeraConfig | None = None) -> SupportsCom
         api_base=config.models.api_base_for(model),
         timeout=config.models.timeout,
         num_retries=config.models.num_retries,
+    )
+
+
+def budgeted_backend(
+    model: str,
+    config: ChimeraConfig,
+    budget: TokenBudget,
+    *,
+    audit: AuditSink | None = None,
+    max_tokens: int | None = None,
+) -> BudgetedBackend:
+    """``make_backend(model, config)`` behind a :class:`BudgetedBackend` reserving on ``budget``.
+
+    The one place a model becomes a budgeted backend (the session's ladder, the delegation
+    hierarchy's top model and spot-check judge, ``chimera cascade-bench``). ``max_tokens`` is
+    the completion cap of a call that names none (default ``config.models.max_tokens``);
+    ``audit`` receives the refusals.
+
+    Raises:
+        ConfigError: a USD budget applies, ``model`` is unpriced and no token budget bounds it;
+            or the script is invalid.
+        MissingExtraError: LiteLLM is needed and not installed.
+    """
+    from chimera.providers.budget import BudgetedBackend
+
+    return BudgetedBackend(
+        make_backend(model, config),
+        budget,
+        model=model,
+        default_max_tokens=max_tokens or config.models.max_tokens,
+        audit=audit,
     )

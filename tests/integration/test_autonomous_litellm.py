@@ -14,6 +14,7 @@ import pytest
 
 from chimera.config import AgentConfig, ModelPrice
 from chimera.core.autonomous import AutonomousAgent
+from chimera.core.deps import AgentDeps
 from chimera.governance.audit import AuditLog
 from chimera.providers import BudgetedBackend, LiteLLMBackend, TokenBudget, register_prices
 from chimera.runner import LocalRunner
@@ -63,13 +64,12 @@ def test_autonomous_litellm_solves_over_http_with_known_cost(repo: Path) -> None
         )
         backend = BudgetedBackend(inner, TokenBudget(max_tokens=200_000), model=f"openai/{MODEL}")
         run_dir = repo / ".chimera" / "runs" / "r1"
+        audit = AuditLog(run_dir / "audit.jsonl", "r1")
         agent = AutonomousAgent(
-            [backend],
+            AgentDeps(ladder=(backend,), runner=LocalRunner(), audit=audit),
             workspace=repo,
             spec=load_spec([repo / "specs"]),
-            runner=LocalRunner(),
             run_dir=run_dir,
-            audit=AuditLog(run_dir / "audit.jsonl", "r1"),
             config=AgentConfig(),
         )
         result = agent.solve("Add total() to calc.py")

@@ -15,8 +15,7 @@ from chimera.cli import main
 from chimera.config import load_config
 from chimera.context import call_context
 from chimera.economics.effort import EffortBackend
-from chimera.governance.audit import AuditLog
-from chimera.orchestration.engine_setup import prepare_engine
+from chimera.orchestration.session import SessionFactory
 from chimera.protocols import Purpose
 from chimera.spec.model import Risk
 from chimera.testing import OpenAIStubServer, StubReply
@@ -58,10 +57,9 @@ def test_configured_levels_reach_the_provider_call(
     stub.add_reply(PLAIN, StubReply(text="a summary"))
     root = _root(tmp_path, stub)
     config = load_config(root)
-    prepared = prepare_engine(root, config, f"openai/{PLAIN}")
-    audit = AuditLog(tmp_path / "audit.jsonl", "r")
-    engine = prepared.bind(audit=audit, run_dir=tmp_path / "run", run_id="r")
-    (rung,) = engine.ladder  # the effort policy owns the ladder: it picks the rung
+    factory = SessionFactory()
+    session = factory.open(factory.prepare(root, config, f"openai/{PLAIN}"), run_id="r")
+    (rung,) = session.ladder  # the effort policy owns the ladder: it picks the rung
     messages = [{"role": "user", "content": "x"}]
     rung.complete(messages, purpose=Purpose.SUMMARIZE)  # low, on the first rung
     with call_context(risk=Risk.HIGH, attempt=2):  # high, on the second rung
@@ -73,9 +71,7 @@ def test_configured_levels_reach_the_provider_call(
     (deep,) = stub.completion_requests(REASONER)
     assert deep.body["reasoning_effort"] == "high"
     assert 333 in (deep.body.get("max_completion_tokens"), deep.body.get("max_tokens"))
-    choices = [
-        json.loads(x)["fields"] for x in (tmp_path / "audit.jsonl").read_text().split("\n") if x
-    ]
+    choices = [json.loads(x)["fields"] for x in session.audit.path.read_text().split("\n") if x]
     effort = [c for c in choices if "level" in c]
     assert [(c["level"], c["rung"]) for c in effort] == [("low", 0), ("high", 1)]
 
@@ -86,10 +82,10 @@ def test_without_the_section_the_ladder_is_the_models(
     monkeypatch.setenv("OPENAI_API_KEY", "stub")
     stub.add_reply(PLAIN, StubReply(text="ok"))
     root = _root(tmp_path, stub, effort="")
-    prepared = prepare_engine(root, load_config(root), f"openai/{PLAIN}")
-    engine = prepared.bind(audit=AuditLog(tmp_path / "a.jsonl", "r"), run_dir=tmp_path, run_id="r")
-    assert len(engine.ladder) == 2
-    engine.ladder[0].complete([{"role": "user", "content": "x"}], purpose=Purpose.SUMMARIZE)
+    factory = SessionFactory()
+    session = factory.open(factory.prepare(root, load_config(root), f"openai/{PLAIN}"), run_id="r")
+    assert len(session.ladder) == 2
+    session.ladder[0].complete([{"role": "user", "content": "x"}], purpose=Purpose.SUMMARIZE)
     (request,) = stub.completion_requests(PLAIN)
     assert request.body["max_tokens"] == 4096  # models.max_tokens, no effort level
 
@@ -131,6 +127,7 @@ def test_chimera_solve_applies_the_configured_effort(
 
 def test_plans_get_the_level_not_a_fixed_cap(tmp_path: Path) -> None:
     from chimera.core.autonomous import AutonomousAgent
+    from chimera.core.deps import AgentDeps
     from chimera.runner import LocalRunner
     from chimera.spec.loader import load_spec
 
@@ -154,22 +151,17 @@ def test_plans_get_the_level_not_a_fixed_cap(tmp_path: Path) -> None:
     script = tmp_path / "s.yaml"
     script.write_text(yaml.safe_dump({"model": "s", "turns": turns}))
     config = load_config(root)
-    run_dir = root / ".chimera" / "runs" / "r"
-    audit = AuditLog(run_dir / "audit.jsonl", "r")
-    engine = prepare_engine(root, config, f"scripted:{script}").bind(
-        audit=audit, run_dir=run_dir, run_id="r"
-    )
+    factory = SessionFactory()
+    session = factory.open(factory.prepare(root, config, f"scripted:{script}"), run_id="r")
     agent = AutonomousAgent(
-        engine.ladder,
+        AgentDeps(ladder=session.ladder, runner=LocalRunner(), audit=session.audit),
         workspace=root,
         spec=load_spec([root / "specs"]),
-        runner=LocalRunner(),
-        run_dir=run_dir,
-        audit=audit,
+        run_dir=session.run_dir,
         config=config.agent,
     )
     assert agent.solve("Add total()").outcome == "solved"
-    (rung,) = engine.ladder
+    (rung,) = session.ladder
     assert isinstance(rung, EffortBackend)
     scripted = rung.rungs[0].backend.inner  # type: ignore[attr-defined]  # → budgeted → scripted
     caps = {c.purpose.value: c.max_tokens for c in scripted.calls}

@@ -31,6 +31,7 @@ def _warm() -> None:
     import chimera.core.autonomous
     import chimera.spec.drift
     import chimera.orchestration.session
+    import chimera.orchestration.surfaces
     import chimera.sandbox
     import chimera.spec.loader
     from chimera.providers.pricing import count_tokens

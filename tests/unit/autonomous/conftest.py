@@ -14,6 +14,7 @@ import pytest
 
 from chimera.config import AgentConfig
 from chimera.core.autonomous import AutonomousAgent
+from chimera.core.deps import AgentDeps
 from chimera.governance.audit import AuditLog
 from chimera.memory.experience import ExperienceBuffer
 from chimera.protocols import SupportsComplete
@@ -52,16 +53,19 @@ class Env:
         review: bool = True,
         **config: Any,
     ) -> AutonomousAgent:
+        deps = AgentDeps(
+            ladder=tuple(ladder),
+            runner=runner or LocalRunner(),
+            audit=self.audit,
+            experience=experience,
+            events=lambda e, f: self.events.append((e, f)),
+        )
         return AutonomousAgent(
-            ladder,
+            deps,
             workspace=self.root,
             spec=load_spec([self.root / "specs"]),
-            runner=runner or LocalRunner(),
             run_dir=self.run_dir,
-            audit=self.audit,
             config=AgentConfig(**config),
-            experience=experience,
-            on_event=lambda e, f: self.events.append((e, f)),
             review=review,
         )
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from chimera.config import AgentConfig
 from chimera.core.autonomous import AutonomousAgent
+from chimera.core.deps import AgentDeps
 from chimera.providers import ScriptedBackend
 from chimera.runner import LocalRunner
 from chimera.spec.loader import load_spec
@@ -25,14 +26,11 @@ class RecordingPlanner:
 
 def _agent(env: Any, backend: ScriptedBackend, planner: RecordingPlanner, spine: int) -> Any:
     return AutonomousAgent(
-        [backend],
+        AgentDeps(ladder=(backend,), runner=LocalRunner(), audit=env.audit, big_planner=planner),
         workspace=env.root,
         spec=load_spec([env.root / "specs"]),
-        runner=LocalRunner(),
         run_dir=env.run_dir,
-        audit=env.audit,
         config=AgentConfig(),
-        big_planner=planner,
         spine_tokens=spine,
     )
 

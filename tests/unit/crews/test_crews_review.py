@@ -13,6 +13,7 @@ import pytest
 
 from chimera.config import AgentConfig, ChimeraConfig
 from chimera.core.autonomous import AutonomousAgent
+from chimera.core.deps import AgentDeps
 from chimera.crews import CrewsPart, FilteredTools, ReviewCrew, load_crew
 from chimera.errors import ConfigError, CrewError
 from chimera.governance.audit import AuditLog
@@ -240,22 +241,21 @@ def test_a_review_crew_sends_an_attempt_back_and_approves_the_next(tmp_path: Pat
     )
     (tmp_path / "crew.yaml").write_text(PARALLEL)
     definition = load_crew(tmp_path / "crew.yaml")
-    agent = AutonomousAgent(
-        [worker],
-        workspace=root,
-        spec=load_spec([root / "specs"]),
-        runner=LocalRunner(),
-        run_dir=run_dir,
-        audit=audit,
-        config=AgentConfig(max_attempts=3),
-    )
-    # What CrewsPart.agent_deps does through AgentDeps.reviewer once the factory passes it.
-    agent.reviewer = ReviewCrew(  # type: ignore[assignment]
+    review_crew = ReviewCrew(
         definition,
         run_budget=TokenBudget(name="run"),
         make=lambda m: security,
         default_model="default",
         audit=audit,
+    )
+    # What CrewsPart.agent_deps does: the crew is the agent's reviewer.
+    deps = AgentDeps(ladder=(worker,), runner=LocalRunner(), audit=audit, reviewer=review_crew)
+    agent = AutonomousAgent(
+        deps,
+        workspace=root,
+        spec=load_spec([root / "specs"]),
+        run_dir=run_dir,
+        config=AgentConfig(max_attempts=3),
     )
     result = agent.solve("Add total() to calc.py")
     assert result.outcome == "solved", result.final_report

@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chimera.core.workspace import WorkspaceGuard
 from chimera.governance.audit import AuditLog, verify_audit_log
 from chimera.orchestration.adapters import GuardSnapshots
 from chimera.orchestration.graph import Card
@@ -33,7 +34,9 @@ class AddsRequirementSolver:
     extra: str
     calls: list[str] = field(default_factory=list)
 
-    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
+    def solve_card(
+        self, card: Card, requirement: Requirement, *, state: RunState, **_: object
+    ) -> CardOutcome:
         self.calls.append(card.id)
         (self.root / "README.md").write_text("# demo\npip install demo\n")
         (self.root / "specs" / "extra.yaml").write_text(self.extra)
@@ -66,7 +69,7 @@ def _run(tmp_path: Path, extra: str) -> tuple[Path, RunState, AuditLog]:
         root=root,
         spec_paths=["specs"],
         solver=AddsRequirementSolver(root, extra),
-        snapshots=GuardSnapshots(root, store.run_dir("r1") / "snapshots"),
+        snapshots=GuardSnapshots(WorkspaceGuard(root, store.run_dir("r1") / "snapshots")),
         runner=LocalRunner(),
         store=store,
         audit=audit,
@@ -109,7 +112,7 @@ def test_spec_tampering_is_listed_among_denied_actions(tmp_path: Path) -> None:
     @dataclass
     class Weakens(AddsRequirementSolver):
         def solve_card(
-            self, card: Card, requirement: Requirement, *, state: RunState
+            self, card: Card, requirement: Requirement, *, state: RunState, **_: object
         ) -> CardOutcome:
             (self.root / "specs" / "app.yaml").write_text(weaker)
             (self.root / "README.md").write_text("# demo\npip install demo\n")
@@ -131,7 +134,7 @@ def test_spec_tampering_is_listed_among_denied_actions(tmp_path: Path) -> None:
         root=root,
         spec_paths=["specs"],
         solver=Weakens(root, ""),
-        snapshots=GuardSnapshots(root, store.run_dir("r2") / "snapshots"),
+        snapshots=GuardSnapshots(WorkspaceGuard(root, store.run_dir("r2") / "snapshots")),
         runner=LocalRunner(),
         store=store,
         audit=AuditLog(store.run_dir("r2") / "audit.jsonl", "r2"),

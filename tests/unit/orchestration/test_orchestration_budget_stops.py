@@ -17,6 +17,8 @@ import pytest
 
 from chimera.config import AgentConfig
 from chimera.core.autonomous import AutonomousAgent
+from chimera.core.deps import AgentDeps
+from chimera.core.workspace import WorkspaceGuard
 from chimera.errors import BudgetExceeded
 from chimera.governance.audit import AuditLog
 from chimera.orchestration.adapters import GuardSnapshots
@@ -50,7 +52,9 @@ class OutOfBudget:
         self.limit = limit
         self.summary = summary
 
-    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
+    def solve_card(
+        self, card: Card, requirement: Requirement, *, state: RunState, **_: object
+    ) -> CardOutcome:
         return CardOutcome("budget", attempts=1, summary=self.summary, budget_limit=self.limit)
 
     def checkpoint(self) -> int | None:
@@ -66,7 +70,7 @@ def run(root: Path, solver: Any) -> RunState:
         root=root,
         spec_paths=["specs"],
         solver=solver,
-        snapshots=GuardSnapshots(root, store.run_dir("r") / "snapshots"),
+        snapshots=GuardSnapshots(WorkspaceGuard(root, store.run_dir("r") / "snapshots")),
         runner=LocalRunner(),
         store=store,
         audit=AuditLog(store.run_dir("r") / "audit.jsonl", "r"),
@@ -107,13 +111,14 @@ def test_budget_exceeded_names_its_ceiling() -> None:
 
 def _agent(root: Path, backend: Any) -> AutonomousAgent:
     run_dir = root / ".chimera" / "runs" / "s"
+    deps = AgentDeps(
+        ladder=(backend,), runner=LocalRunner(), audit=AuditLog(run_dir / "audit.jsonl", "s")
+    )
     return AutonomousAgent(
-        [backend],
+        deps,
         workspace=root,
         spec=load_spec([root / "specs"]),
-        runner=LocalRunner(),
         run_dir=run_dir,
-        audit=AuditLog(run_dir / "audit.jsonl", "s"),
         config=AgentConfig(max_attempts=3),
     )
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from chimera.core.workspace import WorkspaceGuard
 from chimera.errors import UsageError
 from chimera.governance.audit import AuditLog, verify_audit_log
 from chimera.orchestration.adapters import GuardSnapshots
@@ -51,7 +52,9 @@ class Solver:
     calls: list[str] = field(default_factory=list)
     position: int = 0
 
-    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
+    def solve_card(
+        self, card: Card, requirement: Requirement, *, state: RunState, **_: object
+    ) -> CardOutcome:
         self.calls.append(card.id)
         self.position += 1
         if card.id in self.fail:
@@ -77,7 +80,7 @@ class KillingSnapshots(GuardSnapshots):
     """GuardSnapshots that die right after the n-th call of ``method`` completes."""
 
     def __init__(self, root: Path, store: Path, method: str = "", nth: int = 1) -> None:
-        super().__init__(root, store)
+        super().__init__(WorkspaceGuard(root, store))
         self.method = method
         self.nth = nth
 
@@ -110,7 +113,11 @@ def git_repo(tmp_path: Path) -> Path:
 
 
 def orchestrator(
-    root: Path, solver: Solver, make: Callable[[Path, Path], GuardSnapshots] = GuardSnapshots
+    root: Path,
+    solver: Solver,
+    make: Callable[[Path, Path], GuardSnapshots] = lambda r, s: GuardSnapshots(
+        WorkspaceGuard(r, s)
+    ),
 ) -> tuple[ProjectOrchestrator, AuditLog]:
     store = RunStore(root)
     run_dir = store.run_dir("r")
@@ -182,7 +189,7 @@ def test_resume_clears_git_locks_a_killed_process_left(tmp_path: Path) -> None:
     root = git_repo(tmp_path)
     solver = Solver(root)
 
-    def crash(card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
+    def crash(card: Card, requirement: Requirement, *, state: RunState, **_: object) -> CardOutcome:
         (root / "app" / "greet.py").write_text("def gre")
         raise Killed
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from chimera.core.workspace import WorkspaceGuard
 from chimera.errors import UsageError
 from chimera.governance.audit import AuditLog, verify_audit_log
 from chimera.orchestration.adapters import GuardSnapshots
@@ -53,7 +54,9 @@ class FakeSolver:
     calls: list[str] = field(default_factory=list)
     position: int = 0
 
-    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
+    def solve_card(
+        self, card: Card, requirement: Requirement, *, state: RunState, **_: object
+    ) -> CardOutcome:
         self.calls.append(card.id)
         self.position += 1
         todo = self.edits.get(requirement.id, [])
@@ -114,7 +117,7 @@ def orchestrator(
         root=root,
         spec_paths=["specs"],
         solver=solver,
-        snapshots=GuardSnapshots(root, run_dir / "snapshots"),
+        snapshots=GuardSnapshots(WorkspaceGuard(root, run_dir / "snapshots")),
         runner=LocalRunner(),
         store=store,
         audit=audit,
@@ -425,7 +428,7 @@ def test_task_block_ids_are_unique_across_the_spec_directory(tmp_path: Path) -> 
         root=root,
         spec_paths=["specs/app.yaml"],  # a single file selected: the directory still counts
         solver=solver,
-        snapshots=GuardSnapshots(root, store.run_dir("r17") / "snapshots"),
+        snapshots=GuardSnapshots(WorkspaceGuard(root, store.run_dir("r17") / "snapshots")),
         runner=LocalRunner(),
         store=store,
         audit=audit,

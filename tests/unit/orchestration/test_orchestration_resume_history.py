@@ -17,15 +17,20 @@ import pytest
 
 from chimera.config import AgentConfig
 from chimera.core.attempts import HISTORY_HEADING
+from chimera.core.autonomous import AutonomousAgent
+from chimera.core.deps import AgentDeps, ReplayCursor
+from chimera.core.workspace import WorkspaceGuard
 from chimera.governance.audit import AuditLog, verify_audit_log
+from chimera.governance.guard import Guard
 from chimera.orchestration.adapters import GuardSnapshots
 from chimera.orchestration.project import ProjectOrchestrator
-from chimera.orchestration.solver import AgentCardSolver
+from chimera.orchestration.solver import AgentBuilder, AgentCardSolver
 from chimera.orchestration.state import RunStatus, RunStore
 from chimera.protocols import Completion, Message, Purpose, ToolSchema
 from chimera.providers import ScriptedBackend
 from chimera.runner import LocalRunner
 from chimera.spec.loader import load_spec
+from chimera.spec.model import Spec
 
 SPEC = "requirements:\n  - id: total\n    defines: {path: calc.py, symbol: total, kind: function}\n"
 CALC = "def add(a, b):\n    return a + b\n"
@@ -85,25 +90,49 @@ def git_repo(tmp_path: Path) -> Path:
     return root
 
 
+def builder(
+    root: Path, backend: Any, run_dir: Path, audit: AuditLog, guard: WorkspaceGuard | None = None
+) -> AgentBuilder:
+    """What ``Session.agent`` does, on a local runner and without tool governance."""
+
+    def build(
+        spec: Spec,
+        *,
+        task: str,
+        untrusted: bool,
+        trusted_commands: Sequence[str],
+        label: str = "solve",
+        review: bool = True,
+        cursor: ReplayCursor | None = None,
+    ) -> tuple[AutonomousAgent, list[Guard]]:
+        deps = AgentDeps(
+            ladder=(backend,), runner=LocalRunner(), audit=audit, guard=guard, cursor=cursor
+        )
+        agent = AutonomousAgent(
+            deps,
+            workspace=root,
+            spec=spec,
+            run_dir=run_dir,
+            config=AgentConfig(max_attempts=2),
+            review=review,
+            label=label,
+        )
+        return agent, []
+
+    return build
+
+
 def orchestrator(root: Path, backend: Any) -> tuple[ProjectOrchestrator, AuditLog]:
     store = RunStore(root)
     run_dir = store.run_dir("r")
     audit = AuditLog(run_dir / "audit.jsonl", "r")
-    solver = AgentCardSolver(
-        [backend],
-        workspace=root,
-        spec_paths=[root / "specs"],
-        runner=LocalRunner(),
-        run_dir=run_dir,
-        audit=audit,
-        config=AgentConfig(max_attempts=2),
-        guard=False,
-    )
+    guard = WorkspaceGuard(root, run_dir / "snapshots")  # one guard per snapshot folder
+    solver = AgentCardSolver([backend], builder(root, backend, run_dir, audit, guard))
     orch = ProjectOrchestrator(
         root=root,
         spec_paths=["specs"],
         solver=solver,
-        snapshots=GuardSnapshots(root, run_dir / "snapshots"),
+        snapshots=GuardSnapshots(guard),
         runner=LocalRunner(),
         store=store,
         audit=audit,
@@ -161,13 +190,7 @@ def test_the_replay_position_is_found_behind_an_effort_ladder(tmp_path: Path) ->
         EffortPolicy(rungs=2, supports_reasoning=lambda m: False),
     )
     solver = AgentCardSolver(
-        [ladder],
-        workspace=tmp_path,
-        spec_paths=[],
-        runner=LocalRunner(),
-        run_dir=tmp_path,
-        audit=AuditLog(tmp_path / "a.jsonl", "r"),
-        config=AgentConfig(),
+        [ladder], builder(tmp_path, ladder, tmp_path, AuditLog(tmp_path / "a.jsonl", "r"))
     )
     weak.complete([{"role": "user", "content": "x"}], purpose=Purpose.PLAN)
     at = solver.checkpoint()

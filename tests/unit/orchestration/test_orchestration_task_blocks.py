@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from chimera.core.workspace import WorkspaceGuard
 from chimera.governance.audit import AuditLog
 from chimera.orchestration.adapters import GuardSnapshots
 from chimera.orchestration.graph import Card
@@ -49,7 +50,9 @@ class AppendSolver:
     root: Path
     calls: list[str] = field(default_factory=list)
 
-    def solve_card(self, card: Card, requirement: Requirement, *, state: RunState) -> CardOutcome:
+    def solve_card(
+        self, card: Card, requirement: Requirement, *, state: RunState, **_: object
+    ) -> CardOutcome:
         self.calls.append(card.id)
         check: Any = requirement.check
         path = self.root / check.path
@@ -79,7 +82,7 @@ def setup(tmp_path: Path, where: str) -> tuple[ProjectOrchestrator, AppendSolver
         root=root,
         spec_paths=["specs"],
         solver=solver,
-        snapshots=GuardSnapshots(root, run_dir / "snapshots"),
+        snapshots=GuardSnapshots(WorkspaceGuard(root, run_dir / "snapshots")),
         runner=LocalRunner(),
         store=store,
         audit=AuditLog(run_dir / "audit.jsonl", "r"),

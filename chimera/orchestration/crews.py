@@ -5,7 +5,7 @@ The CLI turns argv into a :class:`CrewRunRequest` and hands over the run's audit
 module loads and validates the crew, builds each role's budgeted backend (role → crew → run
 budget; every backend is built before the first call, so a bad rung or an unpriced model
 under a USD budget refuses before anything is spent), governs the read-only tools through
-:func:`chimera.governance.wiring.tool_governance`, runs the crew, optionally runs the
+:func:`chimera.orchestration.session.read_only_governance`, runs the crew, optionally runs the
 single-agent counterfactual (``baseline``) on the same task, and writes ``crew.json`` in the
 run folder. Nothing is sent anywhere but the models.
 """
@@ -97,7 +97,7 @@ def _models(definition: CrewDefinition, rungs: list[str]) -> list[str]:
 
 
 def _tools(request: CrewRunRequest, audit: AuditLog) -> ToolCaller:
-    from chimera.governance.wiring import tool_governance
+    from chimera.orchestration.session import read_only_governance
     from chimera.tools import ToolRegistry, Workspace
     from chimera.tools.native import ListDir, ReadFile, Search
 
@@ -107,11 +107,9 @@ def _tools(request: CrewRunRequest, audit: AuditLog) -> ToolCaller:
     for tool in (ReadFile(ws, limit), ListDir(ws, limit), Search(ws, limit)):
         registry.register(tool)
     assert set(registry.names()) == set(READ_ONLY_TOOLS)
-    wrap, _guards = tool_governance(
-        request.root, audit, guard=True, untrusted=request.untrusted, task=request.task
-    )
-    assert wrap is not None  # guard=True always wraps
-    return wrap(registry)
+    return read_only_governance(
+        request.root, audit, untrusted=request.untrusted, task=request.task
+    )(registry)
 
 
 def run_crew(request: CrewRunRequest, *, audit: AuditLog, run_dir: Path) -> CrewRunOutcome:

@@ -1,0 +1,300 @@
+"""One typed call per surface: ``chimera solve``, ``run``, ``resume``, ``approve`` (and so the
+GitHub Action's agent job and ``chimera demo``).
+
+The CLI turns argv and the environment into one request (a frozen dataclass) and renders the
+outcome; everything between — validating the request against the tree, building the session
+through the :class:`~chimera.orchestration.session.SessionFactory`, running, writing the run's
+summary — happens here. Every function takes an optional ``factory``: a caller with packages
+to plug in (memory, crews, connectors) passes a factory built with its session parts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chimera.config import ChimeraConfig
+from chimera.errors import UsageError
+from chimera.orchestration.session import Session, SessionFactory, resolve_model
+from chimera.protocols import EventSink
+
+if TYPE_CHECKING:
+    from chimera.core.autonomous import SolveResult
+    from chimera.orchestration.project import ProjectOrchestrator
+    from chimera.orchestration.state import RunState
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolveRequest:
+    """``chimera solve``: one verify-or-revert run of the AutonomousAgent.
+
+    Attributes:
+        root: the repository (an existing directory, resolved).
+        config: the effective configuration (``[tool.chimera]`` with the flags applied).
+        task: what to do, in words.
+        spec_paths: spec files or directories (absolute, or relative to the working dir).
+        targets: requirement ids that must pass (empty: every requirement red now).
+        untrusted: the task comes from outside; the run is tainted.
+        guard: every tool call goes through the TrustKernel (implied by ``untrusted``).
+        review: run the manager review of each attempt.
+        memory: recall and record earlier attempts (``.chimera/experience.jsonl``);
+            ``--no-memory`` turns it off (measurements compare runs without it).
+        events: live progress ``(event, fields)``.
+    """
+
+    root: Path
+    config: ChimeraConfig
+    task: str
+    spec_paths: tuple[Path, ...]
+    targets: tuple[str, ...] = ()
+    untrusted: bool = False
+    guard: bool = False
+    review: bool = True
+    memory: bool = True
+    events: EventSink | None = None
+
+
+@dataclass(frozen=True)
+class SolveOutcome:
+    """How ``chimera solve`` ended: the agent's result and the run's record.
+
+    ``summary`` is what ``run_dir/summary.json`` holds; ``denied`` the tool calls the
+    TrustKernel refused (``DeniedAction.to_dict`` shapes).
+    """
+
+    result: SolveResult
+    run_id: str
+    run_dir: Path
+    audit_head: str
+    denied: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def solve(request: SolveRequest, factory: SessionFactory | None = None) -> SolveOutcome:
+    """Run the AutonomousAgent once on ``request`` (see :class:`SolveRequest`).
+
+    Everything that can refuse (no model, no spec files, an unknown target, a missing key, a
+    budget without a price, the sandbox mode) refuses before the run folder exists.
+
+    Raises:
+        UsageError: no model, no spec files, an unknown target, or the workspace is locked.
+        SpecError / ConfigError / AuthenticationError / MissingExtraError / SandboxError:
+            as :meth:`SessionFactory.prepare` and ``load_spec`` raise them.
+    """
+    from chimera.atomic import atomic_write_text
+    from chimera.governance.wiring import trusted_commands
+    from chimera.orchestration.state import new_run_id, workspace_lock
+    from chimera.spec.loader import discover_spec_files, load_spec
+
+    factory = factory or SessionFactory()
+    root, config = request.root, request.config
+    model = resolve_model(None, config)
+    files = discover_spec_files(list(request.spec_paths))
+    if not files:
+        shown = ", ".join(str(p) for p in request.spec_paths)
+        raise UsageError(f"--verify: no spec files (*.yaml, *.yml) in {shown}")
+    spec = load_spec(files)
+    known = spec.by_id()
+    unknown = [t for t in request.targets if t not in known]
+    if unknown:
+        raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
+    prepared = factory.prepare(root, config, model)
+    run_id = new_run_id()  # the same form as chimera run's
+    session = factory.open(
+        prepared,
+        run_id=run_id,
+        events=request.events,
+        guard_tools=request.guard,
+        experience=request.memory,
+    )
+    agent, guards = session.agent(
+        spec,
+        task=request.task,
+        untrusted=request.untrusted,
+        trusted_commands=trusted_commands(spec),
+        review=request.review,
+    )
+    with workspace_lock(root, owner=f"solve {run_id}"):
+        result = agent.solve(
+            request.task, list(request.targets) or None, untrusted=request.untrusted
+        )
+    denied = [d.to_dict() for g in guards for d in g.denied]
+    audit = session.audit
+    summary = result.to_json()
+    summary.update(
+        {
+            "run_id": run_id,
+            "audit_head": audit.head_hash,
+            "model": result.model,
+            "guard": bool(request.guard or request.untrusted),
+            "denied_actions": denied,
+        }
+    )
+    atomic_write_text(session.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    return SolveOutcome(
+        result=result,
+        run_id=run_id,
+        run_dir=session.run_dir,
+        audit_head=audit.head_hash or "",
+        denied=denied,
+        summary=summary,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRequest:
+    """``chimera run`` (also the GitHub Action's agent job, and ``chimera demo``).
+
+    Attributes:
+        root, config: as :class:`SolveRequest`.
+        model: rung 0 of the ladder (recorded in the run state; ``resume`` reuses it).
+        spec_paths: spec files or directories relative to ``root``.
+        task: the task text (``None``: repair the whole Spec).
+        untrusted: the task comes from outside; the run is tainted.
+        run_id: the run's id (default: a new one).
+        started_by: who started the run (approvers must differ).
+        force: start although an interrupted run has not been resumed.
+        guard: every tool call goes through the TrustKernel (default ``run.guard``).
+        events: live progress ``(event, fields)``.
+    """
+
+    root: Path
+    config: ChimeraConfig
+    model: str
+    started_by: str
+    spec_paths: tuple[str, ...] = ("specs",)
+    task: str | None = None
+    untrusted: bool = False
+    run_id: str | None = None
+    force: bool = False
+    guard: bool | None = None
+    events: EventSink | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResumeRequest:
+    """``chimera resume RUN_ID`` (and ``approve RUN_ID``): continue a run after a crash, a stop
+    or, with :func:`approve_run`, an approval.
+
+    ``model``: rung 0 (default: the model the run recorded).
+    """
+
+    root: Path
+    config: ChimeraConfig
+    run_id: str
+    model: str | None = None
+    events: EventSink | None = None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """Where a project run stands when this process is done with it."""
+
+    state: RunState
+    sandbox: str
+    """The sandbox's description (mode and what it confines)."""
+    audit_path: Path
+
+
+def start_run(request: RunRequest, factory: SessionFactory | None = None) -> RunOutcome:
+    """Start a project run (see :class:`RunRequest`).
+
+    Raises:
+        UsageError: an absolute or empty ``spec_paths``, an interrupted run not resumed (without
+            ``force``), a run id in use (a run is never overwritten).
+        ConfigError / AuthenticationError / MissingExtraError / SandboxError / SpecError: as
+            :meth:`SessionFactory.prepare` and the orchestrator raise them.
+    """
+    from chimera.orchestration.state import RunStore, new_run_id
+    from chimera.spec.loader import discover_spec_files
+
+    root = request.root
+    for p in request.spec_paths:
+        if Path(p).is_absolute():
+            raise UsageError(f"--spec {p}: give a path relative to the root")
+    if not discover_spec_files([root / p for p in request.spec_paths]):
+        shown = ", ".join(request.spec_paths)
+        raise UsageError(f"--spec: no spec files (*.yaml, *.yml) in {shown}")
+    run_id = request.run_id or new_run_id()
+    store = RunStore(root)
+    store.refuse_existing(run_id)  # before anything is opened under its folder
+    if not request.force:
+        stale = [r for r in store.interrupted() if r != run_id]
+        if stale:
+            raise UsageError(
+                f"run {stale[-1]} was interrupted and its tree may hold a half-made change: "
+                f"'chimera resume {stale[-1]}' first (or pass --force to start anyway)"
+            )
+    factory = factory or SessionFactory()
+    prepared = factory.prepare(root, request.config, request.model)
+    guard = request.config.run.guard if request.guard is None else request.guard
+    session = factory.open(prepared, run_id=run_id, events=request.events, guard_tools=guard)
+    orchestrator, _ = session.project(request.spec_paths)
+    state = orchestrator.start(
+        task=request.task,
+        started_by=request.started_by,
+        untrusted=request.untrusted,
+        model=request.model,
+        run_id=run_id,
+    )
+    return _outcome(state, session)
+
+
+def resume_run(request: ResumeRequest, factory: SessionFactory | None = None) -> RunOutcome:
+    """Continue run ``request.run_id`` (reverting a card in flight at a crash).
+
+    Raises:
+        UsageError: no such run, it awaits approval, it recorded no model and none is given,
+            or another process is working on it.
+    """
+    session, orchestrator = _reopen(request, factory)
+    return _outcome(orchestrator.resume(request.run_id), session)
+
+
+def approve_run(
+    request: ResumeRequest, *, by: str, factory: SessionFactory | None = None
+) -> RunOutcome:
+    """Approve run ``request.run_id``'s held change(s) by ``by`` and continue it.
+
+    Raises:
+        UsageError: as :func:`resume_run`; the run is not awaiting approval; ``by`` started it
+            (unless self-approval is configured).
+    """
+    session, orchestrator = _reopen(request, factory)
+    return _outcome(orchestrator.approve(request.run_id, by=by), session)
+
+
+def _reopen(
+    request: ResumeRequest, factory: SessionFactory | None
+) -> tuple[Session, ProjectOrchestrator]:
+    from chimera.orchestration.state import RunStore
+
+    state = RunStore(request.root).load(request.run_id)
+    model = request.model or state.model
+    if not model:
+        raise UsageError(f"run {request.run_id} recorded no model; pass --model")
+    factory = factory or SessionFactory()
+    # What earlier processes spent comes off the budget: a resumed run's budget holds whole.
+    prepared = factory.prepare(
+        request.root,
+        request.config,
+        model,
+        spent_tokens=state.tokens,
+        spent_usd=state.cost_usd,
+    )
+    session = factory.open(
+        prepared,
+        run_id=state.run_id,
+        events=request.events,
+        guard_tools=request.config.run.guard,
+    )
+    orchestrator, _ = session.project(state.spec_paths)
+    return session, orchestrator
+
+
+def _outcome(state: RunState, session: Session) -> RunOutcome:
+    return RunOutcome(
+        state=state, sandbox=session.sandbox_description, audit_path=session.audit.path
+    )
