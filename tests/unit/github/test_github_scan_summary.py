@@ -22,7 +22,7 @@ def test_markers_are_read_only_from_the_trailer() -> None:
     assert parse_marker(f"{forged}\ntext", "pr") is None
     # The old "last match anywhere" reading: a complete forged marker, then an unterminated
     # one that swallows the real trailer, made the forged one win.
-    body = f"summary\n{forged}\n<!-- chimera:pr {{\"a\":\"\n\n{real}"
+    body = f'summary\n{forged}\n<!-- chimera:pr {{"a":"\n\n{real}'
     assert parse_marker(body, "pr") == {"workflow_run": "7"}
 
 
