@@ -49,6 +49,8 @@ class GoalVerdict:
         reasons: why not ``passed``, one line each.
         goal: the acceptance requirement ids that had to turn green.
         before / after: requirement id → status on the base and on base + patch.
+        evidence: requirement id → what a red result after the patch showed (its message and
+            evidence, output tails of sandboxed commands included: made inert by the sandbox).
     """
 
     verdict: str
@@ -56,6 +58,7 @@ class GoalVerdict:
     goal: list[str] = field(default_factory=list)
     before: dict[str, str] = field(default_factory=dict)
     after: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +67,7 @@ class GoalVerdict:
             "goal": list(self.goal),
             "before": dict(self.before),
             "after": dict(self.after),
+            "evidence": dict(self.evidence),
         }
 
 
@@ -215,4 +219,5 @@ def judge_patch(
         goal=accepted,
         before={r.id: r.status.value for r in before},
         after={r.id: r.status.value for r in after},
+        evidence={r.id: r.render(max_evidence=3)[:2000] for r in after if not r.passed},
     )
