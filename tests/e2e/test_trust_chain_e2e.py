@@ -258,3 +258,31 @@ requirements:
     # Only the stop-commands pairs around fenced records; nothing from check.py.
     assert "set-output" not in commands and "add-mask" not in commands
     assert "set-output name=verdict" in out  # it ran, and its output reached the log inert
+
+
+def test_a_scrubbed_sandbox_makes_the_verdict_advisory(world: World) -> None:
+    world.env["CHIMERA_SANDBOX"] = "scrubbed"
+    world.env["CHIMERA_AUTO_MERGE"] = "true"
+    model(world, "calc.py", TOTAL)
+    world.fake.add_issue(
+        "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
+    )
+    jobs = world.pipeline("issues", labeled(1, "alice"), run=18)
+    assert jobs["verify"]["verdict"] == "passed"
+    assert jobs["publish"]["status"] == "awaiting_approval"
+    (pull,) = world.repo.pulls()
+    assert pull["draft"] and "risk:high" in pull["labels"] and pull["auto_merge"] is None
+    assert "advisory: it was not sandboxed" in pull["body"]
+    assert world.repo.merge_attempts == []
+
+
+def test_without_the_actions_pr_setting_the_refusal_names_it(world: World) -> None:
+    world.repo.allow_actions_pull_requests = False
+    model(world, "calc.py", TOTAL)
+    world.fake.add_issue(
+        "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
+    )
+    jobs = world.pipeline("issues", labeled(1, "alice"), run=19)
+    assert jobs["publish"]["status"] == "blocked" and world.repo.pulls() == []
+    (text,) = world.comments(1)
+    assert "Allow GitHub Actions to create and approve pull requests" in text
