@@ -13,8 +13,13 @@ Modes (``--mode``):
   artifact, located through the PR body's marker, then approved), or a re-run with a
   review's text as tainted feedback. It writes the artifacts folder (outcome, run report,
   patch, run folder, audit summary) and the job summary; it never writes to GitHub.
-* ``publish`` — apply, scan, push, open or update the PR, label, comment (the write token;
-  no LLM key). See :mod:`chimera.github.publish`.
+* ``verify`` — the patch judged from the base commit in the strict sandbox
+  (``contents: read``, no secrets); outputs ``{base_sha, patch_sha256, spec_digest,
+  verdict}``. See :mod:`chimera.github.jobs.verify`.
+* ``publish`` — apply, scan, push, open or update the PR, label, comment (``GITHUB_TOKEN``;
+  no LLM key), from decide's and verify's outputs only. See :mod:`chimera.github.publish`.
+* ``start-ci`` — after a write-access person other than the trigger approves the PR's head
+  commit, the App token closes and reopens the PR so CI starts on the approved commit.
 * ``drain`` — cancellations (a Chimera PR closed unmerged, the label removed by a person) and
   starting the next queued issues by dispatching the fix workflow with the original labeller.
 
@@ -56,7 +61,9 @@ if TYPE_CHECKING:
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
     from chimera.github.settings import ActionSettings
 
-MODES = ("check", "decide", "agent", "publish", "drain")
+MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain")
+# Modes that run model-written code: a reused self-hosted runner would keep what it left.
+UNTRUSTED_CODE_MODES = ("agent", "verify")
 EXIT_GITHUB = 1
 
 
@@ -162,6 +169,7 @@ def _context(args: argparse.Namespace) -> ActionContext:
         runner_temp=Path(temp) if temp else None,
         base_ref=_env("CHIMERA_BASE_REF") or None,
         dispatch_ref=_env("CHIMERA_DISPATCH_REF") or None,
+        decided_base=_env("CHIMERA_DECIDED_BASE_SHA") or None,
         github=_github(),
     )
 
@@ -180,8 +188,17 @@ def _set_outputs(values: Mapping[str, str]) -> None:
             fh.write(f"{key}<<{delim}\n{value}\n{delim}\n")
 
 
-def _report(result: JobResult) -> int:
-    sys.stdout.write(json.dumps(result.record, sort_keys=True) + "\n")
+def _report(result: JobResult, *, fenced: bool = False) -> int:
+    """Print the record, append the summary, set the outputs. ``fenced``: the record holds
+    text from sandboxed code (evidence), printed between ``::stop-commands::`` markers."""
+    line = json.dumps(result.record, sort_keys=True) + "\n"
+    if fenced:
+        from chimera.sandbox import stop_commands
+
+        with stop_commands(sys.stdout):
+            sys.stdout.write(line)
+    else:
+        sys.stdout.write(line)
     path = _env("GITHUB_STEP_SUMMARY")
     if path and result.summary:
         with Path(path).open("a", encoding="utf-8") as fh:
@@ -203,19 +220,49 @@ def _handle(args: argparse.Namespace) -> int:
     ctx = _context(args)
     if args.dry_run:
         return _report(jobs.dry_run(ctx, settings, args.mode))
+    if args.mode in UNTRUSTED_CODE_MODES:
+        _refuse_reused_runner(settings)
     try:
         if args.mode == "decide":
             return _report(jobs.decide_job(ctx, settings).to_job())
         if args.mode == "drain":
             return _report(jobs.drain_job(ctx, settings).to_job())
+        if args.mode == "start-ci":
+            return _report(jobs.start_ci_job(ctx, settings).to_job())
         root = _root(args)
+        artifacts = _artifacts(args, root)
         if args.mode == "agent":
-            return _report(jobs.agent_job(ctx, settings, root, _artifacts(args, root)).to_job())
-        return _report(jobs.publish_job(ctx, settings, root, _artifacts(args, root)).to_job())
+            return _report(jobs.agent_job(ctx, settings, root, artifacts).to_job())
+        from chimera.github.trust import Decided
+
+        decided = Decided.from_env(os.environ)
+        if args.mode == "verify":
+            result = jobs.verify_job(ctx, settings, root, artifacts, decided).to_job()
+            return _report(result, fenced=True)
+        from chimera.github.trust import Verified
+
+        verified = Verified.from_env(os.environ)
+        audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
+        return _report(
+            jobs.publish_job(
+                ctx, settings, root, artifacts, decided, verified, agent_audit_head=audit_head
+            ).to_job()
+        )
     except GitHubError as exc:
         err(f"chimera action: {exc}")
         _set_outputs({"status": "github-error"})
         return EXIT_GITHUB
+
+
+def _refuse_reused_runner(settings: ActionSettings) -> None:
+    """Agent and verify run model-written code: on a self-hosted runner that is not
+    ephemeral, an escape would persist into later jobs (and their tokens)."""
+    if _env("RUNNER_ENVIRONMENT") == "self-hosted" and not settings.runner_ephemeral:
+        raise UsageError(
+            "refusing to run model-written code on a self-hosted runner that is not declared "
+            "ephemeral (an escape would persist into later jobs); use a GitHub-hosted or an "
+            "ephemeral runner and set runner-ephemeral: true"
+        )
 
 
 def _check(args: argparse.Namespace, settings: ActionSettings) -> int:

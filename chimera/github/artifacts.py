@@ -41,6 +41,7 @@ __all__ = [
     "collect_run",
     "make_patch",
     "read_outcome",
+    "read_patch",
     "restore_run",
     "write_outcome",
 ]
@@ -186,6 +187,15 @@ def restore_run(folder: Path, root: Path, run_id: str) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, dest)
     return dest
+
+
+def read_patch(artifacts: Path) -> str:
+    """The agent's patch (``""`` when the artifact holds none); bytes are kept as they are
+    (``surrogateescape``), so the hash is of exactly what was uploaded."""
+    path = artifacts / PATCH_FILE
+    if not path.is_file():
+        return ""
+    return path.read_bytes().decode("utf-8", "surrogateescape")
 
 
 def write_summary(folder: Path, text: str) -> Path:

@@ -41,6 +41,9 @@ class Act(StrEnum):
     CANCEL = "cancel"
     DRAIN = "drain"
     IGNORE = "ignore"
+    # An approval of a PR whose run is not paused: the App token closes and reopens the PR so
+    # CI starts on the approved head (the PR was opened with GITHUB_TOKEN: no CI before).
+    START_CI = "start_ci"
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,15 @@ admin"). Rules (DESIGN.md steps 1 and 5):
 * bots count only when allow-listed;
 * an approval counts when the reviewer has a write role, is not a bot, is not the person who
   started the run (unless ``allow-self-approval``) and approved the PR's *current* head commit
-  — a push after an approval makes it stale;
+  — a push after an approval makes it stale; it resumes a paused run, or else starts CI
+  (:attr:`~chimera.github.events.Act.START_CI`);
 * a PR is a Chimera PR only when it comes from ``chimera/issue-<n>``, was opened by one of
   Chimera's identities and carries the ``chimera:pr`` marker.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chimera.github.client import GitHubClient, IssueInfo, PullInfo
@@ -157,16 +158,6 @@ def _resolve_review(
     if refusal is not None:
         return Resolution(decision.ignore(refusal), pull=pull, marker=marker)
     if approval:
-        if marker.get("status") != "awaiting_approval":
-            return Resolution(
-                decision.ignore(
-                    f"PR #{pull.number} is not awaiting approval (status "
-                    f"{marker.get('status')!r}); branch protection decides from here",
-                    explain=False,
-                ),
-                pull=pull,
-                marker=marker,
-            )
         if decision.actor == marker.get("started_by") and not settings.allow_self_approval:
             return Resolution(
                 decision.ignore(
@@ -186,6 +177,18 @@ def _resolve_review(
                 pull=pull,
                 marker=marker,
             )
+        # Markers written before "paused" existed: a held PR was always a paused run.
+        paused = marker.get("paused", marker.get("status") == "awaiting_approval")
+        if not paused:
+            start = replace(
+                decision,
+                action=Act.START_CI,
+                reason=(
+                    f"{decision.actor} approved the head commit of PR #{pull.number}: CI starts "
+                    "on it (the PR is closed and reopened by Chimera's App)"
+                ),
+            )
+            return Resolution(start, pull=pull, marker=marker)
     elif client.in_merge_queue(pull):
         return Resolution(
             decision.ignore(

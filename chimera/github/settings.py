@@ -9,6 +9,7 @@ one-line :class:`~chimera.errors.ConfigError` naming the variable.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -60,6 +61,22 @@ def _float(env: Mapping[str, str], name: str) -> float | None:
     return value
 
 
+def _sandbox(env: Mapping[str, str]) -> str:
+    raw = env.get("CHIMERA_SANDBOX", "").strip().lower() or "strict"
+    if raw not in ("strict", "scrubbed"):
+        raise ConfigError(f"CHIMERA_SANDBOX: expected strict or scrubbed, got {raw!r}")
+    return raw
+
+
+def _variable(env: Mapping[str, str]) -> str:
+    raw = env.get("CHIMERA_LLM_KEY_VARIABLE", "").strip()
+    if raw and not re.fullmatch(r"[A-Z][A-Z0-9_]*", raw):
+        raise ConfigError(f"CHIMERA_LLM_KEY_VARIABLE: {raw[:40]!r} is not a variable name")
+    if raw.startswith(("GITHUB_", "ACTIONS_", "RUNNER_", "CHIMERA_")):
+        raise ConfigError(f"CHIMERA_LLM_KEY_VARIABLE: {raw} is a runner or Chimera variable")
+    return raw
+
+
 @dataclass(frozen=True)
 class ActionSettings:
     """Everything the Action's modes need besides the event.
@@ -79,6 +96,12 @@ class ActionSettings:
         diff_feedback: passed on to ``chimera run``.
         artifact_name: the run artifact's name (one per workflow run).
         max_patch_bytes / max_file_bytes: publish scan limits.
+        sandbox: ``strict`` (bubblewrap, fail closed) or ``scrubbed`` (the loud opt-out:
+            verify's verdict is advisory, the PR a draft labelled ``risk:high``).
+        runner_ephemeral: the workflow declares its self-hosted runner ephemeral (one job
+            per machine); agent and verify refuse a self-hosted runner without it.
+        llm_key_variable: the variable the model provider reads its key from (the agent
+            step maps the ``llm-api-key`` input into it, for the run only).
     """
 
     label: str = "chimera"
@@ -102,6 +125,9 @@ class ActionSettings:
     max_patch_bytes: int = 1_000_000
     max_file_bytes: int = 200_000
     extra_high_risk: tuple[str, ...] = field(default_factory=tuple)
+    sandbox: str = "strict"
+    runner_ephemeral: bool = False
+    llm_key_variable: str = ""
 
     def is_self(self, login: str | None) -> bool:
         return bool(login) and login in self.identities
@@ -142,4 +168,7 @@ class ActionSettings:
             budget_tokens=budget_tokens,
             diff_feedback=_bool(e, "CHIMERA_DIFF_FEEDBACK", False),
             artifact_name=e.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run",
+            sandbox=_sandbox(e),
+            runner_ephemeral=_bool(e, "CHIMERA_RUNNER_EPHEMERAL", False),
+            llm_key_variable=_variable(e),
         )

@@ -13,8 +13,9 @@ never close the comment):
   re-run publish step post it once.
 
 Markers are read only from PR bodies and comments written by Chimera's own identities (the
-caller checks the author), so a marker pasted into an issue by someone else counts for
-nothing. Every string that came from a model, a tool or an issue is shown inside a code span
+caller checks the author), and only from their bot-written trailer (the last line), so a
+marker pasted into an issue, or forged inside untrusted text, counts for nothing. Every
+string that came from a model, a tool or an issue is shown inside a code span
 with backticks, pipes and angle brackets neutralised and chat-template tokens stripped
 (:func:`chimera.governance.sanitize.sanitize`), so a summary cannot inject links, images or
 HTML into a PR body.
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[a-z_ ]{1,30}")
-_MARKER = re.compile(r"<!-- chimera:(?P<kind>[a-z]+) (?P<json>\{.*?\}) -->", re.DOTALL)
+_MARKER = re.compile(r"<!-- chimera:(?P<kind>[a-z]+) (?P<json>\{[^\n]*\}) -->")
 
 OUTCOME_TITLES: Mapping[str, str] = {
     "pr_opened": "Pull request opened",
@@ -70,18 +71,24 @@ def render_marker(kind: str, data: Mapping[str, Any]) -> str:
 
 
 def parse_marker(text: str, kind: str) -> dict[str, Any] | None:
-    """The last ``kind`` marker's object in ``text``, or ``None``."""
-    found: dict[str, Any] | None = None
-    for match in _MARKER.finditer(text or ""):
-        if match.group("kind") != kind:
-            continue
-        try:
-            data = json.loads(match.group("json"))
-        except ValueError:
-            continue
-        if isinstance(data, dict):
-            found = data
-    return found
+    """The ``kind`` marker's object in the bot-written trailer of ``text``, or ``None``.
+
+    The trailer is the last non-blank line, and it must be exactly one marker: Chimera writes
+    every marker last, after any untrusted text (which is fenced with its markers removed),
+    so a marker anywhere else — forged in an agent's summary, pasted into evidence — is never
+    read, and neither is one that an unterminated comment earlier in the body swallowed.
+    """
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    if not lines:
+        return None
+    match = _MARKER.fullmatch(lines[-1].strip())
+    if match is None or match.group("kind") != kind:
+        return None
+    try:
+        data = json.loads(match.group("json"))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def code(value: Any, limit: int = 200) -> str:
@@ -156,7 +163,7 @@ def _denied(report: RunReport, findings: Sequence[Mapping[str, Any]]) -> list[st
 def pr_body(
     *,
     issue: int,
-    report: RunReport,
+    report: RunReport | None,
     marker: Mapping[str, Any],
     repository: str,
     server_url: str,
@@ -165,41 +172,86 @@ def pr_body(
     audit_summary: str = "",
     findings: Sequence[Mapping[str, Any]] = (),
     risk_reasons: Sequence[str] = (),
+    verification: Sequence[str] = (),
+    spec_met: bool = True,
+    advisory: bool = False,
 ) -> str:
-    """The PR body: the issue link, goal before/after, attempt history, cost and tokens,
-    sandbox mode, actions denied for review, the audit head hash, the artifact link, the
-    audit summary, and the state marker.
+    """The PR body: the issue link, what the verify job found, goal before/after, attempt
+    history, cost and tokens, sandbox mode, actions denied for review, the audit head hash,
+    the artifact link, the audit summary, and — last, as the bot-written trailer — the state
+    marker.
 
-    ``report`` is untrusted display data: each value is shown inside a sanitised code span.
-    What the body asserts (``awaiting``: a held risky change, the risk reasons, the marker)
-    is the publisher's decision, passed in.
+    ``report`` and ``audit_summary`` are untrusted display data (the agent job wrote them):
+    values are shown inside sanitised code spans, the summary inside a fence with its
+    comments, markers, mentions and references made inert. What the body asserts
+    (``verification``, ``awaiting``, the risk reasons, ``spec_met``, ``advisory``, the
+    marker) is the publisher's re-derived decision, passed in.
     """
-    status = report.status.value
-    head = code(report.audit_head or "(none)", 80).strip("`")
-    stop_reason = report.stop_reason.value if report.stop_reason else ""
-    lines = [
-        f"Closes #{issue}.",
-        "",
-        "This change was made by Chimera and is accepted only because the Spec says so: every "
-        "goal requirement below passed `check_drift` and nothing that passed before turned red.",
-        "",
-        f"**Run** {code(report.run_id, 60)} · status **{status}** "
-        f"({code(stop_reason, 40)}: {code(report.stop_detail, 200)})",
-        "",
-    ]
+    from chimera.github.untrusted import fence_block
+
+    if spec_met and not advisory:
+        claim = (
+            "This change was made by Chimera and is accepted only because the Spec says so: the "
+            "verify job rebuilt the goal from the base commit, every goal requirement passed "
+            "`check_drift` and nothing that passed before turned red."
+        )
+    elif advisory:
+        claim = (
+            "This change was made by Chimera. **Its Spec verdict is advisory: it was not "
+            "sandboxed** (`sandbox: scrubbed`), so agent-written code could have influenced it."
+        )
+    else:
+        claim = "This change was made by Chimera. **The Spec is not met yet** (see below)."
+    lines = [f"Closes #{issue}.", "", claim, ""]
+    lines += [f"- {line}" for line in verification]
+    if verification:
+        lines.append("")
     if awaiting:
-        pending = ", ".join(code(p, 60) for p in report.pending_approval)
         lines += [
             "> [!IMPORTANT]",
-            f"> A risky change ({pending}) is verified and held. A person with write access "
-            "other than the one who started the run must **approve this PR's head commit**; the "
-            "run then resumes (remaining cards), and the PR becomes ready for review.",
+            "> This change is held for a person: one with write access, other than the one who "
+            "started the run, must **approve this PR's head commit**. Then CI starts on that "
+            "commit (and a paused run resumes).",
             "",
         ]
         if risk_reasons:
             lines += ["Why it is risky: " + "; ".join(code(r, 160) for r in risk_reasons), ""]
-    lines += ["### Goal requirements", "", *_goal_table(report), ""]
-    lines += ["### Attempt history", "", *_attempts(report), ""]
+    if report is not None:
+        lines += _report_sections(report, findings)
+    else:
+        lines += ["_The agent job's run report is missing or unreadable._", ""]
+    lines += [
+        f"- Artifacts (audit log, run state, attempt history, spec report): "
+        f"{artifact_link(server_url, repository, workflow_run)}",
+        "",
+    ]
+    if audit_summary.strip():
+        lines += [
+            "<details><summary>Audit summary (written by the agent job: untrusted)</summary>",
+            "",
+            fence_block(audit_summary.strip(), info="markdown"),
+            "",
+            "</details>",
+            "",
+        ]
+    lines.append(render_marker("pr", marker))
+    return "\n".join(lines)
+
+
+def _report_sections(report: RunReport, findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The agent job's report (display data), each value in a sanitised code span."""
+    head = code(report.audit_head or "(none)", 80).strip("`")
+    stop_reason = report.stop_reason.value if report.stop_reason else ""
+    lines = [
+        f"**Run** {code(report.run_id, 60)} · the agent job reports status "
+        f"**{report.status.value}** ({code(stop_reason, 40)}: {code(report.stop_detail, 200)})",
+        "",
+    ]
+    if report.pending_approval:
+        pending = ", ".join(code(p, 60) for p in report.pending_approval)
+        lines += [f"Held for approval in the run: {pending}.", ""]
+    lines += ["### Goal requirements (as the agent job reports them)", "", *_goal_table(report)]
+    lines += ["", "### Attempt history", "", *_attempts(report), ""]
     lines += [
         "### Cost and safety",
         "",
@@ -208,23 +260,11 @@ def pr_body(
         + (" · task text was untrusted (tainted run)" if report.tainted else ""),
         "- Actions denied or flagged for review:",
         *[f"  {line}" for line in _denied(report, findings)],
-        f"- Audit log head hash: `{head}` (verify with `chimera audit verify audit.jsonl "
-        f"--head {head}`)",
-        f"- Artifacts (audit log, run state, attempt history, spec report): "
-        f"{artifact_link(server_url, repository, workflow_run)}",
-        "",
+        f"- Agent audit log head hash: `{head}` (verify with `chimera audit verify audit.jsonl "
+        f"--head {head}`; a mismatch with the agent job's output means the log was cut or "
+        "altered in transit)",
     ]
-    if audit_summary.strip():
-        lines += [
-            "<details><summary>Audit summary</summary>",
-            "",
-            audit_summary.strip()[:30000],
-            "",
-            "</details>",
-            "",
-        ]
-    lines.append(render_marker("pr", marker))
-    return "\n".join(lines)
+    return lines
 
 
 def outcome_comment(

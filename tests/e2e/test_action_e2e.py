@@ -5,32 +5,25 @@ repository), ``chimera action`` (the agent mode in its own process, running ``ch
 ``chimera approve`` with a ScriptedBackend), artifacts carried between jobs as the Actions
 artifact store would (zipped into the fake, downloaded through its REST API), the real
 PyGithub client, and a local bare git repository as the remote. Every job gets its own fresh
-clone, as on separate runners.
+clone, as on separate runners, and the token its workflow job gets (tests/e2e/conftest.py).
+The forgeries of a compromised agent job are in test_trust_chain_e2e.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 
-from chimera.cli import main
 from chimera.github.summary import parse_marker
-from chimera.testing.github_fake import (
-    FakeFault,
-    FakeRepo,
-    GitHubFake,
-    make_bare_remote,
-    push_branch,
-)
+from chimera.testing.github_fake import FakeFault, push_branch
+
+if TYPE_CHECKING:
+    from conftest import World  # tests/e2e/conftest.py: the harness and its `world` fixture
 
 WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
 SPEC = """\
@@ -107,156 +100,6 @@ def card_turns(file: str, content: str) -> list[dict[str, Any]]:
     ]
 
 
-@dataclass
-class World:
-    """The fake GitHub, the remote, and helpers that act as the workflow's jobs."""
-
-    tmp: Path
-    fake: GitHubFake
-    repo: FakeRepo
-    remote: Path
-    model: str = ""
-    env: dict[str, str] = field(default_factory=dict)
-    clones: int = 0
-
-    def clone(self) -> Path:
-        self.clones += 1
-        dest = self.tmp / f"checkout-{self.clones}"
-        subprocess.run(
-            ["git", "clone", "-q", str(self.remote), str(dest)], check=True, capture_output=True
-        )
-        return dest
-
-    def _env(
-        self, event: str, data: dict[str, Any], run: int, login: str, extra: dict[str, str]
-    ) -> dict[str, str]:
-        event_path = self.tmp / f"event-{run}-{event}-{len(self.fake.calls)}.json"
-        event_path.write_text(json.dumps(data))
-        output = self.tmp / f"output-{run}-{len(self.fake.calls)}.txt"
-        output.write_text("")
-        runner_temp = self.tmp / f"runner-{run}"
-        runner_temp.mkdir(exist_ok=True)
-        return {
-            "GITHUB_EVENT_NAME": event,
-            "GITHUB_EVENT_PATH": str(event_path),
-            "GITHUB_REPOSITORY": "octo/app",
-            "GITHUB_API_URL": self.fake.api_url,
-            "GITHUB_SERVER_URL": "https://github.example",
-            "GITHUB_RUN_ID": str(run),
-            "GITHUB_OUTPUT": str(output),
-            "GITHUB_STEP_SUMMARY": str(self.tmp / f"summary-{run}.md"),
-            "RUNNER_TEMP": str(runner_temp),
-            "CHIMERA_GITHUB_TOKEN": self.fake.add_token(login),
-            "CHIMERA_BOT_LOGIN": "chimera-bot",
-            "CHIMERA_GITHUB_THROTTLE": "0",
-            "CHIMERA_GITHUB_BACKOFF": "0.01",
-            "CHIMERA_GITHUB_TIMEOUT": "2",
-            "CHIMERA_GITHUB_MAX_WAIT": "5",
-            "CHIMERA_RISK_REVIEWERS": "bob",
-            "CHIMERA_MODEL": self.model,
-            **self.env,
-            **extra,
-        }
-
-    def job(
-        self,
-        mode: str,
-        event: str,
-        data: dict[str, Any],
-        *,
-        run: int,
-        login: str,
-        root: Path | None = None,
-        artifacts: Path | None = None,
-        separate_process: bool = False,
-        **extra: str,
-    ) -> dict[str, Any]:
-        """Run one ``chimera action`` job; returns its step outputs (and ``rc``)."""
-        env = self._env(event, data, run, login, extra)
-        argv = ["action", "--mode", mode]
-        if root is not None:
-            argv += ["--root", str(root)]
-        if artifacts is not None:
-            argv += ["--artifacts", str(artifacts)]
-        if separate_process:
-            full = {
-                k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CHIMERA_"))
-            }
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import sys; from chimera.cli import main; sys.exit(main(sys.argv[1:]))",
-                    *argv,
-                ],
-                env=full | env,
-                capture_output=True,
-                text=True,
-                timeout=240,
-                check=False,
-            )
-            rc = proc.returncode
-            assert rc == 0, proc.stderr + proc.stdout
-        else:
-            saved = {k: os.environ.get(k) for k in env}
-            os.environ.update(env)
-            try:
-                rc = main(argv)
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
-        return _outputs(Path(env["GITHUB_OUTPUT"])) | {"rc": rc}
-
-    def upload(self, run: int, folder: Path) -> None:
-        """What actions/upload-artifact does at the end of the agent job."""
-        self.fake.add_artifact("octo/app", run, "chimera-run", folder)
-
-    def comments(self, issue: int) -> list[str]:
-        return [c["body"] for c in self.repo.issue_comments(issue)]
-
-
-def _outputs(path: Path) -> dict[str, Any]:
-    lines = path.read_text().splitlines()
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(lines):
-        key, _, delim = lines[i].partition("<<")
-        value: list[str] = []
-        i += 1
-        while lines[i] != delim:
-            value.append(lines[i])
-            i += 1
-        out[key] = "\n".join(value)
-        i += 1
-    return out
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    remote, _ = make_bare_remote(
-        tmp_path / "origin",
-        {"specs/app.yaml": SPEC, "calc.py": CALC, ".gitignore": ".chimera/\n"},
-    )
-    with GitHubFake() as fake:
-        repo = fake.add_repo("octo/app", remote=remote)
-        for login, role in (
-            ("alice", "write"),
-            ("bob", "maintain"),
-            ("chimera-bot", "write"),
-            ("github-actions[bot]", "write"),
-            ("reader-token[bot]", "read"),
-        ):
-            fake.add_user(login, bot=login.endswith("[bot]"))
-            repo.collaborators[login] = role
-        fake.add_user("mallory")
-        fake.add_user("helper[bot]", bot=True)
-        repo.collaborators["helper[bot]"] = "write"
-        yield World(tmp_path, fake, repo, remote)
-
-
 def labeled(issue: int, sender: str, sender_type: str = "User") -> dict[str, Any]:
     return payload(
         "issues.labeled",
@@ -279,21 +122,39 @@ def test_label_to_pull_request_idempotent_and_fault_tolerant(world: World) -> No
         "octo/app", title="Add total()", body=TOTAL_TASK, user="alice", labels=("chimera",)
     )
     event = labeled(1, "alice")
-    gate = world.job("decide", "issues", event, run=501, login="github-actions[bot]")
-    assert gate["proceed"] == "true" and "chimera:running" in world.repo.issues[1]["labels"]
+    writes_before_agent: list[int] = []
 
-    artifacts = world.tmp / "artifacts-501"
-    agent = world.job(
-        "agent",
+    def publish_meets_faults(artifacts: Path) -> None:
+        # Publishing meets a lost reply on the PR POST, a secondary rate limit and a timeout.
+        world.fake.inject(
+            FakeFault(method="POST", path=r"/pulls$", status=500, after_write=True),
+            FakeFault(
+                method="GET",
+                path=r"/issues/1$",
+                status=403,
+                retry_after=0.2,
+                secondary_rate_limit=True,
+            ),
+            FakeFault(method="GET", path=r"/issues/1/comments$", status=None, delay=2.5),
+        )
+
+    def agent_wrote_nothing(artifacts: Path) -> None:
+        writes_before_agent.append(len(world.fake.writes()))
+
+    jobs = world.pipeline(
         "issues",
         event,
         run=501,
-        login="reader-token[bot]",
-        root=world.clone(),
-        artifacts=artifacts,
-        separate_process=True,
+        after_decide=lambda: agent_wrote_nothing(world.tmp),
+        forge=agent_wrote_nothing,
+        tamper=publish_meets_faults,
     )
+    gate, agent, verify, pub = (jobs[k] for k in ("decide", "agent", "verify", "publish"))
+    assert gate["proceed"] == "true" and gate["mode"] == "run" and len(gate["base-sha"]) == 40
+    assert writes_before_agent[0] == writes_before_agent[1]  # the agent job wrote nothing
     assert agent["status"] == "done" and agent["run-id"] == "gh-1-501"
+    assert verify["verdict"] == "passed" and verify["base_sha"] == gate["base-sha"]
+    artifacts = world.tmp / "artifacts-501"
     outcome = json.loads((artifacts / "outcome.json").read_text())
     assert outcome["kind"] == "run" and not outcome["empty_patch"]
     for name in (
@@ -306,40 +167,21 @@ def test_label_to_pull_request_idempotent_and_fault_tolerant(world: World) -> No
     ):
         assert (artifacts / name).is_file(), name
     assert not (artifacts / "run" / "snapshots").exists()
-    # The agent job wrote nothing to GitHub (its token is read-only anyway).
-    assert all(c.login != "reader-token[bot]" or c.method == "GET" for c in world.fake.calls)
-    world.upload(501, artifacts)
-
-    # Publishing meets a lost reply on the PR POST, a secondary rate limit and a timeout.
-    world.fake.inject(
-        FakeFault(method="POST", path=r"/pulls$", status=500, after_write=True),
-        FakeFault(
-            method="GET", path=r"/issues/1$", status=403, retry_after=0.2, secondary_rate_limit=True
-        ),
-        FakeFault(method="GET", path=r"/issues/1/comments$", status=None, delay=2.5),
-    )
-    publish_root = world.clone()
-    pub = world.job(
-        "publish",
-        "issues",
-        event,
-        run=501,
-        login="chimera-bot",
-        root=publish_root,
-        artifacts=artifacts,
-    )
     assert pub["rc"] == 0 and pub["status"] == "pr_opened"
     assert world.fake.pending_faults == 0
     (pull,) = world.repo.pulls()
     assert pull["head"] == "chimera/issue-1" and pull["base"] == "main" and not pull["draft"]
+    assert pull["user"] == "github-actions[bot]"  # opened with the workflow's GITHUB_TOKEN
     assert pub["pr-number"] == str(pull["number"])
     assert "spec-change" in pull["labels"]  # the task's acceptance requirement lands in specs/
     assert "Closes #1." in pull["body"] and "`total-defined` | red | passed" in pull["body"]
     state = json.loads((artifacts / "run" / "state.json").read_text())
-    assert state["audit_head"] and state["audit_head"] in pull["body"]
+    assert state["audit_head"] and state["audit_head"] == agent["audit-head"]
+    assert state["audit_head"] in pull["body"] and pub["audit-head"] in world.comments(1)[0]
     assert "https://github.example/octo/app/actions/runs/501" in pull["body"]
     marker = parse_marker(pull["body"], "pr")
     assert marker is not None and marker["run_id"] == "gh-1-501" and marker["status"] == "ready"
+    assert marker["base"] == gate["base-sha"] and marker["started_by"] == "alice"
     assert set(world.repo.issues[1]["labels"]) == {"chimera:pr-open"}
     assert len(world.comments(1)) == 1 and "Pull request opened" in world.comments(1)[0]
     shown = subprocess.run(
@@ -349,29 +191,37 @@ def test_label_to_pull_request_idempotent_and_fault_tolerant(world: World) -> No
         check=True,
     )
     assert "def total" in shown.stdout
+    # publish's own hash-chained audit log, for its artifact.
+    log = world.tmp / "runner-501" / "chimera-publish" / "audit.jsonl"
+    events = [json.loads(line)["event"] for line in log.read_text().splitlines()]
+    assert events[:3] == ["agent_audit_head", "inputs", "recomputed"] and "decision" in events
 
     # The publish job is re-run: nothing new. A re-run of the workflow updates the same PR.
-    world.job(
-        "publish",
-        "issues",
-        event,
-        run=501,
-        login="chimera-bot",
-        root=world.clone(),
-        artifacts=artifacts,
-    )
-    again = world.job(
-        "publish",
-        "issues",
-        event,
-        run=502,
-        login="chimera-bot",
-        root=world.clone(),
-        artifacts=artifacts,
-    )
+    env = world.decided_env(gate) | world.verified_env(verify)
+    for run in (501, 502):
+        token = world.workflow_token(world.publish_perms)
+        again = world.job(
+            "publish",
+            "issues",
+            event,
+            run=run,
+            token=token,
+            root=world.clone(token),
+            artifacts=artifacts,
+            **env,
+        )
     assert again["status"] == "pr_updated" and again["pr-number"] == pub["pr-number"]
     assert len(world.repo.pulls()) == 1 and len(world.comments(1)) == 2
     assert world.repo.merge_attempts == []
+
+
+def ci_events(world: World) -> list[str]:
+    """The events that would start the project's CI on the PR (pull_request or push)."""
+    return [
+        f"{e.event}.{e.action}" if e.action else e.event
+        for e in world.fake.triggered_events
+        if e.event in ("pull_request", "push")
+    ]
 
 
 def test_risky_change_pauses_and_an_approval_resumes_it_in_another_process(
@@ -387,44 +237,29 @@ def test_risky_change_pauses_and_an_approval_resumes_it_in_another_process(
         "octo/app", title="First migration", body=RISKY_TASK, user="alice", labels=("chimera",)
     )
     event = labeled(1, "alice")
-    assert (
-        world.job("decide", "issues", event, run=601, login="github-actions[bot]")["proceed"]
-        == "true"
-    )
-    artifacts = world.tmp / "artifacts-601"
-    agent = world.job(
-        "agent",
-        "issues",
-        event,
-        run=601,
-        login="reader-token[bot]",
-        root=world.clone(),
-        artifacts=artifacts,
-        separate_process=True,
-    )
-    assert agent["status"] == "awaiting_approval"
-    world.upload(601, artifacts)
-    pub = world.job(
-        "publish",
-        "issues",
-        event,
-        run=601,
-        login="chimera-bot",
-        root=world.clone(),
-        artifacts=artifacts,
-    )
+    jobs = world.pipeline("issues", event, run=601)
+    assert jobs["agent"]["status"] == "awaiting_approval"
+    assert jobs["verify"]["verdict"] == "passed"
+    pub = jobs["publish"]
     assert pub["status"] == "awaiting_approval"
     (pull,) = world.repo.pulls()
     assert pull["draft"] and "risk:high" in pull["labels"]
     assert pull["requested_reviewers"] == ["bob"]
     assert set(world.repo.issues[1]["labels"]) == {"chimera:awaiting-approval"}
+    marker = parse_marker(pull["body"], "pr")
+    assert marker is not None and marker["paused"] and marker["status"] == "awaiting_approval"
     comments_before = len(world.comments(1))
+    assert ci_events(world) == []  # GITHUB_TOKEN's push and PR start no workflow
 
     # Chimera's own removal of the trigger label cancels nothing.
     own = payload(
-        "issues.unlabeled", label__name="chimera", issue__number=1, sender__login="chimera-bot"
+        "issues.unlabeled",
+        label__name="chimera",
+        issue__number=1,
+        sender__login="github-actions[bot]",
     )
-    world.job("drain", "issues", own, run=602, login="chimera-bot")
+    app = world.app_token
+    world.job("drain", "issues", own, run=602, token=app)
     assert world.repo.pulls()[0]["state"] == "open" and world.repo.pulls()[0]["draft"]
     assert "chimera:awaiting-approval" in world.repo.issues[1]["labels"]
     assert len(world.comments(1)) == comments_before
@@ -432,43 +267,23 @@ def test_risky_change_pauses_and_an_approval_resumes_it_in_another_process(
     head = world.repo.head_sha("chimera/issue-1")
     # The person who started the run cannot approve it; the refusal is explained on the PR.
     own_approval = review_event("approved", by="alice", pr=pull["number"], head=head)
-    refused = world.job(
-        "decide", "pull_request_review", own_approval, run=603, login="github-actions[bot]"
-    )
-    assert refused["proceed"] == "false"
+    decide_token = world.workflow_token(world.decide_perms)
+    refused = world.job("decide", "pull_request_review", own_approval, run=603, token=decide_token)
+    assert refused["proceed"] == "false" and refused["start-ci"] == "false"
     assert any("triggered this run" in c for c in world.comments(pull["number"]))
 
+    # bob's approval resumes the paused run on a new runner: a fresh clone, the run folder
+    # from run 601's artifact; verify judges the cumulative patch from decide's base.
     approval = review_event("approved", by="bob", pr=pull["number"], head=head)
-    gate = world.job(
-        "decide", "pull_request_review", approval, run=604, login="github-actions[bot]"
-    )
-    assert gate["proceed"] == "true"
-    # A new runner: a fresh clone at main; the run folder comes from run 601's artifact.
-    resumed_artifacts = world.tmp / "artifacts-604"
-    resumed = world.job(
-        "agent",
-        "pull_request_review",
-        approval,
-        run=604,
-        login="reader-token[bot]",
-        root=world.clone(),
-        artifacts=resumed_artifacts,
-        separate_process=True,
-    )
+    jobs = world.pipeline("pull_request_review", approval, run=604)
+    gate, resumed, done = jobs["decide"], jobs["agent"], jobs["publish"]
+    assert gate["proceed"] == "true" and gate["mode"] == "resume" and gate["head-sha"] == head
+    assert gate["base-sha"] == marker["base"] and gate["started-by"] == "alice"
     assert resumed["status"] == "done" and resumed["run-id"] == "gh-1-601"
-    state = json.loads((resumed_artifacts / "run" / "state.json").read_text())
+    state = json.loads((world.tmp / "artifacts-604" / "run" / "state.json").read_text())
     assert state["approvals"][0]["by"] == "bob" and state["status"] == "done"
     assert any(c.path.endswith("/actions/runs/601/artifacts") for c in world.fake.calls)
-    world.upload(604, resumed_artifacts)
-    done = world.job(
-        "publish",
-        "pull_request_review",
-        approval,
-        run=604,
-        login="chimera-bot",
-        root=world.clone(),
-        artifacts=resumed_artifacts,
-    )
+    assert jobs["verify"]["verdict"] == "passed"
     assert done["status"] == "resumed"
     (pull,) = world.repo.pulls()
     assert not pull["draft"] and pull["state"] == "open"
@@ -477,6 +292,30 @@ def test_risky_change_pauses_and_an_approval_resumes_it_in_another_process(
     assert set(world.repo.issues[1]["labels"]) == {"chimera:pr-open"}
     assert pull["auto_merge"] is None and world.repo.merge_attempts == []
     assert "Approved change resumed" in world.comments(1)[-1]
+
+    # The resumed run changed nothing more, so the head is the one bob approved; publish's
+    # writes (GITHUB_TOKEN) started no CI. An approval of the head starts it now: the App
+    # closes and reopens the PR, and the head stays the approved commit. One of an older
+    # commit starts nothing.
+    assert ci_events(world) == []
+    now = world.repo.head_sha("chimera/issue-1")
+    stale = review_event("approved", by="bob", pr=pull["number"], head=now)
+    stale["review"]["commit_id"] = "1" * 40
+    gate = world.job("decide", "pull_request_review", stale, run=605, token=decide_token)
+    assert gate["start-ci"] == "false"
+    assert (
+        world.job("start-ci", "pull_request_review", stale, run=605, token=app)["status"]
+        == "ignored"
+    )
+    assert ci_events(world) == []
+    ok = review_event("approved", by="bob", pr=pull["number"], head=now)
+    gate = world.job("decide", "pull_request_review", ok, run=606, token=decide_token)
+    assert gate["proceed"] == "false" and gate["start-ci"] == "true"
+    started = world.job("start-ci", "pull_request_review", ok, run=606, token=app)
+    assert started["status"] == "started"
+    assert ci_events(world) == ["pull_request.closed", "pull_request.reopened"]
+    (pull,) = world.repo.pulls()
+    assert pull["state"] == "open" and world.repo.head_sha("chimera/issue-1") == now
 
 
 def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: World) -> None:
@@ -487,7 +326,13 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
             "octo/app", title=f"Task {n}", body="b", user="alice", labels=("chimera",)
         )
     gates = [
-        world.job("decide", "issues", labeled(n, who), run=700 + n, login="github-actions[bot]")
+        world.job(
+            "decide",
+            "issues",
+            labeled(n, who),
+            run=700 + n,
+            token=world.workflow_token(world.decide_perms),
+        )
         for n, who in labellers.items()
     ]
     assert [g["proceed"] for g in gates] == ["true", "false", "false"]
@@ -500,7 +345,7 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
         push_branch(
             work, f"chimera/issue-{current}", {f"done-{current}.txt": "done\n"}, start="origin/main"
         )
-        bot = world.fake.add_token("chimera-bot")
+        bot = world.app_token
         from chimera.github.client import GitHubClient
 
         client = GitHubClient("octo/app", bot, api_url=world.fake.api_url, throttle=False)
@@ -513,7 +358,7 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
             "repository": {"full_name": "octo/app", "default_branch": "main"},
         }
         assert (
-            world.job("drain", "schedule", schedule, run=710 + round_, login="chimera-bot")[
+            world.job("drain", "schedule", schedule, run=710 + round_, token=world.app_token)[
                 "started"
             ]
             == ""
@@ -527,18 +372,24 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
             pull_request__head__ref=f"chimera/issue-{current}",
             sender__login="alice",
         )
-        drained = world.job("drain", "pull_request", closed, run=720 + round_, login="chimera-bot")
+        drained = world.job(
+            "drain", "pull_request", closed, run=720 + round_, token=world.app_token
+        )
         nxt = current + 1
         assert drained["started"] == str(nxt)
         dispatch = world.repo.dispatches[-1]
         assert dispatch["inputs"] == {"issue-number": str(nxt), "labeller": labellers[nxt]}
-        assert dispatch["by"] == "chimera-bot"
+        assert dispatch["by"] == "chimera-app[bot]"
         # The dispatched run's gate: Chimera sent it, the original labeller's permission counts.
         started = payload(
-            "workflow_dispatch", inputs=dispatch["inputs"], sender__login="chimera-bot"
+            "workflow_dispatch", inputs=dispatch["inputs"], sender__login="chimera-app[bot]"
         )
         gate = world.job(
-            "decide", "workflow_dispatch", started, run=730 + round_, login="github-actions[bot]"
+            "decide",
+            "workflow_dispatch",
+            started,
+            run=730 + round_,
+            token=world.workflow_token(world.decide_perms),
         )
         assert gate["proceed"] == "true" and gate["issue"] == str(nxt)
         served.append(nxt)
@@ -553,29 +404,23 @@ def test_labels_from_people_without_write_access_or_bots_only_explain(world: Wor
     world.fake.add_issue("octo/app", title="Do it", body="b", user="mallory", labels=("chimera",))
     for run, (who, kind) in enumerate((("mallory", "User"), ("helper[bot]", "Bot")), start=801):
         event = labeled(1, who, kind)
-        gate = world.job("decide", "issues", event, run=run, login="github-actions[bot]")
-        assert gate["proceed"] == "false"
+        # decide says no: the workflow runs no agent, verify or publish job after it.
+        jobs = world.pipeline("issues", event, run=run)
+        assert jobs["decide"]["proceed"] == "false" and list(jobs) == ["decide"]
+        assert "base-sha" not in jobs["decide"]
+        # An agent job started anyway re-checks and runs nothing.
         artifacts = world.tmp / f"artifacts-{run}"
         agent = world.job(
             "agent",
             "issues",
             event,
             run=run,
-            login="reader-token[bot]",
+            token=world.workflow_token(world.agent_perms),
             root=world.clone(),
             artifacts=artifacts,
         )
         assert agent["status"] == "ignored"
         assert not (artifacts / "patch.diff").exists()
-        world.job(
-            "publish",
-            "issues",
-            event,
-            run=run,
-            login="chimera-bot",
-            root=world.clone(),
-            artifacts=artifacts,
-        )
     texts = world.comments(1)
     assert len(texts) == 2  # one explanation per event, not one per job
     assert "'read' role" in texts[0] and "is a bot" in texts[1]
@@ -591,29 +436,7 @@ def test_changes_requested_reruns_on_the_same_branch_with_the_review_as_feedback
     world.fake.add_issue(
         "octo/app", title="Add total()", body=TOTAL_TASK, user="alice", labels=("chimera",)
     )
-    event = labeled(1, "alice")
-    world.job("decide", "issues", event, run=901, login="github-actions[bot]")
-    artifacts = world.tmp / "artifacts-901"
-    world.job(
-        "agent",
-        "issues",
-        event,
-        run=901,
-        login="reader-token[bot]",
-        root=world.clone(),
-        artifacts=artifacts,
-        separate_process=True,
-    )
-    world.upload(901, artifacts)
-    opened = world.job(
-        "publish",
-        "issues",
-        event,
-        run=901,
-        login="chimera-bot",
-        root=world.clone(),
-        artifacts=artifacts,
-    )
+    opened = world.pipeline("issues", labeled(1, "alice"), run=901)["publish"]
     (pull,) = world.repo.pulls()
     head = world.repo.head_sha("chimera/issue-1")
 
@@ -624,36 +447,14 @@ def test_changes_requested_reruns_on_the_same_branch_with_the_review_as_feedback
     review = review_event(
         "changes_requested", by="bob", pr=pull["number"], head=head, body=feedback
     )
-    assert (
-        world.job("decide", "pull_request_review", review, run=902, login="github-actions[bot]")[
-            "proceed"
-        ]
-        == "true"
-    )
-    rerun_artifacts = world.tmp / "artifacts-902"
-    rerun = world.job(
-        "agent",
-        "pull_request_review",
-        review,
-        run=902,
-        login="reader-token[bot]",
-        root=world.clone(),
-        artifacts=rerun_artifacts,
-        separate_process=True,
-    )
+    jobs = world.pipeline("pull_request_review", review, run=902)
+    assert jobs["decide"]["proceed"] == "true" and jobs["decide"]["mode"] == "rerun"
+    assert jobs["decide"]["head-sha"] == head
+    rerun = jobs["agent"]
     assert rerun["status"] == "done" and rerun["run-id"] == "gh-1-902"
-    state = json.loads((rerun_artifacts / "run" / "state.json").read_text())
+    state = json.loads((world.tmp / "artifacts-902" / "run" / "state.json").read_text())
     assert feedback in state["task"] and state["tainted"]
-    world.upload(902, rerun_artifacts)
-    updated = world.job(
-        "publish",
-        "pull_request_review",
-        review,
-        run=902,
-        login="chimera-bot",
-        root=world.clone(),
-        artifacts=rerun_artifacts,
-    )
+    updated = jobs["publish"]
     assert updated["status"] == "pr_updated" and updated["pr-number"] == opened["pr-number"]
     assert len(world.repo.pulls()) == 1
     shown = subprocess.run(

@@ -10,9 +10,13 @@
 * :mod:`~chimera.github.jobs.agent` — the run (the LLM key; read-only token), in a child
   process started from a versioned request file (:mod:`chimera.github.agent_child`); writes
   the artifacts folder.
+* :mod:`~chimera.github.jobs.verify` — the patch judged from the base commit in the strict
+  sandbox (``contents: read``; no secrets); four outputs for publish.
 * :mod:`~chimera.github.jobs.publish` — apply, scan, push, PR, labels, one comment (the
-  write token; no LLM key). The run report it shows is untrusted display data
-  (:mod:`chimera.github.report`).
+  workflow's ``GITHUB_TOKEN``; no LLM key), from decide's and verify's outputs only. The
+  run report it shows is untrusted display data (:mod:`chimera.github.report`).
+* :mod:`~chimera.github.jobs.start_ci` — after an approval of the head commit, the App token
+  closes and reopens the PR so CI starts on it.
 * :mod:`~chimera.github.jobs.drain` — cancellations and starting the next queued issues.
 
 The walk of an event goes one way: ``chimera.cli`` → ``chimera.github.jobs`` → the
@@ -26,6 +30,8 @@ from chimera.github.jobs.context import ActionContext, GitHubAccess, JobResult
 from chimera.github.jobs.decide import DecideResult, decide_job, dry_run
 from chimera.github.jobs.drain import DrainResult, drain_job
 from chimera.github.jobs.publish import PublishJobResult, publish_job
+from chimera.github.jobs.start_ci import StartCiResult, start_ci_job
+from chimera.github.jobs.verify import VerifyResult, verify_job
 
 __all__ = [
     "ActionContext",
@@ -35,9 +41,13 @@ __all__ = [
     "GitHubAccess",
     "JobResult",
     "PublishJobResult",
+    "StartCiResult",
+    "VerifyResult",
     "agent_job",
     "decide_job",
     "drain_job",
     "dry_run",
     "publish_job",
+    "start_ci_job",
+    "verify_job",
 ]

@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 __all__ = ["AgentResult", "agent_job"]
 
 _MODES = {Act.RUN: "new", Act.RESUME: "resume", Act.RERUN: "rerun"}
-# The run never needs a GitHub token, and a child that has none cannot leak one.
-_SECRET_ENV = ("GITHUB_TOKEN", "CHIMERA_GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN")
+# The run never needs a GitHub token, and a child that has none cannot leak one; nor the
+# runner's own tokens (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*: every ACTIONS_*).
+_SECRET_ENV = ("GITHUB_TOKEN", "CHIMERA_GITHUB_TOKEN", "GH_TOKEN", "CHIMERA_LLM_API_KEY")
+LLM_KEY_ENV = "CHIMERA_LLM_API_KEY"
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class AgentResult:
 
     outcome: Outcome
     summary: str = ""
+    audit_head: str | None = None
 
     def to_job(self) -> JobResult:
         if self.outcome.kind == "ignored":
@@ -63,6 +66,9 @@ class AgentResult:
             outputs={
                 "status": self.outcome.status or self.outcome.kind,
                 "run-id": self.outcome.run_id or "",
+                # Crosses to publish as a job output (not through the artifact): publish
+                # records it, so a log cut in transit shows as a mismatch.
+                "audit-head": self.audit_head or "",
             },
             record=self.outcome.model_dump(mode="json"),
             summary=self.summary,
@@ -96,16 +102,25 @@ def _checkout(root: Path, rev: str, branch: str) -> str:
     return sha
 
 
-def start_child(request: AgentRequest, folder: Path) -> subprocess.CompletedProcess[str]:
+def start_child(
+    request: AgentRequest, folder: Path, *, llm_key_variable: str = ""
+) -> subprocess.CompletedProcess[str]:
     """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent_child` on it, with
-    no GitHub token in the child's environment; returns the finished process (output
+    no GitHub token and no ``ACTIONS_*`` variable in the child's environment; the LLM key
+    (``CHIMERA_LLM_API_KEY``, set only on the agent step) is passed under
+    ``llm_key_variable``, the name the provider reads. Returns the finished process (output
     captured).
 
     ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
     shadow the installed package.
     """
     path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
-    env = {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
+    env = {
+        k: v for k, v in os.environ.items() if k not in _SECRET_ENV and not k.startswith("ACTIONS_")
+    }
+    key = os.environ.get(LLM_KEY_ENV, "")
+    if key and llm_key_variable:
+        env[llm_key_variable] = key
     return subprocess.run(
         [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)],
         capture_output=True,
@@ -154,7 +169,7 @@ def agent_job(
         return AgentResult(base)
     client = ctx.connect()
     res = resolve(decision, client, settings)
-    if res.decision.action is Act.IGNORE:
+    if res.decision.action not in _MODES:
         # The gate job explained it already (same outcome key: publish will not repeat it).
         ignored = base.model_copy(
             update={"detail": res.decision.reason, "explain": res.decision.explain}
@@ -162,12 +177,13 @@ def agent_job(
         write_outcome(artifacts, ignored)
         return AgentResult(ignored)
     summary = ""
+    head: str | None = None
     try:
-        outcome, summary = _run(ctx, res, client, settings, root, artifacts, base)
+        outcome, summary, head = _run(ctx, res, client, settings, root, artifacts, base)
     except (ChimeraError, OSError) as exc:
         outcome = base.model_copy(update={"kind": "crashed", "detail": str(exc)[:2000]})
     write_outcome(artifacts, outcome)
-    return AgentResult(outcome, summary)
+    return AgentResult(outcome, summary, head)
 
 
 def _run(
@@ -178,16 +194,21 @@ def _run(
     root: Path,
     artifacts: Path,
     base: Outcome,
-) -> tuple[Outcome, str]:
+) -> tuple[Outcome, str, str | None]:
     decision = res.decision
     assert decision.issue is not None and decision.actor is not None
     issue = client.issue(decision.issue)
     tmp = ctx.runner_temp or Path(tempfile.gettempdir())
     base_ref: str | None = None
     branch_head: str | None = None
+    # decide's base commit (a job output) is the base; without it (a local run) the checkout.
+    decided_base = ctx.decided_base
     if decision.action is Act.RUN:
-        base_sha = _git(root, "rev-parse", "HEAD")
         base_ref = ctx.base_ref
+        if decided_base:
+            base_sha = _checkout(root, decided_base, base_ref or ctx.default_branch)
+        else:
+            base_sha = _git(root, "rev-parse", "HEAD")
     else:
         assert res.pull is not None
         branch_head = res.pull.head_sha
@@ -198,7 +219,9 @@ def _run(
         else:
             # A re-run is a fresh attempt from the base branch, with the review as feedback;
             # it replaces the PR branch's content (pushed with a lease on the current head).
-            base_sha = _checkout(root, f"origin/{res.pull.base_ref}", res.pull.base_ref)
+            base_sha = _checkout(
+                root, decided_base or f"origin/{res.pull.base_ref}", res.pull.base_ref
+            )
     if decision.action is Act.RESUME:
         marker = res.marker or {}
         run_id = str(marker.get("run_id") or "")
@@ -245,7 +268,7 @@ def _run(
             diff_feedback=True if settings.diff_feedback else None,
         )
         started_by = decision.actor
-    proc = start_child(request, tmp)
+    proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
@@ -253,6 +276,10 @@ def _run(
             f"the run exited {proc.returncode} without a run state: " + " / ".join(tail)
         )
     state = store.load(run_id)
+    # A resume continues on the PR's head, but verify and publish judge and apply the whole
+    # change from decide's base: the patch is cumulative.
+    if decided_base and decision.action is Act.RESUME:
+        base_sha = decided_base
     patch = make_patch(root, base_sha)
     (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
     collect_run(root, run_id, artifacts)
@@ -285,4 +312,4 @@ def _run(
             "detail": "",
         }
     )
-    return outcome, summary
+    return outcome, summary, state.audit_head

@@ -3,23 +3,36 @@
 It decides from the event, makes the API checks (the labeller's permission, the issue's state,
 an existing Chimera PR, an approval's head commit), explains a refusal on the issue, and asks
 the ChangeQueue for a slot (``chimera:running``) or queues the issue (``chimera:queued`` plus a
-comment). Its ``proceed`` output says whether the agent job runs.
+comment). Its ``proceed`` output says whether the agent job runs; ``start-ci`` says whether an
+approval starts CI instead (the ``start-ci`` job).
+
+What the later jobs may trust comes from here, as job outputs
+(:meth:`~chimera.github.trust.Decided.to_outputs`): the issue, the mode, the base commit, the
+acceptance block read through the API just now with its SHA-256, who started the run, and —
+for a resume or re-run — the PR and the head commit it was decided on. A resume keeps the
+base and the acceptance the run started from (the PR marker records both); a block edited
+since is refused, never silently used.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
-from chimera.github.permissions import resolve
+from chimera.github.permissions import Resolution, resolve
+from chimera.github.trust import Decided, acceptance_output
 
 if TYPE_CHECKING:
+    from chimera.github.client import GitHubClient
     from chimera.github.settings import ActionSettings
 
 __all__ = ["DecideResult", "decide_job", "dry_run"]
+
+_MODES = {Act.RUN: "run", Act.RESUME: "resume", Act.RERUN: "rerun"}
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,7 @@ class DecideResult:
         proceed: the agent job runs.
         status: ``running``, ``queued``, ``refused``, or the decision's action.
         admission: the ChangeQueue's reason, for a new run.
+        decided: what the later jobs receive (when ``proceed``).
     """
 
     event_decision: Decision
@@ -40,6 +54,7 @@ class DecideResult:
     proceed: bool
     status: str
     admission: str | None = None
+    decided: Decided | None = None
 
     def to_job(self) -> JobResult:
         ignored = self.final.action is Act.IGNORE
@@ -47,22 +62,75 @@ class DecideResult:
         record = self.final.to_json()
         if self.admission is not None:
             record |= {"admission": self.admission}
-        return JobResult(
-            outputs={
-                "decision": decided,
-                "issue": str(self.event_decision.issue or ""),
-                "pull": str(self.event_decision.pull or ""),
-                "proceed": "true" if self.proceed else "false",
-                "status": self.status,
-            },
-            record=record,
-        )
+        outputs = {
+            "decision": decided,
+            "issue": str(self.event_decision.issue or ""),
+            "pull": str(self.event_decision.pull or ""),
+            "proceed": "true" if self.proceed else "false",
+            "start-ci": "true" if self.final.action is Act.START_CI else "false",
+            "status": self.status,
+        }
+        if self.proceed and self.decided is not None:
+            outputs |= self.decided.to_outputs()
+        return JobResult(outputs=outputs, record=record)
 
 
 def dry_run(ctx: ActionContext, settings: ActionSettings, mode: str) -> JobResult:
     """The decision from the payload alone, offline, changing nothing (``--dry-run``)."""
     decision = decide(ctx.event_name, ctx.payload, settings)
     return JobResult(outputs={}, record=decision.to_json() | {"mode": mode, "dry_run": True})
+
+
+def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decided | str:
+    """What the later jobs receive, read through the API now; a refusal reason instead when
+    a resume's base or acceptance cannot be carried over."""
+    final = res.decision
+    assert final.issue is not None and final.actor is not None
+    body = client.issue(final.issue).body
+    acceptance, digest = acceptance_output(body)
+    blocks = tuple(json.loads(acceptance))
+    if final.action is Act.RUN:
+        branch = ctx.base_ref or ctx.default_branch
+        return Decided(
+            issue=final.issue,
+            mode="run",
+            base_sha=client.branch_sha(branch),
+            acceptance=blocks,
+            acceptance_sha256=digest,
+            base_ref=branch,
+            started_by=final.actor,
+        )
+    assert res.pull is not None
+    marker = res.marker or {}
+    if final.action is Act.RERUN:
+        base_sha = client.branch_sha(res.pull.base_ref)
+        started_by = final.actor
+    else:
+        base_sha = str(marker.get("base") or "")
+        started_by = str(marker.get("started_by") or "")
+        if not base_sha:
+            return (
+                f"PR #{res.pull.number}'s marker names no base commit (written by an older "
+                "Chimera); close it and add the label again"
+            )
+        recorded = marker.get("acceptance_sha256")
+        if recorded and recorded != digest:
+            return (
+                f"the issue's acceptance block changed since the run started (PR "
+                f"#{res.pull.number}); the paused run cannot resume on another goal: close the "
+                "PR and add the label again"
+            )
+    return Decided(
+        issue=final.issue,
+        mode=_MODES[final.action],
+        base_sha=base_sha,
+        acceptance=blocks,
+        acceptance_sha256=digest,
+        pull=res.pull.number,
+        head_sha=res.pull.head_sha,
+        base_ref=res.pull.base_ref,
+        started_by=started_by,
+    )
 
 
 def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
@@ -75,25 +143,37 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
     decision = decide(ctx.event_name, ctx.payload, settings)
     client = ctx.connect()
     if decision.action in (Act.RUN, Act.RESUME, Act.RERUN):
-        final = resolve(decision, client, settings).decision
+        res = resolve(decision, client, settings)
+        final = res.decision
         if final.action is Act.IGNORE:
             if final.explain and (final.issue or final.pull):
                 target = int(final.pull or final.issue or 0)
                 post_outcome(ctx, client, target, "refused", f"Nothing was done: {final.reason}.")
             return DecideResult(decision, final, proceed=False, status="refused")
+        if final.action is Act.START_CI:
+            return DecideResult(decision, final, proceed=False, status=final.action.value)
         if final.action is Act.RUN:
             assert final.issue is not None and final.actor is not None
             admission = make_queue(client, settings).admit(
                 final.issue, final.actor, claimed=final.from_queue
             )
+            decided = _decided(ctx, client, res) if admission.admitted else None
             return DecideResult(
                 decision,
                 final,
                 proceed=admission.admitted,
                 status="running" if admission.admitted else "queued",
                 admission=admission.reason,
+                decided=decided if isinstance(decided, Decided) else None,
             )
-        return DecideResult(decision, final, proceed=True, status=final.action.value)
+        decided = _decided(ctx, client, res)
+        if isinstance(decided, str):
+            refused = final.ignore(decided)
+            post_outcome(ctx, client, int(final.pull or final.issue or 0), "refused", f"{decided}.")
+            return DecideResult(decision, refused, proceed=False, status="refused")
+        return DecideResult(
+            decision, final, proceed=True, status=final.action.value, decided=decided
+        )
     if decision.action is Act.CANCEL:
         cancel(ctx, decision, client, settings)
     elif decision.action is Act.IGNORE and decision.explain and decision.issue:

@@ -1,6 +1,7 @@
-"""The publish job: apply, scan, push, open or update the PR, label, comment (the write token;
-no LLM key). The work is :func:`chimera.github.publish.publish`; this module gives it the job's
-context and turns its result into step outputs and the job summary.
+"""The publish job: apply, scan, push, open or update the PR, label, comment (the workflow's
+``GITHUB_TOKEN``; no LLM key; no project code). The work is
+:func:`chimera.github.publish.publish`, from decide's and verify's outputs; this module gives
+it the job's context and turns its result into step outputs and the job summary.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.publish import PublishContext, PublishResult, publish
+from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings
@@ -32,16 +34,27 @@ class PublishJobResult:
                 "status": result.outcome,
                 "pr-number": str(result.pr_number or ""),
                 "pr-url": result.pr_url or "",
+                "audit-head": result.audit_head or "",
             },
             record=result.to_json(),
-            summary=f"**Chimera publish:** {result.outcome}{link}",
+            summary=f"**Chimera publish:** {result.outcome}{link}"
+            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else ""),
         )
 
 
 def publish_job(
-    ctx: ActionContext, settings: ActionSettings, root: Path, artifacts: Path
+    ctx: ActionContext,
+    settings: ActionSettings,
+    root: Path,
+    artifacts: Path,
+    decided: Decided,
+    verified: Verified,
+    *,
+    agent_audit_head: str | None = None,
 ) -> PublishJobResult:
-    """Publish the run in ``artifacts`` from the checkout ``root`` (its remote takes pushes).
+    """Publish the verified change from the checkout ``root`` (its remote takes pushes): the
+    patch from ``artifacts``, everything else from ``decided`` and ``verified``. publish's own
+    audit log goes to ``$RUNNER_TEMP/chimera-publish`` (the workflow uploads it).
 
     Raises:
         UsageError: no repository or no token.
@@ -55,5 +68,8 @@ def publish_job(
         server_url=ctx.server_url,
         workflow_run=ctx.workflow_run,
         default_branch=ctx.default_branch,
+        audit_dir=(ctx.runner_temp or artifacts.parent) / "chimera-publish",
+        agent_audit_head=agent_audit_head,
     )
-    return PublishJobResult(publish(pctx, client, settings, make_queue(client, settings)))
+    queue = make_queue(client, settings)
+    return PublishJobResult(publish(pctx, client, settings, queue, decided, verified))

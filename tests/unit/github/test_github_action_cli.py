@@ -116,6 +116,7 @@ def test_decide_admits_then_queues_and_explains_refusals(
         "CHIMERA_GITHUB_TOKEN": token,
         "GITHUB_API_URL": fake.api_url,
         "CHIMERA_MAX_OPEN_PRS": "1",
+        "CHIMERA_BASE_REF": "main",  # the example payload's repository says "master"
     }
     out = gh_env("issues", event_file(tmp_path, labeled(webhook, "alice", 1)), **common)
     assert main(["action", "--mode", "decide"]) == 0

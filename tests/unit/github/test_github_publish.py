@@ -1,4 +1,5 @@
-"""publish(): apply, scan, push, PR, labels, reviewers, exactly one outcome comment."""
+"""publish(): apply, scan, push, PR, labels, reviewers, exactly one outcome comment — from
+decide's and verify's outputs (given here as the trusted jobs would give them) and the patch."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from typing import Any
 import pytest
 
 from chimera.errors import GitHubRateLimited
-from chimera.github.artifacts import Outcome, make_patch, write_outcome
+from chimera.github.artifacts import Outcome, make_patch, read_patch, write_outcome
+from chimera.github.basecommit import sha256_text, spec_digest
 from chimera.github.client import GitHubClient
 from chimera.github.publish import PublishContext, publish
 from chimera.github.queue import ChangeQueue, QueueLimits
 from chimera.github.report import RunReport, write_report
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import parse_marker
+from chimera.github.trust import Decided, Verified
 from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake
 
 SETTINGS = ActionSettings(
@@ -29,8 +32,9 @@ GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
 
 
 def head(work: Path) -> str:
+    """The base commit: the clone's ``main`` (publish checks out its own branch in it)."""
     return subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True, check=True
+        ["git", "rev-parse", "main"], cwd=work, capture_output=True, text=True, check=True
     ).stdout.strip()
 
 
@@ -113,7 +117,27 @@ def setup(
         labels=("chimera", "chimera:running"),
     )
 
-    def run(folder: Path, workflow_run: str = "7", client: GitHubClient = bot) -> Any:
+    base = head(work[1])  # publish checks out its branch in this clone
+
+    def run(
+        folder: Path, workflow_run: str = "7", client: GitHubClient = bot, verdict: str = "passed"
+    ) -> Any:
+        acceptance = sha256_text("[]")
+        decided = Decided(
+            issue=1,
+            mode="run",
+            base_sha=base,
+            acceptance=(),
+            acceptance_sha256=acceptance,
+            base_ref="main",
+            started_by="alice",
+        )
+        verified = Verified(
+            base_sha=base,
+            patch_sha256=sha256_text(read_patch(folder)),
+            spec_digest=spec_digest(work[1], base, SETTINGS.spec_path, acceptance),
+            verdict=verdict,
+        )
         ctx = PublishContext(
             root=work[1],
             artifacts=folder,
@@ -122,7 +146,7 @@ def setup(
             workflow_run=workflow_run,
         )
         q = ChangeQueue(client, identities=SETTINGS.identities, limits=QueueLimits(3, 10))
-        return publish(ctx, client, SETTINGS, q)
+        return publish(ctx, client, SETTINGS, q, decided, verified)
 
     return run
 
@@ -238,7 +262,7 @@ def test_flagged_findings_are_listed_and_stop_auto_merge(
     )
     result = setup(folder)
     (pull,) = repo.open_pulls()
-    assert "high-entropy" in pull["body"] and pull["auto_merge"] is None
+    assert "high-entropy" in pull["body"] and pull["auto_merge"] is None and pull["draft"]
     assert "flagged for review" in result.merge
 
 
@@ -251,7 +275,7 @@ def test_flagged_findings_are_listed_and_stop_auto_merge(
             "spec_not_met",
             "Last failure: `failed: still red`",
         ),
-        ("stopped", {}, "budget_exhausted", "`budget_tokens`"),
+        ("stopped", {}, "budget_exhausted", "`detail of the stop`"),
     ],
 )
 def test_red_outcomes_are_one_comment_each(
@@ -265,7 +289,7 @@ def test_red_outcomes_are_one_comment_each(
     needle: str,
 ) -> None:
     folder = artifacts(tmp_path, work[1], files={"a.py": "x\n"}, st=state(status=status, **extra))
-    result = setup(folder)
+    result = setup(folder, verdict="failed")
     assert result.outcome == kind and repo.open_pulls() == []
     (text,) = comments(repo)
     assert needle in text and "chimera:failed" in repo.issues[1]["labels"]
@@ -291,14 +315,13 @@ def test_a_patch_that_does_not_apply_is_reported(
     assert repo.head_sha("chimera/issue-1") is None
 
 
-def test_missing_outcome_is_a_crash_comment(
-    setup: Callable[..., Any], repo: FakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_an_empty_artifact_publishes_nothing_and_says_so(
+    setup: Callable[..., Any], repo: FakeRepo, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("CHIMERA_ISSUE", "1")
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert setup(empty).outcome == "crashed"
-    assert "ended without an outcome" in comments(repo)[0]
+    assert setup(empty, verdict="failed").outcome == "hollow"
+    assert "Hollow success" in comments(repo)[0] and repo.open_pulls() == []
 
 
 def test_a_persistent_rate_limit_is_reported_and_raised(
@@ -341,17 +364,29 @@ def test_the_scan_reads_quoted_paths_and_rescans_the_applied_tree(
     assert setup(plain, workflow_run="8").scan["rescanned"] is True
 
 
-def test_a_report_that_does_not_parse_is_reported_and_nothing_is_pushed(
+def test_a_report_that_does_not_parse_is_only_missing_from_the_body(
     setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
 ) -> None:
+    # The report is display data: a broken one changes nothing publish decides.
     folder = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state())
     report = json.loads((folder / "report.json").read_text())
     (folder / "report.json").write_text(json.dumps(report | {"version": 2}))
     result = setup(folder)
-    assert result.outcome == "crashed" and repo.open_pulls() == []
-    assert repo.head_sha("chimera/issue-1") is None
-    (text,) = comments(repo)
-    assert "run report is unreadable" in text and "version 2 is not supported" in text
+    assert result.outcome == "pr_opened"
+    (pull,) = repo.open_pulls()
+    assert "run report is missing or unreadable" in pull["body"]
+
+
+def test_verdicts_and_hashes_decide_never_the_outcome(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # The outcome says done; verify said failed: nothing is published.
+    folder = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state())
+    assert setup(folder, verdict="failed").outcome == "spec_not_met"
+    assert repo.open_pulls() == [] and repo.head_sha("chimera/issue-1") is None
+    # verify could not judge: nothing is published either.
+    assert setup(folder, workflow_run="8", verdict="error").outcome == "crashed"
+    assert repo.open_pulls() == []
 
 
 def test_the_report_is_shown_never_acted_on(
@@ -364,7 +399,7 @@ def test_the_report_is_shown_never_acted_on(
     result = setup(folder)
     assert result.outcome == "pr_opened"
     (pull,) = repo.open_pulls()
-    assert not pull["draft"] and "risk:high" not in pull["labels"]
+    assert not pull["draft"] and "risk:high" not in pull["labels"]  # nothing risky in a.py
     marker = parse_marker(pull["body"], "pr")
     assert marker is not None and marker["status"] == "ready" and marker["risk"] == "low"
     assert marker["run_id"] == "gh-1-7" and marker["started_by"] == "alice"

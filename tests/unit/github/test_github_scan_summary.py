@@ -8,11 +8,22 @@ from chimera.github.summary import code, outcome_comment, parse_marker, pr_body,
 
 
 def test_markers_round_trip_and_cannot_close_the_comment() -> None:
-    text = "body\n" + render_marker("pr", {"issue": 3, "note": "--> <script>"}) + "\ntail"
+    text = "body\n" + render_marker("pr", {"issue": 3, "note": "--> <script>"}) + "\n\n"
     assert "<script>" not in text and text.count("-->") == 1
     assert parse_marker(text, "pr") == {"issue": 3, "note": "--> <script>"}
     assert parse_marker(text, "queued") is None
     assert parse_marker("<!-- chimera:pr {broken -->", "pr") is None
+
+
+def test_markers_are_read_only_from_the_trailer() -> None:
+    real = render_marker("pr", {"workflow_run": "7"})
+    forged = render_marker("pr", {"workflow_run": "666"})
+    # A marker anywhere but the last line is not read, whatever follows it.
+    assert parse_marker(f"{forged}\ntext", "pr") is None
+    # The old "last match anywhere" reading: a complete forged marker, then an unterminated
+    # one that swallows the real trailer, made the forged one win.
+    body = f'summary\n{forged}\n<!-- chimera:pr {{"a":"\n\n{real}'
+    assert parse_marker(body, "pr") == {"workflow_run": "7"}
 
 
 def test_code_spans_neutralise_injected_markdown() -> None:

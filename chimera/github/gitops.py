@@ -1,0 +1,70 @@
+"""git for the publish job: commits as Chimera, no prompts, one-line errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from chimera.errors import ChimeraError
+
+__all__ = ["COMMIT_EMAIL", "COMMIT_NAME", "PublishGit"]
+
+COMMIT_NAME = "Chimera"
+COMMIT_EMAIL = "chimera@users.noreply.github.com"
+
+
+class PublishGit:
+    """git in publish's checkout (commits as Chimera; never prompts for credentials)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = dict(
+            os.environ,
+            GIT_AUTHOR_NAME=COMMIT_NAME,
+            GIT_AUTHOR_EMAIL=COMMIT_EMAIL,
+            GIT_COMMITTER_NAME=COMMIT_NAME,
+            GIT_COMMITTER_EMAIL=COMMIT_EMAIL,
+            GIT_TERMINAL_PROMPT="0",
+        )
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise ChimeraError(f"git {args[0]} failed: {' / '.join(tail)}")
+        return proc
+
+    def has_commit(self, sha: str) -> bool:
+        return self.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+
+    def ensure_commit(self, remote: str, sha: str) -> None:
+        if self.has_commit(sha):
+            return
+        self.run("fetch", "--quiet", remote, sha, check=False)
+        if not self.has_commit(sha):
+            self.run("fetch", "--quiet", remote)
+        if not self.has_commit(sha):
+            raise ChimeraError(f"the base commit {sha[:12]} is not in {remote}")
+
+    def remote_sha(self, remote: str, branch: str) -> str:
+        out = self.run("ls-remote", remote, f"refs/heads/{branch}").stdout.strip()
+        return out.split()[0] if out else ""
+
+    def same_change(self, remote: str, branch: str, current: str, head: str) -> bool:
+        """Whether ``current`` (the branch tip) holds exactly ``head``'s tree on the same
+        parent: a re-run of the step has nothing new to push."""
+        if not self.has_commit(current):
+            self.run("fetch", "--quiet", remote, f"refs/heads/{branch}", check=False)
+        if not self.has_commit(current):
+            return False
+        trees = [self.run("rev-parse", f"{sha}^{{tree}}").stdout.strip() for sha in (current, head)]
+        parents = [self.run("rev-parse", f"{sha}^").stdout.strip() for sha in (current, head)]
+        return trees[0] == trees[1] and parents[0] == parents[1]

@@ -1,0 +1,272 @@
+"""The Action's jobs end to end on the GitHub fake: a World that runs ``chimera action`` modes
+as separate jobs (fresh clones, as on separate runners), with the tokens the workflows give
+them, and carries job outputs between jobs the way ``needs.<job>.outputs`` does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chimera.cli import main
+from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
+from chimera.testing.github_fake import FakeRepo, GitHubFake, make_bare_remote
+
+E2E_SPEC = """\
+requirements:
+  - id: keeps-add
+    defines: {path: calc.py, symbol: add, kind: function}
+"""
+E2E_CALC = "def add(a, b):\n    return a + b\n"
+
+# Each job's GITHUB_TOKEN permissions, as the example workflows declare them.
+DECIDE_PERMS = {"contents": "read", "issues": "write", "pull-requests": "read"}
+AGENT_PERMS = {"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"}
+PUBLISH_PERMS = {
+    "contents": "write",
+    "pull-requests": "write",
+    "issues": "write",
+    "checks": "write",
+}
+
+
+def read_outputs(path: Path) -> dict[str, Any]:
+    lines = path.read_text().splitlines()
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(lines):
+        key, _, delim = lines[i].partition("<<")
+        value: list[str] = []
+        i += 1
+        while lines[i] != delim:
+            value.append(lines[i])
+            i += 1
+        out[key] = "\n".join(value)
+        i += 1
+    return out
+
+
+def decided_env(gate: dict[str, Any]) -> dict[str, str]:
+    """decide's outputs as the later jobs' inputs (``needs.decide.outputs.*``)."""
+    return {input_env("decide", o)[1]: str(gate.get(o, "")) for o in DECIDE_OUTPUTS}
+
+
+def verified_env(verify: dict[str, Any]) -> dict[str, str]:
+    return {input_env("verify", o)[1]: str(verify.get(o, "")) for o in VERIFY_OUTPUTS}
+
+
+@dataclass
+class World:
+    """The fake GitHub, the remote, and helpers that act as the workflow's jobs."""
+
+    tmp: Path
+    fake: GitHubFake
+    repo: FakeRepo
+    remote: Path
+    app_token: str = ""
+    model: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    clones: int = 0
+
+    def clone(self, token: str | None = None) -> Path:
+        """A fresh checkout; with ``token``, its remote is the fake's git over HTTP (pushes are
+        authenticated and recorded as events, as ``actions/checkout`` sets it up)."""
+        self.clones += 1
+        dest = self.tmp / f"checkout-{self.clones}"
+        source = self.fake.clone_url("octo/app", token) if token else str(self.remote)
+        subprocess.run(["git", "clone", "-q", source, str(dest)], check=True, capture_output=True)
+        return dest
+
+    decide_perms = DECIDE_PERMS
+    agent_perms = AGENT_PERMS
+    publish_perms = PUBLISH_PERMS
+
+    @staticmethod
+    def decided_env(gate: dict[str, Any]) -> dict[str, str]:
+        return decided_env(gate)
+
+    @staticmethod
+    def verified_env(verify: dict[str, Any]) -> dict[str, str]:
+        return verified_env(verify)
+
+    def workflow_token(self, permissions: dict[str, str]) -> str:
+        return self.fake.add_workflow_token("octo/app", permissions=permissions)
+
+    def _env(
+        self, event: str, data: dict[str, Any], run: int, token: str, extra: dict[str, str]
+    ) -> dict[str, str]:
+        event_path = self.tmp / f"event-{run}-{event}-{len(self.fake.calls)}.json"
+        event_path.write_text(json.dumps(data))
+        output = self.tmp / f"output-{run}-{len(self.fake.calls)}-{self.clones}.txt"
+        output.write_text("")
+        runner_temp = self.tmp / f"runner-{run}"
+        runner_temp.mkdir(exist_ok=True)
+        return {
+            "GITHUB_EVENT_NAME": event,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": "octo/app",
+            "GITHUB_API_URL": self.fake.api_url,
+            "GITHUB_SERVER_URL": "https://github.example",
+            "GITHUB_RUN_ID": str(run),
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(self.tmp / f"summary-{run}.md"),
+            "RUNNER_TEMP": str(runner_temp),
+            "CHIMERA_GITHUB_TOKEN": token,
+            "CHIMERA_BOT_LOGIN": "chimera-app[bot]",
+            "CHIMERA_GITHUB_THROTTLE": "0",
+            "CHIMERA_GITHUB_BACKOFF": "0.01",
+            "CHIMERA_GITHUB_TIMEOUT": "2",
+            "CHIMERA_GITHUB_MAX_WAIT": "5",
+            "CHIMERA_RISK_REVIEWERS": "bob",
+            "CHIMERA_MODEL": self.model,
+            **self.env,
+            **extra,
+        }
+
+    def job(
+        self,
+        mode: str,
+        event: str,
+        data: dict[str, Any],
+        *,
+        run: int,
+        login: str | None = None,
+        token: str | None = None,
+        root: Path | None = None,
+        artifacts: Path | None = None,
+        separate_process: bool = False,
+        **extra: str,
+    ) -> dict[str, Any]:
+        """Run one ``chimera action`` job; returns its step outputs (and ``rc``)."""
+        tok = token if token is not None else (self.fake.add_token(login) if login else "")
+        env = self._env(event, data, run, tok, extra)
+        argv = ["action", "--mode", mode]
+        if root is not None:
+            argv += ["--root", str(root)]
+        if artifacts is not None:
+            argv += ["--artifacts", str(artifacts)]
+        if separate_process:
+            full = {
+                k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CHIMERA_"))
+            }
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys; from chimera.cli import main; sys.exit(main(sys.argv[1:]))",
+                    *argv,
+                ],
+                env=full | env,
+                capture_output=True,
+                text=True,
+                timeout=240,
+                check=False,
+            )
+            rc = proc.returncode
+            assert rc == 0, proc.stderr + proc.stdout
+        else:
+            saved = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                rc = main(argv)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+        return read_outputs(Path(env["GITHUB_OUTPUT"])) | {"rc": rc}
+
+    def upload(self, run: int, folder: Path) -> None:
+        """What actions/upload-artifact does at the end of the agent job."""
+        self.fake.add_artifact("octo/app", run, "chimera-run", folder)
+
+    def comments(self, issue: int) -> list[str]:
+        return [c["body"] for c in self.repo.issue_comments(issue)]
+
+    def pipeline(
+        self,
+        event_name: str,
+        event: dict[str, Any],
+        *,
+        run: int,
+        forge: Callable[[Path], None] | None = None,
+        after_decide: Callable[[], None] | None = None,
+        tamper: Callable[[Path], None] | None = None,
+        gate: dict[str, Any] | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """decide → agent → verify → publish, each a separate job with its own token and
+        checkout, outputs passed as ``needs.*.outputs``. ``forge`` edits the agent's artifact
+        before verify downloads it (a compromised agent job); ``tamper`` edits it after
+        verify (in transit to publish); ``after_decide`` acts between decide and the agent."""
+        if gate is None:
+            gate = self.job(
+                "decide", event_name, event, run=run, token=self.workflow_token(DECIDE_PERMS)
+            )
+        result: dict[str, dict[str, Any]] = {"decide": gate}
+        if gate.get("proceed") != "true":
+            return result
+        if after_decide is not None:
+            after_decide()
+        decided = decided_env(gate)
+        artifacts = self.tmp / f"artifacts-{run}"
+        result["agent"] = self.job(
+            "agent",
+            event_name,
+            event,
+            run=run,
+            token=self.workflow_token(AGENT_PERMS),
+            root=self.clone(),
+            artifacts=artifacts,
+            separate_process=True,
+            **decided,
+        )
+        if forge is not None:
+            forge(artifacts)
+        self.upload(run, artifacts)
+        result["verify"] = self.job(
+            "verify", event_name, event, run=run, token="", root=self.clone(),
+            artifacts=artifacts, **decided,
+        )  # fmt: skip
+        if tamper is not None:
+            tamper(artifacts)
+        token = self.workflow_token(PUBLISH_PERMS)
+        result["publish"] = self.job(
+            "publish",
+            event_name,
+            event,
+            run=run,
+            token=token,
+            root=self.clone(token),
+            artifacts=artifacts,
+            CHIMERA_AGENT_AUDIT_HEAD=str(result["agent"].get("audit-head", "")),
+            **decided,
+            **verified_env(result["verify"]),
+        )
+        return result
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    remote, _ = make_bare_remote(
+        tmp_path / "origin",
+        {"specs/app.yaml": E2E_SPEC, "calc.py": E2E_CALC, ".gitignore": ".chimera/\n"},
+    )
+    with GitHubFake() as fake:
+        repo = fake.add_repo("octo/app", remote=remote)
+        repo.allow_actions_pull_requests = True
+        for login, role in (("alice", "write"), ("bob", "maintain")):
+            fake.add_user(login)
+            repo.collaborators[login] = role
+        fake.add_user("mallory")
+        fake.add_user("helper[bot]", bot=True)
+        repo.collaborators["helper[bot]"] = "write"
+        app = fake.add_app_token("chimera-app", repos=("octo/app",))
+        yield World(tmp_path, fake, repo, remote, app_token=app)

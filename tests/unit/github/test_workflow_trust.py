@@ -1,0 +1,158 @@
+"""Every shipped and example workflow, parsed: per job, its GITHUB_TOKEN permissions, the
+secrets it references, and where each trusted input of verify and publish comes from.
+
+The trust chain holds only if the wiring does: the LLM key only on the agent's step, no
+secret and a read-only token in verify, the publish job fed by decide's and verify's outputs
+(never the agent's, except its audit head, which it only records), the App's key only where
+CI is started or the queue dispatched.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples" / "workflows"
+WORKFLOWS = sorted(EXAMPLES.glob("*.yml")) + sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+SECRET = re.compile(r"\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}")
+
+# (workflow, job) → the exact permissions, and the secrets it may reference.
+EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
+    ("chimera-check.yml", "spec"): ({}, set()),  # the workflow-level contents: read
+    ("chimera-drain.yml", "drain"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
+    ("chimera-fix.yml", "decide"): (
+        {"contents": "read", "issues": "write", "pull-requests": "read"},
+        set(),
+    ),
+    ("chimera-review.yml", "decide"): (
+        {"contents": "read", "issues": "write", "pull-requests": "write"},
+        set(),
+    ),
+    **{
+        (wf, "agent"): (
+            {"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"},
+            {"ANTHROPIC_API_KEY"},
+        )
+        for wf in ("chimera-fix.yml", "chimera-review.yml")
+    },
+    **{
+        (wf, "verify"): ({"contents": "read"}, set())
+        for wf in ("chimera-fix.yml", "chimera-review.yml")
+    },
+    **{
+        (wf, "publish"): (
+            {"contents": "write", "pull-requests": "write", "issues": "write", "checks": "write"},
+            set(),
+        )
+        for wf in ("chimera-fix.yml", "chimera-review.yml")
+    },
+    ("chimera-review.yml", "start-ci"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
+}
+
+
+def load(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def chimera_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in job.get("steps", []) if str(s.get("uses", "")).startswith("chimera-dev/")]
+
+
+def example_jobs() -> list[tuple[str, str]]:
+    return [(p.name, name) for p in sorted(EXAMPLES.glob("*.yml")) for name in load(p)["jobs"]]
+
+
+def test_every_example_job_is_in_the_table() -> None:
+    assert sorted(example_jobs()) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize(("workflow", "name"), sorted(EXPECTED), ids=lambda v: str(v))
+def test_permissions_and_secrets_per_job(workflow: str, name: str) -> None:
+    doc = load(EXAMPLES / workflow)
+    job = doc["jobs"][name]
+    perms, secrets = EXPECTED[(workflow, name)]
+    # Every workflow denies by default; a job grants only what it uses.
+    assert doc["permissions"] in ({}, {"contents": "read"}), workflow
+    assert job.get("permissions", {}) == perms
+    assert set(SECRET.findall(yaml.safe_dump(job))) == secrets
+    assert "env" not in job, "no job-wide environment: a secret there reaches every step"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_workflow_grants_write_all_or_inherits_defaults(path: Path) -> None:
+    doc = load(path)
+    assert "permissions" in doc, f"{path.name}: no workflow-level permissions (defaults apply)"
+    for name, job in doc["jobs"].items():
+        assert job.get("permissions") not in ("write-all", "read-all"), (path.name, name)
+
+
+@pytest.mark.parametrize("workflow", ["chimera-fix.yml", "chimera-review.yml"])
+def test_the_llm_key_reaches_only_the_agent_step(workflow: str) -> None:
+    jobs = load(EXAMPLES / workflow)["jobs"]
+    (step,) = chimera_steps(jobs["agent"])
+    assert step["with"]["llm-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
+    assert step["with"]["llm-key-variable"] == "ANTHROPIC_API_KEY"
+    others = [s for s in jobs["agent"]["steps"] if s is not step]
+    assert all("secrets." not in yaml.safe_dump(s) for s in others)
+
+
+@pytest.mark.parametrize("workflow", ["chimera-fix.yml", "chimera-review.yml"])
+def test_verify_runs_without_credentials_on_decides_base(workflow: str) -> None:
+    jobs = load(EXAMPLES / workflow)["jobs"]
+    verify = jobs["verify"]
+    checkout = next(s for s in verify["steps"] if "actions/checkout" in str(s.get("uses")))
+    assert checkout["with"]["persist-credentials"] is False
+    assert checkout["with"]["ref"] == "${{ needs.decide.outputs.base-sha }}"
+    (step,) = chimera_steps(verify)
+    inputs = step["with"]
+    assert inputs["mode"] == "verify" and "github-token" not in inputs
+    for output in DECIDE_OUTPUTS:
+        name, _ = input_env("decide", output)
+        assert inputs[name] == f"${{{{ needs.decide.outputs.{output} }}}}"
+    # verify's outputs are exactly the four publish needs, from its own step.
+    assert set(verify["outputs"]) == set(VERIFY_OUTPUTS)
+    assert all(v == f"${{{{ steps.verify.outputs.{k} }}}}" for k, v in verify["outputs"].items())
+
+
+@pytest.mark.parametrize("workflow", ["chimera-fix.yml", "chimera-review.yml"])
+def test_every_publish_input_comes_from_decide_verify_or_the_patch(workflow: str) -> None:
+    jobs = load(EXAMPLES / workflow)["jobs"]
+    publish = jobs["publish"]
+    assert set(publish["needs"]) == {"decide", "agent", "verify"}
+    (step,) = chimera_steps(publish)
+    inputs: dict[str, str] = step["with"]
+    sources: dict[str, str] = {}
+    for name, value in inputs.items():
+        found = re.findall(r"needs\.([a-z-]+)\.outputs\.([a-z0-9_-]+)", str(value))
+        if found:
+            sources[name] = ".".join(found[0])
+    expected = {input_env("decide", o)[0]: f"decide.{o}" for o in DECIDE_OUTPUTS}
+    expected |= {input_env("verify", o)[0]: f"verify.{o}" for o in VERIFY_OUTPUTS}
+    # The agent's audit head is recorded next to publish's own log, never acted on.
+    expected["agent-audit-head"] = "agent.audit-head"
+    assert sources == expected
+    # The patch itself comes from the artifact (action.yml downloads it in publish mode);
+    # publish's token is the workflow's own, so its PR starts no workflow.
+    assert "github-token" not in inputs and inputs["mode"] == "publish"
+    assert inputs["sandbox"] == chimera_steps(jobs["verify"])[0]["with"]["sandbox"]
+
+
+def test_ci_starts_only_through_the_app_after_an_approval() -> None:
+    jobs = load(EXAMPLES / "chimera-review.yml")["jobs"]
+    start = jobs["start-ci"]
+    assert start["needs"] == "decide" and start["if"] == "needs.decide.outputs.start-ci == 'true'"
+    (step,) = chimera_steps(start)
+    assert step["with"]["mode"] == "start-ci"
+    assert step["with"]["github-token"] == "${{ steps.app.outputs.token }}"
+    app = next(s for s in start["steps"] if s.get("id") == "app")
+    assert app["with"]["permission-pull-requests"] == "write"
+    assert [k for k in app["with"] if k.startswith("permission-")] == ["permission-pull-requests"]
