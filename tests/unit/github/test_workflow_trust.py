@@ -54,6 +54,11 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
     ("chimera-review.yml", "start-ci"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
+    # The schedule tick: no LLM key; the App token writes the journal and dispatches.
+    ("chimera-tick.yml", "tick"): (
+        {"contents": "read"},
+        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"},
+    ),
 }
 
 
