@@ -104,10 +104,12 @@ class MemoryManager:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def remember(self, candidate: Candidate) -> RememberResult:
+    def remember(self, candidate: Candidate, *, decide: bool = True) -> RememberResult:
         """Decide and apply ADD / UPDATE / DELETE / NOOP for ``candidate`` (see
         :mod:`chimera.memory.decide`). An exact duplicate (normalised text) is NOOP without a
         model call; a NOOP writes nothing. Working-tier candidates stay in :attr:`working`.
+        ``decide=False`` records an event (an attempt's outcome) without asking the model:
+        NOOP for an exact duplicate, else ADD.
 
         Raises:
             UsageError: an empty text, or the persona tier (use :meth:`add_persona`).
@@ -125,8 +127,10 @@ class MemoryManager:
         if dup is not None:
             self._audit_write("NOOP", dup.id, candidate, reason="exact duplicate")
             return RememberResult("NOOP", target_id=dup.id)
+        if self.backend is None or not decide:
+            return self._add(candidate)
         near = [item for _, item in self.store.search(candidate.text, self.neighbours)]
-        if self.backend is None or not near:
+        if not near:
             return self._add(candidate)
         try:
             decision = propose(self.backend, candidate, near)
