@@ -49,6 +49,16 @@ def attempt_candidate(exp: Experience) -> Candidate:
     )
 
 
+def open_local(root: Path, *, caps: MemoryCaps | None = None) -> MemoryManager:
+    """The project's local memory (``.chimera/memory.db`` under ``root``), with no model: what
+    ``chimera memory`` works on (a person's writes are trusted ADDs or NOOPs).
+
+    Raises:
+        ChimeraError: the store cannot be opened.
+    """
+    return MemoryManager(MemoryStore(Path(root) / MEMORY_DB), caps=caps or MemoryCaps())
+
+
 class MemoryExperience:
     """An :class:`~chimera.protocols.ExperienceStore` over the memory manager (and, when
     given, the JSONL experience buffer that answers :meth:`similar`)."""
@@ -114,4 +124,4 @@ class MemoryPart:
         return replace(deps, experience=MemoryExperience(self.manager, deps.experience))
 
 
-__all__ = ["MEMORY_DB", "MemoryExperience", "MemoryPart", "attempt_candidate"]
+__all__ = ["MEMORY_DB", "MemoryExperience", "MemoryPart", "attempt_candidate", "open_local"]
