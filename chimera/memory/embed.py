@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from chimera.errors import ChimeraError, MissingExtraError, ProviderError
@@ -105,6 +105,29 @@ def to_bytes(vec: Sequence[float]) -> bytes:
     return bytes(np_.asarray(vec, dtype="<f4").tobytes())
 
 
+def _matrix(stored: Sequence[tuple[str, bytes]]) -> Any:
+    np_ = _numpy()
+    try:
+        matrix = np_.stack([np_.frombuffer(blob, dtype="<f4") for _, blob in stored])
+    except ValueError as exc:
+        raise ChimeraError(f"stored vectors of different sizes: {exc}") from exc
+    norms = np_.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np_.where(norms == 0, 1.0, norms)).astype(np_.float32)
+
+
+def _top(query: Sequence[float], ids: Sequence[str], unit: Any, k: int) -> list[tuple[float, str]]:
+    np_ = _numpy()
+    q: npt.NDArray[np.float32] = np_.asarray(query, dtype=np_.float32)
+    if unit.shape[1] != q.shape[0]:
+        raise ChimeraError(f"vector size {unit.shape[1]} != query size {q.shape[0]}")
+    # einsum, not BLAS: a threaded BLAS matrix-vector product spins on busy runners.
+    scores = np_.einsum("ij,j->i", unit, q / np_.float32(np_.linalg.norm(q) or 1.0))
+    k = min(k, len(ids))
+    best = np_.argpartition(-scores, k - 1)[:k]
+    best = best[np_.argsort(-scores[best], kind="stable")]
+    return [(float(scores[i]), ids[int(i)]) for i in best]
+
+
 def cosine_rank(
     query: Sequence[float], stored: Sequence[tuple[str, bytes]], k: int
 ) -> list[tuple[float, str]]:
@@ -115,18 +138,35 @@ def cosine_rank(
     """
     if not stored or k <= 0:
         return []
-    np_ = _numpy()
-    q: npt.NDArray[np.float32] = np_.asarray(query, dtype=np_.float32)
-    try:
-        matrix = np_.stack([np_.frombuffer(blob, dtype="<f4") for _, blob in stored])
-    except ValueError as exc:
-        raise ChimeraError(f"stored vectors of different sizes: {exc}") from exc
-    if matrix.shape[1] != q.shape[0]:
-        raise ChimeraError(f"vector size {matrix.shape[1]} != query size {q.shape[0]}")
-    norms = np_.linalg.norm(matrix, axis=1) * (np_.linalg.norm(q) or 1.0)
-    scores = (matrix @ q) / np_.where(norms == 0, 1.0, norms)
-    best = np_.argsort(-scores)[:k]
-    return [(float(scores[i]), stored[int(i)][0]) for i in best]
+    return _top(query, [i for i, _ in stored], _matrix(stored), k)
+
+
+class VectorIndex:
+    """:func:`cosine_rank` with the normalised matrix kept between queries, rebuilt only when
+    the store's ``version`` (any write) changes."""
+
+    def __init__(self) -> None:
+        self._key: tuple[str, int] | None = None
+        self._ids: list[str] = []
+        self._unit: Any = None
+
+    def rank(
+        self,
+        query: Sequence[float],
+        load: Callable[[], Sequence[tuple[str, bytes]]],
+        *,
+        model: str,
+        version: int,
+        k: int,
+    ) -> list[tuple[float, str]]:
+        if self._key != (model, version):
+            stored = load()
+            self._ids = [i for i, _ in stored]
+            self._unit = _matrix(stored) if stored else None
+            self._key = (model, version)
+        if self._unit is None or k <= 0:
+            return []
+        return _top(query, self._ids, self._unit, k)
 
 
 def fuse(*rankings: Sequence[str], k: int) -> list[str]:
@@ -138,4 +178,12 @@ def fuse(*rankings: Sequence[str], k: int) -> list[str]:
     return sorted(score, key=lambda i: (-score[i], i))[:k]
 
 
-__all__ = ["Embedder", "HashingEmbedder", "LiteLLMEmbedder", "cosine_rank", "fuse", "to_bytes"]
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "LiteLLMEmbedder",
+    "VectorIndex",
+    "cosine_rank",
+    "fuse",
+    "to_bytes",
+]

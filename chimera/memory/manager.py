@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ChimeraError, StructuredOutputError, UsageError
 from chimera.memory.decide import Ruling, propose, rule
-from chimera.memory.embed import Embedder, cosine_rank, fuse, to_bytes
+from chimera.memory.embed import Embedder, VectorIndex, fuse, to_bytes
 from chimera.memory.items import (
     TAINTED,
     TRUSTED,
@@ -101,6 +101,7 @@ class MemoryManager:
     journal: list[JournalOp] = field(default_factory=list)
     working: list[MemoryItem] = field(default_factory=list)
     tainted_read: bool = False
+    _index: VectorIndex = field(default_factory=VectorIndex, repr=False)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -339,7 +340,15 @@ class MemoryManager:
             self._audit("memory_embed_failed", id="query", error=str(exc)[:200])
             return ranked
         wanted = {t.value for t in tiers}
-        by_cos = [i for _, i in cosine_rank(qvec, self.store.vectors(self.embedder.model), k * 3)]
+        model = self.embedder.model
+        ranked_cos = self._index.rank(
+            qvec,
+            lambda: self.store.vectors(model),
+            model=model,
+            version=self.store.version,
+            k=k * 3,
+        )
+        by_cos = [i for _, i in ranked_cos]
         items = {i.id: i for i in ranked}
         for extra in by_cos:
             if extra not in items and (got := self.store.get(extra)) is not None:

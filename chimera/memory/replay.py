@@ -20,7 +20,7 @@ commit, and the report says so. The same branch always replays to the same store
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 
 from chimera.errors import UsageError
@@ -108,31 +108,33 @@ def replay_into(
         report.commits += 1
         trusted = trust(commit)
         report.trusted_commits += trusted
-        for name in JOURNALS:
-            lines, appended = _appended(branch, commit, name)
-            if not appended:
-                report.refused.append((commit.sha, name, "journal rewritten, not appended"))
-                continue
-            for line in lines:
-                _replay_line(line, commit, trusted, store, report)
+        # One transaction per commit; ops are admitted one by one inside it, so an op sees
+        # what the ops before it in the same commit did.
+        changed = store.apply_many(_admitted(branch, commit, trusted, store, report))
+        report.applied += changed
+        report.downgraded += 0 if trusted else changed
     return report
 
 
-def _replay_line(
-    line: str, commit: CommitInfo, trusted: bool, store: MemoryStore, report: ReplayReport
-) -> None:
-    try:
-        op = JournalOp.from_json(json.loads(line))
-    except (ValueError, UsageError) as exc:
-        report.refused.append((commit.sha, line[:80], f"not an op: {exc}"))
-        return
-    admitted, reason = admit(op, commit, trusted, store)
-    if admitted is None:
-        report.refused.append((commit.sha, f"{op.op.value} {op.id}", reason))
-        return
-    changed = store.apply(admitted)
-    report.applied += changed
-    report.downgraded += changed and not trusted
+def _admitted(
+    branch: GitBranch, commit: CommitInfo, trusted: bool, store: MemoryStore, report: ReplayReport
+) -> Iterator[JournalOp]:
+    for name in JOURNALS:
+        lines, appended = _appended(branch, commit, name)
+        if not appended:
+            report.refused.append((commit.sha, name, "journal rewritten, not appended"))
+            continue
+        for line in lines:
+            try:
+                op = JournalOp.from_json(json.loads(line))
+            except (ValueError, UsageError) as exc:
+                report.refused.append((commit.sha, line[:80], f"not an op: {exc}"))
+                continue
+            admitted, reason = admit(op, commit, trusted, store)
+            if admitted is None:
+                report.refused.append((commit.sha, f"{op.op.value} {op.id}", reason))
+                continue
+            yield admitted
 
 
 __all__ = ["CommitTrust", "ReplayReport", "admit", "replay_into", "verified_signers"]

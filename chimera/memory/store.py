@@ -117,6 +117,8 @@ class MemoryStore:
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self.version = 0
+        """Incremented by every write that changes items or vectors (caches key on it)."""
         try:
             self._db = sqlite3.connect(str(path), check_same_thread=False)
             existing = self._db.execute(
@@ -124,7 +126,11 @@ class MemoryStore:
             ).fetchone()[0]
             if not existing:
                 # Only a new file is written to: opening an existing store changes no byte.
+                # WAL (a setting kept in the file) makes a commit cost no fsync under
+                # synchronous=NORMAL; a crash may lose the last commits, never consistency.
+                self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.executescript(_SCHEMA)
+            self._db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as exc:
             raise ChimeraError(f"{path}: cannot open the memory store: {exc}") from exc
 
@@ -222,9 +228,19 @@ class MemoryStore:
         Raises:
             ChimeraError: the database cannot be written.
         """
+        return self.apply_many([op]) == 1
+
+    def apply_many(self, ops: Iterable[JournalOp]) -> int:
+        """Apply ``ops`` in order in one transaction (replay, import); how many changed it.
+
+        Raises:
+            ChimeraError: the database cannot be written (nothing of ``ops`` is applied).
+        """
         try:
             with self._lock, self._db:
-                return self._apply(op)
+                changed = sum(self._apply(op) for op in ops)
+                self.version += 1 if changed else 0
+                return changed
         except sqlite3.Error as exc:
             raise ChimeraError(f"{self.path}: cannot write the memory store: {exc}") from exc
 
@@ -363,12 +379,14 @@ class MemoryStore:
                 count -= 1
                 size -= len(text.encode("utf-8"))
                 removed.append(item_id)
+            self.version += 1
         return removed
 
     # -- vectors -----------------------------------------------------------------------------
 
     def put_vector(self, item_id: str, model: str, vec: bytes) -> None:
         with self._lock, self._db:
+            self.version += 1
             self._db.execute(
                 "INSERT OR REPLACE INTO vectors(item_id, model, vec) VALUES (?,?,?)",
                 (item_id, model, vec),
