@@ -166,7 +166,10 @@ def _forget(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    text = "".join(json.dumps(op, ensure_ascii=False) + "\n" for op in _manager(args).export_ops())
+    from chimera.memory.transfer import export_ops
+
+    ops = export_ops(_manager(args))
+    text = "".join(json.dumps(op, ensure_ascii=False) + "\n" for op in ops)
     if args.output:
         write_text_atomic(args.output, text)
     else:
@@ -175,6 +178,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from chimera.memory.transfer import import_ops
+
     try:
         lines = args.file.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -188,7 +193,7 @@ def _import(args: argparse.Namespace) -> int:
         except json.JSONDecodeError as exc:
             raise UsageError(f"{args.file}:{number}:{exc.colno}: not JSON: {exc.msg}") from exc
     try:
-        applied = _manager(args).import_ops(ops, trusted=args.trusted)
+        applied = import_ops(_manager(args), ops, trusted=args.trusted)
     except UsageError as exc:
         raise UsageError(f"{args.file}: {exc}") from exc
     sys.stdout.write(f"imported {applied} op(s) from {args.file}\n")

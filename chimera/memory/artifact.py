@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.governance.sanitize import sanitize
-from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier, item_id
+from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier, item_id, secret_in
 
 ARTIFACT_VERSION = 1
 MAX_OPS = 50
@@ -126,7 +126,8 @@ def _refusal(raw: Any) -> str:
         return f"{op or 'an op'} from an artifact is refused (only ADDs are accepted)"
     if not isinstance(raw.get("text"), str) or not raw["text"].strip():
         return "an ADD without text"
-    return ""
+    secret = secret_in(raw["text"])
+    return f"the text holds {secret}; secrets are never stored" if secret else ""
 
 
 def derived_fact(

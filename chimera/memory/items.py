@@ -82,6 +82,19 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w.strip(".-") for w in _WORD.findall(normalise(text)) if w not in _STOP)
 
 
+_PRIVATE_KEY = re.compile(r"-----BEGIN ([A-Z]+ )?PRIVATE KEY-----")
+
+
+def secret_in(text: str) -> str:
+    """What credential ``text`` holds ('' when none): memory never stores one."""
+    from chimera.governance.rules.credentials import find_secret_formats
+
+    found = find_secret_formats(text)
+    if found:
+        return found[0][0]
+    return "a private key" if _PRIVATE_KEY.search(text) else ""
+
+
 def item_id(tier: Tier | str, text: str, ts: str, run: str) -> str:
     """A deterministic id for a new item (``m-`` and 12 hex digits)."""
     digest = hashlib.sha256(f"{content_hash(tier, text)}\0{ts}\0{run}".encode()).hexdigest()
@@ -254,4 +267,5 @@ __all__ = [
     "item_id",
     "normalise",
     "now",
+    "secret_in",
 ]

@@ -12,7 +12,7 @@ attached, and :attr:`MemoryManager.tainted_read` in any case); persona is writte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from chimera.memory.items import (
     Tier,
     item_id,
     now,
+    secret_in,
 )
 from chimera.memory.render import render_memories
 from chimera.memory.store import MemoryStore
@@ -121,6 +122,10 @@ class MemoryManager:
             raise UsageError("memory: an empty text cannot be remembered")
         if candidate.tier is Tier.PERSONA:
             raise UsageError("memory: persona items are written by people (add_persona)")
+        secret = secret_in(candidate.text)
+        if secret:
+            self._audit_write("NOOP", "", candidate, reason=f"refused: holds {secret}")
+            return RememberResult("NOOP", overruled=f"refused: the text holds {secret}")
         candidate = self._stamp(candidate)
         if candidate.tier is Tier.WORKING:
             return self._working(candidate)
@@ -256,6 +261,8 @@ class MemoryManager:
         """
         if not text.strip() or not by.strip():
             raise UsageError("memory: a persona item needs a text and who wrote it")
+        if secret_in(text):
+            raise UsageError(f"memory: the text holds {secret_in(text)}; secrets are never stored")
         dup = self.store.find_duplicate(Tier.PERSONA, text)
         if dup is not None:
             return dup.id
@@ -372,51 +379,6 @@ class MemoryManager:
         return Recall(
             text, tuple(i.id for i in found), any(i.tainted for i in found), estimate_tokens(text)
         )
-
-    # -- export / import --------------------------------------------------------------------
-
-    def export_ops(self) -> list[dict[str, Any]]:
-        """The persisted store as replayable ops (an ADD per item, a DELETE per tombstone)."""
-        out: list[dict[str, Any]] = []
-        for item in self.store.items(include_deleted=True):
-            add = JournalOp(
-                OpKind.ADD,
-                item.id,
-                item.created,
-                item.source_run,
-                item.tier,
-                item.text,
-                item.provenance,
-                item.taint_sources,
-                item.kind,
-                item.source_commit,
-            )
-            out.append(add.to_json())
-            if item.deleted:
-                out.append(
-                    JournalOp(
-                        OpKind.DELETE, item.id, item.updated, "", item.tier, evidence=item.evidence
-                    ).to_json()
-                )
-        return out
-
-    def import_ops(self, ops: Iterable[Mapping[str, Any]], *, trusted: bool = False) -> int:
-        """Apply exported ops; without ``trusted`` every item arrives tainted (source
-        ``import``) and persona or promotion ops are skipped. Returns how many applied.
-
-        Raises:
-            UsageError: a line is not an op.
-        """
-        applied = 0
-        for raw in ops:
-            op = JournalOp.from_json(raw)
-            if not trusted:
-                if op.tier is Tier.PERSONA or op.op is OpKind.PROMOTE:
-                    continue
-                sources = tuple(dict.fromkeys((*op.taint_sources, "import")))
-                op = replace(op, provenance=TAINTED, taint_sources=sources)
-            applied += self.apply(op)
-        return applied
 
     def _audit_write(self, op: str, target: str, candidate: Candidate, **extra: Any) -> None:
         self._audit(

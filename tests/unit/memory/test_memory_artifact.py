@@ -35,6 +35,7 @@ def test_memory_artifact_accepts_only_adds_as_tainted_episodic() -> None:
             {"op": "promote", "id": "m-2"},
             {"op": "restore", "id": "m-3"},
             {"op": "add", "text": "   "},
+            {"op": "add", "text": "key AKIAIOSFODNN7REALKEY leaked"},
             "junk",
         ],
     }
@@ -49,7 +50,8 @@ def test_memory_artifact_accepts_only_adds_as_tainted_episodic() -> None:
     reasons = [r for _, _, r in verdict.refused]
     assert reasons[0] == "persona changes come from people only"
     assert all("only ADDs are accepted" in r for r in reasons[1:5])
-    assert reasons[5:] == ["an ADD without text", "not an op object"]
+    assert reasons[5] == "an ADD without text" and reasons[7] == "not an op object"
+    assert "secrets are never stored" in reasons[6]
     assert admit_artifact([1, 2], run_id="r", ts=TS).refused[0][0] == -1
     assert admit_artifact({"version": 2, "ops": []}, run_id="r", ts=TS).refused
     many = {"version": 1, "ops": [{"op": "add", "text": f"t{n}"} for n in range(5)]}

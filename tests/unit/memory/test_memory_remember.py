@@ -190,3 +190,13 @@ def test_memory_persona_is_for_people_and_working_is_never_persisted(tmp_path: P
     mm.remember(Candidate("scratch note for this run", Tier.WORKING))
     assert [i.text for i in mm.working] == ["scratch note for this run"]
     assert [i.tier for i in mm.store.items()] == [Tier.PERSONA]
+
+
+def test_memory_never_stores_a_credential(tmp_path: Path) -> None:
+    mm, backend = manager(tmp_path)
+    token = "ghp_" + "a1B2" * 9
+    result = mm.remember(Candidate(f"the deploy token is {token}", Tier.SEMANTIC))
+    assert result.op == "NOOP" and "GitHub" in result.overruled and backend.position == 0
+    assert mm.store.items() == []
+    with pytest.raises(UsageError, match="never stored"):
+        mm.add_persona("-----BEGIN RSA PRIVATE KEY-----\nabc", by="alice")
