@@ -9,6 +9,7 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── ConfigError             invalid ``[tool.chimera]`` / ``chimera.toml``
     ├── MissingExtraError       a feature needs an optional extra that is not installed
     ├── SpecError               a Spec failed validation; carries every SpecProblem found
+    │   └── CrewError           a crew file failed validation (same problems, same shape)
     ├── PluginError             a plugin failed to load or registered something invalid
     ├── CheckError              a requirement could not be evaluated (status ``error``)
     │   ├── PatternTimeout      a regular expression exceeded its time limit
@@ -18,6 +19,7 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── SandboxError            the sandbox refused or failed to set up a command
     ├── ToolError               a tool call was refused or failed (fed back to the model)
     │   └── PathEscapeError     a path leaves the workspace or touches .git/ / .chimera/
+    ├── ConnectorError          a connector (MCP server, OpenAPI document) cannot start or load
     ├── WorkspaceError          snapshot / restore of a working tree failed
     ├── AuditError              the audit log cannot be written, or does not verify
     ├── GovernanceError         a governance component was misused or misconfigured
@@ -39,6 +41,8 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     │   └── StructuredOutputError  a model's JSON stayed invalid after one repair round
     ├── HandoffError            a file handed between jobs or processes is missing, invalid
     │                           or of an unknown version (the run report, the agent request)
+    ├── JournalError            the schedules' op journal (a git branch) cannot be read or written
+    │   └── JournalConflict         another tick wrote the journal first (re-read, re-plan)
     └── GitHubError             the GitHub API failed (mapped from PyGithub)
         └── GitHubApiError          an HTTP call failed (``status``, ``retry_after``)
             ├── GitHubRateLimited       still rate-limited after the retries allowed
@@ -108,6 +112,11 @@ class SpecError(ChimeraError):
         super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
 
 
+class CrewError(SpecError):
+    """A crew file (``.chimera.d/crews/*.yaml``) failed validation; ``problems`` holds every
+    problem found in the one pass, ``file:line:col`` each."""
+
+
 class PluginError(ChimeraError):
     """A plugin could not be loaded, or registered something invalid (a kind name taken twice)."""
 
@@ -146,6 +155,10 @@ class ToolError(ChimeraError):
 
 class PathEscapeError(ToolError):
     """A path leaves the workspace, or touches ``.git/`` or ``.chimera/``."""
+
+
+class ConnectorError(ChimeraError):
+    """A connector could not start or be read (an MCP server, an OpenAPI document); one line."""
 
 
 class WorkspaceError(ChimeraError):
@@ -209,6 +222,15 @@ class HandoffError(ChimeraError):
     """A file one job or process hands another (the Action's run report, the agent child's
     request) is missing, unreadable, of an unknown version, or does not match its model. The
     message is one line naming the file and the first problem."""
+
+
+class JournalError(ChimeraError):
+    """The scheduler's op journal (an orphan git branch) cannot be read or written."""
+
+
+class JournalConflict(JournalError):
+    """Another writer moved the journal branch since it was read: this tick's claim lost the
+    race; re-read the journal and plan again (so no job runs twice)."""
 
 
 class GitHubError(ChimeraError):

@@ -266,3 +266,33 @@ class MemoryReader(Protocol):
     reading run tainted (the reader records that in the run's taint ledger and audit log)."""
 
     def recall_block(self, query: str, *, budget_tokens: int) -> Recall: ...
+
+
+class ReviewOutcome(Protocol):
+    """A reviewer's decision (:class:`chimera.core.supervisor.ReviewVerdict` has this shape):
+    ``parsed=False`` means no review took place, never an approval."""
+
+    @property
+    def approved(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def parsed(self) -> bool: ...
+    @property
+    def raw(self) -> str: ...
+
+
+class SupportsReview(Protocol):
+    """How an agent reaches a reviewer without importing it (a manager call or a review
+    crew): one review of one attempt, from its evidence. Raises what ``backend`` raises."""
+
+    def review(
+        self,
+        backend: SupportsComplete,
+        *,
+        task: str,
+        targets: Sequence[str],
+        diff: str,
+        summary: str,
+        plan: str = "",
+    ) -> ReviewOutcome: ...

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from chimera.config.check import CheckSettings
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
+from chimera.config.review import ReviewConfig
 from chimera.config.run import RunConfig
 from chimera.errors import ConfigError
 
@@ -190,6 +191,8 @@ class ChimeraConfig(Section):
     run: RunConfig = Field(default_factory=RunConfig)
     # Spec check limits (chimera.config.check; read alone by `chimera check` and the plugin).
     check: CheckSettings = Field(default_factory=CheckSettings)
+    # Who reviews an attempt (chimera.config.review): a review crew instead of one call.
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.

@@ -775,6 +775,8 @@ class AutonomousAgent:
         snapshot: Snapshot,
     ) -> _Seen:
         self._purpose = Purpose.ACT
+        # The tools as the model saw them: a trajectory export's `tools` column.
+        self._transcript("tools", tools=run.tools.schemas())
         agent = Agent(
             backend, run.tools, max_steps=self.config.max_steps, on_event=self._agent_event
         )

@@ -33,7 +33,8 @@ from chimera.economics.envelope import (
     RepoReader,
     SpotCheck,
 )
-from chimera.economics.hierarchy import HierarchicalOrchestrator, plan_with_hierarchy
+from chimera.economics.hierarchy import HierarchicalOrchestrator
+from chimera.economics.hierarchy_setup import plan_with_hierarchy
 from chimera.economics.receipts import ReceiptLog, summarize_delegations
 from chimera.economics.workers import WorkerBudgets
 

@@ -24,20 +24,23 @@ import contextvars
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from chimera.context import call_context
 from chimera.economics.envelope import (
-    ENVELOPE_HINT,
     AcceptanceCriteria,
-    Citation,
-    Envelope,
     EnvelopeVerdict,
     EnvelopeVerifier,
     scope_criteria,
+)
+from chimera.economics.hierarchy_records import (
+    DECOMPOSE_HINT,
+    WORKER_SYSTEM,
+    Decomposition,
+    Finding,
+    HierarchyResult,
+    SubtaskSpec,
+    number_lines,
 )
 from chimera.economics.receipts import ReceiptLog
 from chimera.errors import BudgetExceeded, ProviderError, StructuredOutputError
@@ -49,110 +52,9 @@ from chimera.fusion.accounting import (
     sum_records,
 )
 from chimera.fusion.structured import ask_structured
-from chimera.protocols import Message, Purpose, SupportsComplete, Usage
+from chimera.protocols import Message, Purpose, SupportsComplete
 
 TokenCounter = Callable[[str, Sequence[Message]], int]
-
-
-class SubtaskSpec(BaseModel):
-    """One subproblem of the plan: a question over a few files."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
-    files: list[str] = Field(min_length=1)
-
-
-class Decomposition(BaseModel):
-    """The top model's plan."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    subtasks: list[SubtaskSpec]
-
-
-DECOMPOSE_HINT = """{"subtasks": [{"id": "s1", "question": "what to find in these files",
-                "files": ["path/one.py", "path/two.md"]}]}"""
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """The outcome of one subproblem.
-
-    ``mode`` is ``delegated`` or ``inline``; ``verdict`` the last verification (``None`` when
-    the worker produced nothing, e.g. its budget refused the call); ``calls`` the worker's (or
-    the top model's, inline) calls, re-asks included; ``verify_calls`` the spot-check judge's
-    calls (orchestrator overhead, receipted separately).
-    """
-
-    subtask: SubtaskSpec
-    mode: str
-    model: str
-    verdict: EnvelopeVerdict | None
-    calls: tuple[CallRecord, ...]
-    error: str = ""
-    verify_calls: tuple[CallRecord, ...] = ()
-
-    @property
-    def verified(self) -> bool:
-        return self.verdict is not None and self.verdict.ok
-
-    @property
-    def envelope(self) -> Envelope | None:
-        return self.verdict.envelope if self.verdict is not None else None
-
-
-@dataclass
-class HierarchyResult:
-    """What a run of the orchestrator produced.
-
-    ``answer`` is the top model's synthesis; ``evidence`` the verified citations it rests on;
-    ``usage`` the sum over every call (decompose, workers, re-asks, judges, synthesis).
-    """
-
-    answer: str
-    findings: list[Finding]
-    evidence: list[Citation]
-    usage: Usage
-    overhead: list[CallRecord] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "answer": self.answer,
-            "evidence": [c.model_dump(mode="json") for c in self.evidence],
-            "findings": [
-                {
-                    "id": f.subtask.id,
-                    "question": f.subtask.question,
-                    "files": f.subtask.files,
-                    "mode": f.mode,
-                    "model": f.model,
-                    "verified": f.verified,
-                    "verdict": f.verdict.to_json() if f.verdict else None,
-                    "error": f.error,
-                    "cost_usd": sum_records(f.calls).cost_usd,
-                }
-                for f in self.findings
-            ],
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-            "cost_usd": self.usage.cost_usd,
-        }
-
-
-WORKER_SYSTEM = (
-    "You read source files and answer one question about them, with evidence. Use only the "
-    "files given. For each claim cite the file and line numbers and copy a short quote "
-    "exactly as it appears in the file (without the line-number prefix). If the files say "
-    "nothing on the question, answer so with found=false and no evidence. Reply with ONLY one "
-    "JSON object of this shape:\n" + ENVELOPE_HINT
-)
-
-
-def number_lines(text: str) -> str:
-    """``text`` with a right-aligned 1-based line number and ``| `` before every line."""
-    return "\n".join(f"{n:>5}| {line}" for n, line in enumerate(text.split("\n"), 1))
 
 
 class HierarchicalOrchestrator:
@@ -499,59 +401,6 @@ def _litellm_count(model: str, messages: Sequence[Message]) -> int:
     return count_tokens(model, messages)
 
 
-class _SpineFile(Protocol):
-    @property
-    def path(self) -> str: ...
-    @property
-    def truncated(self) -> bool: ...
-
-
-class SpineLike(Protocol):
-    """The parts of :class:`chimera.core.spine.SpineContext` the plan hook reads."""
-
-    @property
-    def files(self) -> Sequence[_SpineFile]: ...
-    @property
-    def omitted(self) -> Sequence[str]: ...
-
-
-def spine_overflows(spine: SpineLike) -> bool:
-    """True when the Spine did not fit its context budget (a file was cut or left out)."""
-    return bool(spine.omitted) or any(f.truncated for f in spine.files)
-
-
-def spine_scope(spine: SpineLike) -> list[str]:
-    """Every file the Spine had in scope, shown or not (the hierarchy reads them all)."""
-    return list(dict.fromkeys([*(f.path for f in spine.files), *spine.omitted]))
-
-
-def plan_with_hierarchy(
-    orchestrator: HierarchicalOrchestrator,
-    task: str,
-    files: Sequence[str],
-    *,
-    failure_context: str = "",
-) -> str:
-    """The AutonomousAgent's plan step when the Spine exceeds its context budget.
-
-    The Spine's files are read by budgeted workers for what bears on ``task``; the top model
-    synthesizes their verified findings into a plan (numbered steps citing file:line).
-    ``failure_context`` (the carried-forward attempt history) is passed to the top model.
-
-    Returns:
-        The plan text (the same role as the direct plan call's completion text).
-
-    Raises:
-        StructuredOutputError, ProviderError, BudgetExceeded: as
-            :meth:`HierarchicalOrchestrator.run`.
-    """
-    question = (
-        "Plan the change this task needs: which files and definitions to change and how, as "
-        f"numbered steps citing file:line.\n\nTask:\n{task}"
-    )
-    return orchestrator.run(question, files, context=failure_context).answer
-
-
 __all__ = [
     "DECOMPOSE_HINT",
     "Decomposition",
@@ -561,7 +410,4 @@ __all__ = [
     "StructuredOutputError",
     "SubtaskSpec",
     "number_lines",
-    "plan_with_hierarchy",
-    "spine_overflows",
-    "spine_scope",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from chimera.config import ChimeraConfig
 from chimera.economics.envelope import (
@@ -17,7 +18,7 @@ from chimera.economics.envelope import (
     RepoReader,
     SpotCheck,
 )
-from chimera.economics.hierarchy import HierarchicalOrchestrator, plan_with_hierarchy
+from chimera.economics.hierarchy import HierarchicalOrchestrator
 from chimera.economics.receipts import RECEIPTS_FILE, ReceiptLog
 from chimera.economics.workers import WorkerBudgets
 from chimera.governance.audit import AuditLog
@@ -122,3 +123,56 @@ def hierarchy_planner(make: Callable[[], HierarchicalOrchestrator]) -> BigPlanne
         return plan_with_hierarchy(built[0], task, files, failure_context=failure_context)
 
     return plan
+
+
+class _SpineFile(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def truncated(self) -> bool: ...
+
+
+class SpineLike(Protocol):
+    """The parts of :class:`chimera.core.spine.SpineContext` the plan hook reads."""
+
+    @property
+    def files(self) -> Sequence[_SpineFile]: ...
+    @property
+    def omitted(self) -> Sequence[str]: ...
+
+
+def spine_overflows(spine: SpineLike) -> bool:
+    """True when the Spine did not fit its context budget (a file was cut or left out)."""
+    return bool(spine.omitted) or any(f.truncated for f in spine.files)
+
+
+def spine_scope(spine: SpineLike) -> list[str]:
+    """Every file the Spine had in scope, shown or not (the hierarchy reads them all)."""
+    return list(dict.fromkeys([*(f.path for f in spine.files), *spine.omitted]))
+
+
+def plan_with_hierarchy(
+    orchestrator: HierarchicalOrchestrator,
+    task: str,
+    files: Sequence[str],
+    *,
+    failure_context: str = "",
+) -> str:
+    """The AutonomousAgent's plan step when the Spine exceeds its context budget.
+
+    The Spine's files are read by budgeted workers for what bears on ``task``; the top model
+    synthesizes their verified findings into a plan (numbered steps citing file:line).
+    ``failure_context`` (the carried-forward attempt history) is passed to the top model.
+
+    Returns:
+        The plan text (the same role as the direct plan call's completion text).
+
+    Raises:
+        StructuredOutputError, ProviderError, BudgetExceeded: as
+            :meth:`HierarchicalOrchestrator.run`.
+    """
+    question = (
+        "Plan the change this task needs: which files and definitions to change and how, as "
+        f"numbered steps citing file:line.\n\nTask:\n{task}"
+    )
+    return orchestrator.run(question, files, context=failure_context).answer

@@ -17,10 +17,10 @@ Skill templates are rejected when they
 * embed shell commands (fenced ``sh``/``bash``/``console`` blocks, ``$ ...`` lines, inline
   code spans that parse as commands) that the TrustKernel would ``block`` or ``review``.
 
-Schedules are rejected when the cron expression is invalid, uses ``@reboot`` or a seconds
-field, never fires, or fires more often than ``min_interval_minutes``; when an agent-created
-schedule is enabled (it must wait for a person's approval); or when its command or task fails
-the same checks.
+Schedules are rejected when the cron expression (``None`` for an event-triggered schedule)
+is invalid, uses ``@reboot`` or a seconds field, never fires, or fires more often than
+``min_interval_minutes``; when an agent-created schedule is enabled (it must wait for a
+person's approval); or when its command or task fails the same checks.
 
 Lexical checks, never a boundary: anything a schedule or skill causes still runs governed and
 sandboxed.
@@ -376,7 +376,7 @@ class ScheduleValidator:
     def validate(
         self,
         name: str,
-        cron: str,
+        cron: str | None,
         *,
         command: str | None = None,
         task: str | None = None,
@@ -388,11 +388,14 @@ class ScheduleValidator:
             problems.append(
                 f"name {name!r} must be 2-64 characters of lowercase letters, digits, - and _"
             )
-        try:
-            schedule = CronSchedule.parse(cron)
-        except CronError as exc:
-            problems.append(f"cron {cron!r}: {exc}")
-        else:
+        # ``cron=None``: an event-triggered schedule (a standard operating procedure).
+        schedule: CronSchedule | None = None
+        if cron is not None:
+            try:
+                schedule = CronSchedule.parse(cron)
+            except CronError as exc:
+                problems.append(f"cron {cron!r}: {exc}")
+        if schedule is not None:
             if not schedule.fires():
                 problems.append(f"cron {cron!r} never fires")
             gap = schedule.min_interval_minutes()

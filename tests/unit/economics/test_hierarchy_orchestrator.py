@@ -13,8 +13,8 @@ from chimera.economics import (
     HierarchicalOrchestrator,
     ReceiptLog,
     RepoReader,
-    plan_with_hierarchy,
 )
+from chimera.economics.hierarchy_setup import plan_with_hierarchy
 from chimera.economics.receipts import read_receipts, summarize_delegations
 from chimera.errors import StructuredOutputError
 from chimera.protocols import Message
@@ -230,7 +230,7 @@ def test_plan_with_hierarchy_returns_the_synthesized_plan(repo: Path) -> None:
 
 def test_spine_helpers_on_the_real_spine(tmp_path: Path) -> None:
     from chimera.core.spine import SpineContext, SpineFile
-    from chimera.economics.hierarchy import spine_overflows, spine_scope
+    from chimera.economics.hierarchy_setup import spine_overflows, spine_scope
 
     fits = SpineContext("x", 10, (SpineFile("a.py", "owner", "...", 10, 10),))
     cut = SpineContext("x", 10, (SpineFile("a.py", "owner", "...", 10, 4),), ("b.py",))

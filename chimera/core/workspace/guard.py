@@ -1,48 +1,8 @@
-"""WorkspaceGuard: snapshot, diff and restore of a working tree (the "revert" of verify-or-revert).
+"""WorkspaceGuard itself (see the package docstring for the design).
 
-Design (and why)
-----------------
-The hard constraint is that the bytes a snapshot copies grow with the files changed, not
-with the tree, while a restore must bring back *any* change — including edits made in
-place by an arbitrary command (``echo >> f``), which defeats hard links (the link aliases the
-edited inode) and leaves no chance to copy a file "before" it changes. The only correct
-cheap source of the original bytes is content that is already stored somewhere: git's object
-database. So a snapshot is a **git index** (a stat-level manifest of every file: path, size,
-mtime/ctime, inode, mode, blob id — the same manifest ``git status`` uses) written by ``git
-add -A -f`` into a *private* git directory inside ``store``:
-
-* ``store/git`` is a bare-initialised object store whose ``objects/info/alternates`` points at
-  the project's own object database, so blobs git already has (tracked, unchanged files) are
-  never written again; only changed, untracked or ignored files' contents are added.
-* each snapshot's index is seeded from the previous one (or, for the first snapshot, from the
-  repository's own index when that is provably equivalent, see :meth:`_seed_from_repo`), so
-  git re-reads only files whose stat data changed — a ``git status``-like scan.
-* the private git directory has its own config and ``info/attributes`` that switch off every
-  content conversion (``-text -eol -crlf -filter -ident -working-tree-encoding``), and user
-  and system configs are not read: what is stored is the raw bytes, restored byte-for-byte.
-* ``.git`` (at any depth, git's rule) and the top-level ``.chimera/`` are never recorded;
-  nothing else is honoured — ignored files are recorded too.
-* Empty directories (which git does not record) are listed in the snapshot's JSON manifest.
-
-``diff`` shows what a pull request would contain: files the project ignores and does not
-track (``__pycache__``, ``.pytest_cache``) are listed in ``omitted`` instead of the patch,
-so running tests never makes an attempt look like a change.
-
-Guarantees: ``restore`` makes the tree (minus ``.git``/``.chimera``) exactly what it was at
-the snapshot for regular files, executable bits, symlinks, directories (empty ones
-included) and binary files; edited, created, deleted and renamed files alike. It is
-idempotent, so a restore interrupted by a crash is finished by running it again
-(:meth:`WorkspaceGuard.load` finds the snapshot on disk). Limits: permission bits other than
-the executable bit are those of a fresh file (umask), as with git checkout; a nested git
-repository is recorded as its checked-out commit, not its files; one without any commit (a
-test that ran ``git init``) is left out of the record and listed in ``nested_repos`` of the
-snapshot and the diff, and ``restore`` removes it unless the snapshot had it. Restore is one
-``git ls-files -m -d -o`` scan plus a rewrite of just the changed paths
-(``git checkout-index``). Bytes written per snapshot: the contents of files changed since
-the previous snapshot (for the first snapshot: files not in the repository's index, i.e.
-untracked and ignored ones, or every file outside a git repository). Requires the ``git``
-executable.
-"""
+One class of about 540 lines on purpose: its methods share the invariants of one private git
+index per snapshot (seeding, racy-entry handling, restore idempotence), and splitting them
+across modules would scatter those invariants."""
 
 from __future__ import annotations
 
@@ -55,174 +15,35 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from chimera.atomic import atomic_write_json
-from chimera.errors import MissingExtraError, WorkspaceError
+from chimera.core.workspace.gitstore import (
+    _HIDDEN_ENTRY,
+    _MAX_NESTED,
+    _NO_COMMIT,
+    _NO_CONVERSION,
+    _PRIVATE_CONFIG,
+    _attribute_files,
+    _copy_index,
+    _find_repo,
+    _has_conversion,
+    _remove,
+    _remove_around,
+    _Repo,
+)
+from chimera.core.workspace.records import (
+    MANIFEST_VERSION,
+    Snapshot,
+    WorkspaceDiff,
+    _file_chunks,
+    _manifest,
+    _parse_diff,
+)
+from chimera.errors import WorkspaceError
 from chimera.sandbox.gitsafe import safe_git_args
-
-MANIFEST_VERSION = 1
-
-_PRIVATE_CONFIG = """\
-[core]
-\trepositoryformatversion = 0
-\tbare = false
-\tfilemode = true
-\tsymlinks = true
-\tignorecase = false
-\tprecomposeunicode = false
-\tautocrlf = false
-\tsafecrlf = false
-\ttrustctime = true
-\tcheckstat = default
-\tfsmonitor = false
-\tuntrackedcache = false
-\tsplitindex = false
-\tlogallrefupdates = false
-\tquotepath = false
-[index]
-\tsparse = false
-[gc]
-\tauto = 0
-[advice]
-\taddEmbeddedRepo = false
-"""
-
-_NO_CONVERSION = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
-
-# `git ls-files -v -z` records: a tag letter, a space, the path. Lowercase tags are
-# assume-unchanged entries, "S" skip-worktree ones: git does not look at those files.
-# Both patterns expect the listing with a NUL prepended, so every record starts after one.
-_HIDDEN_ENTRY = re.compile(rb"\0[a-zS] ")
-
-# git add's refusal of a nested repository without a commit ("error: 'sub/' does not have a
-# commit checked out"); such a folder is left out of the record instead of failing the run.
-_NO_COMMIT = re.compile(rb"error: '(.+?)' does not have a commit checked out")
-_MAX_NESTED = 1000
-
-# Attribute tokens that make git's stored blob differ from the bytes on disk.
-_CONVERTING = re.compile(r"^(text|crlf|eol|filter|ident|working-tree-encoding)(=.*)?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """One recorded state of the working tree, persisted under ``store``.
-
-    Attributes:
-        id: unique, sortable by creation time.
-        label: free text (``attempt-2``).
-        root: the working tree it records.
-        store: the folder holding it (``<id>.index`` and ``<id>.json``).
-        created_at: Unix time.
-        empty_dirs: empty directories at snapshot time, relative POSIX paths.
-        seed: where the stat cache came from (``repo-index``, ``snapshot``, ``none``).
-        nested_repos: nested repositories without a commit, not recorded (relative paths).
-    """
-
-    id: str
-    label: str
-    root: Path
-    store: Path
-    created_at: float
-    empty_dirs: tuple[str, ...] = ()
-    seed: str = "none"
-    nested_repos: tuple[str, ...] = ()
-
-    @property
-    def index_path(self) -> Path:
-        return self.store / f"{self.id}.index"
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.store / f"{self.id}.json"
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """One file of a :class:`WorkspaceDiff`: ``status`` is added/modified/removed/renamed."""
-
-    path: str
-    status: str
-    added: int = 0
-    removed: int = 0
-    binary: bool = False
-    source: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkspaceDiff:
-    """The real unified diff of a working tree against a snapshot (git format, renames found
-    by content with ``-M``), parsed and counted with ``unidiff``.
-
-    Attributes:
-        text: the unified diff; binary files appear as ``Binary files a/x and b/x differ``.
-        files_changed: number of files in the diff.
-        added: added lines over all text files.
-        removed: removed lines over all text files.
-        files: per-file details.
-        omitted: changed files left out because the project ignores them (see
-            :meth:`WorkspaceGuard.diff`).
-        nested_repos: nested git repositories without a commit in the tree; git cannot
-            record them, so their files are not in ``text`` — a reviewer must be told.
-    """
-
-    text: str
-    files_changed: int = 0
-    added: int = 0
-    removed: int = 0
-    files: tuple[FileChange, ...] = field(default_factory=tuple)
-    omitted: tuple[str, ...] = ()
-    nested_repos: tuple[str, ...] = ()
-
-    @property
-    def is_empty(self) -> bool:
-        """True when the tree is identical to the snapshot (modulo empty folders)."""
-        return not self.text.strip()
-
-    def summary(self) -> str:
-        """``3 files changed, +10 -2``."""
-        noun = "file" if self.files_changed == 1 else "files"
-        return f"{self.files_changed} {noun} changed, +{self.added} -{self.removed}"
-
-
-@dataclass(frozen=True, slots=True)
-class _Repo:
-    gitdir: Path
-    objects: Path
-    worktree: Path
-    toplevel: bool
-
-
-def _find_repo(root: Path) -> _Repo | None:
-    """The git repository containing ``root``, read from the filesystem (no git process)."""
-    for candidate in (root, *root.parents):
-        dotgit = candidate / ".git"
-        if dotgit.is_dir():
-            gitdir = dotgit
-        elif dotgit.is_file():
-            text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
-            if not text.startswith("gitdir:"):
-                return None
-            gitdir = (candidate / text[len("gitdir:") :].strip()).resolve()
-        else:
-            continue
-        common = gitdir
-        commondir = gitdir / "commondir"
-        if commondir.is_file():
-            common = (gitdir / commondir.read_text(encoding="utf-8").strip()).resolve()
-        objects = common / "objects"
-        if not objects.is_dir():
-            return None
-        return _Repo(gitdir=gitdir, objects=objects, worktree=candidate, toplevel=candidate == root)
-    return None
-
-
-def _copy_index(src: Path, dst: Path) -> None:
-    # copy2 keeps the mtime: git's racy-entry check compares entry mtimes with the index
-    # file's own mtime, and a newer copy would make racily-clean entries look clean.
-    shutil.copy2(src, dst)
 
 
 class WorkspaceGuard:
@@ -763,141 +584,3 @@ class WorkspaceGuard:
         if not snapshot.index_path.is_file():
             raise WorkspaceError(f"snapshot {snapshot_id!r} in {store} has no index (incomplete)")
         return snapshot
-
-
-def _remove(path: Path) -> None:
-    """Delete a file, link or whole folder, even one an attempt made unwritable.
-
-    Raises:
-        WorkspaceError: it cannot be deleted.
-    """
-
-    def retry_writable(func: Any, failed: str, _info: Any) -> None:
-        # An attempt may have chmod'ed a folder read-only; the snapshot did not have it.
-        # Never chmod through a symlink: its target may lie outside the tree.
-        target = Path(failed)
-        target.parent.chmod(0o700)
-        if target.is_dir() and not target.is_symlink():
-            target.chmod(0o700)
-        func(failed)
-
-    try:
-        if path.is_dir() and not path.is_symlink():
-            path.chmod(0o700)
-            shutil.rmtree(path, onerror=retry_writable)
-        else:
-            path.unlink()
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise WorkspaceError(f"cannot remove {path}: {exc.strerror or exc}") from exc
-
-
-def _remove_around(folder: Path, keep: set[Path]) -> None:
-    """Delete everything under ``folder`` except the ``keep`` paths and their parents."""
-    if folder in keep:
-        return
-    for child in list(folder.iterdir()):
-        if child in keep:
-            continue
-        if child.is_dir() and not child.is_symlink() and any(k.is_relative_to(child) for k in keep):
-            _remove_around(child, keep)
-        else:
-            _remove(child)
-
-
-def _attribute_files(listing: bytes) -> list[bytes]:
-    """Paths of ``.gitattributes`` files in a NUL-prefixed ``ls-files -v -z`` listing."""
-    found: list[bytes] = []
-    needle = b".gitattributes\0"
-    pos = listing.find(needle)
-    while pos != -1:
-        start = listing.rfind(b"\0", 0, pos) + 1
-        path = listing[start + 2 : pos + len(needle) - 1]
-        if path == b".gitattributes" or path.endswith(b"/.gitattributes"):
-            found.append(path)
-        pos = listing.find(needle, pos + 1)
-    return found
-
-
-def _has_conversion(path: Path) -> bool:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    for line in text.splitlines():
-        tokens = line.strip().split()
-        if not tokens or tokens[0].startswith("#"):
-            continue
-        if any(_CONVERTING.match(token) for token in tokens[1:]):
-            return True
-    return False
-
-
-def _manifest(snapshot: Snapshot) -> dict[str, Any]:
-    return {
-        "version": MANIFEST_VERSION,
-        "id": snapshot.id,
-        "label": snapshot.label,
-        "root": str(snapshot.root),
-        "created_at": snapshot.created_at,
-        "empty_dirs": list(snapshot.empty_dirs),
-        "nested_repos": list(snapshot.nested_repos),
-        "seed": snapshot.seed,
-        "index": snapshot.index_path.name,
-    }
-
-
-def _parse_diff(text: str) -> WorkspaceDiff:
-    try:
-        from unidiff.errors import UnidiffParseError
-        from unidiff.patch import PatchSet
-    except ImportError as exc:
-        raise MissingExtraError("parsing workspace diffs", "agent") from exc
-
-    try:
-        patch = PatchSet(text)
-    except UnidiffParseError as exc:
-        raise WorkspaceError(f"cannot parse the workspace diff: {exc}") from exc
-    files: list[FileChange] = []
-    for pf in patch:
-        if pf.is_rename:
-            status = "renamed"
-        elif pf.is_added_file:
-            status = "added"
-        elif pf.is_removed_file:
-            status = "removed"
-        else:
-            status = "modified"
-        files.append(
-            FileChange(
-                path=str(pf.path),
-                status=status,
-                added=pf.added,
-                removed=pf.removed,
-                binary=bool(pf.is_binary_file),
-                source=_strip_prefix(pf.source_file) if pf.is_rename else None,
-            )
-        )
-    return WorkspaceDiff(
-        text=text,
-        files_changed=len(files),
-        added=sum(f.added for f in files),
-        removed=sum(f.removed for f in files),
-        files=tuple(files),
-    )
-
-
-def _file_chunks(text: str) -> list[str]:
-    """Split a git diff into per-file chunks (content lines never start with ``diff``)."""
-    chunks: list[list[str]] = []
-    for line in text.splitlines(keepends=True):
-        if line.startswith("diff --git ") or not chunks:
-            chunks.append([line])
-        else:
-            chunks[-1].append(line)
-    return ["".join(chunk) for chunk in chunks]
-
-
-def _strip_prefix(name: str) -> str:
-    return name[2:] if name.startswith(("a/", "b/")) else name

@@ -1,0 +1,331 @@
+"""Reading crew files: every problem in one pass, each at ``file:line:col``, with suggestions.
+
+The Spec loader's discipline, for crews: the YAML is parsed with positions
+(:func:`~chimera.spec.yamlload.parse_yaml`: duplicate keys, bad tags and alias bombs are
+problems, never silent), then the top level, every role and the one kind key are validated
+and each pydantic error is mapped back to its YAML node. Nothing raises a traceback for bad
+input: :func:`check_crew_file` returns the problems, :func:`load_crew` raises
+:class:`~chimera.errors.CrewError` carrying all of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from chimera.crews.model import (
+    COMMON_FIELDS,
+    READ_ONLY_TOOLS,
+    ConsolidateSettings,
+    CrewDefinition,
+    CrewKind,
+    Role,
+    RoleBudget,
+)
+from chimera.crews.registry import CrewKindRegistry, get_crew_registry
+from chimera.errors import CrewError, SpecProblem, UsageError
+from chimera.spec.loader import display_path
+from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
+
+__all__ = [
+    "CREWS_DIR",
+    "CrewCheck",
+    "check_crew_file",
+    "discover_crews",
+    "load_crew",
+    "resolve_crew",
+]
+
+CREWS_DIR = Path(".chimera.d") / "crews"
+"""Where a project's crew files live (``NAME.yaml``)."""
+
+_WRITE_TOOLS = ("write_file", "edit_file", "run_command")
+
+
+@dataclass
+class CrewCheck:
+    """One file's validation: the definition when valid, else every problem (line order)."""
+
+    path: Path
+    definition: CrewDefinition | None = None
+    problems: list[SpecProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def discover_crews(root: Path) -> list[Path]:
+    """The crew files of the project at ``root`` (``.chimera.d/crews/*.yaml|yml``), sorted."""
+    folder = root / CREWS_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def resolve_crew(root: Path, name: str) -> Path:
+    """A crew named in configuration: a path (with ``/`` or a ``.yaml``/``.yml`` suffix,
+    relative to ``root``) or a name in ``.chimera.d/crews/``.
+
+    Raises:
+        UsageError: no such file (the known crews listed).
+    """
+    if "/" in name or name.endswith((".yaml", ".yml")):
+        path = root / name
+    else:
+        path = next(
+            (p for p in (root / CREWS_DIR / f"{name}.{s}" for s in ("yaml", "yml")) if p.is_file()),
+            root / CREWS_DIR / f"{name}.yaml",
+        )
+    if not path.is_file():
+        known = ", ".join(p.stem for p in discover_crews(root)) or "none"
+        raise UsageError(f"crew {name!r}: {path.as_posix()} not found (crews here: {known})")
+    return path
+
+
+def load_crew(path: Path, *, registry: CrewKindRegistry | None = None) -> CrewDefinition:
+    """The validated crew in ``path``.
+
+    Raises:
+        CrewError: the file has problems; ``.problems`` lists every one.
+        PluginError: the default kind registry could not be built.
+    """
+    checked = check_crew_file(path, registry=registry)
+    if checked.definition is None:
+        raise CrewError(checked.problems)
+    return checked.definition
+
+
+def check_crew_file(path: Path, *, registry: CrewKindRegistry | None = None) -> CrewCheck:
+    """Validate ``path`` in one pass (see the module docstring); never raises for bad input.
+
+    Raises:
+        PluginError: the default kind registry could not be built.
+    """
+    return _Validator(Path(path), registry or get_crew_registry()).run()
+
+
+class _Validator:
+    def __init__(self, path: Path, registry: CrewKindRegistry) -> None:
+        self.path = path
+        self.registry = registry
+        self.display = display_path(path)
+        self.doc = YamlDocument()
+        self.problems: list[SpecProblem] = []
+
+    def add(self, mark: Mark | None, message: str) -> None:
+        message = " ".join(message.split())
+        line, col = (mark.line, mark.col) if mark else (0, 0)
+        self.problems.append(SpecProblem(self.display, line, col, message))
+
+    def run(self) -> CrewCheck:
+        result = CrewCheck(self.path)
+        try:
+            text = self.path.read_bytes().decode("utf-8-sig")
+        except OSError as exc:
+            self.add(None, f"cannot read crew file: {exc.strerror or exc}")
+            return self._done(result)
+        except UnicodeDecodeError as exc:
+            self.add(None, f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at {exc.start}")
+            return self._done(result)
+        self.doc = parse_yaml(text)
+        for issue in self.doc.issues:
+            self.add(issue.mark, issue.message)
+        if self.doc.syntax_error:
+            return self._done(result)
+        result.definition = self._top()
+        return self._done(result)
+
+    def _done(self, result: CrewCheck) -> CrewCheck:
+        result.problems = sorted(self.problems, key=lambda p: (p.line, p.col))
+        if result.problems:
+            result.definition = None
+        return result
+
+    def _top(self) -> CrewDefinition | None:
+        doc, value = self.doc, self.doc.value
+        kinds = self.registry.names
+        if doc.empty or value is None:
+            if not doc.issues:
+                self.add(Mark(1, 1), "empty crew file: expected a mapping with 'roles:' and a kind")
+            return None
+        if not isinstance(value, dict):
+            self.add(doc.mark(()), f"a crew file must be a mapping, got {type_name(value)}")
+            return None
+        allowed = (*COMMON_FIELDS, *kinds)
+        chosen: list[str] = []
+        misspelt_kind = False
+        for key in value:
+            if key in kinds:
+                chosen.append(key)
+            elif key not in COMMON_FIELDS:
+                self.add(doc.key_mark((key,)), _unknown(key, "at the top level", allowed))
+                close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+                misspelt_kind = misspelt_kind or (bool(close) and close[0] in kinds)
+        name = value.get("crew", self.path.stem)
+        if not isinstance(name, str) or not name.strip():
+            self.add(doc.mark(("crew",)), f"'crew' must be a name, got {type_name(name)}")
+        description = value.get("description", "")
+        if not isinstance(description, str):
+            self.add(doc.mark(("description",)), "'description' must be text")
+        budget = self._model(("budget",), RoleBudget, value.get("budget", {}))
+        settings = self._model(("consolidate",), ConsolidateSettings, value.get("consolidate", {}))
+        roles = self._roles(value.get("roles"))
+        if not chosen and not misspelt_kind:  # a misspelt kind key already explains it
+            self.add(doc.mark(()), f"the crew has no kind: add exactly one of {', '.join(kinds)}")
+        elif len(chosen) > 1:
+            self.add(
+                doc.key_mark((chosen[1],)),
+                f"the crew has {len(chosen)} kinds ({', '.join(chosen)}): keep exactly one",
+            )
+        process: CrewKind | None = None
+        if len(chosen) == 1:
+            kind = self.registry.get(chosen[0])
+            assert kind is not None
+            raw = value[chosen[0]]
+            process = self._model((chosen[0],), kind, {} if raw is None else raw)
+            if process is not None and roles is not None:
+                for sub, message in process.check_roles(roles):
+                    self.add(doc.mark((chosen[0], *sub)), message)
+        if self.problems or None in (budget, settings, roles, process):
+            return None
+        assert isinstance(budget, RoleBudget) and isinstance(settings, ConsolidateSettings)
+        assert roles is not None and process is not None and isinstance(name, str)
+        return CrewDefinition(
+            name=name,
+            roles=tuple(roles),
+            process=process,
+            budget=budget,
+            consolidate=settings,
+            source=self.display,
+            description=description if isinstance(description, str) else "",
+        )
+
+    def _roles(self, raw: object) -> list[Role] | None:
+        doc = self.doc
+        if raw is None:
+            if ("roles",) not in doc.broken:
+                self.add(doc.mark(()), "missing 'roles:' (a list of roles)")
+            return None
+        if not isinstance(raw, list) or not raw:
+            self.add(
+                doc.mark(("roles",)), f"'roles' must be a non-empty list, got {type_name(raw)}"
+            )
+            return None
+        roles: list[Role] = []
+        first: dict[str, NodePath] = {}
+        ok = True
+        for i, item in enumerate(raw):
+            path: NodePath = ("roles", i)
+            if isinstance(item, dict):
+                self._tools(path, item.get("tools"))
+                name = item.get("name")
+                if isinstance(name, str) and name in first:
+                    where = doc.mark((*first[name], "name"))
+                    self.add(
+                        doc.mark((*path, "name")),
+                        f"duplicate role '{name}' (first defined at line {where.line})",
+                    )
+                elif isinstance(name, str):
+                    first[name] = path
+            role = self._model(path, Role, item)
+            if isinstance(role, Role):
+                roles.append(role)
+            else:
+                ok = False
+        return roles if ok else None
+
+    def _tools(self, path: NodePath, tools: object) -> None:
+        if not isinstance(tools, list):
+            return
+        for j, tool in enumerate(tools):
+            if not isinstance(tool, str) or tool in READ_ONLY_TOOLS:
+                continue
+            mark = self.doc.mark((*path, "tools", j))
+            if tool in _WRITE_TOOLS:
+                self.add(
+                    mark,
+                    f"tool '{tool}' changes the workspace; crew roles read and answer "
+                    f"({', '.join(READ_ONLY_TOOLS)}): changes go through 'chimera solve'",
+                )
+            else:
+                where = f"in '{_label((*path, 'tools'))}'"
+                self.add(mark, _unknown(tool, where, READ_ONLY_TOOLS, what="tool"))
+
+    def _model(self, path: NodePath, model: type[BaseModel], raw: object) -> Any:
+        if path in self.doc.broken:
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            for mark, message in _problems(exc, self.doc, path, model):
+                self.add(mark, message)
+        except (
+            Exception
+        ) as exc:  # a plugin kind's validator raised something pydantic does not wrap
+            self.add(self.doc.mark(path), f"validation failed: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _unknown(key: str, where: str, allowed: Sequence[str], *, what: str = "field") -> str:
+    close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+    if close:
+        return f"unknown {what} {key!r} {where}; did you mean '{close[0]}'?"
+    return f"unknown {what} {key!r} {where} (expected one of: {', '.join(allowed)})"
+
+
+def _label(path: NodePath) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def _problems(
+    exc: ValidationError, doc: YamlDocument, base: NodePath, model: type[BaseModel]
+) -> Iterator[tuple[Mark, str]]:
+    """Each pydantic error on the YAML node its ``loc`` names, with a short message."""
+    for error in exc.errors(include_url=False):
+        loc = tuple(p for p in error["loc"] if isinstance(p, str | int))
+        path = (*base, *loc)
+        where = _label(path) or "crew"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        kind = error["type"]
+        if kind == "extra_forbidden" and loc and isinstance(loc[-1], str):
+            fields = _fields(model, loc[:-1])
+            parent = _label(path[:-1]) or "crew"
+            yield doc.key_mark(path), _unknown(loc[-1], f"in '{parent}'", fields)
+        elif kind == "missing" and loc:
+            yield (
+                doc.mark(path[:-1]),
+                f"missing required field '{loc[-1]}' in '{_label(path[:-1])}'",
+            )
+        elif kind in ("model_type", "model_attributes_type", "dict_type"):
+            got = type_name(error.get("input"))
+            yield doc.mark(path), f"'{where}' must be a mapping, got {got}"
+        else:
+            shown = error.get("input")
+            got = (
+                ""
+                if isinstance(shown, dict | list) or kind.startswith("value")
+                else f", got {shown!r}"
+            )
+            yield doc.mark(path), f"{where}: {message}{got}"
+
+
+def _fields(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        if isinstance(part, str) and isinstance(current, type) and issubclass(current, BaseModel):
+            info = current.model_fields.get(part)
+            current = info.annotation if info else None
+        else:
+            return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []

@@ -1,0 +1,113 @@
+"""The command line of a stdio MCP server: under bubblewrap, with network, in its own pid space.
+
+A stdio server is a child process of Chimera. As a plain child it could read Chimera's whole
+environment — the LLM key included — through ``/proc/<parent>/environ``, and every file the
+user can. So it starts under bubblewrap with the command sandbox's filesystem allowlist
+(system and toolchain folders read-only, fresh ``/tmp`` and home, credential stores and
+dotenv files masked) and its own pid namespace with a fresh ``/proc``, but **with** the
+network (``--share-net``): reaching its service is the server's job. The project root is
+mounted read-only; the environment is the sandbox's allowlist plus the variables the
+declaration names (its own credentials), nothing else.
+
+This builds on :mod:`chimera.sandbox`'s parts (``bwrap_argv``, the layout helpers); it does
+not construct a :class:`~chimera.sandbox.Sandbox`, whose only builder is the session factory
+and whose profile (no network, writable workspace) is the agent's, not a server's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from chimera.errors import ConnectorError, SandboxError
+from chimera.sandbox.bwrap import Mounts, bwrap_argv, probe_bwrap
+from chimera.sandbox.env import build_env
+from chimera.sandbox.layout import (
+    Layout,
+    credential_paths,
+    dotenv_files,
+    system_dirs,
+    toolchain_paths,
+    unreadable_in_etc,
+)
+from chimera.sandbox.limits import SandboxLimits
+
+__all__ = ["server_command"]
+
+
+def _home() -> Path | None:
+    raw = os.environ.get("HOME")
+    if not raw or not Path(raw).is_absolute():
+        return None
+    home = Path(raw).resolve()
+    return None if home == Path("/") else home
+
+
+def _layout(root: Path) -> Layout:
+    # The same allowlist as the command sandbox (chimera.sandbox.sandbox.Sandbox._layout).
+    home = _home()
+    links, system = system_dirs()
+    tools = toolchain_paths(workspace=root, home=home)
+    read_only = tuple(dict.fromkeys([*system, *tools]))
+    etc_files, etc_dirs = unreadable_in_etc()
+    creds = credential_paths([*read_only, root], [home] if home is not None else [])
+    return Layout(
+        symlinks=links,
+        read_only=read_only,
+        masked_files=(*etc_files, *(p for p in creds if not p.is_dir())),
+        masked_dirs=(*etc_dirs, *(p for p in creds if p.is_dir())),
+        fresh=(home,) if home is not None and not home.is_relative_to(root) else (),
+    )
+
+
+def server_command(
+    argv: Sequence[str],
+    *,
+    root: Path,
+    env_names: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    mode: Literal["bwrap", "scrubbed"] = "bwrap",
+    limits: SandboxLimits | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """``(argv, environment)`` that start a stdio server as described in the module docstring.
+
+    Args:
+        argv: the server's command line.
+        root: the project root (mounted read-only; the server's working directory).
+        env_names: variables passed in besides the sandbox's allowlist (the server's own
+            credentials); values come from ``environ``.
+        environ: where values come from (default ``os.environ``).
+        mode: ``bwrap`` (fail closed without it) or ``scrubbed`` (a plain child with the
+            allowlisted environment: weaker, it can read ``/proc`` of its parent).
+
+    Raises:
+        ConnectorError: bubblewrap is unusable in ``bwrap`` mode, or a name cannot be passed.
+    """
+    root = Path(root).resolve()
+    try:
+        env = build_env(env_names, source=os.environ if environ is None else environ)
+    except SandboxError as exc:
+        raise ConnectorError(str(exc).replace("sandbox env_allow", "connector env")) from exc
+    if mode == "scrubbed":
+        return list(argv), env
+    probe = probe_bwrap()
+    if not probe.usable:
+        raise ConnectorError(
+            f"a stdio MCP server runs under bubblewrap, which cannot start here: {probe.reason} "
+            '(set [tool.chimera.sandbox] mode = "scrubbed" to accept a weaker, unisolated server)'
+        )
+    env["TMPDIR"] = "/tmp"
+    lim = limits or SandboxLimits()
+    prefix = bwrap_argv(
+        probe,
+        layout=_layout(root),
+        mounts=Mounts(workspace=root, read_only=(root,), masked=dotenv_files(root)),
+        cwd=root,
+        env=env,
+        network=True,
+        tmpfs_bytes=lim.tmpfs_bytes,
+        limits=lim.prlimit_args(),
+    )
+    return [*prefix, *argv], env

@@ -1,0 +1,69 @@
+"""``chimera schedules list|check|next|approve`` through the real CLI entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chimera.cli import main
+
+JOBS = """\
+schedules:
+  - id: spec-green
+    cron: {expr: "30 2 * * *", timezone: Europe/Warsaw}
+    check: spec-green
+  - id: tidy
+    event: {kind: pull-request-merged, branch: main}
+    task: Tidy the changelog.
+    created_by: agent
+    enabled: false
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / ".chimera.d" / "schedules"
+    folder.mkdir(parents=True)
+    (folder / "jobs.yaml").write_text(JOBS)
+    return tmp_path
+
+
+def test_list_check_and_next_with_a_stated_now(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schedules", "--root", str(root), "list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split("\t")[:2] == ["spec-green", "on"]
+    assert out[1].split("\t")[:2] == ["tidy", "awaiting approval"]
+    assert main(["schedules", "--root", str(root), "check"]) == 0
+    assert "2 schedule(s) in 1 file(s): ok" in capsys.readouterr().out
+    argv = ["schedules", "--root", str(root), "next", "spec-green", "--now", "2025-03-29T12:00Z"]
+    assert main([*argv, "--count", "2"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "spec-green\t2025-03-30T01:00:00+00:00\t2025-03-30T03:00:00+02:00 Europe/Warsaw",
+        "spec-green\t2025-03-31T00:30:00+00:00\t2025-03-31T02:30:00+02:00 Europe/Warsaw",
+    ]
+
+
+def test_a_naive_now_and_a_broken_file_are_one_line_errors(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schedules", "--root", str(root), "next", "--now", "2025-03-29T12:00"]) == 2
+    assert capsys.readouterr().err.strip().endswith("the scheduler needs aware times")
+    (root / ".chimera.d" / "schedules" / "jobs.yaml").write_text(JOBS.replace("30 2", "99 2"))
+    assert main(["schedules", "--root", str(root), "check"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        ".chimera.d/schedules/jobs.yaml:3:18: cron.expr: cron '99 2 * * *': Bad minute"
+    ]
+    assert main(["schedules", "--root", str(root), "list"]) == 2  # nothing is listed as valid
+
+
+def test_approve_enables_the_agent_proposal(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schedules", "--root", str(root), "approve", "tidy", "--by", "alice"]) == 0
+    assert "approved tidy as alice" in capsys.readouterr().out
+    assert main(["schedules", "--root", str(root), "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[:2] == ["tidy", "on"]
+    assert main(["schedules", "--root", str(root), "approve", "tidy", "--by", "alice"]) == 2
+    assert "already enabled" in capsys.readouterr().err

@@ -1,0 +1,56 @@
+"""`chimera skills` and `chimera playbook show` on real folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chimera.cli import main
+from chimera.governance.audit import verify_audit_log
+
+
+def _foreign(tmp_path: Path) -> Path:
+    src = tmp_path / "incoming" / "use-x"
+    src.mkdir(parents=True)
+    (src / "SKILL.md").write_text("---\nname: use-x\ndescription: Use x for y.\n---\n# X\nDo x.\n")
+    return src.parent
+
+
+def test_import_promote_and_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = ["--root", str(tmp_path)]
+    assert main(["skills", *root, "import", str(_foreign(tmp_path))]) == 0
+    assert main(["skills", *root, "list"]) == 0
+    assert "use-x  v1  provisional  tainted  -" in capsys.readouterr().out
+    assert main(["skills", *root, "promote", "use-x", "--by", "ana"]) == 0
+    assert main(["skills", *root, "list"]) == 0
+    assert "use-x  v1  promoted  trusted" in capsys.readouterr().out
+    log = tmp_path / ".chimera" / "skills" / "audit.jsonl"
+    assert verify_audit_log(log).ok
+    events = [json.loads(line)["event"] for line in log.read_text().splitlines()]
+    assert events == ["skill_imported", "skill_promoted"]
+    out = tmp_path / "out"
+    assert main(["skills", *root, "export", str(out)]) == 0
+    assert (out / "use-x" / "SKILL.md").read_text().startswith("---\nname: use-x\n")
+
+
+def test_unknown_skill_and_mismatched_folder_are_usage_errors(tmp_path: Path) -> None:
+    assert main(["skills", "--root", str(tmp_path), "show", "nope"]) == 2
+    bad = tmp_path / "incoming" / "other-name"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("---\nname: use-y\ndescription: d\n---\nbody\n")
+    assert main(["skills", "--root", str(tmp_path), "import", str(bad.parent)]) == 2
+
+
+def test_playbook_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["playbook", "show", "--root", str(tmp_path)]) == 0
+    assert "no playbook yet" in capsys.readouterr().out
+    (tmp_path / ".chimera").mkdir()
+    (tmp_path / ".chimera" / "playbook.md").write_text(
+        "## S\n[str-00001] helpful=2 harmful=0 :: Keep diffs small.\n"
+        "[str-00002] helpful=0 harmful=3 :: Rewrite everything.\n"
+    )
+    assert main(["playbook", "show", "--root", str(tmp_path), "--budget", "200"]) == 0
+    shown = capsys.readouterr().out
+    assert "Keep diffs small." in shown and "Rewrite everything." not in shown

@@ -1,0 +1,131 @@
+"""The GitHub tick adapter: a real journal branch (local bare remote, signed commits), a
+recording GitHub double that keeps issues and comments, and an injected clock."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chimera.errors import UsageError
+from chimera.github.client import IssueInfo
+from chimera.github.jobs.context import ActionContext
+from chimera.github.jobs.tick import LABEL, tick_job
+from chimera.github.settings import ActionSettings
+from chimera.scheduler.clock import FixedClock
+
+JOBS = """\
+schedules:
+  - id: spec-green
+    cron: {expr: "0 6 * * *", timezone: Europe/Warsaw}
+    check: spec-green
+  - id: weekly-deps
+    cron: {expr: "30 6 * * 1", timezone: Europe/Warsaw}
+    task: Update the dependency report.
+  - id: on-merge
+    event: {kind: pull-request-merged, branch: main}
+    task: Tidy the changelog.
+"""
+
+
+class GitHubDouble:
+    """Keeps issues, comments (idempotent by marker) and dispatches, like the API would."""
+
+    def __init__(self) -> None:
+        self.issues: dict[int, IssueInfo] = {}
+        self.comments: dict[str, tuple[int, str]] = {}
+        self.dispatches: list[tuple[str, str, dict[str, str]]] = []
+        self.check: tuple[str, str | None, str] | None = None
+
+    def issues_with_label(self, label: str) -> list[IssueInfo]:
+        return [i for i in self.issues.values() if label in i.labels]
+
+    def create_issue(self, title: str, body: str, labels: Sequence[str]) -> int:
+        n = len(self.issues) + 1
+        self.issues[n] = IssueInfo(
+            n, title, body, "open", False, tuple(labels), False, "app", "", ""
+        )
+        return n
+
+    def comment(self, number: int, body: str, *, marker: str | None = None) -> int:
+        self.comments.setdefault(marker or body, (number, body))
+        return len(self.comments)
+
+    def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> None:
+        self.dispatches.append((workflow, ref, inputs))
+
+    def latest_check_run(self, ref: str, name: str) -> tuple[str, str | None, str] | None:
+        return self.check
+
+
+def context(event: str = "schedule", payload: dict[str, Any] | None = None) -> ActionContext:
+    repo = {"full_name": "o/r", "default_branch": "main"}
+    return ActionContext(event_name=event, payload={"repository": repo, **(payload or {})})
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    folder = tmp_path / "checkout" / ".chimera.d" / "schedules"
+    folder.mkdir(parents=True)
+    (folder / "jobs.yaml").write_text(JOBS)
+    return tmp_path / "checkout"
+
+
+def test_ticks_claim_in_the_journal_then_file_and_dispatch_once(
+    remote: Any, checkout: Path
+) -> None:
+    gh, clock = GitHubDouble(), FixedClock(datetime(2025, 3, 2, 12, 0, tzinfo=UTC))
+    settings = ActionSettings()
+    journal = remote.clone("runner")
+
+    def tick(run_id: str, ctx: ActionContext | None = None) -> Any:
+        return tick_job(
+            ctx or context(), settings, checkout, github=gh, journal=journal,
+            trust=remote.trust, clock=clock, run_id=run_id,
+        )  # fmt: skip
+
+    first = tick("100-1")
+    assert first.plan.baselined == ("spec-green", "weekly-deps") and gh.dispatches == []
+    clock.set(datetime(2025, 3, 3, 5, 40, tzinfo=UTC))  # Monday 06:40 in Warsaw
+    gh.check = ("abc123", "failure", "2 red: no-eval, strict-types")
+    second = tick("101-1")
+    assert [r.job for r in second.plan.runs] == ["spec-green", "weekly-deps"]
+    assert [i.title for i in gh.issues.values()] == [
+        "The Spec is red on the default branch",
+        "Scheduled: weekly-deps",
+    ]
+    assert all(LABEL in i.labels for i in gh.issues.values())
+    assert [d[2]["issue-number"] for d in gh.dispatches] == ["2"]
+    assert any("no-eval, strict-types" in body for _, body in gh.comments.values())
+    # A re-run of the same instant (another runner, same journal) does nothing twice.
+    other = remote.clone("runner2")
+    again = tick_job(
+        context(), settings, checkout, github=gh, journal=other, trust=remote.trust,
+        clock=clock, run_id="101-2",
+    )  # fmt: skip
+    assert again.plan.runs == () and len(gh.dispatches) == 1
+    # A merge to main starts the event SOP once, on the same job issue each time.
+    merged = {
+        "action": "closed",
+        "pull_request": {"number": 9, "merged": True, "base": {"ref": "main"}},
+    }
+    clock.advance(timedelta(minutes=5))
+    assert [r.job for r in tick("102-1", context("pull_request", merged)).plan.runs] == ["on-merge"]
+    clock.advance(timedelta(minutes=5))
+    assert tick("103-1", context("pull_request", merged)).plan.runs == ()
+    assert len(gh.dispatches) == 2
+
+
+def test_a_broken_schedules_file_fails_before_anything_runs(remote: Any, checkout: Path) -> None:
+    (checkout / ".chimera.d" / "schedules" / "bad.yaml").write_text("schedules: [{id: x}]\n")
+    gh = GitHubDouble()
+    journal = remote.clone("runner")
+    with pytest.raises(UsageError, match=r"bad\.yaml:1:\d+: .*"):
+        tick_job(
+            context(), ActionSettings(), checkout, github=gh, journal=journal,
+            trust=remote.trust, clock=FixedClock(datetime(2025, 1, 1, tzinfo=UTC)), run_id="1",
+        )  # fmt: skip
+    assert journal.fetch() is None and gh.issues == {} and gh.dispatches == []
