@@ -173,6 +173,10 @@ class Experience:
         run_id, attempt: where it came from.
         targets: the requirement ids the attempt aimed at.
         ts: ISO-8601 UTC time of writing.
+        provenance: ``trusted``, or ``tainted`` when the run had read untrusted text (an
+            ``--untrusted`` task, an issue, a tainted memory); a record written before
+            provenance existed reads back as ``tainted`` (fail closed).
+        taint_sources: what tainted it (``untrusted_task``, ``memory``, ``legacy``...).
     """
 
     task: str
@@ -189,20 +193,33 @@ class Experience:
     attempt: int = 0
     targets: tuple[str, ...] = ()
     ts: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    provenance: str = "trusted"
+    taint_sources: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
         return self.verdict != "passed"
 
+    @property
+    def tainted(self) -> bool:
+        return self.provenance != "trusted"
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["targets"] = list(self.targets)
+        data["taint_sources"] = list(self.taint_sources)
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Experience:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         known["targets"] = tuple(known.get("targets", ()))
+        if "provenance" not in known:
+            # Written before provenance was recorded: an untrusted run's task text may hide
+            # here, so it never reads back as trusted.
+            known["provenance"] = "tainted"
+            known["taint_sources"] = ("legacy",)
+        known["taint_sources"] = tuple(known.get("taint_sources", ()))
         return cls(**known)
 
     def lesson(self) -> str:
@@ -223,6 +240,32 @@ class ExperienceStore(Protocol):
     def similar(
         self, task: str, k: int = 5, *, failures_only: bool = False, min_score: float = 0.1
     ) -> list[tuple[float, Experience]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """What a memory read hands a prompt builder.
+
+    Attributes:
+        text: the rendered block (trusted items as notes, tainted items fenced as data with
+            their provenance); '' when nothing was found.
+        ids: the recalled item ids, best first.
+        tainted: True when any recalled item is tainted: the reading run is tainted from now.
+        tokens: the block's size in tokens (as counted by the reader).
+    """
+
+    text: str = ""
+    ids: tuple[str, ...] = ()
+    tainted: bool = False
+    tokens: int = 0
+
+
+class MemoryReader(Protocol):
+    """How core reads the MemoryManager (:mod:`chimera.memory`) without importing it: recall
+    the items nearest ``query`` rendered within ``budget_tokens``; a tainted item marks the
+    reading run tainted (the reader records that in the run's taint ledger and audit log)."""
+
+    def recall_block(self, query: str, *, budget_tokens: int) -> Recall: ...
 
 
 class ReviewOutcome(Protocol):

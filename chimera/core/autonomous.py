@@ -289,6 +289,7 @@ class AutonomousAgent:
         self._attempt = 0
         self._injections = 0
         self._reviews_unparsed = 0
+        self._untrusted = self._tainted = False
         self._model = model_name(self.ladder[0])
         self._purpose: Purpose = Purpose.PLAN
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -426,6 +427,7 @@ class AutonomousAgent:
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
         self.usage = UsageTotals()
         self._attempt = self._injections = self._reviews_unparsed = 0
+        self._untrusted = self._tainted = untrusted
         result = SolveResult(
             outcome="failed",
             attempts=[],
@@ -669,14 +671,33 @@ class AutonomousAgent:
     def _lessons(self, task: str) -> str:
         if self.experience is None:
             return ""
-        found = self.experience.similar(task, 3, failures_only=True)
+        found = [exp for _, exp in self.experience.similar(task, 3, failures_only=True)]
         if not found:
             return ""
-        text = "\n".join(exp.lesson() for _, exp in found)
-        return (
-            "## Lessons from earlier, similar tasks (approaches that failed)\n"
-            + fence_untrusted(text, "experience")
-        )
+        trusted = [e for e in found if not e.tainted]
+        tainted = [e for e in found if e.tainted]
+        blocks = ["## Lessons from earlier, similar tasks (approaches that failed)"]
+        if trusted:
+            text = "\n".join(e.lesson() for e in trusted)
+            blocks.append(fence_untrusted(text, "experience from trusted runs"))
+        if tainted:
+            # An untrusted run's task text must not reach this prompt as advice: it stays
+            # data with its provenance, and reading it taints this run (what it writes next
+            # is tainted too).
+            self._tainted = True
+            self._event(
+                "memory_read",
+                source="experience",
+                provenance="tainted",
+                runs=sorted({e.run_id for e in tainted}),
+            )
+            text = "\n".join(
+                f"{e.lesson()} [provenance: tainted; run {e.run_id or '?'}; sources "
+                f"{', '.join(e.taint_sources) or 'unknown'}]"
+                for e in tainted
+            )
+            blocks.append(fence_untrusted(text, "experience from untrusted runs - tainted"))
+        return "\n".join(blocks)
 
     def _prompt(self, number: int, run: _Run) -> list[Message]:
         """The attempt's messages: task, Spine, plan and — from attempt 2 — the history."""
@@ -881,10 +902,18 @@ class AutonomousAgent:
                 run_id=self.audit.run_id,
                 attempt=record.number,
                 targets=tuple(run.goal),
+                provenance="tainted" if self._tainted else "trusted",
+                taint_sources=tuple(self._taint_sources()),
             )
         )
 
+    def _taint_sources(self) -> list[str]:
+        if not self._tainted:
+            return []
+        return ["untrusted_task"] if self._untrusted else ["memory"]
+
     def _finish(self, result: SolveResult) -> None:
+        result.tainted = result.tainted or self._tainted
         if not result.final_report:
             result.final_report = _report(result)
         else:

@@ -58,6 +58,7 @@ class SourceKind(StrEnum):
     UNTRUSTED_TASK = "untrusted_task"
     TOOL_OUTPUT = "tool_output"
     QUARANTINE_EXTRACT = "quarantine_extract"
+    MEMORY = "memory"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,15 @@
-"""Memory that outlives a run: the experience store (and, to come, the MemoryManager).
+"""Memory that outlives a run.
 
-Core reaches this package only through the ground-floor protocols ``ExperienceSink`` /
-``ExperienceSource`` (:mod:`chimera.protocols`); items carry provenance and tainted items are
-never rendered as instructions.
+* :mod:`~chimera.memory.manager`: the :class:`MemoryManager` — working / episodic / semantic /
+  persona items, ``remember`` (ADD / UPDATE / DELETE / NOOP, :mod:`~chimera.memory.decide`),
+  recall, promotion and forgetting, provenance on every item;
+* :mod:`~chimera.memory.store`: the SQLite FTS5 store of record; :mod:`~chimera.memory.embed`:
+  optional vectors; :mod:`~chimera.memory.budget`: the one ``ContextBudget``;
+* :mod:`~chimera.memory.experience`: the experience buffer; :mod:`~chimera.memory.part`: the
+  session part recording every attempt as an episodic item;
+* :mod:`~chimera.memory.branch`, :mod:`~chimera.memory.replay`,
+  :mod:`~chimera.memory.artifact`: the branch store on GitHub and its trust rules.
+
+Core reaches this package only through the ground-floor protocols ``ExperienceStore`` and
+``MemoryReader`` (:mod:`chimera.protocols`); tainted items are never rendered as instructions.
 """

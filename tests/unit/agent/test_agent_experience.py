@@ -37,3 +37,15 @@ def test_agent_experience_skips_torn_lines(tmp_path: Path) -> None:
 def test_agent_experience_round_trips(tmp_path: Path) -> None:
     e = Experience("t", "hollow", targets=("a", "b"), cost_usd=None, tokens=5)
     assert Experience.from_json(e.to_json()) == e
+
+
+def test_agent_experience_records_provenance_and_old_lines_read_tainted(tmp_path: Path) -> None:
+    path = tmp_path / "experience.jsonl"
+    path.write_text('{"task": "written before provenance", "verdict": "verify_failed"}\n')
+    buf = ExperienceBuffer(path)
+    buf.append(Experience("t", "passed", provenance="tainted", taint_sources=("untrusted_task",)))
+    buf.append(Experience("u", "passed"))
+    old, tainted, clean = list(buf)
+    assert (old.provenance, old.taint_sources) == ("tainted", ("legacy",)) and old.tainted
+    assert tainted.taint_sources == ("untrusted_task",) and tainted.tainted
+    assert not clean.tainted

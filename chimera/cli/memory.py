@@ -1,0 +1,200 @@
+"""``chimera memory``: inspect and edit the project's memory (``.chimera/memory.db``).
+
+* ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones);
+* ``show ID [--json]``: one item with its history;
+* ``add TEXT [--tier semantic|episodic|persona] [--by NAME]``: a person's memory (trusted;
+  persona only here);
+* ``promote ID [--by NAME]``: a person marks a tainted item trusted;
+* ``forget ID --reason TEXT [--undo]``: tombstone an item (``--undo`` restores it);
+* ``export [--output FILE]`` / ``import FILE [--trusted]``: JSONL of ops (imports are tainted
+  unless ``--trusted``).
+
+Exit status 0, 2 for bad usage (an unknown id, an empty text).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from chimera.cli._base import CliParser, Subparsers, write_text_atomic
+from chimera.errors import UsageError
+
+TIERS = ("episodic", "semantic", "persona")
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "memory",
+        help="list, show, add, promote, forget, export or import memories",
+        description="Work with the project's memory (.chimera/memory.db).",
+    )
+    common = CliParser(add_help=False)
+    common.add_argument("--root", type=Path, default=Path(), help="the project root")
+    sub = parser.add_subparsers(dest="memory_command", metavar="ACTION", title="actions")
+    listing = sub.add_parser("list", parents=[common], help="list memories")
+    listing.add_argument("--tier", choices=TIERS)
+    listing.add_argument("--all", action="store_true", help="include forgotten items")
+    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    listing.set_defaults(handler=_list)
+    show = sub.add_parser("show", parents=[common], help="one memory and its history")
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=_show)
+    add = sub.add_parser(
+        "add", parents=[common], help="remember TEXT (written by a person: trusted)"
+    )
+    add.add_argument("text")
+    add.add_argument("--tier", choices=TIERS, default="semantic")
+    add.add_argument("--by", help="who writes it (default: the current user)")
+    add.set_defaults(handler=_add)
+    promote = sub.add_parser("promote", parents=[common], help="mark a tainted memory trusted")
+    promote.add_argument("id")
+    promote.add_argument("--by", help="who promotes it (default: the current user)")
+    promote.set_defaults(handler=_promote)
+    forget = sub.add_parser(
+        "forget", parents=[common], help="forget a memory (restorable with --undo)"
+    )
+    forget.add_argument("id")
+    forget.add_argument("--reason", default="", help="why (required unless --undo)")
+    forget.add_argument("--undo", action="store_true", help="restore a forgotten memory")
+    forget.add_argument("--by", help="who forgets it (default: the current user)")
+    forget.set_defaults(handler=_forget)
+    export = sub.add_parser("export", parents=[common], help="write every memory as JSONL ops")
+    export.add_argument("--output", type=Path, help="write to FILE (default: stdout)")
+    export.set_defaults(handler=_export)
+    imp = sub.add_parser(
+        "import", parents=[common], help="read JSONL ops (tainted unless --trusted)"
+    )
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--trusted", action="store_true", help="keep trusted and persona items")
+    imp.set_defaults(handler=_import)
+    parser.set_defaults(handler=_missing_action)
+
+
+def _missing_action(args: argparse.Namespace) -> int:
+    raise UsageError(
+        "chimera memory: an action is required (list, show, add, promote, forget, export, import)"
+    )
+
+
+def _manager(args: argparse.Namespace) -> Any:
+    from chimera.memory.part import open_local
+
+    if not Path(args.root).is_dir():
+        raise UsageError(f"--root {args.root}: not a directory")
+    return open_local(Path(args.root))
+
+
+def _by(args: argparse.Namespace) -> str:
+    return str(args.by or getpass.getuser())
+
+
+def _list(args: argparse.Namespace) -> int:
+    from chimera.memory.items import Tier
+
+    tiers = [Tier(args.tier)] if args.tier else None
+    items = _manager(args).store.items(tiers, include_deleted=args.all)
+    for item in items:
+        if args.json:
+            sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+            continue
+        mark = " (forgotten)" if item.deleted else ""
+        text = " ".join(item.text.split())
+        sys.stdout.write(
+            f"{item.id}  {item.tier.value:<8}  {item.provenance:<7}  uses {item.uses:<3}  "
+            f"{text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
+        )
+    if not items and not args.json:
+        sys.stdout.write("no memories\n")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    manager = _manager(args)
+    item = manager.store.get(args.id)
+    if item is None:
+        raise UsageError(f"memory: no item {args.id}")
+    history = manager.store.history(item.id)
+    if args.json:
+        sys.stdout.write(json.dumps({**item.to_json(), "history": history}, indent=2) + "\n")
+        return 0
+    out = [f"{item.id} ({item.tier.value}, {item.provenance})"]
+    if item.taint_sources:
+        out.append(f"taint sources: {', '.join(item.taint_sources)}")
+    out.append(f"run {item.source_run or '-'}, commit {item.source_commit or '-'}")
+    out.append(f"created {item.created}, updated {item.updated}, uses {item.uses}")
+    if item.deleted:
+        out.append(f"forgotten: {item.evidence}")
+    out += ["", item.text, "", "history:"]
+    out += [f"  {h['ts']} {h['op']} by {h['run'] or '-'} {h['evidence']}".rstrip() for h in history]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def _add(args: argparse.Namespace) -> int:
+    from chimera.memory.items import Candidate, Tier
+
+    manager = _manager(args)
+    if args.tier == "persona":
+        sys.stdout.write(manager.add_persona(args.text, by=_by(args)) + "\n")
+        return 0
+    result = manager.remember(Candidate(args.text, Tier(args.tier), source_run=_by(args)))
+    sys.stdout.write(f"{result.op.lower()} {result.item_id or result.target_id}\n")
+    return 0
+
+
+def _promote(args: argparse.Namespace) -> int:
+    changed = _manager(args).promote(args.id, by=_by(args))
+    sys.stdout.write(f"{args.id}: {'promoted to trusted' if changed else 'already trusted'}\n")
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    manager = _manager(args)
+    if args.undo:
+        changed = manager.restore(args.id, by=_by(args))
+        sys.stdout.write(f"{args.id}: {'restored' if changed else 'not forgotten'}\n")
+        return 0
+    changed = manager.forget(args.id, reason=args.reason, by=_by(args))
+    sys.stdout.write(f"{args.id}: {'forgotten' if changed else 'already forgotten'}\n")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from chimera.memory.transfer import export_ops
+
+    ops = export_ops(_manager(args))
+    text = "".join(json.dumps(op, ensure_ascii=False) + "\n" for op in ops)
+    if args.output:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from chimera.memory.transfer import import_ops
+
+    try:
+        lines = args.file.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from exc
+    ops = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            ops.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{args.file}:{number}:{exc.colno}: not JSON: {exc.msg}") from exc
+    try:
+        applied = import_ops(_manager(args), ops, trusted=args.trusted)
+    except UsageError as exc:
+        raise UsageError(f"{args.file}: {exc}") from exc
+    sys.stdout.write(f"imported {applied} op(s) from {args.file}\n")
+    return 0
