@@ -94,6 +94,9 @@ def run_design(args: argparse.Namespace) -> int:
     if args.json:
         out.write(json.dumps(outcome.document, indent=2) + "\n")
     else:
+        used = outcome.design.output
+        if used is not None and used.error:
+            out.write(f"designer stopped ({used.outcome}): {used.error}\n")
         for label, problems in outcome.design.rejected:
             out.write(f"rejected {label}: {'; '.join(problems)}\n")
         out.write(render_text(outcome.reports, outcome.chosen) + "\n")

@@ -222,6 +222,7 @@ def _document(
             "model": model,
             "tools": family.designer.tools,
             "outcome": used.outcome if used else None,
+            "error": used.error if used else "",
             "tokens": used.usage.total_tokens if used else 0,
             "answer_sha256": design.digest,
             "rejected": [{"block": b, "problems": p} for b, p in design.rejected],
