@@ -118,6 +118,11 @@ class _Validator:
                 close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
                 misspelt = misspelt or (bool(close) and close[0] in kinds)
         common = {k: v for k, v in value.items() if k in COMMON_FIELDS}
+        if "model" in common and "rung" in common:
+            # Checked here, not by the model's own validator, which runs only once every
+            # field is valid: one pass reports it beside the fields' problems.
+            self.add(doc.key_mark(("rung",)), "a profile names a 'model' or a 'rung', not both")
+            del common["rung"]
         self._tools(common.get("tools"))
         fields = self._model((), ProfileFields, common)
         if not chosen and not misspelt:

@@ -8,8 +8,9 @@ checked there with the caller's check runner (the sandbox's disposable runner). 
 requirements are re-derived the same way, never taken from the run's own summary.
 
 Edits to what the visible requirements run are flagged from the git diff against the base
-commit: files named in a visible ``command``'s argv (a folder named there covers what is
-under it; ``path::test`` ids count), any ``conftest.py``, pytest's configuration and
+commit: files named in a visible ``command``'s argv (a token with a ``/`` or a ``.``, or one
+naming a file or folder of the tree; a folder covers what is under it; ``path::test`` ids
+count), any ``conftest.py``, pytest's configuration and
 ``specs/``.
 """
 
@@ -176,7 +177,7 @@ def run_solve(
         trial.detail = str(attempts[-1].get("cause", "")).split("\n", 1)[0][:300]
 
 
-def _argv_paths(task: FamilyTask) -> list[PurePosixPath]:
+def _argv_paths(task: FamilyTask, ws: Path) -> list[PurePosixPath]:
     out: list[PurePosixPath] = []
     for req in task.visible:
         command = req.get("command")
@@ -192,7 +193,9 @@ def _argv_paths(task: FamilyTask) -> list[PurePosixPath]:
             continue
         for token in tokens:
             token = token.split("::", 1)[0]
-            if token and not token.startswith("-") and ("/" in token or "." in token):
+            if not token or token.startswith("-"):
+                continue
+            if "/" in token or "." in token or (ws / token).exists():
                 out.append(PurePosixPath(os.path.normpath(token)))
     return out
 
@@ -202,7 +205,7 @@ def check_edits(ws: Path, task: FamilyTask) -> list[str]:
     _git(ws, "add", "-A", "--", ".", ":(exclude).chimera")
     base = _git(ws, "rev-list", "--max-parents=0", "HEAD").split()[0]
     changed = _git(ws, "diff", "--cached", "--name-only", "--no-renames", base).splitlines()
-    named = _argv_paths(task)
+    named = _argv_paths(task, ws)
     flagged: list[str] = []
     for name in changed:
         path = PurePosixPath(name)
