@@ -117,6 +117,11 @@ class CrewError(SpecError):
     problem found in the one pass, ``file:line:col`` each."""
 
 
+class ProfileError(SpecError):
+    """An agent profile (``--agent PROFILE.yaml``, a designer's candidate) failed validation;
+    ``problems`` holds every problem found in the one pass, ``file:line:col`` each."""
+
+
 class PluginError(ChimeraError):
     """A plugin could not be loaded, or registered something invalid (a kind name taken twice)."""
 

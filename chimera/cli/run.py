@@ -67,6 +67,11 @@ def register(subparsers: Subparsers) -> None:
     )
     _common(run)
     run.add_argument("--max-iterations", type=int, metavar="N", help="card iterations")
+    run.add_argument(
+        "--agent",
+        metavar="PROFILE.yaml",
+        help="an agent profile (chimera meta design): its model, budget, tools, instructions",
+    )
     run.add_argument("--budget-usd", type=float, metavar="X", help="USD budget of the run")
     run.add_argument("--budget-tokens", type=int, metavar="N", help="token budget of the run")
     run.add_argument("--max-attempts", type=int, metavar="N", help="attempts per card")
@@ -232,11 +237,15 @@ def _run(args: argparse.Namespace) -> int:
             task = Path(args.task_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--task-file {args.task_file}: {exc.strerror or exc}") from exc
+    from chimera.cli.meta import agent_profile
+
+    agent = agent_profile(args.agent)
     outcome = start_run(
         RunRequest(
             root=root,
             config=config,
-            model=resolve_model(args.model, config),
+            model=resolve_model(args.model or (agent.fields.model if agent else None), config),
+            agent=agent,
             started_by=args.started_by or getpass.getuser(),
             spec_paths=tuple(args.spec or ["specs"]),
             task=task,

@@ -86,11 +86,17 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="neither recall nor record earlier attempts (.chimera/experience.jsonl)",
     )
+    parser.add_argument(
+        "--agent",
+        metavar="PROFILE.yaml",
+        help="an agent profile (chimera meta design): its model, budget, tools, instructions",
+    )
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from chimera.cli.meta import agent_profile
     from chimera.config import load_config
     from chimera.orchestration.surfaces import SolveRequest, solve
 
@@ -116,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         memory=not args.no_memory,
         review=not args.no_review,
         events=Progress(args.quiet),
+        agent=agent_profile(args.agent),
     )
     outcome = solve(request)
     result, denied = outcome.result, outcome.denied

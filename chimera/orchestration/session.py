@@ -24,7 +24,7 @@ each agent's dependencies before the agent is built.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -35,6 +35,7 @@ from chimera.errors import GovernanceError, UsageError
 from chimera.governance.audit import AuditLog
 from chimera.protocols import EventSink, ExperienceStore, SupportsComplete
 from chimera.providers import SCRIPTED_PREFIX, BudgetedBackend, TokenBudget
+from chimera.runner import CommandRunner
 from chimera.sandbox import Sandbox
 from chimera.spec.model import Spec
 
@@ -432,3 +433,20 @@ def read_only_governance(root: Path, audit: AuditLog, *, untrusted: bool, task: 
     if wrap is None:  # guard=True always wraps; fail closed if that ever changes
         raise GovernanceError("tool governance returned no wrapper with guard on")
     return wrap
+
+
+def disposable_checks(config: ChimeraConfig) -> Callable[[Path], CommandRunner]:
+    """For a tree's root, the runner of its ``command`` checks: a sandbox over that root (the
+    configured mode, environment allowlist and network) running each command in a disposable
+    copy of the tree (``chimera meta design``'s visible and held-out checks)."""
+
+    def runner(root: Path) -> CommandRunner:
+        sandbox = Sandbox(
+            root,
+            mode=config.sandbox.mode,
+            env_allow=config.sandbox.env_allow,
+            network=config.sandbox.network,
+        )
+        return sandbox.for_checks(root)
+
+    return runner

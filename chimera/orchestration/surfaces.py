@@ -11,19 +11,46 @@ to plug in (memory, crews, connectors) passes a factory built with its session p
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.config import ChimeraConfig
 from chimera.errors import UsageError
-from chimera.orchestration.session import Session, SessionFactory, resolve_model
+from chimera.orchestration.session import MODEL_ENV, Session, SessionFactory, resolve_model
 from chimera.protocols import EventSink
 
 if TYPE_CHECKING:
     from chimera.core.autonomous import SolveResult
+    from chimera.meta.profile import Profile
     from chimera.orchestration.project import ProjectOrchestrator
     from chimera.orchestration.state import RunState
+
+
+def with_agent(
+    factory: SessionFactory | None, config: ChimeraConfig, agent: Profile | None
+) -> tuple[SessionFactory, ChimeraConfig]:
+    """``factory`` (default: a bare one) and ``config`` with ``agent``'s profile applied: its
+    set values override the configuration, and a :class:`~chimera.meta.part.ProfilePart`
+    joins the factory's parts (after them, so its tool allowlist narrows what they add).
+
+    Raises:
+        ConfigError: the profile's values are invalid configuration, or its rung is past
+            the ladder.
+    """
+    factory = factory or SessionFactory()
+    if agent is None:
+        return factory, config
+    from chimera.errors import ConfigError
+    from chimera.meta.part import ProfilePart
+
+    base = config.models.default or os.environ.get(MODEL_ENV, "")
+    try:
+        values = agent.overrides([base, *config.models.ladder] if base else [])
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    return SessionFactory([*factory.parts, ProfilePart(agent)]), config.with_overrides(**values)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +69,8 @@ class SolveRequest:
         memory: recall and record earlier attempts (``.chimera/experience.jsonl``);
             ``--no-memory`` turns it off (measurements compare runs without it).
         events: live progress ``(event, fields)``.
+        agent: a profile (``--agent``): its model, budget and kind settings override
+            ``config``; its tools, instructions, skills and review crew apply to every agent.
     """
 
     root: Path
@@ -54,6 +83,7 @@ class SolveRequest:
     review: bool = True
     memory: bool = True
     events: EventSink | None = None
+    agent: Profile | None = None
 
 
 @dataclass(frozen=True)
@@ -88,8 +118,8 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
     from chimera.orchestration.state import new_run_id, workspace_lock
     from chimera.spec.loader import discover_spec_files, load_spec
 
-    factory = factory or SessionFactory()
-    root, config = request.root, request.config
+    factory, config = with_agent(factory, request.config, request.agent)
+    root = request.root
     model = resolve_model(None, config)
     files = discover_spec_files(list(request.spec_paths))
     if not files:
@@ -158,6 +188,8 @@ class RunRequest:
         force: start although an interrupted run has not been resumed.
         guard: every tool call goes through the TrustKernel (default ``run.guard``).
         events: live progress ``(event, fields)``.
+        agent: a profile (``--agent``), as :class:`SolveRequest`'s (its model replaces
+            ``model``).
     """
 
     root: Path
@@ -171,6 +203,7 @@ class RunRequest:
     force: bool = False
     guard: bool | None = None
     events: EventSink | None = None
+    agent: Profile | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,16 +260,21 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
                 f"run {stale[-1]} was interrupted and its tree may hold a half-made change: "
                 f"'chimera resume {stale[-1]}' first (or pass --force to start anyway)"
             )
-    factory = factory or SessionFactory()
-    prepared = factory.prepare(root, request.config, request.model)
-    guard = request.config.run.guard if request.guard is None else request.guard
+    factory, config = with_agent(factory, request.config, request.agent)
+    model = request.model
+    if request.agent is not None and (
+        request.agent.fields.model or request.agent.fields.rung is not None
+    ):
+        model = config.models.default or model
+    prepared = factory.prepare(root, config, model)
+    guard = config.run.guard if request.guard is None else request.guard
     session = factory.open(prepared, run_id=run_id, events=request.events, guard_tools=guard)
     orchestrator, _ = session.project(request.spec_paths)
     state = orchestrator.start(
         task=request.task,
         started_by=request.started_by,
         untrusted=request.untrusted,
-        model=request.model,
+        model=model,
         run_id=run_id,
     )
     return _outcome(state, session)

@@ -1,0 +1,221 @@
+"""Reading profiles: every problem in one pass, each at ``file:line:col``, with suggestions.
+
+The Spec loader's discipline, for profiles: the YAML is parsed with positions
+(:func:`~chimera.spec.yamlload.parse_yaml`: duplicate keys, bad tags and alias bombs are
+problems, never silent), then the common fields and the one kind key are validated and each
+pydantic error is mapped back to its YAML node. The same validator reads a profile file and a
+candidate the designer wrote inside its answer (``line_offset`` places the block in the
+answer). Nothing raises a traceback for bad input: :func:`check_profile_text` returns the
+problems, :func:`load_profile` raises :class:`~chimera.errors.ProfileError` with all of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from chimera.errors import ProfileError, SpecProblem
+from chimera.meta.profile import AGENT_TOOLS, COMMON_FIELDS, Profile, ProfileFields, ProfileKind
+from chimera.meta.registry import ProfileKindRegistry, get_profile_registry
+from chimera.spec.loader import display_path
+from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
+
+__all__ = ["ProfileCheck", "check_profile_file", "check_profile_text", "load_profile"]
+
+
+@dataclass
+class ProfileCheck:
+    """One profile's validation: the profile when valid, else every problem (line order)."""
+
+    source: str
+    profile: Profile | None = None
+    problems: list[SpecProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def load_profile(path: Path, *, registry: ProfileKindRegistry | None = None) -> Profile:
+    """The validated profile in ``path``.
+
+    Raises:
+        ProfileError: the file has problems (``.problems`` lists every one).
+        PluginError: the default kind registry could not be built.
+    """
+    checked = check_profile_file(path, registry=registry)
+    if checked.profile is None:
+        raise ProfileError(checked.problems)
+    return checked.profile
+
+
+def check_profile_file(path: Path, *, registry: ProfileKindRegistry | None = None) -> ProfileCheck:
+    """Validate the profile file ``path`` in one pass; never raises for bad input."""
+    shown = display_path(Path(path))
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        return ProfileCheck(shown, None, [SpecProblem(shown, 0, 0, f"cannot read: {exc}")])
+    except UnicodeDecodeError as exc:
+        message = f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at {exc.start}"
+        return ProfileCheck(shown, None, [SpecProblem(shown, 0, 0, message)])
+    return check_profile_text(text, shown, registry=registry)
+
+
+def check_profile_text(
+    text: str,
+    source: str,
+    *,
+    line_offset: int = 0,
+    registry: ProfileKindRegistry | None = None,
+) -> ProfileCheck:
+    """Validate profile YAML ``text`` shown as ``source`` (lines shifted by ``line_offset``)."""
+    return _Validator(text, source, line_offset, registry or get_profile_registry()).run()
+
+
+class _Validator:
+    def __init__(self, text: str, source: str, offset: int, registry: ProfileKindRegistry) -> None:
+        self.text = text
+        self.source = source
+        self.offset = offset
+        self.registry = registry
+        self.doc = YamlDocument()
+        self.problems: list[SpecProblem] = []
+
+    def add(self, mark: Mark, message: str) -> None:
+        line = mark.line + self.offset
+        self.problems.append(SpecProblem(self.source, line, mark.col, " ".join(message.split())))
+
+    def run(self) -> ProfileCheck:
+        self.doc = doc = parse_yaml(self.text)
+        for issue in doc.issues:
+            self.add(issue.mark, issue.message)
+        profile = None if doc.syntax_error else self._top()
+        problems = sorted(self.problems, key=lambda p: (p.line, p.col))
+        return ProfileCheck(self.source, None if problems else profile, problems)
+
+    def _top(self) -> Profile | None:
+        doc, value = self.doc, self.doc.value
+        kinds = self.registry.names
+        if doc.empty or value is None:
+            if not doc.issues:
+                self.add(Mark(1, 1), "empty profile: expected a mapping with 'profile:' and a kind")
+            return None
+        if not isinstance(value, dict):
+            self.add(doc.mark(()), f"a profile must be a mapping, got {type_name(value)}")
+            return None
+        allowed = (*COMMON_FIELDS, *kinds)
+        chosen = [k for k in value if k in kinds]
+        misspelt = False
+        for key in value:
+            if key not in allowed:
+                self.add(doc.key_mark((key,)), _unknown(key, "at the top level", allowed))
+                close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+                misspelt = misspelt or (bool(close) and close[0] in kinds)
+        common = {k: v for k, v in value.items() if k in COMMON_FIELDS}
+        if "model" in common and "rung" in common:
+            # Checked here, not by the model's own validator, which runs only once every
+            # field is valid: one pass reports it beside the fields' problems.
+            self.add(doc.key_mark(("rung",)), "a profile names a 'model' or a 'rung', not both")
+            del common["rung"]
+        self._tools(common.get("tools"))
+        fields = self._model((), ProfileFields, common)
+        if not chosen and not misspelt:
+            self.add(
+                doc.mark(()), f"the profile has no kind: add exactly one of {', '.join(kinds)}"
+            )
+        elif len(chosen) > 1:
+            self.add(
+                doc.key_mark((chosen[1],)),
+                f"the profile has {len(chosen)} kinds ({', '.join(chosen)}): keep exactly one",
+            )
+        kind: ProfileKind | None = None
+        if len(chosen) == 1:
+            kind_type = self.registry.get(chosen[0])
+            assert kind_type is not None
+            raw = value[chosen[0]]
+            kind = self._model((chosen[0],), kind_type, {} if raw is None else raw)
+        if self.problems or fields is None or kind is None:
+            return None
+        return Profile(fields, kind, self.source)
+
+    def _tools(self, tools: object) -> None:
+        if not isinstance(tools, list):
+            return
+        for j, tool in enumerate(tools):
+            if isinstance(tool, str) and tool not in AGENT_TOOLS:
+                mark = self.doc.mark(("tools", j))
+                self.add(mark, _unknown(tool, "in 'tools'", AGENT_TOOLS, what="tool"))
+
+    def _model(self, path: NodePath, model: type[BaseModel], raw: object) -> Any:
+        if path in self.doc.broken:
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            for mark, message in _problems(exc, self.doc, path, model):
+                self.add(mark, message)
+        except Exception as exc:  # a plugin kind's validator raised what pydantic does not wrap
+            self.add(self.doc.mark(path), f"validation failed: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _unknown(key: str, where: str, allowed: Sequence[str], *, what: str = "field") -> str:
+    close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+    if close:
+        return f"unknown {what} {key!r} {where}; did you mean '{close[0]}'?"
+    return f"unknown {what} {key!r} {where} (expected one of: {', '.join(allowed)})"
+
+
+def _label(path: NodePath) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def _problems(
+    exc: ValidationError, doc: YamlDocument, base: NodePath, model: type[BaseModel]
+) -> Iterator[tuple[Mark, str]]:
+    """Each pydantic error on the YAML node its ``loc`` names, with a short message."""
+    for error in exc.errors(include_url=False):
+        loc = tuple(p for p in error["loc"] if isinstance(p, str | int))
+        path = (*base, *loc)
+        where = _label(path) or "profile"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        kind = error["type"]
+        if path in doc.broken:
+            continue
+        if kind == "extra_forbidden" and loc and isinstance(loc[-1], str):
+            sub = _fields(model, loc[:-1])
+            yield doc.key_mark(path), _unknown(loc[-1], f"in '{_label(path[:-1])}'", sub)
+        elif kind == "missing" and loc:
+            parent = _label(path[:-1]) or "the profile"
+            yield doc.mark(path[:-1]), f"missing required field '{loc[-1]}' in {parent}"
+        elif kind in ("model_type", "model_attributes_type", "dict_type"):
+            yield (
+                doc.mark(path),
+                f"'{where}' must be a mapping, got {type_name(error.get('input'))}",
+            )
+        else:
+            shown = error.get("input")
+            plain = isinstance(shown, dict | list) or kind.startswith("value")
+            yield doc.mark(path), f"{where}: {message}" + ("" if plain else f", got {shown!r}")
+
+
+def _fields(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        if isinstance(part, str) and isinstance(current, type) and issubclass(current, BaseModel):
+            info = current.model_fields.get(part)
+            current = info.annotation if info else None
+        else:
+            return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
