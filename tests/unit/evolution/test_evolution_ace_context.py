@@ -155,9 +155,8 @@ def test_the_publish_side_keeps_only_provisional_tainted_learning_from_a_real_ch
     )
     hollow = publish_acceptance(artifact, verdict="passed", files_changed=0, existing={})
     assert hollow.skills == () and "hollow" in hollow.refused[0]
-    over = publish_acceptance(
-        artifact, verdict="passed", files_changed=2, existing={"slugs": skill}
-    )
+    existing = {"slugs": skill}
+    over = publish_acceptance(artifact, verdict="passed", files_changed=2, existing=existing)
     assert over.skills == () and "promoted by a person" in over.refused[0]
     junk = publish_acceptance({"run_id": "x", "evil": 1}, verdict="passed", files_changed=1,
                               existing={})  # fmt: skip
