@@ -273,6 +273,8 @@ def refine_skill(
             adapter=adapter,
             reflection_lm=reflection_lm,
             max_metric_calls=search_calls,
+            # A minibatch larger than the search set repeats tasks: re-runs spent twice.
+            reflection_minibatch_size=min(3, len(search)),
             stop_callbacks=[reflection_lm.stopper],
             logger=logger,
             seed=seed,
