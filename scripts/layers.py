@@ -38,7 +38,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("memory",),
     ("crews",),
-    ("evolution", "eval"),
+    # The flywheel is built on measurement: skills are kept and refined through its harness
+    # and gates, so evolution sits above eval.
+    ("eval",),
+    ("evolution",),
     ("meta",),
     ("orchestration",),
     ("scheduler",),

@@ -1,0 +1,79 @@
+"""``chimera evolve``: one refinement round on recorded failures, through real harness re-runs.
+
+The chain's scripted model makes the effect known: the parent skill carries no marker, so the
+plural/ordinal tasks fail with it; the scripted reflection model answers a body carrying every
+marker, so the refined skill passes them — and the gates must replace the parent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from chimera.cli import main
+from chimera.evolution.ledger import SkillEval, SkillEvalLog
+from chimera.evolution.skills import LearnedSkill, SkillStore
+from chimera.governance.audit import verify_audit_log
+
+SHIPPED = Path(__file__).resolve().parents[3] / "chimera" / "eval" / "chains" / "inflection"
+BODY = "Use inflection: [plural-rule] pluralize, [ordinal-rule] ordinalize, [slug-rule] slugs."
+
+
+def _setup(tmp_path: Path) -> SkillStore:
+    store = SkillStore(tmp_path / ".chimera" / "skills")
+    store.mint(
+        LearnedSkill(
+            "inflection-conventions",
+            "How this project inflects words. Use for any inflection task.",
+            "Use the inflection library where it helps.\n",
+            trusted=True,
+        )
+    )
+    ledger = SkillEvalLog(store.root / "evals.jsonl")
+    for task, ok in (("t04-inventory", False), ("t06-podium", False), ("t09-stock", False),
+                     ("t02-shout", True), ("t07-initials", True)):  # fmt: skip
+        ledger.append(SkillEval("inflection-conventions", 1, task, ok, "recorded"))
+    return store
+
+
+def test_nothing_recorded_is_nothing_to_refine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["evolve", "--chain", str(SHIPPED / "chain.yaml"), "--model", "scripted:none",
+                 "--root", str(tmp_path)])  # fmt: skip
+    assert code == 0 and "nothing to refine" in capsys.readouterr().out
+
+
+def test_a_budget_below_the_gate_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _setup(tmp_path)
+    script = tmp_path / "reflect.yaml"
+    script.write_text(yaml.safe_dump({"turns": []}))
+    code = main(["evolve", "--chain", str(SHIPPED / "chain.yaml"), "--model", f"scripted:{script}",
+                 "--max-metric-calls", "5", "--root", str(tmp_path)])  # fmt: skip
+    assert code == 2 and "too small: the gate needs 8" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_one_round_replaces_the_skill_through_the_gate_within_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _setup(tmp_path)
+    script = tmp_path / "reflect.yaml"
+    script.write_text(yaml.safe_dump({"turns": [{"purpose": "plan", "text": f"```\n{BODY}\n```"}]}))
+    code = main(["evolve", "--chain", str(SHIPPED / "chain.yaml"), "--model", f"scripted:{script}",
+                 "--max-metric-calls", "12", "--root", str(tmp_path)])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "inflection-conventions: replaced" in out
+    skill = store.get("inflection-conventions")
+    assert skill is not None and skill.version == 2 and "[ordinal-rule]" in skill.body
+    (run_dir,) = (tmp_path / ".chimera" / "runs").iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["decision"] == "replaced" and summary["metric_calls"] <= 12
+    assert summary["gate"]["transfer"]["outcome"] == "promote"
+    assert verify_audit_log(run_dir / "audit.jsonl", summary["audit_head"]).ok
