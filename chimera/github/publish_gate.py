@@ -42,9 +42,9 @@ class PublishAudit:
     def __init__(self, folder: Path | None, run_id: str) -> None:
         self.log: AuditLog | None = None
         if folder is not None:
-            from chimera.governance.audit import AuditLog
+            from chimera.orchestration.session import open_audit
 
-            self.log = AuditLog(folder / "audit.jsonl", run_id)
+            self.log = open_audit(folder, run_id)
 
     def record(self, event: str, /, **fields: Any) -> None:
         if self.log is not None:

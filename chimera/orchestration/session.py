@@ -450,3 +450,12 @@ def disposable_checks(config: ChimeraConfig) -> Callable[[Path], CommandRunner]:
         return sandbox.for_checks(root)
 
     return runner
+
+
+def verify_sandbox(tree: Path, *, scrubbed: bool, env_allow: Sequence[str]) -> Sandbox:
+    """The strict sandbox of the Action's verify job over one tree (the base or the patched
+    copy): bubblewrap, never the configured ``auto``, no network; ``scrubbed`` only when the
+    workflow opted out loudly (its verdict is then advisory)."""
+    return Sandbox(
+        tree, mode="scrubbed" if scrubbed else "bwrap", env_allow=env_allow, network=False
+    )

@@ -126,15 +126,12 @@ def _judge(
         return GoalVerdict("error", [str(exc)])
     except ChimeraError as exc:
         return GoalVerdict("failed", [str(exc)])
-    from chimera.sandbox import Sandbox
+    from chimera.orchestration.session import verify_sandbox
     from chimera.spec.settings import engine_options
 
     def runner_for(tree: Path) -> CommandRunner:
-        return Sandbox(
-            tree,
-            mode="scrubbed" if mode == "scrubbed" else "bwrap",
-            env_allow=base_files.config.sandbox.env_allow,
-            network=False,
+        return verify_sandbox(
+            tree, scrubbed=mode == "scrubbed", env_allow=base_files.config.sandbox.env_allow
         )
 
     try:
