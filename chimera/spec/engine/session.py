@@ -12,10 +12,13 @@ announcement is planned on the spot and served from the text cache when possible
 
 from __future__ import annotations
 
+import importlib
+import operator
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import ahocorasick
 
@@ -68,6 +71,50 @@ class _FileScan:
     skipped: bool = False
 
 
+class _LiteralSet:
+    """Which planned patterns may match a text, from their required literals, with one
+    RE2 ``Set`` of literal strings (the ``fast`` extra, ``google-re2``): one DFA pass per
+    file in C++ that returns the distinct literals present.
+
+    Only literals go to RE2 (``Options.literal``): a literal's occurrence in the UTF-8
+    bytes of a text is exactly its occurrence in the text (UTF-8 is self-synchronising), so
+    the answer is the same set :class:`_Prefilter` gives; patterns themselves always run on
+    the ``regex`` module. A text that cannot be encoded (a lone surrogate) falls back to
+    substring searches.
+    """
+
+    def __init__(self, by_literal: dict[str, set[_PatternKey]], re2: Any) -> None:
+        self.literals = sorted(by_literal)
+        self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
+        options = re2.Options()
+        options.literal = True
+        options.max_mem = 256 * 1024 * 1024
+        self._set = re2.Set.SearchSet(options)
+        for literal in self.literals:
+            self._set.Add(literal)
+        self._set.Compile()
+
+    def hits(self, text: str) -> set[str]:
+        """The literals present in ``text`` (exactly)."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return {lit for lit in self.literals if lit in text}
+        literals = self.literals
+        return {literals[i] for i in self._set.Match(data) or ()}
+
+
+def _make_prefilter(by_literal: dict[str, set[_PatternKey]]) -> _Prefilter | _LiteralSet:
+    try:
+        re2 = importlib.import_module("re2")
+    except ImportError:
+        return _Prefilter(by_literal)
+    try:
+        return _LiteralSet(by_literal, re2)
+    except Exception:  # RE2 refused the set (memory limit): the automaton always works
+        return _Prefilter(by_literal)
+
+
 class _Prefilter:
     """Which planned patterns may match a text, from their required literals.
 
@@ -78,11 +125,12 @@ class _Prefilter:
       its keys (its root's fan-out), so each literal is represented by a suffix that starts
       at one of a few rare "anchor" characters, chosen by greedy set cover — a suffix of a
       required literal is itself required, so this only adds false positives, never misses;
-    * a literal occurring on many lines would make the pass yield at nearly every line, at
-      Python speed; such a literal is tested with a plain substring search instead, which
-      stops at its first occurrence. The first files of a pass are sampled with ``str.count``
-      (which also gives the character frequencies for the anchors), and yields are counted
-      afterwards so a literal that turns out common later moves too.
+    * a literal occurring on many lines would make the pass yield at nearly every line;
+      such a literal is tested with a plain substring search instead, which stops at its
+      first occurrence. The first files of a pass are sampled with ``str.count`` (which also
+      gives the character frequencies for the anchors); afterwards a literal present in most
+      files moves too. The automaton's hits are deduplicated in C (``set(map(...))``), so no
+      Python code runs per occurrence.
     """
 
     SAMPLE = 24
@@ -123,11 +171,9 @@ class _Prefilter:
                 self._rebalance()
         else:
             if self.automaton is not None:
-                occurrences = self.occurrences
-                for _end, ids in self.automaton.iter(text):
-                    for idx in ids:
-                        found.add(idx)
-                        occurrences[idx] += 1
+                # Distinct keys found, deduplicated in C: no Python code runs per occurrence.
+                for ids in set(map(_second, self.automaton.iter(text))):
+                    found.update(ids)
             for idx in self.common:
                 if self.literals[idx] in text:
                     found.add(idx)
@@ -143,7 +189,8 @@ class _Prefilter:
 
     def _rebalance(self) -> None:
         share = self.files * self.COMMON_SHARE
-        many = self.files * self.COMMON_PER_FILE
+        many = self.SAMPLE * self.COMMON_PER_FILE
+        # Occurrences are counted in the sample only; afterwards presence decides.
         common = self.common | {
             i
             for i in range(len(self.literals))
@@ -408,7 +455,7 @@ class EngineSession:
                     planned[key] = need_all
         for real, target in modules.items():
             targets.setdefault(real, target)
-        prefilter = _Prefilter(by_literal) if by_literal else None
+        prefilter = _make_prefilter(by_literal) if by_literal else None
         timeout = self.options.pattern_timeout_s
         for real in sorted(targets):
             target = targets[real]
@@ -548,6 +595,9 @@ class EngineSession:
             unscannable=tuple(unscannable),
             by_real={t.real: t for t in targets},
         )
+
+
+_second = operator.itemgetter(1)
 
 
 def _has_all(sets: tuple[frozenset[str], ...], text: str, seen: dict[str, bool]) -> bool:
