@@ -32,6 +32,7 @@ from chimera.spec.context import (
     TextMatch,
     Unscannable,
 )
+from chimera.spec.engine.cache import ResultCache
 from chimera.spec.engine.files import (
     IS_DIRECTORY,
     FileTree,
@@ -45,6 +46,8 @@ from chimera.spec.engine.files import (
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.pyindex import STAR, index_source
+from chimera.spec.engine.stored import FileScan as _FileScan
+from chimera.spec.engine.stored import Stored
 
 _PatternKey = tuple[str, bool]
 _Located = tuple[int, int, str]
@@ -60,15 +63,6 @@ class _Scope:
     missing: str | None = None
     error: str | None = None
     by_real: dict[str, Target] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class _FileScan:
-    """A pattern's matches in one file (only stored when there are matches or a timeout)."""
-
-    matches: tuple[_Located, ...] = ()
-    timed_out: bool = False
-    skipped: bool = False
 
 
 class _LiteralSet:
@@ -279,6 +273,15 @@ class EngineSession:
         # Per pattern key: the files where it matched or timed out.
         self._found: dict[_PatternKey, dict[str, _FileScan]] = {}
         self._timeouts: dict[_PatternKey, int] = {}
+        self.result_cache: ResultCache | None = None
+        """The result cache (``options.result_cache``), unless refused (``cache_refusal``)."""
+        self.cache_refusal: str | None = None
+        if self.options.result_cache and reader is None:
+            cache = ResultCache(self._root_real, max_bytes=self.options.cache_max_bytes)
+            if cache.disabled is None:
+                self.result_cache = cache
+            else:
+                self.cache_refusal = cache.disabled
 
     # -- CheckContext -------------------------------------------------------------------
 
@@ -456,16 +459,24 @@ class EngineSession:
         for real, target in modules.items():
             targets.setdefault(real, target)
         prefilter = _make_prefilter(by_literal) if by_literal else None
+        cache = self.result_cache
         timeout = self.options.pattern_timeout_s
         for real in sorted(targets):
             target = targets[real]
+            lit = with_literals.get(real)
+            nolit = without_literals.get(real)
+            stored: Stored | None = None
+            if cache is not None:
+                stored = Stored(cache, real, target.rel, self.options)
+                if stored.replay(self, lit, nolit, real in modules):
+                    continue
             text = self._text(target)
             if isinstance(text, Unscannable):
                 if real in modules:
                     self._modules[real] = ({}, f"cannot read {target.rel}: {text.reason}")
                 continue
-            lit = with_literals.get(real)
-            nolit = without_literals.get(real)
+            if stored is not None:
+                stored.hashed(text)
             run: list[tuple[_PatternKey, bool]] = list(nolit.items()) if nolit else []
             if lit:
                 assert prefilter is not None
@@ -480,6 +491,8 @@ class EngineSession:
                         run.append((key, wanted))
                 self.stats.prefilter_skips += len(lit) - (len(run) - len(nolit or ()))
             for key, need_all in run:
+                if stored is not None and stored.reuse(self, key, need_all):
+                    continue
                 if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
                     self._found.setdefault(key, {})[real] = _FileScan(skipped=True)
                     continue
@@ -496,12 +509,16 @@ class EngineSession:
                     every = [k for k, v in planned.items() if v]
                     if every:
                         self._done_all.setdefault(real, set()).update(every)
-            if real in modules:
+            if real in modules and (stored is None or not stored.reuse_index(self)):
                 self.stats.parses[real] += 1
                 self._modules[real] = index_source(
                     text, target.rel, snippet_chars=self.options.snippet_chars
                 )
+            if stored is not None:
+                stored.store(self, lit, nolit, real in modules)
         self._satisfied.update(requests)
+        if cache is not None:
+            cache.save()
 
     def _search(
         self, cp: CompiledPattern, text: str, need_all: bool, timeout: float
