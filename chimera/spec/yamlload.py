@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 __all__ = [
     "Mark",
@@ -274,29 +274,34 @@ def _libyaml_differs(root: Node, text: str) -> bool:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, ScalarNode):
-            if node.style in ("|", ">") and _BLOCK_HEADER_COMMENT.match(
+        if _kind(node) == "scalar":
+            if getattr(node, "style", None) in ("|", ">") and _BLOCK_HEADER_COMMENT.match(
                 text, node.start_mark.index
             ):
                 return True
             continue
-        if isinstance(node, SequenceNode | MappingNode):
-            if node.flow_style:
+        if _kind(node) in ("sequence", "mapping"):
+            if getattr(node, "flow_style", False):
                 if "?" in text[node.start_mark.index : node.end_mark.index]:
                     return True
                 for child in node.value:
-                    parts = (child,) if isinstance(node, SequenceNode) else child
+                    parts = (child,) if _kind(node) == "sequence" else child
                     # An empty plain scalar (style None in PyYAML, "" in libyaml).
-                    if any(
-                        isinstance(p, ScalarNode) and not p.value and not p.style for p in parts
-                    ):
+                    if any(_kind(p) == "scalar" and not p.value and not p.style for p in parts):
                         return True
-            if isinstance(node, SequenceNode):
+            if _kind(node) == "sequence":
                 stack.extend(node.value)
             else:
                 for key, value in node.value:
                     stack.extend((key, value))
     return False
+
+
+def _kind(node: Node) -> str:
+    """``scalar``, ``sequence`` or ``mapping``. Not ``isinstance``: libyaml's extension
+    builds nodes from the ``yaml.nodes`` classes of its first import, which a re-imported
+    ``yaml`` (pytest's in-process runs restore ``sys.modules``) no longer has."""
+    return str(getattr(node, "id", ""))
 
 
 class _TooManyNodes(Exception):
@@ -346,22 +351,22 @@ class _Builder:
             )
             self.broken.add(path)
             return None
-        if isinstance(node, ScalarNode):
-            value = self._scalar(node)
+        if _kind(node) == "scalar":
+            value = self._scalar(cast(ScalarNode, node))
             if value is _FAILED:
                 self.broken.add(path)
                 return None
             return value
         self._active.add(id(node))
         try:
-            if isinstance(node, SequenceNode):
+            if _kind(node) == "sequence":
                 if node.tag != _SEQ_TAG:
                     self._bad_tag(node, "a list")
                 return [self._node(item, (*path, i)) for i, item in enumerate(node.value)]
-            if isinstance(node, MappingNode):
+            if _kind(node) == "mapping":
                 if node.tag != _MAP_TAG:
                     self._bad_tag(node, "a mapping")
-                return self._mapping(node, path)
+                return self._mapping(cast(MappingNode, node), path)
         finally:
             self._active.discard(id(node))
         self.issues.append(YamlIssue(Mark.of(node.start_mark), "unsupported YAML node"))
@@ -395,7 +400,7 @@ class _Builder:
 
     def _key(self, key_node: Node) -> str | None:
         """The key as a string, or ``None`` (with an issue) when it is not one."""
-        if not isinstance(key_node, ScalarNode):
+        if _kind(key_node) != "scalar":
             self.issues.append(
                 YamlIssue(
                     Mark.of(key_node.start_mark),
@@ -403,7 +408,7 @@ class _Builder:
                 )
             )
             return None
-        key = self._scalar(key_node)
+        key = self._scalar(cast(ScalarNode, key_node))
         if isinstance(key, str):
             return key
         if key is not _FAILED:
@@ -448,10 +453,10 @@ class _Builder:
     def _merge(self, merge_node: Node, path: NodePath, result: dict[str, Any]) -> None:
         """Apply a ``<<`` merge key: keys already present win, earlier sources win."""
         sources: list[Node]
-        if isinstance(merge_node, MappingNode):
+        if _kind(merge_node) == "mapping":
             sources = [merge_node]
-        elif isinstance(merge_node, SequenceNode) and all(
-            isinstance(item, MappingNode) for item in merge_node.value
+        elif _kind(merge_node) == "sequence" and all(
+            _kind(item) == "mapping" for item in merge_node.value
         ):
             sources = list(merge_node.value)
         else:
