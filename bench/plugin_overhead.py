@@ -1,112 +1,98 @@
-"""pytest's overhead per spec item, on top of check_drift.
+"""The pytest plugin's cost per item against a plain test, whole processes, paired.
 
-Builds a throwaway project with N trivial requirements (literal ``contains`` checks on one
-small file, all green), then times, in this process and the same run:
+Builds two throwaway projects: one with N ``contains`` requirements over a tree of 100
+files (``pytest --chimera-spec specs``), one with N trivial tests (``def test_i(): pass``).
+Each pair runs back to back in fresh processes (so both see the same load on a shared
+machine); the ratio of their CPU times (user + system of the pytest process and its
+children) is the plugin's cost per item relative to a plain test — fixed costs included,
+as a user sees them. A second row compares ``-n 2`` with a serial run of the spec (wall
+time: the point of workers is elapsed time). The result cache is off (``--chimera-no-cache``)
+so every run does the work.
 
-* baseline: ``load_spec`` + ``check_drift`` — what ``chimera check`` does;
-* plugin: ``pytest --chimera-spec specs/`` over the same spec (collection, one item per
-  requirement, lazy DriftSession, reporting).
+Medians and the spread (min–max) of the paired ratios are printed.
 
-Fixed costs (interpreter, pytest start-up, git listing) are removed by timing two sizes and
-taking the slope: overhead/item = (Δ pytest − Δ baseline) / Δ N. Each measurement is the
-best of ``--repeat`` runs. Target: a few milliseconds per item at most.
-
-Usage: python bench/plugin_overhead.py [--items 500] [--small 20] [--repeat 5]
+Usage: python bench/plugin_overhead.py [--items 2000] [--files 100] [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import os
+import resource
+import statistics
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 
-from chimera.spec.drift import check_drift
-from chimera.spec.loader import load_spec
-
-
-def make_project(root: Path, n: int) -> None:
+def make_spec_project(root: Path, n: int, files: int) -> None:
     (root / "specs").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
-    words = "\n".join(f"word-{i:05d}" for i in range(n))
-    (root / "data.txt").write_text(words + "\n", encoding="utf-8")
+    (root / "src").mkdir()
+    for f in range(files):
+        words = "\n".join(f"word-{i:05d}" for i in range(f, n, files))
+        (root / "src" / f"f{f:03d}.txt").write_text(words + "\n", encoding="utf-8")
     lines = ["requirements:"]
     for i in range(n):
         lines.append(f"  - id: req-{i:05d}")
-        lines.append(f"    contains: {{path: data.txt, pattern: 'word-{i:05d}', regex: false}}")
+        lines.append(f"    contains: {{paths: ['src/*.txt'], pattern: 'word-{i:05d}$'}}")
     (root / "specs" / "bench.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    # A git repository, as in real use (paths scopes list files through git).
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
 
 
-def best_of(repeat: int, fn: Callable[[], None]) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+def make_plain_project(root: Path, n: int) -> None:
+    (root / "tests").mkdir(parents=True)
+    body = "\n".join(f"def test_{i:05d}():\n    pass\n" for i in range(n))
+    (root / "tests" / "test_plain.py").write_text(body, encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
 
 
-def time_baseline(root: Path, repeat: int) -> float:
-    def run() -> None:
-        report = check_drift(load_spec([root / "specs"]), root)
-        assert report.ok, [r.render() for r in report.red]
+def run(cwd: Path, *args: str) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one pytest process with its children."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"pytest failed in {cwd}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
-    return best_of(repeat, run)
 
-
-def time_pytest(root: Path, n: int, repeat: int) -> float:
-    def run() -> None:
-        sink = io.StringIO()
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            code = pytest.main(
-                ["-q", "-p", "no:cacheprovider", "--chimera-spec", "specs", "-c", "pytest.ini"]
-            )
-        assert code == 0, sink.getvalue()[-2000:]
-        assert f"{n} passed" in sink.getvalue(), sink.getvalue()[-2000:]
-
-    cwd = Path.cwd()
-    os.chdir(root)
-    try:
-        return best_of(repeat, run)
-    finally:
-        os.chdir(cwd)
+def show(name: str, ratios: list[float], note: str) -> None:
+    med = statistics.median(ratios)
+    print(f"| {name} | {med:.3g} | {min(ratios):.3g}–{max(ratios):.3g} | {note} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=500)
-    parser.add_argument("--small", type=int, default=20)
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--files", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-
-    rows: dict[int, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp:
-        for n in (args.small, args.items):
-            root = Path(tmp) / f"n{n}"
-            make_project(root, n)
-            rows[n] = (time_baseline(root, args.repeat), time_pytest(root, n, args.repeat))
-
-    print(f"{'items':>6}  {'check_drift':>12}  {'pytest':>10}  {'ratio':>6}")
-    for n, (base, plug) in rows.items():
-        print(f"{n:>6}  {base * 1000:>10.1f}ms  {plug * 1000:>8.1f}ms  {plug / base:>6.1f}")
-    (b_small, p_small), (b_big, p_big) = rows[args.small], rows[args.items]
-    delta_n = args.items - args.small
-    drift_per_item = (b_big - b_small) / delta_n * 1000
-    pytest_per_item = (p_big - p_small) / delta_n * 1000
-    overhead = pytest_per_item - drift_per_item
-    print(f"check_drift per item:          {drift_per_item:.3f} ms")
-    print(f"pytest --chimera-spec per item: {pytest_per_item:.3f} ms")
-    print(f"pytest overhead per item:       {overhead:.3f} ms (target: a few ms at most)")
+        spec_root, plain_root = Path(tmp) / "spec", Path(tmp) / "plain"
+        make_spec_project(spec_root, args.items, args.files)
+        make_plain_project(plain_root, args.items)
+        spec_args = ("--chimera-spec", "specs", "--chimera-no-cache")
+        per_item: list[float] = []
+        workers: list[float] = []
+        for _ in range(args.repeat):
+            plain_cpu, _ = run(plain_root)
+            spec_cpu, serial_wall = run(spec_root, *spec_args)
+            per_item.append(spec_cpu / plain_cpu)
+            _, parallel_wall = run(spec_root, *spec_args, "-n", "2")
+            workers.append(parallel_wall / serial_wall)
+    print("| measure | median ratio | spread (paired runs) | note |")
+    print("|---|---|---|---|")
+    show(
+        f"pytest --chimera-spec / plain pytest, {args.items} items (CPU)",
+        per_item,
+        f"{args.items} contains items on {args.files} files vs {args.items} `def test(): pass`",
+    )
+    show("pytest -n 2 / serial, spec items (wall)", workers, "below 1: workers help")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ active never reaches LiteLLM, PyGithub or another heavy library.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Generator, Iterable, Iterator
@@ -74,6 +75,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: pytest's rootdir)",
     )
     group.addoption(
+        "--chimera-no-cache",
+        dest="chimera_no_cache",
+        action="store_true",
+        default=False,
+        help="neither read nor write the result cache under .chimera/cache/ "
+        "(also: CHIMERA_NO_CACHE=1)",
+    )
+    group.addoption(
         "--chimera-max-evidence",
         dest="chimera_max_evidence",
         type=int,
@@ -104,6 +113,7 @@ class ChimeraState:
     invocation_dir: Path
     max_evidence: int = DEFAULT_MAX_EVIDENCE
     settings: CheckSettings | None = None
+    use_cache: bool = False
     selected: list[str] = field(default_factory=list)
     invalid_files: int = 0
     _load: SpecLoad | None = None
@@ -142,9 +152,12 @@ class ChimeraState:
         """Evaluate one requirement through the session's single DriftSession."""
         if self._drift is None:
             from chimera.spec.drift import DriftSession
+            from chimera.spec.engine import EngineOptions
             from chimera.spec.settings import engine_options
 
-            options = engine_options(self.settings) if self.settings else None
+            options = engine_options(self.settings) if self.settings else EngineOptions()
+            # The user's own tree, like `chimera check`: the result cache is trusted here.
+            options = dataclasses.replace(options, result_cache=self.use_cache)
             drift = DriftSession(self.load().spec, self.root, options=options)
             # Batch the work of every requirement that will run (files read once, patterns
             # compiled once); deselected requirements were dropped before this point.
@@ -236,6 +249,8 @@ def pytest_configure(config: pytest.Config) -> None:
         invocation_dir=base,
         max_evidence=max_evidence,
         settings=settings,
+        use_cache=not config.getoption("chimera_no_cache")
+        and os.environ.get("CHIMERA_NO_CACHE", "") in ("", "0"),
     )
     _add_collection_args(config, files)
 

@@ -18,6 +18,7 @@ Formats (stdout):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import os
@@ -91,6 +92,18 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help=f"evidence locations shown per red requirement (default {DEFAULT_MAX_EVIDENCE})",
     )
+    parser.add_argument(
+        "--all-evidence",
+        action="store_true",
+        help="list every evidence location in --json (default: the first 20 per "
+        "requirement and evidence_omitted, the count of the rest)",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the result cache under .chimera/cache/ "
+        "(also: CHIMERA_NO_CACHE=1)",
+    )
     parser.set_defaults(handler=run, format="text")
 
 
@@ -121,7 +134,9 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         raise UsageError("--max-evidence: must be at least 1")
     from chimera.spec.settings import engine_options, load_check_settings
 
-    options = engine_options(load_check_settings(root))
+    # The result cache is trusted here (the user's own tree), never in autonomous runs.
+    use_cache = not args.no_cache and os.environ.get("CHIMERA_NO_CACHE", "") in ("", "0")
+    options = dataclasses.replace(engine_options(load_check_settings(root)), result_cache=use_cache)
     default_specs = not args.spec_paths
     if default_specs:
         spec_paths = [Path("specs") if root == cwd else root / "specs"]
@@ -148,11 +163,13 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     only = _only_ids(args.only, [r.id for r in spec.requirements])
 
     from chimera.spec.drift import check_drift
+    from chimera.spec.results import DEFAULT_EVIDENCE_LIMIT
 
+    limit = None if args.all_evidence else DEFAULT_EVIDENCE_LIMIT
     report = check_drift(spec, root, only=only, options=options)
     elapsed = time.monotonic() - started
     if fmt == "json":
-        _emit_json(report.to_json())
+        _emit_json(report.to_json(max_evidence=limit))
     else:
         _emit_text(report, elapsed=elapsed, max_evidence=args.max_evidence)
         if fmt == "github":

@@ -11,6 +11,11 @@ from chimera.spec.model import Evidence, Requirement, Status
 JSON_SCHEMA_VERSION = 1
 """Version of the ``chimera check --json`` document; bumped on incompatible changes."""
 
+DEFAULT_EVIDENCE_LIMIT = 20
+"""Evidence items a JSON result lists by default (the first ones, in the kind's order); the
+rest is counted in ``evidence_omitted``, so the document stays bounded however many matches
+an ``absent`` pattern has."""
+
 
 @dataclass(frozen=True)
 class RequirementResult:
@@ -45,14 +50,20 @@ class RequirementResult:
         outcome = CheckOutcome(self.status, self.message, self.evidence)
         return self.requirement.check.render_failure(outcome, max_evidence=max_evidence)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, *, max_evidence: int | None = DEFAULT_EVIDENCE_LIMIT) -> dict[str, Any]:
+        """The result as JSON: the first ``max_evidence`` evidence items (``None``: all);
+        when some were left out, ``evidence_omitted`` counts them."""
+        shown = self.evidence if max_evidence is None else self.evidence[:max_evidence]
+        out: dict[str, Any] = {
             "id": self.id,
             "status": self.status.value,
             "message": self.message,
-            "evidence": [e.to_json() for e in self.evidence],
-            "duration_s": round(self.duration_s, 6),
+            "evidence": [e.to_json() for e in shown],
         }
+        if len(shown) < len(self.evidence):
+            out["evidence_omitted"] = len(self.evidence) - len(shown)
+        out["duration_s"] = round(self.duration_s, 6)
+        return out
 
 
 @dataclass(frozen=True)
@@ -92,11 +103,12 @@ class DriftReport:
             out[r.status.value] += 1
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``chimera check --json`` document (see README, "JSON output")."""
+    def to_json(self, *, max_evidence: int | None = DEFAULT_EVIDENCE_LIMIT) -> dict[str, Any]:
+        """The ``chimera check --json`` document (see README, "JSON output"); each result
+        lists at most ``max_evidence`` evidence items (``None``: all)."""
         return {
             "version": JSON_SCHEMA_VERSION,
             "ok": self.ok,
             "counts": self.counts(),
-            "results": [r.to_json() for r in self.results],
+            "results": [r.to_json(max_evidence=max_evidence) for r in self.results],
         }

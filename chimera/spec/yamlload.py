@@ -21,12 +21,13 @@ raises for bad input.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 __all__ = [
     "Mark",
@@ -55,6 +56,7 @@ def max_nodes(text_length: int) -> int:
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -172,19 +174,38 @@ def _describe_yaml_error(exc: yaml.YAMLError, text: str) -> YamlIssue:
     return YamlIssue(Mark(1, 1), f"invalid YAML: {exc}")
 
 
-def parse_yaml(text: str) -> YamlDocument:
+_C_LOADER: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+
+
+def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
     """Parse one YAML document from ``text``; never raises for bad input.
 
-    The pure-Python parser is used on purpose: libyaml (``CSafeLoader``) accepts texts the
-    pure parser rejects (tabs inside plain scalars, ``?`` in flow collections), so a
-    verdict would depend on how PyYAML was built. Spec files are small; the pure parser
-    reads a 2000-requirement file in well under two seconds.
+    PyYAML's pure-Python parser defines what a spec file may be. libyaml (``CSafeLoader``,
+    when PyYAML was built with it) reads the same documents several times faster, so it is
+    tried first, with two guards that keep every verdict, message and position the pure
+    parser's:
+
+    * anything libyaml rejects is parsed again by the pure parser, so malformed YAML gets
+      the pure parser's message at its marker;
+    * libyaml accepts some texts the pure parser rejects — tab characters where the pure
+      scanner refuses them, and ``?`` inside a flow collection (``[a, ?b]``) — so a text
+      holding a tab, or a ``?`` within the span of a flow collection, goes to the pure parser.
+
+    Both parsers share PyYAML's Python constructors and resolver, and their marks count
+    characters, so values and ``line:col`` are the same (the test suite compares both on
+    the same good and bad files). ``fast=False`` uses the pure parser only.
 
     Returns:
         A :class:`YamlDocument`. Malformed YAML (including a second document in the same
         text) gives ``syntax_error=True`` and one issue at the parser's marker position.
     """
-    return _parse_with(yaml.SafeLoader, text)
+    if fast and _C_LOADER is not None and "\t" not in text:
+        doc = _parse_with(_C_LOADER, text, flow_guard=True)
+        if doc is not None:
+            return doc
+    parsed = _parse_with(yaml.SafeLoader, text)
+    assert parsed is not None
+    return parsed
 
 
 _TOO_DEEP = YamlIssue(
@@ -193,20 +214,32 @@ _TOO_DEEP = YamlIssue(
 """PyYAML's composer recurses per nesting level; a pathological file must not crash us."""
 
 
-def _parse_with(loader_class: type[Any], text: str) -> YamlDocument:
+def _parse_with(
+    loader_class: type[Any], text: str, *, flow_guard: bool = False
+) -> YamlDocument | None:
+    """Parse with ``loader_class``; with ``flow_guard`` (libyaml), ``None`` asks for the
+    pure parser: the text was rejected, or holds what only libyaml accepts."""
     try:
         loader = loader_class(text)
     except yaml.YAMLError as exc:  # the reader rejects control characters up front
+        if flow_guard:
+            return None
         return YamlDocument(issues=[_describe_yaml_error(exc, text)], syntax_error=True)
     try:
         try:
             root = loader.get_single_node()
         except yaml.YAMLError as exc:
+            if flow_guard:
+                return None
             return YamlDocument(issues=[_describe_yaml_error(exc, text)], syntax_error=True)
         except RecursionError:
+            if flow_guard:
+                return None
             return YamlDocument(issues=[_TOO_DEEP], syntax_error=True)
         if root is None:
             return YamlDocument(empty=True)
+        if flow_guard and _libyaml_differs(root, text):
+            return None
         builder = _Builder(loader, max_nodes(len(text)))
         try:
             value = builder.build(root, ())
@@ -221,6 +254,54 @@ def _parse_with(loader_class: type[Any], text: str) -> YamlDocument:
         )
     finally:
         loader.dispose()
+
+
+_BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
+
+
+def _libyaml_differs(root: Node, text: str) -> bool:
+    """Whether libyaml's reading of ``text`` may differ from the pure parser's: a block
+    scalar header followed at once by ``#`` (``|#``, which only libyaml accepts), a ``?``
+    within a flow collection, or an empty value in one (libyaml marks it one column later).
+    """
+    blocks = "|" in text or ">" in text
+    if not blocks and "[" not in text and "{" not in text:
+        return False
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if _kind(node) == "scalar":
+            if getattr(node, "style", None) in ("|", ">") and _BLOCK_HEADER_COMMENT.match(
+                text, node.start_mark.index
+            ):
+                return True
+            continue
+        if _kind(node) in ("sequence", "mapping"):
+            if getattr(node, "flow_style", False):
+                if "?" in text[node.start_mark.index : node.end_mark.index]:
+                    return True
+                for child in node.value:
+                    parts = (child,) if _kind(node) == "sequence" else child
+                    # An empty plain scalar (style None in PyYAML, "" in libyaml).
+                    if any(_kind(p) == "scalar" and not p.value and not p.style for p in parts):
+                        return True
+            if _kind(node) == "sequence":
+                stack.extend(node.value)
+            else:
+                for key, value in node.value:
+                    stack.extend((key, value))
+    return False
+
+
+def _kind(node: Node) -> str:
+    """``scalar``, ``sequence`` or ``mapping``. Not ``isinstance``: libyaml's extension
+    builds nodes from the ``yaml.nodes`` classes of its first import, which a re-imported
+    ``yaml`` (pytest's in-process runs restore ``sys.modules``) no longer has."""
+    return str(getattr(node, "id", ""))
 
 
 class _TooManyNodes(Exception):
@@ -270,22 +351,22 @@ class _Builder:
             )
             self.broken.add(path)
             return None
-        if isinstance(node, ScalarNode):
-            value = self._scalar(node)
+        if _kind(node) == "scalar":
+            value = self._scalar(cast(ScalarNode, node))
             if value is _FAILED:
                 self.broken.add(path)
                 return None
             return value
         self._active.add(id(node))
         try:
-            if isinstance(node, SequenceNode):
+            if _kind(node) == "sequence":
                 if node.tag != _SEQ_TAG:
                     self._bad_tag(node, "a list")
                 return [self._node(item, (*path, i)) for i, item in enumerate(node.value)]
-            if isinstance(node, MappingNode):
+            if _kind(node) == "mapping":
                 if node.tag != _MAP_TAG:
                     self._bad_tag(node, "a mapping")
-                return self._mapping(node, path)
+                return self._mapping(cast(MappingNode, node), path)
         finally:
             self._active.discard(id(node))
         self.issues.append(YamlIssue(Mark.of(node.start_mark), "unsupported YAML node"))
@@ -300,6 +381,8 @@ class _Builder:
         )
 
     def _scalar(self, node: ScalarNode) -> Any:
+        if node.tag == _STR_TAG:
+            return node.value  # what SafeConstructor.construct_yaml_str returns
         try:
             return self._loader.construct_object(node, deep=True)
         except Exception as exc:
@@ -317,7 +400,7 @@ class _Builder:
 
     def _key(self, key_node: Node) -> str | None:
         """The key as a string, or ``None`` (with an issue) when it is not one."""
-        if not isinstance(key_node, ScalarNode):
+        if _kind(key_node) != "scalar":
             self.issues.append(
                 YamlIssue(
                     Mark.of(key_node.start_mark),
@@ -325,7 +408,7 @@ class _Builder:
                 )
             )
             return None
-        key = self._scalar(key_node)
+        key = self._scalar(cast(ScalarNode, key_node))
         if isinstance(key, str):
             return key
         if key is not _FAILED:
@@ -370,10 +453,10 @@ class _Builder:
     def _merge(self, merge_node: Node, path: NodePath, result: dict[str, Any]) -> None:
         """Apply a ``<<`` merge key: keys already present win, earlier sources win."""
         sources: list[Node]
-        if isinstance(merge_node, MappingNode):
+        if _kind(merge_node) == "mapping":
             sources = [merge_node]
-        elif isinstance(merge_node, SequenceNode) and all(
-            isinstance(item, MappingNode) for item in merge_node.value
+        elif _kind(merge_node) == "sequence" and all(
+            _kind(item) == "mapping" for item in merge_node.value
         ):
             sources = list(merge_node.value)
         else:

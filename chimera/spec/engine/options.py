@@ -33,6 +33,11 @@ class EngineOptions:
             repository, else a walk honouring ``.gitignore`` files) or ``walk`` (always walk —
             for trees that sit inside someone else's repository, such as an interpreter
             installed by a git-cloned version manager, whose files that repository ignores).
+        result_cache: read and write the content-addressed result cache under
+            ``.chimera/cache/`` (:mod:`chimera.spec.engine.cache`). Off by default: whoever
+            can write the cache can forge a verdict, so only ``chimera check`` and the pytest
+            plugin turn it on — never autonomous runs or the Action's verify/publish steps.
+        cache_max_bytes: bound of the cache file; bytes.
     """
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
@@ -42,6 +47,8 @@ class EngineOptions:
     snippet_chars: int = 200
     min_literal_chars: int = 2
     listing: Literal["auto", "walk"] = "auto"
+    result_cache: bool = False
+    cache_max_bytes: int = 64 * MIB
 
 
 @dataclass

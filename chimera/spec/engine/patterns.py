@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,6 +45,10 @@ _REPEATS = tuple(
     if hasattr(_sre, name)
 )
 _ATOMIC = getattr(_sre, "ATOMIC_GROUP", None)
+_AT = _sre.AT
+_LINE_STARTS = (_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING)
+MAX_REPEAT_CHARS = 64
+"""Longest literal taken from one repeated character (`` {40,}``); longer adds little."""
 _POSIX_CLASS = re.compile(r"\[:\^?[A-Za-z]+:\]")
 
 
@@ -102,6 +107,9 @@ class CompiledPattern:
     literals: frozenset[str] | None
     literal_sets: tuple[frozenset[str], ...] = ()
     """Every necessary set (a text can match only if it has a string of each)."""
+    prefix: str | None = None
+    """The literal every match starts with, behind a leading ``^`` (see
+    :func:`line_start_prefix`); searches then jump between its occurrences."""
 
     @property
     def key(self) -> tuple[str, bool]:
@@ -120,10 +128,38 @@ class CompiledPattern:
         if not self.is_regex:
             return list(_find_all(text, self.source, first_only))
         assert self.compiled is not None
+        if self.prefix is not None:
+            return self._jump_search(text, first_only, timeout)
         if first_only:
             m = self.compiled.search(text, timeout=timeout)
             return [] if m is None else [m.start()]
         return [m.start() for m in self.compiled.finditer(text, timeout=timeout)]
+
+    def _jump_search(self, text: str, first_only: bool, timeout: float) -> list[int]:
+        """``search``/``finditer`` for a pattern whose every match starts with ``prefix``:
+        the same matches, trying the pattern only where the prefix occurs (``match`` at a
+        position sees the text before it, so ``^``, ``\\b`` and lookbehinds behave as in a
+        search). The time limit covers the whole text, as for one ``finditer``."""
+        assert self.compiled is not None and self.prefix is not None
+        match = self.compiled.match
+        prefix = self.prefix
+        deadline = time.monotonic() + timeout
+        out: list[int] = []
+        pos = text.find(prefix)
+        while pos >= 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("regex timed out")
+            m = match(text, pos, timeout=left)
+            if m is None:
+                pos = text.find(prefix, pos + 1)
+                continue
+            out.append(pos)
+            if first_only:
+                break
+            # Matches never overlap, and cannot be empty (they hold the prefix).
+            pos = text.find(prefix, m.end())
+        return out
 
 
 def _find_all(text: str, needle: str, first_only: bool) -> Iterator[int]:
@@ -162,10 +198,11 @@ class PatternCache:
         if compiled is None:
             return CompiledPattern(source, True, None, problem, None)
         sets = required_literal_sets(source, self.options.min_literal_chars)
+        prefix = line_start_prefix(source, self.options.min_literal_chars)
         if not sets:
-            return CompiledPattern(source, True, compiled, None, None)
+            return CompiledPattern(source, True, compiled, None, None, prefix=prefix)
         return CompiledPattern(
-            source, True, compiled, None, frozenset().union(*sets), literal_sets=sets
+            source, True, compiled, None, frozenset().union(*sets), literal_sets=sets, prefix=prefix
         )
 
 
@@ -214,6 +251,60 @@ def required_literals(pattern: str, min_chars: int = 2) -> frozenset[str] | None
     return sets[0] if sets else None
 
 
+def _repeated_char(op: Any, av: Any) -> tuple[str, int, bool] | None:
+    """``(char, count, exact)`` for a repeat of one literal character at least once."""
+    if op not in _REPEATS:
+        return None
+    lo, hi, p = av
+    items = list(p)
+    if lo < 1 or len(items) != 1 or items[0][0] is not _LITERAL or items[0][1] == ord("{"):
+        return None
+    count = min(lo, MAX_REPEAT_CHARS)
+    return chr(items[0][1]), count, hi == lo and count == lo
+
+
+def line_start_prefix(pattern: str, min_chars: int = 2) -> str | None:
+    """The literal every match of ``pattern`` starts with, when the pattern begins with
+    ``^`` (``^ {40,}\\S`` gives 40 spaces); ``None`` when there is none of ``min_chars``.
+
+    The ``regex`` module finds a leading literal by itself, but not one behind ``^``: it
+    then tries the anchor at every position of the text. Knowing the prefix, a search can
+    jump from one occurrence of it to the next (see :meth:`CompiledPattern.search`).
+    """
+    if "[:" in pattern or _FUZZY_RISK.search(pattern):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            parsed = _sre_parse.parse(pattern, 0)
+    except (re.error, Warning, RecursionError, OverflowError, ValueError):
+        return None
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        return None
+    items = list(parsed)
+    if not items or items[0][0] is not _AT or items[0][1] not in _LINE_STARTS:
+        return None
+    prefix: list[str] = []
+    for op, av in items[1:]:
+        if op is _LITERAL and av != ord("{"):
+            prefix.append(chr(av))
+            continue
+        repeated = _repeated_char(op, av)
+        if repeated is None:
+            break
+        char, lo, exact = repeated
+        prefix.append(char * lo)
+        if not exact:
+            break
+    text = "".join(prefix)
+    return text if len(text) >= min_chars else None
+
+
+_FUZZY_RISK = re.compile(r"\{(?![0-9,]*\})")
+"""A ``{`` that is not a plain ``{m,n}`` repeat: it may open a fuzzy constraint of the
+``regex`` module (``{e<=1}``), which lets the text before it differ from the pattern."""
+
+
 def _score(cand: frozenset[str]) -> tuple[int, int, tuple[str, ...]]:
     return (min(len(s) for s in cand), -len(cand), tuple(sorted(cand)))
 
@@ -236,6 +327,16 @@ def _candidates(items: list[tuple[Any, Any]]) -> list[frozenset[str]]:
                 # a literal brace may mean the preceding text need not occur verbatim.
                 raise _NoPrefilter
             run.append(chr(av))
+            continue
+        repeated = _repeated_char(op, av)
+        if repeated is not None:
+            # ` {40,}`: the character occurs `lo` times in a row, joined to the text before;
+            # when more may follow, the text after is joined to the last `lo` only.
+            char, lo, exact = repeated
+            run.append(char * lo)
+            if not exact:
+                flush()
+                run.append(char * lo)
             continue
         flush()
         if op is _SUBPATTERN:

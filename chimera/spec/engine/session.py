@@ -12,10 +12,13 @@ announcement is planned on the spot and served from the text cache when possible
 
 from __future__ import annotations
 
+import importlib
+import operator
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import ahocorasick
 
@@ -29,6 +32,7 @@ from chimera.spec.context import (
     TextMatch,
     Unscannable,
 )
+from chimera.spec.engine.cache import ResultCache
 from chimera.spec.engine.files import (
     IS_DIRECTORY,
     FileTree,
@@ -42,6 +46,8 @@ from chimera.spec.engine.files import (
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.pyindex import STAR, index_source
+from chimera.spec.engine.stored import FileScan as _FileScan
+from chimera.spec.engine.stored import Stored
 
 _PatternKey = tuple[str, bool]
 _Located = tuple[int, int, str]
@@ -59,13 +65,48 @@ class _Scope:
     by_real: dict[str, Target] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class _FileScan:
-    """A pattern's matches in one file (only stored when there are matches or a timeout)."""
+class _LiteralSet:
+    """Which planned patterns may match a text, from their required literals, with one
+    RE2 ``Set`` of literal strings (the ``fast`` extra, ``google-re2``): one DFA pass per
+    file in C++ that returns the distinct literals present.
 
-    matches: tuple[_Located, ...] = ()
-    timed_out: bool = False
-    skipped: bool = False
+    Only literals go to RE2 (``Options.literal``): a literal's occurrence in the UTF-8
+    bytes of a text is exactly its occurrence in the text (UTF-8 is self-synchronising), so
+    the answer is the same set :class:`_Prefilter` gives; patterns themselves always run on
+    the ``regex`` module. A text that cannot be encoded (a lone surrogate) falls back to
+    substring searches.
+    """
+
+    def __init__(self, by_literal: dict[str, set[_PatternKey]], re2: Any) -> None:
+        self.literals = sorted(by_literal)
+        self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
+        options = re2.Options()
+        options.literal = True
+        options.max_mem = 256 * 1024 * 1024
+        self._set = re2.Set.SearchSet(options)
+        for literal in self.literals:
+            self._set.Add(literal)
+        self._set.Compile()
+
+    def hits(self, text: str) -> set[str]:
+        """The literals present in ``text`` (exactly)."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return {lit for lit in self.literals if lit in text}
+        literals = self.literals
+        return {literals[i] for i in self._set.Match(data) or ()}
+
+
+def _make_prefilter(by_literal: dict[str, set[_PatternKey]]) -> _Prefilter | _LiteralSet:
+    try:
+        re2 = importlib.import_module("re2")
+    except ImportError:
+        return _Prefilter(by_literal)
+    try:
+        return _LiteralSet(by_literal, re2)
+    except Exception:  # RE2 refused the set (memory limit): the automaton always works
+        return _Prefilter(by_literal)
 
 
 class _Prefilter:
@@ -78,11 +119,12 @@ class _Prefilter:
       its keys (its root's fan-out), so each literal is represented by a suffix that starts
       at one of a few rare "anchor" characters, chosen by greedy set cover — a suffix of a
       required literal is itself required, so this only adds false positives, never misses;
-    * a literal occurring on many lines would make the pass yield at nearly every line, at
-      Python speed; such a literal is tested with a plain substring search instead, which
-      stops at its first occurrence. The first files of a pass are sampled with ``str.count``
-      (which also gives the character frequencies for the anchors), and yields are counted
-      afterwards so a literal that turns out common later moves too.
+    * a literal occurring on many lines would make the pass yield at nearly every line;
+      such a literal is tested with a plain substring search instead, which stops at its
+      first occurrence. The first files of a pass are sampled with ``str.count`` (which also
+      gives the character frequencies for the anchors); afterwards a literal present in most
+      files moves too. The automaton's hits are deduplicated in C (``set(map(...))``), so no
+      Python code runs per occurrence.
     """
 
     SAMPLE = 24
@@ -123,11 +165,9 @@ class _Prefilter:
                 self._rebalance()
         else:
             if self.automaton is not None:
-                occurrences = self.occurrences
-                for _end, ids in self.automaton.iter(text):
-                    for idx in ids:
-                        found.add(idx)
-                        occurrences[idx] += 1
+                # Distinct keys found, deduplicated in C: no Python code runs per occurrence.
+                for ids in set(map(_second, self.automaton.iter(text))):
+                    found.update(ids)
             for idx in self.common:
                 if self.literals[idx] in text:
                     found.add(idx)
@@ -143,7 +183,8 @@ class _Prefilter:
 
     def _rebalance(self) -> None:
         share = self.files * self.COMMON_SHARE
-        many = self.files * self.COMMON_PER_FILE
+        many = self.SAMPLE * self.COMMON_PER_FILE
+        # Occurrences are counted in the sample only; afterwards presence decides.
         common = self.common | {
             i
             for i in range(len(self.literals))
@@ -232,6 +273,15 @@ class EngineSession:
         # Per pattern key: the files where it matched or timed out.
         self._found: dict[_PatternKey, dict[str, _FileScan]] = {}
         self._timeouts: dict[_PatternKey, int] = {}
+        self.result_cache: ResultCache | None = None
+        """The result cache (``options.result_cache``), unless refused (``cache_refusal``)."""
+        self.cache_refusal: str | None = None
+        if self.options.result_cache and reader is None:
+            cache = ResultCache(self._root_real, max_bytes=self.options.cache_max_bytes)
+            if cache.disabled is None:
+                self.result_cache = cache
+            else:
+                self.cache_refusal = cache.disabled
 
     # -- CheckContext -------------------------------------------------------------------
 
@@ -408,17 +458,25 @@ class EngineSession:
                     planned[key] = need_all
         for real, target in modules.items():
             targets.setdefault(real, target)
-        prefilter = _Prefilter(by_literal) if by_literal else None
+        prefilter = _make_prefilter(by_literal) if by_literal else None
+        cache = self.result_cache
         timeout = self.options.pattern_timeout_s
         for real in sorted(targets):
             target = targets[real]
+            lit = with_literals.get(real)
+            nolit = without_literals.get(real)
+            stored: Stored | None = None
+            if cache is not None:
+                stored = Stored(cache, real, target.rel, self.options)
+                if stored.replay(self, lit, nolit, real in modules):
+                    continue
             text = self._text(target)
             if isinstance(text, Unscannable):
                 if real in modules:
                     self._modules[real] = ({}, f"cannot read {target.rel}: {text.reason}")
                 continue
-            lit = with_literals.get(real)
-            nolit = without_literals.get(real)
+            if stored is not None:
+                stored.hashed(text)
             run: list[tuple[_PatternKey, bool]] = list(nolit.items()) if nolit else []
             if lit:
                 assert prefilter is not None
@@ -433,6 +491,8 @@ class EngineSession:
                         run.append((key, wanted))
                 self.stats.prefilter_skips += len(lit) - (len(run) - len(nolit or ()))
             for key, need_all in run:
+                if stored is not None and stored.reuse(self, key, need_all):
+                    continue
                 if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
                     self._found.setdefault(key, {})[real] = _FileScan(skipped=True)
                     continue
@@ -449,12 +509,16 @@ class EngineSession:
                     every = [k for k, v in planned.items() if v]
                     if every:
                         self._done_all.setdefault(real, set()).update(every)
-            if real in modules:
+            if real in modules and (stored is None or not stored.reuse_index(self)):
                 self.stats.parses[real] += 1
                 self._modules[real] = index_source(
                     text, target.rel, snippet_chars=self.options.snippet_chars
                 )
+            if stored is not None:
+                stored.store(self, lit, nolit, real in modules)
         self._satisfied.update(requests)
+        if cache is not None:
+            cache.save()
 
     def _search(
         self, cp: CompiledPattern, text: str, need_all: bool, timeout: float
@@ -548,6 +612,9 @@ class EngineSession:
             unscannable=tuple(unscannable),
             by_real={t.real: t for t in targets},
         )
+
+
+_second = operator.itemgetter(1)
 
 
 def _has_all(sets: tuple[frozenset[str], ...], text: str, seen: dict[str, bool]) -> bool:

@@ -1,0 +1,255 @@
+"""The content-addressed result cache of ``contains`` / ``absent`` / ``defines`` checks.
+
+A warm ``chimera check`` (or ``pytest --chimera-spec``) reads only the files that changed:
+the results of a text search and of a Python symbol index are stored under
+``.chimera/cache/`` keyed by
+
+* the file's content (SHA-256 of its decoded text) and how it was decoded (Python files
+  honour PEP 263, so the decoding mode is part of the key);
+* the check's definition (pattern, literal or regex, first match or every match) and every
+  setting that changes a result (size limit, snippet length, the engine version).
+
+``command`` checks are never cached. Time-outs are never stored (they depend on the load
+of the machine), nor are unreadable files (they are read again).
+
+Stat data (size, mtime, ctime, inode) only decides whether a file must be hashed again; an
+entry recorded less than :data:`RACY_S` seconds after the file's mtime is not trusted (the
+"racy git" rule: a second write within the clock's granularity keeps the mtime).
+
+Who can write the cache can forge a verdict, so it is opt-in
+(:attr:`EngineOptions.result_cache`, off by default; ``chimera check`` and the pytest
+plugin turn it on, autonomous runs and the Action's verify and publish steps never do) and
+refused when ``git ls-files .chimera`` lists anything: a pull request could commit entries.
+
+Writes are atomic (temporary file + rename), so concurrent runs never see a torn file (the
+last writer wins; a lost entry only costs a re-read). The file is bounded: past
+``max_bytes`` the least recently used files' entries are dropped.
+"""
+
+# Stat and path calls run once per selected file: plain os calls, as in files.py.
+# ruff: noqa: PTH103, PTH105, PTH108, PTH110, PTH116, PTH118, PTH120, PTH123
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+ENGINE_VERSION = "1"
+"""Bumped whenever the engine's results for the same input could change."""
+
+CACHE_DIR = ".chimera/cache"
+CACHE_FILE = "results.json"
+RACY_S = 2.0
+"""An mtime this close to the time a stat was recorded is not trusted."""
+
+StatKey = tuple[int, int, int, int]
+
+
+def content_key(text: str, mode: str) -> str:
+    """The key of a decoded text: SHA-256 of its UTF-8 bytes and the decoding ``mode``."""
+    digest = hashlib.sha256(mode.encode() + b"\0")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:40]
+
+
+@functools.lru_cache(maxsize=8192)
+def check_key(*parts: str | bool | int | float) -> str:
+    """A short, stable digest of a check's definition and the settings it depends on."""
+    raw = json.dumps([ENGINE_VERSION, *parts], separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:24]
+
+
+def tracked_cache_files(root: str) -> list[str]:
+    """What ``git ls-files .chimera`` lists under ``root`` (empty outside a repository)."""
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "-z", "--", ".chimera"],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    return [n for n in proc.stdout.decode("utf-8", "replace").split("\0") if n]
+
+
+@dataclass
+class _Entry:
+    used: float
+    results: dict[str, Any]
+
+
+class ResultCache:
+    """The cache of one root, loaded once per session and saved once at its end.
+
+    Args:
+        root_real: the checked tree (real path).
+        max_bytes: bound of the cache file; least recently used entries go first.
+
+    ``disabled`` names why the cache is not used (``None`` when it is).
+    """
+
+    def __init__(self, root_real: str, *, max_bytes: int) -> None:
+        self.root_real = root_real
+        self.max_bytes = max_bytes
+        self.path = os.path.join(root_real, CACHE_DIR, CACHE_FILE)
+        self.disabled: str | None = None
+        self.hits = 0
+        self.misses = 0
+        self._entries: dict[str, _Entry] = {}
+        self._stats: dict[str, tuple[StatKey, str]] = {}
+        self._dirty = False
+        self._table: list[str] = []
+        self._now = time.time()
+        tracked = tracked_cache_files(root_real)
+        if tracked:
+            self.disabled = (
+                f"{CACHE_DIR} is off: git tracks files under .chimera ({tracked[0]}), "
+                "and a committed entry could forge a verdict"
+            )
+            return
+        self._load()
+
+    # -- lookups ---------------------------------------------------------------------
+
+    def known(self, real: str, mode: str) -> str | None:
+        """The content key of ``real`` (decoded as ``mode``) when its stat data is unchanged
+        since it was hashed."""
+        if self.disabled is not None:
+            return None
+        recorded = self._stats.get(f"{mode}:{real}")
+        if recorded is None:
+            return None
+        current = _stat_key(real)
+        if current is None or current != recorded[0]:
+            return None
+        return recorded[1]
+
+    def remember(self, real: str, mode: str, key: str) -> None:
+        """Record ``real``'s content key with its stat data (unless it is racy)."""
+        if self.disabled is not None:
+            return
+        current = _stat_key(real)
+        name = f"{mode}:{real}"
+        if current is None or self._now - current[1] / 1e9 < RACY_S:
+            self._stats.pop(name, None)
+            return
+        if self._stats.get(name) != (current, key):
+            self._stats[name] = (current, key)
+            self._dirty = True
+
+    def results(self, key: str) -> dict[str, Any] | None:
+        """Every stored result of content ``key`` by check id (marks it used), or ``None``."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        entry.used = self._now
+        return entry.results
+
+    def get(self, key: str, check: str) -> Any:
+        """The stored result (JSON-shaped) of check ``check`` on content ``key``, or
+        ``None``."""
+        entry = self._entries.get(key)
+        found = None if entry is None else entry.results.get(check)
+        if found is None:
+            self.misses += 1
+            return None
+        assert entry is not None
+        self.hits += 1
+        entry.used = self._now
+        return found
+
+    def put(self, key: str, check: str, result: Any) -> None:
+        """Store ``result`` (JSON-shaped, not ``None``) of check ``check`` on ``key``."""
+        if self.disabled is not None:
+            return
+        entry = self._entries.setdefault(key, _Entry(self._now, {}))
+        entry.results[check] = result
+        entry.used = self._now
+        self._dirty = True
+
+    # -- persistence -----------------------------------------------------------------
+
+    def _load(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                raw = json.loads(handle.read())
+            if raw.get("version") != ENGINE_VERSION:
+                return
+            checks = [str(c) for c in raw["checks"]]
+            for key, (used, results) in raw["entries"].items():
+                by_id = {checks[int(i)]: r for i, r in results.items()}
+                self._entries[key] = _Entry(float(used), by_id)
+            for real, (st, key) in raw["stats"].items():
+                self._stats[real] = (tuple(st), key)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            # A damaged cache is only a slower run: start empty, overwrite it at the end.
+            log.warning("ignoring the unreadable result cache %s: %s", self.path, exc)
+            self._entries.clear()
+            self._stats.clear()
+
+    def save(self) -> None:
+        """Write the cache back atomically (bounded to ``max_bytes``); never raises."""
+        if self.disabled is not None or not self._dirty:
+            return
+        entries = sorted(self._entries.items(), key=lambda kv: kv[1].used, reverse=True)
+        # Check ids are listed once and referred to by position: most files share them.
+        table: dict[str, int] = {}
+        body: dict[str, Any] = {}
+        for k, e in entries:
+            body[k] = [e.used, {table.setdefault(c, len(table)): r for c, r in e.results.items()}]
+        self._table = list(table)
+        data = self._encode(body)
+        while len(data) > self.max_bytes and body:
+            # Drop the least recently used half of what is over, then measure again.
+            keep = max(0, int(len(body) * self.max_bytes / len(data) * 0.9))
+            body = dict(list(body.items())[:keep])
+            data = self._encode(body)
+        try:
+            directory = os.path.dirname(self.path)
+            os.makedirs(directory, exist_ok=True)
+            ignore = os.path.join(directory, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w", encoding="utf-8") as handle:
+                    handle.write("# the result cache of chimera check; never commit it\n*\n")
+            fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=directory)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(tmp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError as exc:
+            log.warning("cannot write the result cache %s: %s", self.path, exc)
+
+    def _encode(self, body: dict[str, Any]) -> bytes:
+        stats = {real: [list(st), key] for real, (st, key) in self._stats.items() if key in body}
+        doc = {"version": ENGINE_VERSION, "checks": self._table, "entries": body, "stats": stats}
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _stat_key(real: str) -> StatKey | None:
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

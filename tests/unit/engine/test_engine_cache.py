@@ -1,0 +1,159 @@
+"""The result cache: warm runs read nothing, changes are seen, forged entries are refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from chimera.spec.drift import DriftSession
+from chimera.spec.engine import EngineOptions, EngineStats
+from chimera.spec.kinds import Absent, Contains, Defines
+from chimera.spec.kinds.defines import SymbolKind
+from chimera.spec.kinds.text import MatchMode
+from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile, Status
+
+CACHE = Path(".chimera/cache/results.json")
+OLD = 1_600_000_000  # an mtime far from now: stat data is trusted (not "racy")
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, (OLD, OLD))
+
+
+def spec_of(*checks: Check) -> Spec:
+    loc = SourceLocation("specs/t.yaml", 1, 1)
+    reqs = tuple(Requirement(f"r{i}", c, loc) for i, c in enumerate(checks))
+    return Spec((SpecFile(Path("specs/t.yaml"), reqs),))
+
+
+SPEC = spec_of(
+    Absent(paths=["src/*.py"], pattern=r"print\("),
+    Contains(paths=["src/*.py"], pattern=r"^def \w+", match=MatchMode.ALL),
+    Defines(path="src/a.py", symbol="run", kind=SymbolKind.FUNCTION),
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    write(tmp_path, "src/a.py", "def run():\n    return 1\n")
+    write(tmp_path, "src/b.py", "def helper():\n    print('x')\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "init")
+    return tmp_path
+
+
+def check(root: Path, *, cache: bool = True) -> tuple[list[tuple[Status, str]], EngineStats]:
+    stats = EngineStats()
+    options = EngineOptions(result_cache=cache)
+    report = DriftSession(SPEC, root, options=options, stats=stats).report()
+    return [(r.status, r.message) for r in report], stats
+
+
+def test_a_warm_run_reads_no_file_and_agrees(repo: Path) -> None:
+    cold, cold_stats = check(repo)
+    assert len(cold_stats.reads) == 2
+    assert (repo / CACHE).is_file()
+    warm, warm_stats = check(repo)
+    assert warm == cold
+    assert warm_stats.reads == {}
+    assert warm_stats.parses == {}
+    assert cold[0][0] is Status.FAILED  # b.py prints
+
+
+def test_a_changed_file_is_read_again(repo: Path) -> None:
+    check(repo)
+    write(repo, "src/b.py", "def helper():\n    return 'x'\n")
+    results, stats = check(repo)
+    assert [Path(p).name for p in stats.reads] == ["b.py"]
+    assert results[0][0] is Status.PASSED
+
+
+def test_a_racy_stat_is_not_trusted(repo: Path) -> None:
+    """Same size and mtime, other content, written right after the cache recorded it."""
+    path = repo / "src" / "b.py"
+    path.write_text("def helper():\n    print('x')\n", encoding="utf-8")
+    check(repo)
+    st = path.stat()
+    path.write_text("def helper():\n    printx'x')\n", encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    results, stats = check(repo)
+    assert results[0][0] is Status.PASSED
+    assert [Path(p).name for p in stats.reads] == ["b.py"]
+
+
+def _forge(root: Path) -> None:
+    """Rewrite every stored search as 'no match'."""
+    doc = json.loads((root / CACHE).read_text(encoding="utf-8"))
+    for _used, results in doc["entries"].values():
+        for check_id, value in results.items():
+            is_scan = isinstance(value, list) and value and isinstance(value[0], list)
+            if is_scan and isinstance(value[0][0], int):
+                results[check_id] = []
+    (root / CACHE).write_text(json.dumps(doc), encoding="utf-8")
+
+
+def test_an_untracked_forged_entry_is_believed(repo: Path) -> None:
+    """Why the cache is opt-in: whoever writes it decides the verdict (this is the threat
+    the next test closes for committed entries)."""
+    check(repo)
+    _forge(repo)
+    results, _ = check(repo)
+    assert results[0][0] is Status.PASSED
+
+
+def test_a_committed_forged_entry_turns_the_cache_off(repo: Path) -> None:
+    check(repo)
+    _forge(repo)
+    git(repo, "add", "-f", str(CACHE))
+    git(repo, "commit", "-qm", "forged cache")
+    stats = EngineStats()
+    session = DriftSession(SPEC, repo, options=EngineOptions(result_cache=True), stats=stats)
+    report = session.report()
+    assert report.results[0].status is Status.FAILED
+    assert session.engine.result_cache is None
+    assert session.engine.cache_refusal is not None
+    assert ".chimera" in session.engine.cache_refusal
+    assert len(stats.reads) == 2
+
+
+def test_the_cache_is_off_by_default(repo: Path) -> None:
+    """Autonomous runs and the Action's steps use the default options: no cache."""
+    check(repo, cache=False)
+    assert not (repo / ".chimera").exists()
+
+
+def test_the_cache_is_bounded(repo: Path) -> None:
+    for i in range(40):
+        write(repo, f"src/m{i}.py", f"def f{i}():\n    print({i})\n" * 20)
+    options = EngineOptions(result_cache=True, cache_max_bytes=4000)
+    DriftSession(SPEC, repo, options=options).report()
+    size = (repo / CACHE).stat().st_size
+    assert 0 < size <= 4000
+    # Still correct with a partial cache.
+    report = DriftSession(SPEC, repo, options=options).report()
+    assert report.results[0].status is Status.FAILED
+
+
+def test_a_damaged_cache_is_only_slower(repo: Path) -> None:
+    cold, _ = check(repo)
+    (repo / CACHE).write_text("{not json", encoding="utf-8")
+    again, stats = check(repo)
+    assert again == cold
+    assert len(stats.reads) == 2
