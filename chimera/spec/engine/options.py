@@ -33,6 +33,9 @@ class EngineOptions:
             repository, else a walk honouring ``.gitignore`` files) or ``walk`` (always walk —
             for trees that sit inside someone else's repository, such as an interpreter
             installed by a git-cloned version manager, whose files that repository ignores).
+        hidden: real absolute paths whose files no check reads (held-out requirements, during
+            an autonomous run): globs never select them, and a ``path`` naming one is
+            unscannable (fail closed).
     """
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
@@ -42,6 +45,7 @@ class EngineOptions:
     snippet_chars: int = 200
     min_literal_chars: int = 2
     listing: Literal["auto", "walk"] = "auto"
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass
