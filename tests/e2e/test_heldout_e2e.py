@@ -182,7 +182,7 @@ def test_every_tool_and_command_fails_closed_on_the_held_out_folder(tmp_path: Pa
         _call("run_command", command="ls", cwd="specs-heldout"),
         _call("run_command", command="cat $(printf specs-held; printf out)/*; cat notes.md"),
         _call("run_command", command="cat .chimera/runs/*/heldout.jsonl .chimera/runs/*/*.json"),
-        _call("run_command", command="grep -rs 3c9d / 2>/dev/null | head; git log --all --stat"),
+        _call("run_command", command="grep -rs 3c9d . /tmp; git log --all --stat"),
     ]
     model = _script(
         tmp_path,
