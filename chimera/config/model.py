@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from chimera.config.check import CheckSettings
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
+from chimera.config.heldout import HeldOutConfig
 from chimera.config.review import ReviewConfig
 from chimera.config.run import RunConfig
 from chimera.errors import ConfigError
@@ -193,6 +194,8 @@ class ChimeraConfig(Section):
     check: CheckSettings = Field(default_factory=CheckSettings)
     # Who reviews an attempt (chimera.config.review): a review crew instead of one call.
     review: ReviewConfig = Field(default_factory=ReviewConfig)
+    # Requirements the agent never sees (chimera.config.heldout).
+    heldout: HeldOutConfig = Field(default_factory=HeldOutConfig)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.
