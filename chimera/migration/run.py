@@ -146,6 +146,7 @@ def _schedule(run: _Run, f: Found) -> Outcome:
     job = f.data
     sched = job.get("schedule")
     expr = sched.get("expr") or sched.get("cron") if isinstance(sched, dict) else sched
+    tz = sched.get("tz") if isinstance(sched, dict) else None
     ident = re.sub(r"[^a-z0-9_-]+", "-", f"{run.tool}-{f.name}".lower()).strip("-")[:64]
     if not isinstance(expr, str) or len(expr.split()) != 5:
         return Outcome("schedule", f.source, Status.ARCHIVED, "", f"not a cron: {sched!r}")
@@ -154,7 +155,7 @@ def _schedule(run: _Run, f: Found) -> Outcome:
     decl = {
         "id": ident,
         "title": f"migrated from {run.tool} ({f.source})",
-        "cron": {"expr": expr, "timezone": str(job.get("timezone") or "UTC")},
+        "cron": {"expr": expr, "timezone": str(job.get("timezone") or tz or "UTC")},
         "task": f.text,
         "created_by": "agent",
         "enabled": False,

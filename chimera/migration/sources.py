@@ -19,11 +19,16 @@ Layouts, as verified with the search tool (stored public sources):
   ``~/.openclaw/openclaw.json`` (JSON5); shared skills live in ``~/.openclaw/skills/``
   (Hermes' migrator: "Copy shared OpenClaw skills from ~/.openclaw/skills/").
 
+Also found: Hermes' cron module stores jobs in ``~/.hermes/cron/jobs.json``; OpenClaw's MCP
+servers sit under ``mcp.servers.<name>`` of ``openclaw.json`` (docs.openclaw.ai ``cli/mcp``).
+
 Not verified (taken from the issue, read defensively): Hermes profiles
-(``active_profile`` naming ``profiles/<name>/``), the ``cron/jobs.json`` shape (a list, or
-``{"jobs": [...]}``, each with ``id``/``name``, ``prompt`` and a cron ``schedule``), Hermes'
-``agent.system_prompt`` key, OpenClaw's ``mcp.servers`` key, the legacy ``~/.clawdbot`` and
-``~/.moltbot`` homes and their ``clawdbot.json``/``moltbot.json`` file names.
+(``active_profile`` naming ``profiles/<name>/``); the jobs' exact shape (read as a list or
+``{"jobs": [...]}``, each with ``id``/``name``, a ``prompt`` or ``payload.message``, and a
+``schedule`` that is a cron string or ``{"kind": "cron", "expr": ..., "tz": ...}``); whether
+OpenClaw keeps cron jobs at ``cron/jobs.json`` too; Hermes' ``agent.system_prompt`` key; the
+legacy ``~/.clawdbot``/``~/.moltbot`` homes and their ``clawdbot.json``/``moltbot.json``. The
+OpenClaw ``migrate-hermes`` extension named in the issue was not found in the stored sources.
 """
 
 from __future__ import annotations
@@ -186,7 +191,11 @@ def _cron(home: Path, path: Path) -> Iterator[Found]:
     for job in jobs if isinstance(jobs, list) else []:
         if isinstance(job, dict):
             name = str(job.get("id") or job.get("name") or "job")
-            yield Found("schedule", rel, name=name, data=job, text=str(job.get("prompt", "")))
+            payload = job.get("payload")
+            prompt = job.get("prompt") or (
+                payload.get("message") or payload.get("text") if isinstance(payload, dict) else ""
+            )
+            yield Found("schedule", rel, name=name, data=job, text=str(prompt or ""))
 
 
 def _archive(home: Path, path: Path, reason: str) -> Iterator[Found]:

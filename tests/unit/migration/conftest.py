@@ -82,6 +82,19 @@ def hermes(tmp_path: Path) -> Path:
     return home
 
 
+OPENCLAW_JOBS = {
+    "jobs": [
+        {
+            "id": "morning",
+            "name": "Morning plan",
+            "enabled": True,
+            "schedule": {"kind": "cron", "expr": "0 8 * * 1-5", "tz": "Europe/Warsaw"},
+            "payload": {"kind": "agentTurn", "message": "Plan the day from the open issues."},
+        }
+    ]
+}
+
+
 @pytest.fixture
 def openclaw(tmp_path: Path) -> Path:
     """An OpenClaw home: openclaw.json (JSON5: comments, trailing commas, unquoted keys),
@@ -110,4 +123,5 @@ def openclaw(tmp_path: Path) -> Path:
         home / "skills" / "run-tests" / "SKILL.md",
         SKILL.format(name="run-tests", desc="Run the tests.", step="Something different."),
     )
+    _write(home / "cron" / "jobs.json", json.dumps(OPENCLAW_JOBS))
     return home
