@@ -25,7 +25,15 @@ from typing import Any
 
 from chimera.errors import ConfigError
 
-__all__ = ["Found", "MigrationResult", "Outcome", "Status", "json5_loads", "redact"]
+__all__ = [
+    "Found",
+    "MigrationResult",
+    "Outcome",
+    "Status",
+    "json5_loads",
+    "redact",
+    "redact_lines",
+]
 
 
 class Status(StrEnum):
@@ -123,6 +131,26 @@ def redact(text: str, limit: int = 120) -> str:
     if secret_in(out):
         return "[redacted: holds a credential]"
     return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+_ASSIGN = re.compile(r"""^(\s*[-"']?[\w.-]+["']?\s*[:=]\s*)(.+)$""")
+
+
+def redact_lines(text: str) -> str:
+    """``text`` with the value of every line that holds a credential, or assigns one to a
+    credential-named key (``apiKey: ...``, ``TOKEN=...``), replaced by ``[redacted]``: what an
+    archived copy of a config file keeps."""
+    from chimera.memory.items import secret_in
+
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        m = _ASSIGN.match(line.rstrip("\n"))
+        named = m is not None and secret_key(m.group(1)) and m.group(2).strip() not in ("", "{")
+        if named or secret_in(line) or _SECRET_VALUE.search(line):
+            head = m.group(1) if m else ""
+            line = f"{head}[redacted]" + ("\n" if line.endswith("\n") else "")
+        out.append(line)
+    return "".join(out)
 
 
 _JSON5_TOKEN = re.compile(

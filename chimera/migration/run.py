@@ -39,7 +39,14 @@ import yaml
 
 from chimera.atomic import atomic_write_text
 from chimera.errors import ChimeraError
-from chimera.migration.model import Found, MigrationResult, Outcome, Status, redact
+from chimera.migration.model import (
+    Found,
+    MigrationResult,
+    Outcome,
+    Status,
+    redact,
+    redact_lines,
+)
 from chimera.migration.report import write_report
 
 __all__ = ["MigrationResult", "migrate"]
@@ -117,7 +124,11 @@ def _persona(run: _Run, manager: Any, f: Found) -> Outcome:
 
 def _skill(run: _Run, f: Found) -> Outcome:
     from chimera.evolution.skills import LearnedSkill, SkillState, SkillStore
+    from chimera.memory.items import secret_in
 
+    if secret_in(f.text):
+        why = f"holds {secret_in(f.text)}; a skill never carries a credential"
+        return Outcome("skill", f.source, Status.REFUSED, "", why)
     try:
         skill = LearnedSkill.from_markdown(f.text, source=f.source)
     except ChimeraError as exc:
@@ -206,7 +217,12 @@ def _connector(run: _Run, f: Found) -> Outcome:
 
 
 def _handlers(run: _Run, manager: Any) -> dict[str, Callable[[Found], Outcome]]:
+    from chimera.memory.items import secret_in
+
     def candidate(f: Found) -> Outcome:
+        if secret_in(f.text):
+            why = f"holds {secret_in(f.text)}; not staged"
+            return Outcome(f.kind, f.source, Status.REFUSED, "", why, redact(f.text))
         out = run.place(f, run.stage / "persona-candidates" / f.source, f.text)
         status = Status.ARCHIVED if out.status is Status.MIGRATED else out.status
         why = "persona candidate staged disabled: may be agent-written; a person promotes it"
@@ -214,7 +230,7 @@ def _handlers(run: _Run, manager: Any) -> dict[str, Callable[[Found], Outcome]]:
 
     def archive(f: Found) -> Outcome:
         src = run.home / f.source
-        text = src.read_text(encoding="utf-8", errors="replace")
+        text = redact_lines(src.read_text(encoding="utf-8", errors="replace"))
         out = run.place(f, run.stage / "archive" / f.source, text)
         status = Status.ARCHIVED if out.status is Status.MIGRATED else out.status
         return replace(out, status=status, reason=out.reason or f.reason)

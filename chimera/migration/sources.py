@@ -107,7 +107,7 @@ def _rel(home: Path, path: Path) -> str:
 
 def _read(home: Path, path: Path) -> tuple[str | None, Found | None]:
     rel = _rel(home, path)
-    if path.is_symlink() and not _inside(home, path):
+    if not _inside(home, path):
         return None, Found("refused", rel, reason="a link that escapes the source home")
     try:
         return path.read_text(encoding="utf-8"), None

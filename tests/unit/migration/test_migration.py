@@ -114,6 +114,12 @@ def test_hermes_apply_maps_taints_and_refuses(
     assert json.loads((run_dir / "report.json").read_text())["counts"] == report["counts"]
     assert (run_dir / "summary.md").is_file()
     assert verify_audit_log(run_dir / "audit.jsonl").ok
+    # no credential reached any file of the project (memory store, archive, audit included)
+    assert (root / ".chimera/migration/hermes/archive/config.yaml").is_file()
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert SECRET.encode() not in data and b"sk-or-v1-abcdef" not in data, path
 
 
 def test_second_apply_is_a_no_op(
@@ -220,3 +226,20 @@ def test_plain_dry_run_prints_the_plan_and_refuses_a_root_inside_the_source(
     out = capsys.readouterr().out
     assert out.startswith("chimera migrate hermes: dry run")
     assert "migrated memory" in " ".join(out.split()) and SECRET not in out
+
+
+def test_a_link_out_of_the_source_is_refused(
+    hermes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "elsewhere" / "steal"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text("---\nname: steal\ndescription: x\n---\n\nBody.\n")
+    (hermes / "skills" / "steal").mkdir()
+    (hermes / "skills" / "steal" / "SKILL.md").symlink_to(outside / "SKILL.md")
+    root = tmp_path / "project"
+    root.mkdir()
+    _, report = run(capsys, "hermes", str(hermes), "--root", str(root))
+    refused = [i for i in items(report) if i["source"] == "skills/steal/SKILL.md"]
+    assert [(i["status"], i["reason"]) for i in refused] == [
+        ("refused", "a link that escapes the source home")
+    ]
