@@ -17,7 +17,8 @@ Targets, under the project root:
 * connectors: Chimera's connector files have no ``enabled`` field (a file there is live), so
   MCP servers are staged under ``.chimera/migration/<tool>/connectors/`` after validation by
   the integrations loader; a person moves a file into ``.chimera.d/connectors/`` to enable it.
-* config: model names are suggestions in the report (``archived``), never written.
+* config: the model is a suggestion in the report (``archived``; ``skipped`` when
+  ``[models] default`` already names it), never written.
 
 Never overwrites: a different file under the same name is a ``conflict``. Before writing, the
 memory store and every touched file are backed up under the run folder
@@ -236,8 +237,22 @@ def _handlers(run: _Run, manager: Any) -> dict[str, Callable[[Found], Outcome]]:
         return replace(out, status=status, reason=out.reason or f.reason)
 
     def config(f: Found) -> Outcome:
-        why = f"suggestion: set model = {f.data.get('model')!r} under [tool.chimera] by hand"
-        return Outcome("config", f.source, Status.ARCHIVED, "", why)
+        from chimera.config import load_config
+
+        model = str(f.data.get("model"))
+        try:
+            current = load_config(run.root).models.default
+        except ChimeraError as exc:
+            return Outcome("config", f.source, Status.ERROR, "", str(exc).splitlines()[0])
+        if current == model:
+            return Outcome("config", f.source, Status.SKIPPED, "models.default", "already set")
+        # A suggestion, not a write: the source's provider routing (an OpenRouter or local
+        # endpoint) does not carry over, and a wrong default would steer every run.
+        why = (
+            f"suggestion: [models] default = {model!r} in chimera.toml (or "
+            f"[tool.chimera.models]); check the provider prefix; now {current or 'unset'}"
+        )
+        return Outcome("config", f.source, Status.ARCHIVED, "models.default", why)
 
     def secret(f: Found) -> Outcome:
         why = f"{f.name}: a credential; not copied (Chimera reads credentials from the environment)"

@@ -157,6 +157,10 @@ def test_openclaw_json5_daily_logs_and_conflicts(
     staged = root / ".chimera/migration/openclaw/persona-candidates/workspace/AGENTS.md"
     assert staged.is_file()
     assert any(i["kind"] == "config" and "claude-opus-4" in i["reason"] for i in items(report))
+    (root / "chimera.toml").write_text('[models]\ndefault = "anthropic/claude-opus-4"\n')
+    _, again = run(capsys, "openclaw", str(openclaw), "--root", str(root))
+    config = [i for i in items(again) if i["kind"] == "config"]
+    assert [(i["status"], i["reason"]) for i in config] == [("skipped", "already set")]
     assert any(i["kind"] == "secret" and "botToken" in i["reason"] for i in items(report))
     assert "123456:ABCdef" not in json.dumps(report)
     assert (root / ".chimera/migration/openclaw/connectors/files.yaml").is_file()
