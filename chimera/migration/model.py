@@ -169,7 +169,8 @@ def json5_loads(text: str, *, source: str) -> Any:
     unquoted keys, single-quoted strings) by rewriting it to JSON.
 
     Raises:
-        ConfigError: ``source:line:col: message`` for text that is not valid JSON5.
+        ConfigError: ``source:line:col: message`` for text that is not valid JSON5 (the line
+            is exact; the column counts the text as rewritten to JSON).
     """
 
     def fix(m: re.Match[str]) -> str:
