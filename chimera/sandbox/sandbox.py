@@ -40,6 +40,7 @@ from chimera.runner import (
     to_argv,
 )
 from chimera.sandbox.bwrap import BwrapProbe, Mounts, bwrap_argv, probe_bwrap
+from chimera.sandbox.deps import deps_environment
 from chimera.sandbox.env import allowed_names, build_env
 from chimera.sandbox.info import SandboxInfo
 from chimera.sandbox.layout import (
@@ -91,6 +92,9 @@ class Sandbox:
         toolchain: the interpreter and tool folders shown read-only; ``None`` (default) finds
             them (:func:`chimera.sandbox.layout.toolchain_paths`), ``()`` shows none.
         limits: resource limits (default :class:`SandboxLimits` ``()``).
+        deps_dir: the project's dependency folder, filled by the maintainer's set-up step
+            before any patch (:mod:`chimera.sandbox.deps`): shown read-only, its ``bin``
+            folders first on ``PATH``.
 
     Attributes:
         mode: the mode in effect, ``"bwrap"`` or ``"scrubbed"``.
@@ -115,6 +119,7 @@ class Sandbox:
         visible: Sequence[Path] = (),
         toolchain: Sequence[Path] | None = None,
         limits: SandboxLimits | None = None,
+        deps_dir: Path | None = None,
     ) -> None:
         root = Path(workspace).resolve()
         if not root.is_dir():
@@ -146,7 +151,13 @@ class Sandbox:
             ro.append(resolved)
         self.read_only_paths = tuple(dict.fromkeys(ro))
         self.extra_writable = self._folders(extra_writable, "writable")
-        self.visible = self._folders(visible, "visible")
+        self.deps_dir = None if deps_dir is None else self._folders([deps_dir], "deps_dir")[0]
+        if self.deps_dir is not None and self.deps_dir.is_relative_to(root):
+            raise SandboxError(
+                f"sandbox deps_dir {deps_dir} is inside the workspace (give a folder outside it)"
+            )
+        shown = [*visible, *([self.deps_dir] if self.deps_dir else [])]
+        self.visible = self._folders(shown, "visible")
         self.toolchain = None if toolchain is None else self._folders(toolchain, "toolchain")
         self._carried: tuple[tuple[Path, Path], ...] = ()
 
@@ -225,6 +236,8 @@ class Sandbox:
         result = build_env(self.env_allow)
         if env is not None:
             result.update(build_env(self.env_allow, source=env))
+        if self.deps_dir is not None:
+            result.update(deps_environment(self.deps_dir, result.get("PATH", os.defpath)))
         if self._probe is not None:
             result["TMPDIR"] = "/tmp"
         return result
