@@ -3,13 +3,10 @@ into a real virtual environment, no network), run in the strict sandbox through 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import shutil
 import subprocess
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from chimera.github.settings import ActionSettings
 from chimera.orchestration.session import disposable_checks, verify_sandbox
 from chimera.sandbox import Sandbox, bwrap_available, probe_bwrap
 from chimera.sandbox.deps import deps_environment
+from chimera.testing.wheels import build_wheel
 
 needs_bwrap = pytest.mark.skipif(
     not bwrap_available(), reason=f"bubblewrap unusable: {probe_bwrap().reason}"
@@ -29,29 +27,6 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "setup"
 CHECK = "import tinydep, sys; print('answer', tinydep.answer(), sys.prefix)\n"
 
 
-def build_wheel(folder: Path) -> Path:
-    """``tinydep-1.0`` as a real wheel (a zip with METADATA, WHEEL and a hashed RECORD)."""
-    files = {
-        "tinydep/__init__.py": b"def answer():\n    return 42\n",
-        "tinydep-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinydep\nVersion: 1.0\n",
-        "tinydep-1.0.dist-info/WHEEL": (
-            b"Wheel-Version: 1.0\nGenerator: chimera-test\nRoot-Is-Purelib: true\n"
-            b"Tag: py3-none-any\n"
-        ),
-    }
-    record = []
-    for name, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(data)}")
-    record.append("tinydep-1.0.dist-info/RECORD,,")
-    wheel = folder / "tinydep-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-        archive.writestr("tinydep-1.0.dist-info/RECORD", "\n".join(record) + "\n")
-    return wheel
-
-
 @pytest.fixture(scope="module")
 def deps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped pip set-up script, run on a project that depends on ``tinydep`` (its
@@ -59,7 +34,7 @@ def deps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("setup")
     wheels = base / "wheels"
     wheels.mkdir()
-    build_wheel(wheels)
+    build_wheel(wheels, "tinydep", "1.0", {"tinydep/__init__.py": "def answer():\n    return 42\n"})
     checkout = base / "checkout"
     checkout.mkdir()
     (checkout / "pyproject.toml").write_text(
