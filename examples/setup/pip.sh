@@ -8,6 +8,9 @@
 # Install the project's dependencies, never the project itself: an installed copy of the
 # project would shadow the patched files the Spec is meant to judge. A src/ layout puts
 # `pythonpath = ["src"]` under [tool.pytest.ini_options] (or PYTHONPATH=src in its command).
+# Include the test runner (pytest) among what is installed: `python -m pytest` in the sandbox
+# is this environment's python. python3 is the runner's; for another version put
+# actions/setup-python (pinned by SHA) before the set-up step.
 set -euo pipefail
 deps="${1:?usage: setup.sh DEPS_DIR}"
 python3 -m venv "$deps"
