@@ -184,7 +184,7 @@ def splice(workflow: str, provider: Path) -> dict[Any, Any]:
 @pytest.mark.parametrize("workflow", AGENT_WORKFLOWS)
 def test_provider_variants_keep_the_trust_wiring(workflow: str, provider: Path) -> None:
     agent = splice(workflow, provider)["jobs"]["agent"]
-    _at, step = chimera_step(agent)
+    at, step = chimera_step(agent)
     others = [s for s in agent["steps"] if s is not step]
     oidc = "id-token" in agent["permissions"]
     if oidc:
@@ -192,6 +192,10 @@ def test_provider_variants_keep_the_trust_wiring(workflow: str, provider: Path) 
         assert "llm-api-key" not in step["with"], "the cloud's role, not a stored key"
         (login,) = [s for s in others if "aws-actions/" in str(s.get("uses"))]
         assert login["uses"] == AWS_PIN
+        # Immediately before the agent step: after the set-up step, which runs base-commit
+        # code with network and must not find cloud credentials in its environment.
+        assert agent["steps"][at - 1] is login
+        assert setup_step(agent)[0] < at - 1
         assert set(SECRET.findall(yaml.safe_dump(login))) == {"CHIMERA_AWS_ROLE_ARN"}
     else:
         assert SECRET.findall(step["with"]["llm-api-key"]) == ["LLM_API_KEY"]
