@@ -151,7 +151,12 @@ class Sandbox:
             ro.append(resolved)
         self.read_only_paths = tuple(dict.fromkeys(ro))
         self.extra_writable = self._folders(extra_writable, "writable")
-        self.deps_dir = None if deps_dir is None else self._folders([deps_dir], "deps_dir")[0]
+        self.deps_dir = None if deps_dir is None else Path(deps_dir).resolve()
+        if self.deps_dir is not None and not self.deps_dir.is_dir():
+            raise SandboxError(
+                f"sandbox deps_dir {deps_dir} is not a directory (run the set-up script that "
+                "fills it first, or unset deps_dir)"
+            )
         if self.deps_dir is not None and self.deps_dir.is_relative_to(root):
             raise SandboxError(
                 f"sandbox deps_dir {deps_dir} is inside the workspace (give a folder outside it)"
