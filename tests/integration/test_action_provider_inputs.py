@@ -15,12 +15,10 @@ from chimera.github.settings import ActionSettings
 from chimera.providers import make_backend
 from chimera.testing import OpenAIStubServer, StubReply
 
-pytest.importorskip("litellm")
-
-
 def test_api_base_and_litellm_settings_reach_the_endpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("litellm")
     monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
     with OpenAIStubServer({"served": StubReply(text="hello")}, api_key="stub-key") as stub:
         settings = ActionSettings.from_env(
