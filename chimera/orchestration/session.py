@@ -331,6 +331,7 @@ class SessionFactory:
             env_allow=config.sandbox.env_allow,
             network=config.sandbox.network,
             hidden=hidden,
+            deps_dir=config.sandbox.deps_path(root),
         )
         prepared = Prepared(
             root=root,
@@ -486,16 +487,28 @@ def disposable_checks(config: ChimeraConfig) -> Callable[[Path], CommandRunner]:
             mode=config.sandbox.mode,
             env_allow=config.sandbox.env_allow,
             network=config.sandbox.network,
+            deps_dir=config.sandbox.deps_path(root),
         )
         return sandbox.for_checks(root)
 
     return runner
 
 
-def verify_sandbox(tree: Path, *, scrubbed: bool, env_allow: Sequence[str]) -> Sandbox:
+def verify_sandbox(
+    tree: Path, *, scrubbed: bool, env_allow: Sequence[str], deps_dir: Path | None = None
+) -> Sandbox:
     """The strict sandbox of the Action's verify job over one tree (the base or the patched
     copy): bubblewrap, never the configured ``auto``, no network; ``scrubbed`` only when the
-    workflow opted out loudly (its verdict is then advisory)."""
+    workflow opted out loudly (its verdict is then advisory). ``deps_dir``: the folder the
+    set-up step filled from the base commit, shown read-only.
+
+    Raises:
+        SandboxError: bubblewrap cannot start, or ``deps_dir`` is not a folder.
+    """
     return Sandbox(
-        tree, mode="scrubbed" if scrubbed else "bwrap", env_allow=env_allow, network=False
+        tree,
+        mode="scrubbed" if scrubbed else "bwrap",
+        env_allow=env_allow,
+        network=False,
+        deps_dir=deps_dir,
     )

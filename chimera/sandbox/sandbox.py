@@ -41,6 +41,7 @@ from chimera.runner import (
     to_argv,
 )
 from chimera.sandbox.bwrap import BwrapProbe, Mounts, bwrap_argv, probe_bwrap
+from chimera.sandbox.deps import deps_environment
 from chimera.sandbox.env import allowed_names, build_env
 from chimera.sandbox.info import SandboxInfo
 from chimera.sandbox.layout import (
@@ -96,6 +97,9 @@ class Sandbox:
             masked whole where they exist when a command starts, and left out of the
             disposable copies of ``command`` checks (held-out requirements). They need the
             strict mode: a scrubbed command can read anything its user can.
+        deps_dir: the project's dependency folder, filled by the maintainer's set-up step
+            before any patch (:mod:`chimera.sandbox.deps`): shown read-only, its ``bin``
+            folders first on ``PATH``.
 
     Attributes:
         mode: the mode in effect, ``"bwrap"`` or ``"scrubbed"``.
@@ -121,6 +125,7 @@ class Sandbox:
         toolchain: Sequence[Path] | None = None,
         limits: SandboxLimits | None = None,
         hidden: Sequence[Path] = (),
+        deps_dir: Path | None = None,
     ) -> None:
         root = Path(workspace).resolve()
         if not root.is_dir():
@@ -158,7 +163,18 @@ class Sandbox:
             ro.append(resolved)
         self.read_only_paths = tuple(dict.fromkeys(ro))
         self.extra_writable = self._folders(extra_writable, "writable")
-        self.visible = self._folders(visible, "visible")
+        self.deps_dir = None if deps_dir is None else Path(deps_dir).resolve()
+        if self.deps_dir is not None and not self.deps_dir.is_dir():
+            raise SandboxError(
+                f"sandbox deps_dir {deps_dir} is not a directory (run the set-up script that "
+                "fills it first, or unset deps_dir)"
+            )
+        if self.deps_dir is not None and self.deps_dir.is_relative_to(root):
+            raise SandboxError(
+                f"sandbox deps_dir {deps_dir} is inside the workspace (give a folder outside it)"
+            )
+        shown = [*visible, *([self.deps_dir] if self.deps_dir else [])]
+        self.visible = self._folders(shown, "visible")
         self.toolchain = None if toolchain is None else self._folders(toolchain, "toolchain")
         self._carried: tuple[tuple[Path, Path], ...] = ()
 
@@ -240,6 +256,8 @@ class Sandbox:
         result = build_env(self.env_allow)
         if env is not None:
             result.update(build_env(self.env_allow, source=env))
+        if self.deps_dir is not None:
+            result.update(deps_environment(self.deps_dir, result.get("PATH", os.defpath)))
         if self._probe is not None:
             result["TMPDIR"] = "/tmp"
         return result
