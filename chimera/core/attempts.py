@@ -60,6 +60,10 @@ class Verdict(StrEnum):
     HELD_OUT = "held_out"
     """The visible requirements pass and a held-out one does not; the record says only that
     (no id, no content, no evidence)."""
+    CONFIG_CHANGED = "config_changed"
+    """The change edits Chimera's own configuration (``[tool.chimera]`` / ``chimera.toml``:
+    sandbox mode, environment allowlist, budgets): never accepted from an agent, since a later
+    run would read it."""
 
     @property
     def failed(self) -> bool:

@@ -224,6 +224,8 @@ class _Seen:
     """Names (never values) of the secrets the change held; its text is redacted."""
     heldout: HeldOutVerdict | None = None
     """Held-out requirements' verdict, asked only when the visible ones all pass."""
+    config_changed: bool = False
+    """The attempt changed Chimera's own configuration (never accepted)."""
 
 
 class _Stop(Exception):
@@ -437,6 +439,7 @@ class AutonomousAgent:
         unknown = [t for t in targets or () if t not in self.spec.by_id()]
         if unknown:
             raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
+        self._config_before = _config_fingerprint(self.workspace)
         mode = str(getattr(self.runner, "mode", "unknown"))
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
         self.usage = UsageTotals()
@@ -803,6 +806,13 @@ class AutonomousAgent:
         diff, leaked = self._redact_diff(run.guard.diff(snapshot))
         if leaked:
             self._event("secret_in_change", attempt=number, names=list(leaked))
+        # The sandbox mode, environment allowlist and budgets are read again by later runs:
+        # an agent must never loosen them (``chimera run`` blocks the same at card acceptance).
+        config_changed = _config_fingerprint(self.workspace) != getattr(
+            self, "_config_before", None
+        )
+        if config_changed:
+            self._event("config_changed", attempt=number)
         diff_rel = Path("attempts") / self.label / f"{number}.diff"
         atomic_write_bytes(self.run_dir / diff_rel, diff.text.encode("utf-8"))
         review: ReviewVerdict | None = None
@@ -841,7 +851,7 @@ class AutonomousAgent:
             # Acceptance alone asks; the agent hears only PUBLIC_MESSAGE (see _judge).
             label = f"{self.label}-attempt-{number}"
             heldout = gate.check(self.spec, report.green_ids, label=label)
-        return _Seen(acted, diff, diff_rel, review, report, leaked, heldout)
+        return _Seen(acted, diff, diff_rel, review, report, leaked, heldout, config_changed)
 
     def _redact_diff(self, diff: WorkspaceDiff) -> tuple[WorkspaceDiff, tuple[str, ...]]:
         """``diff`` with secret values replaced, and their names (never values).
@@ -869,6 +879,8 @@ class AutonomousAgent:
         reason = ""
         if seen.secrets:
             verdict, reason = Verdict.SECRET_IN_CHANGE, ", ".join(seen.secrets)
+        elif seen.config_changed:
+            verdict = Verdict.CONFIG_CHANGED
         elif broke:
             verdict = Verdict.REGRESSION
         elif still_red and seen.acted.outcome != "finished":
@@ -1026,6 +1038,11 @@ def _cause(
     def names(rs: list[RequirementResult]) -> str:
         return "; ".join(f"{r.id} ({r.status.value}: {r.message[:160]})" for r in rs)
 
+    if verdict is Verdict.CONFIG_CHANGED:
+        return (
+            "the change edits Chimera's own configuration ([tool.chimera] / chimera.toml); "
+            "an agent never changes it (the attempt was reverted)"
+        )
     if verdict is Verdict.SECRET_IN_CHANGE:
         return (
             f"the change holds secret value(s) ({', '.join(secrets)}); a secret never goes "
@@ -1082,3 +1099,15 @@ def _report(result: SolveResult) -> str:
 
 
 __all__ = ["ACT_SYSTEM", "AutonomousAgent", "SolveOutcome", "SolveResult", "model_name"]
+
+
+def _config_fingerprint(root: Path) -> str:
+    """Chimera's effective configuration at ``root`` as text (or the error that stops it
+    loading): what a later run would read."""
+    from chimera.config import load_config
+    from chimera.errors import ChimeraError
+
+    try:
+        return load_config(root).model_dump_json()
+    except ChimeraError as exc:
+        return f"invalid: {exc}"
