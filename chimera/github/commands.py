@@ -56,7 +56,7 @@ DECIDE_VERBS = frozenset({"run", "retry", "approve", "fix"})
 # ... and those answered by the light command workflow (no per-issue lock), unknown ones too.
 COMMAND_VERBS = frozenset({"stop", "status", "unknown"})
 
-_LINE = re.compile(r"^@chimera(?:\[bot\])?(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
+_LINE = re.compile(r"^@chimera(?:\[bot\])?[:,]?(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 HELP = (

@@ -95,6 +95,14 @@ class Issues(Resource):
         self.fake.emit(repo, req, "issue_comment", "created", number=issue["number"])
         return FakeResponse(201, self.json.comment(repo, comment))
 
+    @route("GET", "{repo}/issues/comments/{cid:int}")
+    def get_comment(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        comment = repo.comments.get(req.number("cid"))
+        if comment is None:
+            raise HttpError(404, "Not Found")
+        return FakeResponse(200, self.json.comment(repo, comment))
+
     @route("PATCH", "{repo}/issues/comments/{cid:int}")
     def edit_comment(self, req: FakeRequest) -> FakeResponse:
         repo = self.repo(req)
