@@ -199,3 +199,58 @@ def test_approve_by_sha_and_fix_by_comment_on_the_chimera_pr(world: World) -> No
     assert jobs["publish"]["pr-number"] == str(pr) and len(world.repo.pulls()) == 1
     state = json.loads(Path(world.tmp / "artifacts-65" / "run" / "state.json").read_text())
     assert "total() must return the sum" in state["task"] and state["tainted"]
+
+
+WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
+
+
+def review_event(review: dict[str, Any], pr: int, head: str) -> dict[str, Any]:
+    """The real ``pull_request_review.submitted`` payload, pointed at ``review`` on ``pr``."""
+    data: dict[str, Any] = json.loads((WEBHOOKS / "pull_request_review.submitted.json").read_text())
+    data["repository"] |= {"full_name": "octo/app", "name": "app", "default_branch": "main"}
+    data["review"] |= {
+        "id": review["id"],
+        "state": "changes_requested",
+        "body": review["body"],
+        "commit_id": head,
+        "user": data["review"]["user"] | {"login": review["user"]["login"]},
+    }
+    data["sender"] |= {"login": review["user"]["login"]}
+    data["pull_request"]["number"] = pr
+    data["pull_request"]["head"] |= {"ref": "chimera/issue-1", "sha": head}
+    return data
+
+
+@pytest.mark.slow
+def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: World) -> None:
+    model(world, TOTAL.replace("sum(xs)", "0"))
+    number = new_issue(world)
+    world.pipeline("issue_comment", say(world, number, "alice", "@chimera run"), run=71)
+    (pull,) = world.repo.pulls()
+    pr = int(pull["number"])
+    head = world.repo.head_sha("chimera/issue-1")
+    assert head is not None
+
+    gh = world.fake.pygithub(world.fake.add_token("bob"))
+    review = (
+        gh.get_repo("octo/app")
+        .get_pull(pr)
+        .create_review(
+            body="Please add a mean() too.",
+            event="REQUEST_CHANGES",
+            comments=[{"path": "calc.py", "line": 5, "body": "`total` returns 0 @alice"}],
+        )
+    )
+    # The inline comment reached the model with its file and line (fenced, tainted).
+    model(world, TOTAL, expect=["calc.py:5", "mean()"])
+    event = review_event(review.raw_data, pr, head)
+    jobs = world.pipeline("pull_request_review", event, run=72)
+    assert jobs["decide"]["mode"] == "rerun"
+    assert jobs["verify"]["verdict"] == "passed"
+    assert jobs["publish"]["status"] == "pr_updated" and len(world.repo.pulls()) == 1
+    state = json.loads(Path(world.tmp / "artifacts-72" / "run" / "state.json").read_text())
+    task = state["task"]
+    assert "calc.py:5" in task and "@\u2060alice" in task and state["tainted"]
+    patch = Path(world.tmp / "artifacts-72" / "patch.diff").read_text()
+    # The whole change against the default branch (a fresh attempt from the base).
+    assert "+def total(xs):" in patch and "+    return sum(xs)" in patch

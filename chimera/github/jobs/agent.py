@@ -30,6 +30,7 @@ from chimera.github.artifacts import (
     write_summary,
 )
 from chimera.github.events import Act, decide
+from chimera.github.feedback import feedback_task, review_comments
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import Resolution, resolve
 from chimera.orchestration.graph import Card, CardStatus
@@ -217,8 +218,10 @@ def _run(
             # The paused run continues on the PR's head (its verified change is there).
             base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
         else:
-            # A re-run is a fresh attempt from the base branch, with the review as feedback;
-            # it replaces the PR branch's content (pushed with a lease on the current head).
+            # A re-run is a fresh attempt from the base branch, with the feedback (and each
+            # inline comment's file and line) as its task; it updates the same PR (pushed with
+            # a lease on the current head). Building on the PR's head instead needs the goal
+            # judged against decide's base, not the head (where the goal already passes).
             base_sha = _checkout(
                 root, decided_base or f"origin/{res.pull.base_ref}", res.pull.base_ref
             )
@@ -246,9 +249,19 @@ def _run(
         run_id = f"gh-{decision.issue}-{ctx.workflow_run or uuid.uuid4().hex[:8]}"
         task = f"{issue.title}\n\n{issue.body}"
         if decision.action is Act.RERUN:
-            task += (
-                "\n\nA reviewer requested changes on the previous pull request for this issue. "
-                "Their review follows (untrusted text):\n\n" + (decision.feedback or "")
+            assert decision.pull is not None
+            inline = (
+                review_comments(client, decision.pull, decision.review_id)
+                if decision.review_id is not None and decision.event == "pull_request_review"
+                else []
+            )
+            task = feedback_task(
+                issue.title,
+                issue.body,
+                reviewer=decision.actor,
+                pull=decision.pull,
+                feedback=decision.feedback or "",
+                inline=inline,
             )
         # Unset or zero limits: the repository's configuration decides.
         request = AgentRequest(
