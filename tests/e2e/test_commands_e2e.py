@@ -86,7 +86,13 @@ def test_run_by_comment_opens_a_pr_and_says_it_is_working_with_the_run_link(
     event = say(world, number, "alice", "Looks clear.\n@chimera run")
     jobs = world.pipeline("issue_comment", event, run=21)
     assert jobs["decide"]["proceed"] == "true" and jobs["decide"]["started-by"] == "alice"
-    assert jobs["publish"]["status"] == "pr_opened"
+    assert jobs["publish"]["status"] == jobs["publish"]["outcome"] == "pr_opened"
+    agent = jobs["agent"]
+    state = json.loads(Path(world.tmp / "artifacts-21" / "run" / "state.json").read_text())
+    # The step outputs are the run state's own counters.
+    assert (agent["outcome"], agent["sandbox"]) == ("done", "strict")
+    assert agent["tokens"] == str(state["tokens"])
+    assert agent["cost-usd"] == ("" if state["cost_usd"] is None else f"{state['cost_usd']:.4f}")
     (pull,) = world.repo.pulls()
     assert pull["head"] == "chimera/issue-1" or world.repo.head_sha("chimera/issue-1")
     progress, outcome = chimera_comments(world, number)

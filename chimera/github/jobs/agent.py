@@ -56,6 +56,10 @@ class AgentResult:
     outcome: Outcome
     summary: str = ""
     audit_head: str | None = None
+    # Chimera's own counters from the run state (never the model's words): step outputs.
+    tokens: int = 0
+    cost_usd: float | None = None
+    sandbox: str = ""
 
     def to_job(self) -> JobResult:
         if self.outcome.kind == "ignored":
@@ -70,6 +74,10 @@ class AgentResult:
                 # Crosses to publish as a job output (not through the artifact): publish
                 # records it, so a log cut in transit shows as a mismatch.
                 "audit-head": self.audit_head or "",
+                "outcome": self.outcome.status or self.outcome.kind,
+                "tokens": str(self.tokens),
+                "cost-usd": "" if self.cost_usd is None else f"{self.cost_usd:.4f}",
+                "sandbox": self.sandbox,
             },
             record=self.outcome.model_dump(mode="json"),
             summary=self.summary,
@@ -179,12 +187,14 @@ def agent_job(
         return AgentResult(ignored)
     summary = ""
     head: str | None = None
+    counters: tuple[int, float | None] = (0, None)
     try:
-        outcome, summary, head = _run(ctx, res, client, settings, root, artifacts, base)
+        outcome, summary, head, counters = _run(ctx, res, client, settings, root, artifacts, base)
     except (ChimeraError, OSError) as exc:
         outcome = base.model_copy(update={"kind": "crashed", "detail": str(exc)[:2000]})
     write_outcome(artifacts, outcome)
-    return AgentResult(outcome, summary, head)
+    tokens, cost = counters if outcome.kind == "run" else (0, None)
+    return AgentResult(outcome, summary, head, tokens, cost, settings.sandbox)
 
 
 def _run(
@@ -195,7 +205,7 @@ def _run(
     root: Path,
     artifacts: Path,
     base: Outcome,
-) -> tuple[Outcome, str, str | None]:
+) -> tuple[Outcome, str, str | None, tuple[int, float | None]]:
     decision = res.decision
     assert decision.issue is not None and decision.actor is not None
     issue = client.issue(decision.issue)
@@ -325,4 +335,9 @@ def _run(
             "detail": "",
         }
     )
-    return outcome, summary, state.audit_head
+    counters = (int(state.tokens or 0), state.cost_usd)
+    # The job log (stderr: stdout carries the job's one JSON record): Chimera's counters,
+    # never model output.
+    cost = f"${counters[1]:.4f}" if counters[1] is not None else "cost unknown"
+    sys.stderr.write(f"chimera: run {run_id} {state.status.value}: {counters[0]} tokens, {cost}\n")
+    return outcome, summary, state.audit_head, counters
