@@ -95,13 +95,19 @@ def test_run_by_comment_opens_a_pr_and_says_it_is_working_with_the_run_link(
     assert agent["cost-usd"] == ("" if state["cost_usd"] is None else f"{state['cost_usd']:.4f}")
     (pull,) = world.repo.pulls()
     assert pull["head"] == "chimera/issue-1" or world.repo.head_sha("chimera/issue-1")
-    progress, outcome = chimera_comments(world, number)
+    # decide's "working on it" comment (with the run link) became the outcome: one comment.
+    calls = world.fake.calls_to("POST", r".*/issues/1/comments$")
+    (posted,) = [c for c in calls if c.login == "github-actions[bot]"]
+    sent = posted.body if isinstance(posted.body, dict) else json.loads(posted.body)
+    progress = sent["body"]
     assert "working on it" in progress and "/actions/runs/21" in progress
     assert parse_marker(progress, "progress") == {"issue": number, "run": "21"}
-    assert "Pull request opened" in outcome
+    (outcome,) = chimera_comments(world, number)
+    assert "Pull request opened" in outcome and parse_marker(outcome, "progress") is None
+    assert world.fake.calls_to("PATCH", r".*/issues/comments/\d+")
     # The command job saw the same comment and said nothing: `run` is decide's.
     assert command(world, event, 21)["status"] == "ignored"
-    assert len(chimera_comments(world, number)) == 2
+    assert len(chimera_comments(world, number)) == 1
 
 
 def test_only_write_access_people_command_others_get_one_refusal_bots_and_edits_nothing(

@@ -8,9 +8,9 @@ job ignores them silently, and the decide job ignores these, so every comment ge
 one reply.
 
 Also here, shared with decide: :func:`explain_command` (the one polite refusal, after the
-permission check, so a person without write access hears why, not a usage hint) and the
-"working on it" comment (:func:`post_progress`) whose marker names the workflow run that
-:func:`cancel_runs` cancels through the Actions API.
+permission check, so a person without write access hears why, not a usage hint).
+:func:`cancel_runs` cancels, through the Actions API, the workflow run that Chimera's
+"working on it" comment names (:mod:`chimera.github.progress`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from chimera.github.commands import COMMAND_VERBS
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.permissions import chimera_pull, has_write
+from chimera.github.progress import progress_runs
 from chimera.github.queue import LABEL_AWAITING, LABEL_QUEUED, LABEL_RUNNING
-from chimera.github.summary import artifact_link, code, parse_marker, render_marker
+from chimera.github.summary import artifact_link, code
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
@@ -35,8 +36,6 @@ __all__ = [
     "cancel_runs",
     "command_job",
     "explain_command",
-    "post_progress",
-    "progress_runs",
 ]
 
 
@@ -91,44 +90,6 @@ def explain_command(
         return False
     post_outcome(ctx, client, target, "refused", f"{refusal or decision.reason}.")
     return True
-
-
-def progress_marker(issue: int, workflow_run: str) -> str:
-    return render_marker("progress", {"issue": issue, "run": workflow_run})
-
-
-def post_progress(
-    ctx: ActionContext, client: GitHubClient, issue: int, actor: str, what: str
-) -> int | None:
-    """The "working on it" comment on ``issue`` with this workflow run's link (posted once
-    per workflow run; ``None`` for a local run, which has no run to link or cancel).
-
-    Raises:
-        GitHubError: the API failed after retries.
-    """
-    if not ctx.workflow_run:
-        return None
-    marker = progress_marker(issue, ctx.workflow_run)
-    body = (
-        f"**Chimera is working on it** ({what}, for {code(actor, 60)}).\n\n"
-        f"- Follow the run: {ctx.run_link()}\n"
-        "- `@chimera stop` cancels it; `@chimera status` says where it stands.\n\n" + marker
-    )
-    return client.comment(issue, body, marker=marker)
-
-
-def progress_runs(client: GitHubClient, settings: ActionSettings, issue: int) -> list[int]:
-    """The workflow runs Chimera's own "working on it" comments on ``issue`` name, newest
-    first (a comment by anyone else, or a marker outside the trailer, is never read)."""
-    runs: list[int] = []
-    for _cid, author, body in client.comments(issue):
-        if not settings.is_self(author):
-            continue
-        marker = parse_marker(body, "progress")
-        run = str((marker or {}).get("run") or "")
-        if marker and marker.get("issue") == issue and run.isdigit():
-            runs.append(int(run))
-    return list(dict.fromkeys(reversed(runs)))
 
 
 def cancel_runs(client: GitHubClient, runs: list[int]) -> list[int]:

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING
 
 from chimera.github.commands import DECIDE_VERBS
 from chimera.github.events import Act, Decision, decide
-from chimera.github.jobs.command import explain_command, post_progress
+from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
 from chimera.github.permissions import Resolution, resolve
+from chimera.github.progress import post_progress
 from chimera.github.trust import Decided, acceptance_output
 
 if TYPE_CHECKING:
@@ -155,7 +156,14 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
     result = _gate(ctx, settings, decision, client)
     if result.proceed and result.decided is not None:
         what = f"`@chimera {decision.command}`" if comment else result.decided.mode
-        post_progress(ctx, client, result.decided.issue, decision.actor or "?", what)
+        post_progress(
+            client,
+            result.decided.issue,
+            workflow_run=ctx.workflow_run,
+            run_link=ctx.run_link(),
+            actor=decision.actor or "?",
+            what=what,
+        )
     return result
 
 
