@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
     from chimera.github.settings import ActionSettings
 
-__all__ = ["post_progress", "progress_runs", "replace_progress"]
+__all__ = ["acknowledge", "post_progress", "progress_runs", "replace_progress"]
 
 
 def progress_marker(issue: int, workflow_run: str) -> str:
@@ -91,3 +91,23 @@ def replace_progress(
             client._call(f"PATCH comment {cid}", patch)
             return cid
     return None
+
+
+def acknowledge(client: GitHubClient, payload: Any) -> bool:
+    """React 👀 to the command comment of an ``issue_comment`` ``payload`` (the command was
+    taken); returns whether a comment id was found.
+
+    Raises:
+        GitHubError: the API failed after retries.
+    """
+    comment = payload.get("comment") if isinstance(payload, dict) else None
+    cid = comment.get("id") if isinstance(comment, dict) else None
+    if not isinstance(cid, int) or isinstance(cid, bool):
+        return False
+    url = f"/repos/{client.repository}/issues/comments/{cid}/reactions"
+
+    def post() -> Any:
+        return client._raw("POST", url, {"content": "eyes"})
+
+    client._call(f"POST reaction on comment {cid}", post)
+    return True

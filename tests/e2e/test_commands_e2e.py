@@ -105,6 +105,10 @@ def test_run_by_comment_opens_a_pr_and_says_it_is_working_with_the_run_link(
     (outcome,) = chimera_comments(world, number)
     assert "Pull request opened" in outcome and parse_marker(outcome, "progress") is None
     assert world.fake.calls_to("PATCH", r".*/issues/comments/\d+")
+    # The command was acknowledged with a reaction on the comment itself.
+    assert world.repo.comments[event["comment"]["id"]]["reactions"] == [
+        ("github-actions[bot]", "eyes")
+    ]
     # The command job saw the same comment and said nothing: `run` is decide's.
     assert command(world, event, 21)["status"] == "ignored"
     assert len(chimera_comments(world, number)) == 1
@@ -137,6 +141,7 @@ def test_only_write_access_people_command_others_get_one_refusal_bots_and_edits_
     assert decide(world, edited, 34)["proceed"] == "false"
     assert command(world, edited, 34)["status"] == "ignored"
     assert len(chimera_comments(world, number)) == 2  # nothing for the bot or the edit
+    assert not any(c.get("reactions") for c in world.repo.comments.values())  # none taken
     assert world.repo.issues[number]["labels"] == []  # no slot was ever taken
 
 

@@ -23,7 +23,7 @@ from chimera.github.commands import COMMAND_VERBS
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.permissions import chimera_pull, has_write
-from chimera.github.progress import progress_runs
+from chimera.github.progress import acknowledge, progress_runs
 from chimera.github.queue import LABEL_AWAITING, LABEL_QUEUED, LABEL_RUNNING
 from chimera.github.summary import artifact_link, code
 
@@ -206,6 +206,7 @@ def command_job(ctx: ActionContext, settings: ActionSettings) -> CommandResult:
             target = int(decision.pull or decision.issue or 0)
             post_outcome(ctx, client, target, "refused", f"{refusal}.")
         return CommandResult(decision, "refused" if refusal else "ignored")
+    acknowledge(client, dict(ctx.payload))
     issue, why = _issue_of(client, settings, decision)
     target = int(decision.pull or decision.issue or 0)
     if issue is None:

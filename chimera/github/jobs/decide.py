@@ -26,7 +26,7 @@ from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
 from chimera.github.permissions import Resolution, resolve
-from chimera.github.progress import post_progress
+from chimera.github.progress import acknowledge, post_progress
 from chimera.github.trust import Decided, acceptance_output
 
 if TYPE_CHECKING:
@@ -154,6 +154,8 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
             explain_command(ctx, client, settings, decision)
         return DecideResult(decision, decision, proceed=False, status="refused")
     result = _gate(ctx, settings, decision, client)
+    if comment and (result.proceed or result.final.action is Act.START_CI):
+        acknowledge(client, dict(ctx.payload))
     if result.proceed and result.decided is not None:
         what = f"`@chimera {decision.command}`" if comment else result.decided.mode
         post_progress(
