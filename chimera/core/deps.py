@@ -17,6 +17,7 @@ from chimera.protocols import EventSink, ExperienceStore, SupportsComplete, Tool
 from chimera.runner import CommandRunner
 
 if TYPE_CHECKING:
+    from chimera.core.heldout import HeldOutGate
     from chimera.core.supervisor import ReviewVerdict
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.audit import AuditLog
@@ -79,6 +80,8 @@ class AgentDeps:
             each attempt's checkpoint and restored by ``solve(..., resume=True)``.
         check_options: the Spec engine's limits for every check of the agent
             (``[tool.chimera.check]``); ``None``: the engine's defaults.
+        heldout: held-out requirements (``[tool.chimera.heldout]``), asked after an attempt's
+            visible checks pass; its folder is hidden from the tools and the Spine.
     """
 
     ladder: tuple[SupportsComplete, ...]
@@ -92,3 +95,4 @@ class AgentDeps:
     big_planner: BigPlanner | None = None
     cursor: ReplayCursor | None = None
     check_options: EngineOptions | None = None
+    heldout: HeldOutGate | None = None

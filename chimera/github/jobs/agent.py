@@ -291,6 +291,7 @@ def _run(
             diff_feedback=True if settings.diff_feedback else None,
         )
         started_by = decision.actor
+    request = request.model_copy(update=settings.run_overrides())
     proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():
