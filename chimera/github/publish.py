@@ -31,6 +31,7 @@ from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, Gi
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.gitops import PublishGit
+from chimera.github.progress import replace_progress
 from chimera.github.publish_gate import GateResult, PublishAudit, gate
 from chimera.github.queue import (
     LABEL_AWAITING,
@@ -170,6 +171,13 @@ class Publisher:
             run_link=self.run_link,
         )
         marker = body[body.rindex("<!-- chimera:outcome") :]
+        if self.ctx.workflow_run:
+            # The run's "working on it" comment becomes the outcome: one comment per run.
+            replaced = replace_progress(
+                self.client, self.settings, issue, self.ctx.workflow_run, body
+            )
+            if replaced is not None:
+                return replaced
         return self.client.comment(issue, body, marker=marker)
 
     def _finish_labels(self, *, add: tuple[str, ...], drop: tuple[str, ...]) -> None:

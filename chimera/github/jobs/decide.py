@@ -20,10 +20,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from chimera.github.commands import DECIDE_VERBS
 from chimera.github.events import Act, Decision, decide
+from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
 from chimera.github.permissions import Resolution, resolve
+from chimera.github.progress import acknowledge, post_progress
 from chimera.github.trust import Decided, acceptance_output
 
 if TYPE_CHECKING:
@@ -141,7 +144,34 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         GitHubError: the API failed after retries.
     """
     decision = decide(ctx.event_name, ctx.payload, settings)
+    comment = decision.event == "issue_comment"
+    if comment and decision.command not in DECIDE_VERBS:
+        # Not a command, or one the command workflow answers: nothing to do or say here.
+        return DecideResult(decision, decision, proceed=False, status="ignored")
     client = ctx.connect()
+    if comment and decision.action is Act.IGNORE:
+        if decision.explain:
+            explain_command(ctx, client, settings, decision)
+        return DecideResult(decision, decision, proceed=False, status="refused")
+    result = _gate(ctx, settings, decision, client)
+    if comment and (result.proceed or result.final.action is Act.START_CI):
+        acknowledge(client, dict(ctx.payload))
+    if result.proceed and result.decided is not None:
+        what = f"`@chimera {decision.command}`" if comment else result.decided.mode
+        post_progress(
+            client,
+            result.decided.issue,
+            workflow_run=ctx.workflow_run,
+            run_link=ctx.run_link(),
+            actor=decision.actor or "?",
+            what=what,
+        )
+    return result
+
+
+def _gate(
+    ctx: ActionContext, settings: ActionSettings, decision: Decision, client: GitHubClient
+) -> DecideResult:
     if decision.action in (Act.RUN, Act.RESUME, Act.RERUN):
         res = resolve(decision, client, settings)
         final = res.decision

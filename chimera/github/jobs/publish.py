@@ -32,6 +32,7 @@ class PublishJobResult:
         return JobResult(
             outputs={
                 "status": result.outcome,
+                "outcome": result.outcome,
                 "pr-number": str(result.pr_number or ""),
                 "pr-url": result.pr_url or "",
                 "audit-head": result.audit_head or "",

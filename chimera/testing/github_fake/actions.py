@@ -63,3 +63,24 @@ class Actions(Resource):
                 if art["id"] == req.number("aid"):
                     return FakeResponse(200, raw=art["data"], content_type="application/zip")
         raise HttpError(404, "Not Found")
+
+    @route("GET", "{repo}/actions/runs/{run:int}")
+    def get_run(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        run = repo.workflow_runs.get(req.number("run"))
+        if run is None:
+            raise HttpError(404, "Not Found")
+        return FakeResponse(200, {"id": req.number("run"), **run})
+
+    @route("POST", "{repo}/actions/runs/{run:int}/cancel")
+    def cancel_run(self, req: FakeRequest) -> FakeResponse:
+        """GitHub's cancel: 202 for a queued or running run, 409 once it has completed."""
+        repo = self.repo(req)
+        self.need(repo, req, "write", "actions")
+        run = repo.workflow_runs.get(req.number("run"))
+        if run is None:
+            raise HttpError(404, "Not Found")
+        if run["status"] == "completed":
+            raise HttpError(409, "Cannot cancel a workflow run that is completed.")
+        run |= {"status": "completed", "conclusion": "cancelled"}
+        return FakeResponse(202, {})

@@ -205,6 +205,8 @@ class FakeRepo:
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     merge_attempts: list[dict[str, Any]] = field(default_factory=list)
     workflows: dict[str, int] = field(default_factory=dict)
+    # Workflow runs by id: {"status": queued|in_progress|completed, "conclusion": ...}.
+    workflow_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     statuses: list[dict[str, Any]] = field(default_factory=list)
 

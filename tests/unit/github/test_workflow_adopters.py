@@ -67,6 +67,8 @@ def test_fix_filters_on_the_label_variable() -> None:
     _i, step = chimera_step(decide)
     assert step["if"] == (
         "github.event_name == 'workflow_dispatch' || github.event.label.name == env.CHIMERA_LABEL"
+        " || (github.event_name == 'issue_comment' && !github.event.issue.pull_request &&"
+        " contains(github.event.comment.body, '@chimera'))"
     )
 
 
@@ -230,4 +232,6 @@ def test_provider_variants_pass_actionlint_and_zizmor(tmp_path: Path) -> None:
         for path in written
         for job in load(path)["jobs"].values()
     )
-    assert findings == ["unpinned-uses"] * steps, proc.stdout
+    # Likewise the issue_comment trigger's (the @chimera commands), once per workflow.
+    expected = ["unpinned-uses"] * steps + ["dangerous-triggers"] * len(written)
+    assert sorted(findings) == sorted(expected), proc.stdout
