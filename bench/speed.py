@@ -95,6 +95,8 @@ def chimera_cmd(root: Path, spec: Path, *extra: str) -> list[str]:
 
 def env_for(src: str | None) -> dict[str, str]:
     env = dict(os.environ)
+    # Compiled bytecode is what users run; without it every run recompiles every module.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if src:
         env["PYTHONPATH"] = src
     return env
