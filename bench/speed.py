@@ -134,8 +134,9 @@ def main() -> int:
         return sum(child_cpu(j) for j in jobs)
 
     def cold(src_dir: str | None = None) -> Callable[[], float]:
-        # An older tree has no cache (nor the flag).
-        extra = () if src_dir else ("--no-cache",)
+        # A tree older than the result cache has no --no-cache flag (nor a cache).
+        has_cache = not src_dir or (Path(src_dir) / "chimera/spec/engine/cache.py").exists()
+        extra = ("--no-cache",) if has_cache else ()
         return lambda: child_cpu(chimera_cmd(root, spec, *extra), env=env_for(src_dir))
 
     floor_code = FLOOR.format(src=src, root=str(root))
