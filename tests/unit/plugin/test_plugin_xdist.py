@@ -77,7 +77,9 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session):
     state = get_state(session.config)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "serial")
+    # Not the environment: an outer xdist run leaks PYTEST_XDIST_WORKER into this session.
+    workerinput = getattr(session.config, "workerinput", None)
+    worker = workerinput["workerid"] if workerinput else "serial"
     with open(f"planned-{worker}.txt", "w") as out:
         out.write(" ".join(sorted(state.planned)) + "\\n" + " ".join(sorted(RAN)) + "\\n")
 """
