@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.cli._base import Subparsers, resolve_root
+from chimera.cli._base import Subparsers, memory_line, resolve_root
 from chimera.cli._progress import Progress
 from chimera.errors import UsageError
 
@@ -102,6 +102,16 @@ def register(subparsers: Subparsers) -> None:
         help="evaluate every tool call with the TrustKernel (default: on)",
     )
     guard.add_argument("--no-guard", dest="guard", action="store_false")
+    run.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="neither recall nor record memories (.chimera/memory.db, experience)",
+    )
+    run.add_argument(
+        "--no-learning",
+        action="store_true",
+        help="no learned skills or playbook in the prompts (implies --no-memory)",
+    )
     run.set_defaults(handler=_run)
 
     resume = subparsers.add_parser("resume", help="continue a run after a crash or a stop")
@@ -197,11 +207,19 @@ def render_summary(state: RunState, *, sandbox: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _report(state: RunState, args: argparse.Namespace, sandbox: str | None = None) -> int:
+def _report(
+    state: RunState,
+    args: argparse.Namespace,
+    sandbox: str | None = None,
+    parts: dict[str, Any] | None = None,
+) -> int:
     if args.json:
         sys.stdout.write(json.dumps(state.model_dump(mode="json"), indent=2) + "\n")
     else:
         sys.stdout.write(render_summary(state, sandbox=sandbox) + "\n")
+        line = memory_line((parts or {}).get("memory"))
+        if line:
+            sys.stdout.write(f"  {line}\n")
     return exit_code(state)
 
 
@@ -254,9 +272,11 @@ def _run(args: argparse.Namespace) -> int:
             force=args.force,
             guard=args.guard,
             events=Progress(args.quiet, nested=True),
+            memory=not args.no_memory,
+            learning=not args.no_learning,
         )
     )
-    return _report(outcome.state, args, outcome.sandbox)
+    return _report(outcome.state, args, outcome.sandbox, outcome.parts)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -280,7 +300,7 @@ def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
         events=Progress(args.quiet, nested=True),
     )
     outcome = resume_run(request) if by is None else approve_run(request, by=by)
-    return _report(outcome.state, args, outcome.sandbox)
+    return _report(outcome.state, args, outcome.sandbox, outcome.parts)
 
 
 def _status(args: argparse.Namespace) -> int:

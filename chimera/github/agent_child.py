@@ -79,6 +79,9 @@ class AgentRequest(BaseModel):
     diff_feedback: bool | None = Field(
         default=None, description="Show the reverted diff in retry prompts; None: configured."
     )
+    memory: bool = Field(
+        default=True, description="Recall and record memories (the input memory: false)."
+    )
 
     @field_validator("version", mode="before")
     @classmethod
@@ -156,7 +159,13 @@ def run_request(request: AgentRequest) -> RunState:
         if not (request.model or store.load(request.run_id).model):
             raise UsageError(f"run {request.run_id} recorded no model; the request names none")
         config = load_config(root).with_overrides(model=request.model)
-        again = ResumeRequest(root=root, config=config, run_id=request.run_id, model=request.model)
+        again = ResumeRequest(
+            root=root,
+            config=config,
+            run_id=request.run_id,
+            model=request.model,
+            memory=request.memory,
+        )
         return approve_run(again, by=request.actor).state
     config = load_config(root).with_overrides(
         model=request.model,
@@ -185,6 +194,7 @@ def run_request(request: AgentRequest) -> RunState:
         task=request.task,
         untrusted=request.untrusted,
         run_id=request.run_id,
+        memory=request.memory,
     )
     return start_run(run).state
 

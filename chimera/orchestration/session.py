@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chimera.config import ChimeraConfig
 from chimera.core.deps import AgentDeps, BigPlanner, ReplayCursor, ToolWrapper
@@ -101,6 +101,17 @@ class SessionPart(Protocol):
         ...
 
 
+class FinishingPart(Protocol):
+    """A :class:`SessionPart` that also wants the end of the session (optional: a part
+    without ``finish`` is skipped by :meth:`Session.finish`)."""
+
+    def finish(self, session: Session, result: object) -> dict[str, Any] | None:
+        """Called once when the surface is done with the session (``result``: the solve's
+        ``SolveResult`` or the project run's ``RunState``). Update counters, close resources;
+        return fields for the run summary (or ``None``)."""
+        ...
+
+
 @dataclass
 class Prepared:
     """Validated parts not yet tied to a run folder (see :meth:`SessionFactory.prepare`)."""
@@ -156,6 +167,17 @@ class Session:
         from chimera.spec.settings import engine_options
 
         return engine_options(self.config.check)
+
+    def finish(self, result: object) -> dict[str, Any]:
+        """Let every part with a ``finish`` hook (:class:`FinishingPart`) see the end of the
+        session, in order; their returned fields merged (the run summary's ``parts``). Nothing is
+        audited here: a project run's state has already recorded the audit head."""
+        report: dict[str, Any] = {}
+        for part in self.parts:
+            hook = getattr(part, "finish", None)
+            if hook is not None:
+                report.update(hook(self, result) or {})
+        return report
 
     def governance(
         self, *, task: str, untrusted: bool, trusted_commands: Sequence[str]

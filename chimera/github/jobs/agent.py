@@ -240,6 +240,7 @@ def _run(
             run_id=run_id,
             actor=decision.actor,
             model=settings.model,
+            memory=settings.memory,
         )
         started_by = str(marker.get("started_by") or "")
     else:
@@ -266,6 +267,7 @@ def _run(
             budget_usd=settings.budget_usd or None,
             budget_tokens=settings.budget_tokens or None,
             diff_feedback=True if settings.diff_feedback else None,
+            memory=settings.memory,
         )
         started_by = decision.actor
     proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
