@@ -209,3 +209,78 @@ def test_chimera_run_records_memory_and_no_memory_turns_it_off(tmp_path: Path) -
     assert "memory:" not in proc.stdout
     audit = (root / ".chimera" / "runs" / "r2" / "audit.jsonl").read_text()
     assert "memory_write" not in audit and "learning_context" not in audit
+
+
+def test_the_action_input_memory_false_reaches_the_agent_child(tmp_path: Path) -> None:
+    from chimera.github.agent_child import AgentRequest, read_request, run_request, write_request
+    from chimera.github.settings import ActionSettings
+
+    assert ActionSettings.from_env({}).memory is True
+    assert ActionSettings.from_env({"CHIMERA_MEMORY": "false"}).memory is False
+    root = _repo(tmp_path)
+    fields: dict[str, Any] = {
+        "version": 1,
+        "action": "start",
+        "root": str(root),
+        "actor": "alice",
+        # The issue carries its acceptance requirement (no acceptance-writing turn).
+        "task": "Add total()\n\n```chimera\nrequirements:\n  - id: total-in-calc\n"
+        "    defines: {path: calc.py, symbol: total, kind: function}\n```\n",
+        "untrusted": False,
+        "model": f"scripted:{_script(tmp_path, name='off')}",
+    }
+    off = AgentRequest.model_validate(fields | {"run_id": "gh-1-1", "memory": False})
+    off = read_request(write_request(tmp_path / "req.json", off))  # the file carries it
+    assert off.memory is False
+    assert run_request(off).status.value == "done"
+    assert not (root / ".chimera" / "memory.db").exists()
+    assert not (root / ".chimera" / "runs" / "gh-1-1" / "parts.jsonl").exists()
+    subprocess.run(["git", "checkout", "-q", "--", "calc.py"], cwd=root, check=True)
+    subprocess.run(["git", "clean", "-fq", "specs"], cwd=root, check=True)  # the task's spec
+    on = AgentRequest.model_validate(
+        fields | {"run_id": "gh-1-2", "model": f"scripted:{_script(tmp_path, name='on')}"}
+    )
+    assert run_request(on).status.value == "done"
+    line = (root / ".chimera" / "runs" / "gh-1-2" / "parts.jsonl").read_text()
+    assert len(json.loads(line)["memory"]["remembered"]) == 1
+
+
+CREW = """\
+crew: review
+roles:
+  - {name: tests, goal: Decide whether the change is tested.}
+parallel: {}
+"""
+CONNECTOR = """\
+connectors:
+  - name: pets
+    openapi: {document: pets.yaml, base_url: http://127.0.0.1:9}
+"""
+PETS = """\
+openapi: 3.0.0
+info: {title: pets, version: '1'}
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      responses: {'200': {description: ok}}
+"""
+
+
+def test_a_configured_review_crew_and_connectors_reach_solve(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    (root / ".chimera.d" / "crews").mkdir(parents=True)
+    (root / ".chimera.d" / "crews" / "review.yaml").write_text(CREW)
+    (root / ".chimera.d" / "connectors").mkdir()
+    (root / ".chimera.d" / "connectors" / "pets.yaml").write_text(CONNECTOR)
+    (root / ".chimera.d" / "connectors" / "pets-api.yaml").write_text(PETS)
+    (root / "pyproject.toml").write_text('[tool.chimera.review]\ncrew = "review"\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "crew and connector"], cwd=root, check=True)
+    summary, events = _solve(root, _script(tmp_path))
+    assert summary["outcome"] == "solved"
+    by_kind = {str(e["event"]): e["fields"] for e in events}
+    assert by_kind["crew.attached"]["roles"] == ["tests"]
+    assert by_kind["crew.verdict"]["approved"] is True
+    assert [c["name"] for c in by_kind["connectors_loaded"]["connectors"]] == ["pets"]
