@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 
 
 def with_agent(
-    factory: SessionFactory | None, config: ChimeraConfig, agent: Profile | None
+    factory: SessionFactory, config: ChimeraConfig, agent: Profile | None
 ) -> tuple[SessionFactory, ChimeraConfig]:
-    """``factory`` (default: a bare one) and ``config`` with ``agent``'s profile applied: its
+    """``factory`` and ``config`` with ``agent``'s profile applied: its
     set values override the configuration, and a :class:`~chimera.meta.part.ProfilePart`
     joins the factory's parts (after them, so its tool allowlist narrows what they add).
 
@@ -45,7 +45,6 @@ def with_agent(
         ConfigError: the profile's values are invalid configuration, or its rung is past
             the ladder.
     """
-    factory = factory or SessionFactory()
     if agent is None:
         return factory, config
     from chimera.errors import ConfigError
