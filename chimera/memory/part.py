@@ -165,6 +165,8 @@ class MemoryPart:
         (when ``deps`` has a ``memory`` field) the plan step's :class:`PlanMemory`."""
         if self.manager is None:
             return deps
+        # This agent's taint ledger (an untrusted one's) also records tainted recalls.
+        self.manager.ledger = getattr(session, "ledger", None) or self.manager.ledger
         changes: dict[str, Any] = {"experience": MemoryExperience(self.manager, deps.experience)}
         if "memory" in {f.name for f in fields(deps)}:
             changes["memory"] = self.reader

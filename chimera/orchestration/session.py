@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from chimera.core.autonomous import AutonomousAgent
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.guard import Guard
+    from chimera.governance.taint import TaintLedger
     from chimera.orchestration.project import ProjectOrchestrator, SpecLoader
     from chimera.orchestration.solver import AgentCardSolver
     from chimera.spec.engine.options import EngineOptions
@@ -155,6 +156,8 @@ class Session:
     guard_tools: bool = False
     experience: ExperienceStore | None = None
     parts: tuple[SessionPart, ...] = ()
+    ledger: TaintLedger | None = None
+    """The taint ledger of the latest untrusted agent's tools (parts record taint there)."""
 
     @property
     def sandbox_description(self) -> str:
@@ -197,7 +200,11 @@ class Session:
             task=task,
             trusted_commands=trusted_commands,
             run_id=self.run_id,
+            on_ledger=self._keep_ledger,
         )
+
+    def _keep_ledger(self, ledger: TaintLedger) -> None:
+        self.ledger = ledger
 
     def agent(
         self,

@@ -183,6 +183,12 @@ def test_an_untrusted_solve_writes_tainted_memories(tmp_path: Path) -> None:
     written = [manager.store.get(i) for i in summary["memory"]["remembered"]]
     manager.store.close()
     assert written and all(item is not None and item.tainted for item in written)
+    # The next untrusted run recalls that tainted item: its taint ledger records the memory.
+    subprocess.run(["git", "checkout", "-q", "--", "calc.py"], cwd=root, check=True)
+    again, events = _solve(root, _script(tmp_path, name="again"), "--untrusted")
+    assert set(again["memory"]["recalled"]) & set(summary["memory"]["remembered"])
+    sources = [e["fields"] for e in events if e.get("event") == "taint_source"]
+    assert any(f"memory {written[0].id}" in json.dumps(f) for f in sources if written[0]), sources
 
 
 def test_chimera_run_records_memory_and_no_memory_turns_it_off(tmp_path: Path) -> None:
