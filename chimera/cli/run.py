@@ -102,16 +102,6 @@ def register(subparsers: Subparsers) -> None:
         help="evaluate every tool call with the TrustKernel (default: on)",
     )
     guard.add_argument("--no-guard", dest="guard", action="store_false")
-    run.add_argument(
-        "--no-memory",
-        action="store_true",
-        help="neither recall nor record memories (.chimera/memory.db, experience)",
-    )
-    run.add_argument(
-        "--no-learning",
-        action="store_true",
-        help="no learned skills or playbook in the prompts (implies --no-memory)",
-    )
     run.set_defaults(handler=_run)
 
     resume = subparsers.add_parser("resume", help="continue a run after a crash or a stop")
@@ -142,6 +132,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the final state as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    # A run does not record these: a resume or an approval says them again.
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="neither recall nor record memories (.chimera/memory.db, experience)",
+    )
+    parser.add_argument(
+        "--no-learning",
+        action="store_true",
+        help="no learned skills or playbook in the prompts (implies --no-memory)",
+    )
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -298,6 +299,8 @@ def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
         run_id=args.run_id,
         model=args.model,
         events=Progress(args.quiet, nested=True),
+        memory=not args.no_memory,
+        learning=not args.no_learning,
     )
     outcome = resume_run(request) if by is None else approve_run(request, by=by)
     return _report(outcome.state, args, outcome.sandbox, outcome.parts)

@@ -215,6 +215,11 @@ def test_chimera_run_records_memory_and_no_memory_turns_it_off(tmp_path: Path) -
     assert "memory:" not in proc.stdout
     audit = (root / ".chimera" / "runs" / "r2" / "audit.jsonl").read_text()
     assert "memory_write" not in audit and "learning_context" not in audit
+    # resume and approve take the flags again (a run does not record them).
+    assert _chimera(root, "resume", "r2", "--no-learning").returncode == 0
+    assert not (root / ".chimera" / "runs" / "r2" / "parts.jsonl").exists()
+    assert _chimera(root, "resume", "r1").returncode == 0
+    assert len((run_dir / "parts.jsonl").read_text().splitlines()) == 2
 
 
 def test_the_action_input_memory_false_reaches_the_agent_child(tmp_path: Path) -> None:
