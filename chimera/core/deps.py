@@ -23,6 +23,7 @@ from chimera.protocols import (
 from chimera.runner import CommandRunner
 
 if TYPE_CHECKING:
+    from chimera.core.heldout import HeldOutGate
     from chimera.core.supervisor import ReviewVerdict
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.audit import AuditLog
@@ -87,6 +88,8 @@ class AgentDeps:
             (``[tool.chimera.check]``); ``None``: the engine's defaults.
         memory: persona and recalled memories for each plan step (the memory session
             part's reader); a tainted recall taints the run.
+        heldout: held-out requirements (``[tool.chimera.heldout]``), asked after an attempt's
+            visible checks pass; its folder is hidden from the tools and the Spine.
     """
 
     ladder: tuple[SupportsComplete, ...]
@@ -101,3 +104,4 @@ class AgentDeps:
     cursor: ReplayCursor | None = None
     check_options: EngineOptions | None = None
     memory: MemoryReader | None = None
+    heldout: HeldOutGate | None = None

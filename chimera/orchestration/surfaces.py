@@ -152,6 +152,10 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
         experience=memory,
     )
     try:
+        if session.heldout is not None:
+            from chimera.core.heldout import refuse_overlap
+
+            refuse_overlap(session.heldout.place, files)
         agent, guards = session.agent(
             spec,
             task=request.task,
@@ -169,6 +173,11 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
     parts = session.finish(result)
     denied = [d.to_dict() for g in guards for d in g.denied]
     audit = session.audit
+    if session.heldout is not None and result.outcome == "held":
+        # The maintainer's view (the terminal, summary.json under the masked .chimera/runs);
+        # the agent was told only that a held-out check failed.
+        lines = session.heldout.latest_lines()
+        result.final_report += "".join(f"\n{line}" for line in lines)
     summary = result.to_json()
     summary.update(
         {
@@ -180,6 +189,10 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
             **parts,
         }
     )
+    if session.heldout is not None:
+        summary["heldout"] = [
+            {"label": label, **verdict.private()} for label, verdict in session.heldout.verdicts
+        ]
     atomic_write_text(session.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return SolveOutcome(
         result=result,

@@ -270,6 +270,7 @@ def _run(
             memory=settings.memory,
         )
         started_by = decision.actor
+    request = request.model_copy(update=settings.run_overrides())
     proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():
