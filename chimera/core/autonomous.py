@@ -83,6 +83,9 @@ if TYPE_CHECKING:
 SolveOutcome = Literal["solved", "hollow", "failed", "held", "budget", "error"]
 BudgetLimit = Literal["tokens", "usd"]
 _RISK_ORDER = [Risk.LOW, Risk.MEDIUM, Risk.HIGH]
+# The plan prompt's tokens for persona and recalled memories (a reader with its own
+# ContextBudget uses that instead).
+MEMORY_TOKENS = 2000
 
 ACT_SYSTEM = """\
 You are Chimera's worker: you change a software repository until the requirements listed \
@@ -649,6 +652,9 @@ class AutonomousAgent:
         lessons = self._lessons(run.ledger.task)
         if lessons:
             parts.append(lessons)
+        recalled = self._recall(run.ledger.task)
+        if recalled:
+            parts.append(recalled)
         if replan:
             parts.append(run.ledger.context())
         messages: list[Message] = [
@@ -695,6 +701,17 @@ class AutonomousAgent:
             ledger=failures or None,
         )
         return plan
+
+    def _recall(self, task: str) -> str:
+        """Persona and memories for the plan (the memory part's reader, within its budget)."""
+        if self.deps.memory is None:
+            return ""
+        found = self.deps.memory.recall_block(task, budget_tokens=MEMORY_TOKENS)
+        if found.tainted and not self._tainted:
+            # A tainted memory was read: what this run writes next is tainted too.
+            self._tainted = True
+            self._event("memory_tainted", ids=list(found.ids))
+        return found.text
 
     def _lessons(self, task: str) -> str:
         if self.experience is None:

@@ -80,6 +80,9 @@ class AgentRequest(BaseModel):
     diff_feedback: bool | None = Field(
         default=None, description="Show the reverted diff in retry prompts; None: configured."
     )
+    memory: bool = Field(
+        default=True, description="Recall and record memories (the input memory: false)."
+    )
     allow_self_approval: bool | None = Field(
         default=None, description="approve: the starter may approve; None: configured."
     )
@@ -181,7 +184,13 @@ def run_request(request: AgentRequest) -> RunState:
         config = load_config(root).with_overrides(model=request.model, **overrides)
         if request.allow_self_approval is not None:
             config.run.allow_self_approval = request.allow_self_approval
-        again = ResumeRequest(root=root, config=config, run_id=request.run_id, model=request.model)
+        again = ResumeRequest(
+            root=root,
+            config=config,
+            run_id=request.run_id,
+            model=request.model,
+            memory=request.memory,
+        )
         return approve_run(again, by=request.actor).state
     config = load_config(root).with_overrides(
         model=request.model,
@@ -211,6 +220,7 @@ def run_request(request: AgentRequest) -> RunState:
         task=request.task,
         untrusted=request.untrusted,
         run_id=request.run_id,
+        memory=request.memory,
     )
     return start_run(run).state
 

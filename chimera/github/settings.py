@@ -129,6 +129,7 @@ class ActionSettings:
         risk_reviewers: reviewers requested on ``risk:high`` PRs.
         model, spec_path, max_attempts, max_iterations, budget_usd, budget_tokens,
         diff_feedback: passed on to ``chimera run``.
+        memory: the run recalls and records memories (input ``memory: false`` turns it off).
         artifact_name: the run artifact's name (one per workflow run).
         max_patch_bytes / max_file_bytes: publish scan limits.
         sandbox: ``strict`` (bubblewrap, fail closed) or ``scrubbed`` (the loud opt-out:
@@ -161,6 +162,7 @@ class ActionSettings:
     budget_usd: float | None = None
     budget_tokens: int | None = None
     diff_feedback: bool = False
+    memory: bool = True
     artifact_name: str = "chimera-run"
     max_patch_bytes: int = 1_000_000
     max_file_bytes: int = 200_000
@@ -220,6 +222,7 @@ class ActionSettings:
             budget_usd=_float(e, "CHIMERA_BUDGET_USD"),
             budget_tokens=budget_tokens,
             diff_feedback=_bool(e, "CHIMERA_DIFF_FEEDBACK", False),
+            memory=_bool(e, "CHIMERA_MEMORY", True),
             artifact_name=e.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run",
             sandbox=_sandbox(e),
             runner_ephemeral=_bool(e, "CHIMERA_RUNNER_EPHEMERAL", False),

@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chimera.config import ChimeraConfig
 from chimera.core.deps import AgentDeps, BigPlanner, ReplayCursor, ToolWrapper
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from chimera.core.heldout import HeldOutDir, HeldOutGate
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.guard import Guard
+    from chimera.governance.taint import TaintLedger
     from chimera.orchestration.project import ProjectOrchestrator, SpecLoader
     from chimera.orchestration.solver import AgentCardSolver
     from chimera.spec.engine.options import EngineOptions
@@ -102,6 +103,17 @@ class SessionPart(Protocol):
         ...
 
 
+class FinishingPart(Protocol):
+    """A :class:`SessionPart` that also wants the end of the session (optional: a part
+    without ``finish`` is skipped by :meth:`Session.finish`)."""
+
+    def finish(self, session: Session, result: object) -> dict[str, Any] | None:
+        """Called once when the surface is done with the session (``result``: the solve's
+        ``SolveResult`` or the project run's ``RunState``). Update counters, close resources;
+        return fields for the run summary (or ``None``)."""
+        ...
+
+
 @dataclass
 class Prepared:
     """Validated parts not yet tied to a run folder (see :meth:`SessionFactory.prepare`)."""
@@ -146,6 +158,8 @@ class Session:
     guard_tools: bool = False
     experience: ExperienceStore | None = None
     parts: tuple[SessionPart, ...] = ()
+    ledger: TaintLedger | None = None
+    """The taint ledger of the latest untrusted agent's tools (parts record taint there)."""
     heldout: HeldOutGate | None = None
     """Held-out requirements (``[tool.chimera.heldout]``): acceptance alone asks them."""
 
@@ -167,6 +181,17 @@ class Session:
             return options
         return dataclasses.replace(options, hidden=tuple(str(p) for p in self.heldout.hidden))
 
+    def finish(self, result: object) -> dict[str, Any]:
+        """Let every part with a ``finish`` hook (:class:`FinishingPart`) see the end of the
+        session, in order; their returned fields merged (the run summary's ``parts``). Nothing is
+        audited here: a project run's state has already recorded the audit head."""
+        report: dict[str, Any] = {}
+        for part in self.parts:
+            hook = getattr(part, "finish", None)
+            if hook is not None:
+                report.update(hook(self, result) or {})
+        return report
+
     def governance(
         self, *, task: str, untrusted: bool, trusted_commands: Sequence[str]
     ) -> tuple[ToolWrapper | None, list[Guard]]:
@@ -185,7 +210,11 @@ class Session:
             task=task,
             trusted_commands=trusted_commands,
             run_id=self.run_id,
+            on_ledger=self._keep_ledger,
         )
+
+    def _keep_ledger(self, ledger: TaintLedger) -> None:
+        self.ledger = ledger
 
     def agent(
         self,

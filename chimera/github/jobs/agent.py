@@ -253,6 +253,7 @@ def _run(
             run_id=run_id,
             actor=decision.actor,
             model=settings.model,
+            memory=settings.memory,
         )
         started_by = str(marker.get("started_by") or "")
     else:
@@ -289,6 +290,7 @@ def _run(
             budget_usd=settings.budget_usd or None,
             budget_tokens=settings.budget_tokens or None,
             diff_feedback=True if settings.diff_feedback else None,
+            memory=settings.memory,
         )
         started_by = decision.actor
     request = request.model_copy(update=settings.run_overrides())
