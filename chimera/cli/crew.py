@@ -81,7 +81,7 @@ def check(args: argparse.Namespace) -> int:
     root = _root(args.root)
     files = [Path(f) for f in args.files] or discover_crews(root)
     if not files:
-        raise UsageError(f"no crew files: pass FILE or add {root.name}/.chimera.d/crews/*.yaml")
+        raise UsageError(f"no crew files: pass FILE or add .chimera.d/crews/*.yaml under {root}")
     bad = 0
     for path in files:
         if not path.is_file():

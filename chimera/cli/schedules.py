@@ -67,6 +67,8 @@ def _handle(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{len(load.schedules)} schedule(s) in {len(load.files)} file(s): ok\n")
         return 0
     if args.schedules_command == "list":
+        if not load.schedules:
+            sys.stdout.write("no schedules (.chimera.d/schedules/*.yaml)\n")
         for s in load.schedules:
             action = f"check {s.fields.check}" if s.fields.check else f"task: {s.fields.task}"
             sys.stdout.write(f"{s.id}\t{_state(s)}\t{s.trigger.describe()}\t{_cut(action)}\n")

@@ -59,8 +59,12 @@ def check_profile_file(path: Path, *, registry: ProfileKindRegistry | None = Non
     shown = display_path(Path(path))
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
+    except IsADirectoryError:
+        message = "is a folder: pass the profile's YAML file"
+        return ProfileCheck(shown, None, [SpecProblem(shown, 0, 0, message)])
     except OSError as exc:
-        return ProfileCheck(shown, None, [SpecProblem(shown, 0, 0, f"cannot read: {exc}")])
+        reason = exc.strerror or str(exc)
+        return ProfileCheck(shown, None, [SpecProblem(shown, 0, 0, f"cannot read: {reason}")])
     except UnicodeDecodeError as exc:
         message = f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at {exc.start}"
         return ProfileCheck(shown, None, [SpecProblem(shown, 0, 0, message)])
