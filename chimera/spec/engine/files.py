@@ -234,6 +234,10 @@ class FileTree:
         self._dirs: dict[str, _Dir | None] = {}
         self.source = ""
         """``git`` or ``walk``: where candidates come from (known after the first select)."""
+        self.listing_error: str | None = None
+        """Set when git refuses a repository (e.g. "dubious ownership"): a walk honouring
+        ``.gitignore`` would skip tracked files an ignore rule matches, so no selection is
+        made and every ``paths`` scope is an ``error`` (fail closed)."""
 
     def _git_candidates(self) -> tuple[str, ...] | None:
         if not self._git_checked:
@@ -253,6 +257,8 @@ class FileTree:
         ex = pathspec.GitIgnoreSpec.from_lines(excluded) if excluded else None
         anchors = self._anchors(globs)
         git = self._git_candidates()
+        if self.listing_error is not None:
+            return []
         if git is not None:
             pool = _under(git, anchors)
         else:
@@ -377,8 +383,16 @@ class FileTree:
             return None
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip()
-            if "not a git repository" not in err:
-                log.warning("git ls-files failed in %s: %s; walking the tree", self.root_real, err)
+            # Outside any repository a walk is the documented rule; a tree that has a .git of
+            # its own (or that git refuses, e.g. "dubious ownership") is a repository git
+            # cannot read, and guessing its tracked files could skip some.
+            broken_repo = os.path.lexists(os.path.join(self.root_real, ".git"))
+            if "not a git repository" not in err or broken_repo:
+                first = err.splitlines()[0] if err else f"exit {proc.returncode}"
+                self.listing_error = (
+                    f"git cannot list this repository's files ({first}); a walk would skip "
+                    "tracked files that .gitignore excludes, so nothing is selected"
+                )
             return None
         names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
         # A nested repository shows up as "dir/"; git does not list its files, neither do we.

@@ -592,6 +592,8 @@ class EngineSession:
                 return _Scope(unscannable=(found,))
             return _Scope(targets=(found,), by_real={found.real: found})
         chosen = self._tree.select(paths or (), exclude)
+        if self._tree.listing_error is not None:
+            return _Scope(error=self._tree.listing_error)
         targets: list[Target] = []
         unscannable: list[Unscannable] = []
         seen: set[str] = set()
@@ -602,6 +604,10 @@ class EngineSession:
             if isinstance(found, Unscannable):
                 if found.reason != IS_DIRECTORY:
                     unscannable.append(found)
+                elif (Path(self._tree.root_real) / rel).is_symlink():
+                    # A symlinked directory is not followed (as git does not); a scope must
+                    # not pass by skipping what it holds, so it is unscannable, named.
+                    unscannable.append(Unscannable(rel, "a symlink to a directory (not followed)"))
             elif found.real not in seen:
                 seen.add(found.real)
                 targets.append(found)
