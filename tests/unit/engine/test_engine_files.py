@@ -125,14 +125,20 @@ def test_symlink_loops_do_not_hang_or_double_scan(tmp_path: Path, run_all) -> No
     assert not any(e.file in ("src/loop", "src/self") for e in absent.evidence)
 
 
-def test_directory_links_are_not_selected_files(tmp_path: Path, evaluate) -> None:
+def test_directory_links_are_not_followed_and_never_help_a_pass(tmp_path: Path, evaluate) -> None:
+    # Not followed (as git does not), and — since an attack pass hid a match behind one —
+    # named as unscannable, so `absent` cannot pass by skipping what a link holds.
     write(tmp_path, "docs/a.md", "fine\n")
     (tmp_path / "outside").mkdir()
     root = tmp_path / "docs"
     (root / "assets").symlink_to(tmp_path / "outside")  # a directory outside the root
     (root / "same").symlink_to(root)  # a directory inside it
     res = evaluate(root, Absent(paths=["**"], pattern="secret"))
-    assert res.status is Status.PASSED, res.message
+    assert res.status is not Status.PASSED, res.message
+    notes = " ".join(f"{e.file}: {e.note}" for e in res.evidence)
+    assert "assets" in notes and "same" in notes and "symlink to a directory" in notes
+    excluded = evaluate(root, Absent(paths=["**"], exclude=["assets", "same"], pattern="secret"))
+    assert excluded.status is Status.PASSED, excluded.message
     named = evaluate(root, Contains(path="same", pattern="x"))
     assert named.status is Status.ERROR
     assert "is a directory" in named.message
