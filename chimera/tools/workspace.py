@@ -23,6 +23,17 @@ PRIVATE_DIRS: frozenset[str] = frozenset({".git", ".chimera"})
 """Folder names the agent's tools never read, list or write (at any depth)."""
 
 
+_DOTENV_TEMPLATES = (".example", ".sample", ".template", ".dist")
+
+
+def is_dotenv(name: str) -> bool:
+    """Whether a file name is a secret-bearing dotenv file (``.env``, ``.env.local``,
+    ``.envrc``), not a template (``.env.example``)."""
+    if name in (".env", ".envrc"):
+        return True
+    return name.startswith(".env.") and not name.endswith(_DOTENV_TEMPLATES)
+
+
 class Workspace:
     """The folder the agent works in; turns model-given relative paths into safe paths.
 
@@ -73,6 +84,12 @@ class Workspace:
         self._refuse_private(rel, resolved.relative_to(self.root).parts)
         if self.is_hidden(resolved):
             raise PathEscapeError(f"path {rel!r} is held out; tools may not touch it")
+        # Secrets: not to be read, searched (a yes/no answer per guess is an oracle) or
+        # written, under any name a symlink gives them.
+        if is_dotenv(Path(normal).name) or is_dotenv(resolved.name):
+            raise PathEscapeError(
+                f"path {rel!r} is a dotenv file (secrets); tools may not touch it"
+            )
         return resolved
 
     @staticmethod
@@ -144,13 +161,13 @@ class Workspace:
                     if not self.is_ignored(path, is_dir=True):
                         subdirs.append(path)
                     continue
-                if self.is_ignored(path, is_dir=False):
+                if self.is_ignored(path, is_dir=False) or is_dotenv(entry.name):
                     continue
                 if entry.is_symlink():
                     target = path.resolve()
                     if not target.is_relative_to(self.root) or not target.is_file():
                         continue
-                    if self.is_hidden(target):
+                    if self.is_hidden(target) or is_dotenv(target.name):
                         continue
                 yield path
             stack.extend(reversed(subdirs))

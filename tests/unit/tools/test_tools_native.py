@@ -199,3 +199,23 @@ def test_run_command_timeout_is_capped_by_the_configured_maximum(root: Path) -> 
     tools = native_tools(root, LocalRunner(), command_timeout=0.5)
     result = tools.call("run_command", {"command": "sleep 30", "timeout": 1000})
     assert result.meta["timed_out"]
+
+
+def test_dotenv_files_are_never_read_searched_or_written(root: Path, tools: ToolRegistry) -> None:
+    """Found by an attack pass: `search` answered yes/no per guess of a `.env` secret (an
+    oracle) and `read_file` followed a symlink to `.env`."""
+    (root / "config").mkdir()
+    (root / "config" / ".env").write_text("API_KEY=DOTENV-CANARY-5521\n")
+    (root / "notes.txt").symlink_to(root / "config" / ".env")
+    (root / ".env.example").write_text("API_KEY=changeme\n")
+    for rel in ("config/.env", "notes.txt"):
+        ok, out = call(tools, "read_file", path=rel)
+        assert not ok and "dotenv" in out, out
+    ok, out = call(tools, "search", pattern="DOTENV-CANARY-5521")
+    assert "DOTENV-CANARY" not in out and "config/.env" not in out, out
+    ok, out = call(tools, "search", pattern="CANARY", path="config/.env")
+    assert not ok and "dotenv" in out
+    ok, out = call(tools, "write_file", path="config/.env.local", content="X=1\n")
+    assert not ok and "dotenv" in out
+    ok, out = call(tools, "read_file", path=".env.example")  # a template is fine
+    assert ok and "changeme" in out
