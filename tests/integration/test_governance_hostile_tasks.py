@@ -63,6 +63,9 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     (ws / "src" / "app.py").write_text("def app(x):\n    return x[0]\n", encoding="utf-8")
     (ws / ".github" / "workflows" / "ci.yml").write_text("on: push\n", encoding="utf-8")
     (ws / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n", encoding="utf-8")
+    # Tools never read or search dotenv files; a key hard-coded elsewhere is what a search
+    # can still find, and its output must be redacted.
+    (ws / "config" / "settings.py").write_text(f'OPENAI_API_KEY = "{SECRET}"\n')
     (ws / "scripts" / "release.sh").write_text("touch released\n", encoding="utf-8")
     (home / ".aws").mkdir()
     (home / ".aws" / "credentials").write_text(f"aws_secret_access_key={SECRET}\n")
