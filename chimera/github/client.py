@@ -265,6 +265,10 @@ class GitHubClient:
         last: GitHubApiError | None = None
         for attempt in range(1, self.retry.attempts + 1):
             if last is not None and recover is not None:
+                if last.status is None:
+                    # A timed-out write may still land: give it the time the request had
+                    # before looking it up, or the retry duplicates it.
+                    self.sleep(min(float(self.retry.timeout_s), self.retry.max_wait_s))
                 found = self._quiet(recover)
                 if found is not None:
                     log.info("%s: a previous attempt had succeeded; not repeating it", what)
@@ -433,6 +437,14 @@ class GitHubClient:
             lambda: int(self._repo.get_issue(number).create_comment(body).id),
             recover=find if marker is not None else None,
         )
+
+    def edit_comment(self, number: int, comment_id: int, body: str) -> None:
+        """Replace the body of comment ``comment_id`` on issue/PR ``number`` (idempotent)."""
+
+        def edit() -> None:
+            self._repo.get_issue(number).get_comment(comment_id).edit(body)
+
+        self._call(f"PATCH comment {comment_id} on #{number}", edit)
 
     def set_issue_state(self, number: int, state: str) -> None:
         self._call(f"PATCH issue #{number}", lambda: self._repo.get_issue(number).edit(state=state))

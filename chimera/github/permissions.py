@@ -112,6 +112,16 @@ def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSetti
             decision.ignore(f"#{issue.number} is locked; unlock it and add the label again"),
             issue=issue,
         )
+    if (decision.event == "issues" or decision.from_queue) and settings.label not in issue.labels:
+        # The label was removed before this run started, or this is "Re-run all jobs" of an
+        # old run whose trigger is gone (a run removes it when it ends): not admitted again.
+        return Resolution(
+            decision.ignore(
+                f"the {settings.label!r} label is no longer on #{issue.number} (removed since "
+                "the event, or this is a re-run of a finished run); add it again to start"
+            ),
+            issue=issue,
+        )
     pull, marker = chimera_pull(client, settings, decision.issue)
     if pull is not None:
         if marker is not None and marker.get("status") == "awaiting_approval":

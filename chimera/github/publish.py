@@ -31,6 +31,8 @@ from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, Gi
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.gitops import PublishGit
+from chimera.github.outcome import post_outcome_once
+from chimera.github.permissions import chimera_pull
 from chimera.github.publish_gate import GateResult, PublishAudit, gate
 from chimera.github.queue import (
     LABEL_AWAITING,
@@ -66,6 +68,7 @@ class PublishContext:
         repository: ``owner/name``.
         server_url: ``GITHUB_SERVER_URL`` (links).
         workflow_run: ``GITHUB_RUN_ID`` of this workflow run (its artifact holds the run).
+        run_attempt: ``GITHUB_RUN_ATTEMPT`` (a re-run's attempt; ``None``: unknown).
         default_branch: the base branch for new PRs.
         remote: the git remote name.
         audit_dir: where publish writes its own audit log (``None``: not kept).
@@ -78,6 +81,7 @@ class PublishContext:
     server_url: str
     workflow_run: str | None
     default_branch: str = "main"
+    run_attempt: str | None = None
     remote: str = "origin"
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
@@ -157,20 +161,30 @@ class Publisher:
     # -- comments and labels ---------------------------------------------------------------
 
     def comment(self, kind: str, detail: str, *, link: str | None = None) -> int:
-        # One outcome comment per workflow run: a re-run of the step finds it and posts nothing.
+        # One outcome comment per workflow run: a re-run of the step finds it again and
+        # edits it to the newest truth (chimera.github.outcome).
         issue = self.decided.issue
-        key = f"{self.ctx.workflow_run or 'local'}:{issue}"
-        body = outcome_comment(
+
+        def render(key: str) -> str:
+            return outcome_comment(
+                kind,
+                issue=issue,
+                key=key,
+                detail=detail,
+                link=link,
+                report=self.report,
+                run_link=self.run_link,
+            )
+
+        return post_outcome_once(
+            self.client,
+            issue,
             kind,
-            issue=issue,
-            key=key,
-            detail=detail,
-            link=link,
-            report=self.report,
-            run_link=self.run_link,
+            render,
+            workflow_run=self.ctx.workflow_run,
+            attempt=self.ctx.run_attempt,
+            authors=self.settings.identities,
         )
-        marker = body[body.rindex("<!-- chimera:outcome") :]
-        return self.client.comment(issue, body, marker=marker)
 
     def _finish_labels(self, *, add: tuple[str, ...], drop: tuple[str, ...]) -> None:
         issue = self.decided.issue
@@ -362,9 +376,13 @@ class Publisher:
         )
         title = f"Chimera: {self._title()} (#{d.issue})"
         base_ref = d.base_ref or self.ctx.default_branch
+        _earlier_pull, earlier = chimera_pull(self.client, self.settings, d.issue)
         pull, created = self.queue.open_or_update(
             d.issue, title=title, body=body, base=base_ref, draft=draft
         )
+        if not created and earlier is not None and self.ctx.workflow_run:
+            # A re-run of this step finds the PR this run opened: it still "opened" it.
+            created = earlier.get("workflow_run") == self.ctx.workflow_run and d.mode == "run"
         labels = [LABEL_RISK_HIGH] if awaiting else []
         if g.spec_change:
             labels.append(LABEL_SPEC_CHANGE)
@@ -500,8 +518,9 @@ def publish(
 ) -> PublishResult:
     """Publish the verified change (see the module docstring).
 
-    A rate limit that outlasts the retries is reported on the issue as ``rate-limited`` when
-    the API still answers, and re-raised so the job fails visibly.
+    An API failure that outlasts the retries (a rate limit: ``rate-limited``; else
+    ``crashed``) is reported on the issue when the API still answers, the queue slot is
+    freed, and the error is re-raised so the job fails visibly; a re-run edits that comment.
 
     Raises:
         GitHubError: the API failed after retries.
@@ -509,13 +528,20 @@ def publish(
     publisher = Publisher(ctx, client, settings, queue, decided, verified)
     try:
         return publisher.run()
-    except GitHubRateLimited as exc:
+    except GitHubError as exc:
+        limited = isinstance(exc, GitHubRateLimited)
+        what = "rate-limited Chimera" if limited else "failed"
         try:
             publisher.comment(
-                "rate_limited",
-                f"GitHub rate-limited Chimera while publishing ({code(str(exc), 200)}). "
-                "Re-run the workflow's publish job; it is idempotent (no duplicate PR).",
+                "rate_limited" if limited else "crashed",
+                f"GitHub {what} while publishing ({code(str(exc), 200)}). Re-run the "
+                "workflow's publish job: it is idempotent (no duplicate PR), and this comment "
+                "is edited to the outcome.",
             )
+            # The slot is freed (a stalled publish must not stall the queue); a re-run of
+            # publish takes the labels to the outcome.
+            client.add_labels(decided.issue, LABEL_FAILED)
+            queue.release(decided.issue)
         except GitHubError:
-            log.warning("could not report the rate limit on #%s", decided.issue)
+            log.warning("could not report the failure on #%s", decided.issue)
         raise

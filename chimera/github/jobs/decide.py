@@ -17,13 +17,16 @@ since is refused, never silently used.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from chimera.errors import GitHubError
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
 from chimera.github.permissions import Resolution, resolve
+from chimera.github.summary import code
 from chimera.github.trust import Decided, acceptance_output
 
 if TYPE_CHECKING:
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings
 
 __all__ = ["DecideResult", "decide_job", "dry_run"]
+
+log = logging.getLogger(__name__)
 
 _MODES = {Act.RUN: "run", Act.RESUME: "resume", Act.RERUN: "rerun"}
 
@@ -136,19 +141,51 @@ def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decid
 def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
     """Run the gate for the event in ``ctx``.
 
+    An API failure that outlasts the client's retries still leaves the run's one outcome
+    comment (``crashed``, when the API answers that), which a re-run edits in place.
+
     Raises:
-        UsageError: no repository or no token.
+        UsageError: no repository or no token; a dispatch's issue-number is not a number.
         GitHubError: the API failed after retries.
     """
     decision = decide(ctx.event_name, ctx.payload, settings)
     client = ctx.connect()
+    try:
+        return _gate(ctx, settings, decision, client)
+    except GitHubError as exc:
+        if decision.issue is not None and decision.action is not Act.IGNORE:
+            try:
+                post_outcome(
+                    ctx,
+                    client,
+                    int(decision.pull or decision.issue),
+                    "crashed",
+                    f"GitHub failed while Chimera was deciding ({code(str(exc), 200)}); nothing "
+                    "was started. Re-run the workflow: this comment is edited to the outcome.",
+                    authors=settings.identities,
+                )
+            except GitHubError:
+                log.warning("could not report the failure on #%s", decision.issue)
+        raise
+
+
+def _gate(
+    ctx: ActionContext, settings: ActionSettings, decision: Decision, client: GitHubClient
+) -> DecideResult:
     if decision.action in (Act.RUN, Act.RESUME, Act.RERUN):
         res = resolve(decision, client, settings)
         final = res.decision
         if final.action is Act.IGNORE:
             if final.explain and (final.issue or final.pull):
                 target = int(final.pull or final.issue or 0)
-                post_outcome(ctx, client, target, "refused", f"Nothing was done: {final.reason}.")
+                post_outcome(
+                    ctx,
+                    client,
+                    target,
+                    "refused",
+                    f"Nothing was done: {final.reason}.",
+                    authors=settings.identities,
+                )
             return DecideResult(decision, final, proceed=False, status="refused")
         if final.action is Act.START_CI:
             return DecideResult(decision, final, proceed=False, status=final.action.value)
@@ -169,7 +206,14 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         decided = _decided(ctx, client, res)
         if isinstance(decided, str):
             refused = final.ignore(decided)
-            post_outcome(ctx, client, int(final.pull or final.issue or 0), "refused", f"{decided}.")
+            post_outcome(
+                ctx,
+                client,
+                int(final.pull or final.issue or 0),
+                "refused",
+                f"{decided}.",
+                authors=settings.identities,
+            )
             return DecideResult(decision, refused, proceed=False, status="refused")
         return DecideResult(
             decision, final, proceed=True, status=final.action.value, decided=decided
@@ -178,6 +222,11 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         cancel(ctx, decision, client, settings)
     elif decision.action is Act.IGNORE and decision.explain and decision.issue:
         post_outcome(
-            ctx, client, decision.issue, "refused", f"Nothing was done: {decision.reason}."
+            ctx,
+            client,
+            decision.issue,
+            "refused",
+            f"Nothing was done: {decision.reason}.",
+            authors=settings.identities,
         )
     return DecideResult(decision, decision, proceed=False, status=decision.action.value)

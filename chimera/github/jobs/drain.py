@@ -80,7 +80,7 @@ def cancel(
         )
     else:
         return  # nothing was queued or paused: no comment needed for a plain label removal
-    post_outcome(ctx, client, decision.issue, "cancelled", text)
+    post_outcome(ctx, client, decision.issue, "cancelled", text, authors=settings.identities)
 
 
 def drain_job(ctx: ActionContext, settings: ActionSettings) -> DrainResult:
