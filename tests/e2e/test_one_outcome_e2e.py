@@ -7,6 +7,7 @@ PR, no lost issue, and exactly one outcome comment per run stating the final tru
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -143,6 +144,7 @@ def test_a_comment_post_that_times_out_but_lands_late_is_not_posted_twice(world:
     world.fake.inject(FakeFault("POST", r"/issues/1/comments$", status=None, delay=3.0))
     jobs = world.pipeline("issues", labeled(1, "alice"), run=24)
     assert jobs["publish"]["status"] == "pr_opened"
+    time.sleep(1.5)  # past the late landing, had publish not waited for it
     one_open_pr(world)
     assert outcomes(world) == [("pr_opened", "24:1")]
     assert len(world.fake.calls_to("POST", r"/issues/1/comments$")) == 1
