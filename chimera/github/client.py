@@ -697,6 +697,43 @@ class GitHubClient:
                 self.waits.append(wait)
                 self.sleep(wait)
 
+    def workflow_run(self, run_id: int) -> tuple[str, str | None] | None:
+        """``(status, conclusion)`` of workflow run ``run_id`` (``status``: ``queued``,
+        ``in_progress``, ``completed``...); ``None`` when GitHub has no such run (deleted).
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        url = f"/repos/{self.repository}/actions/runs/{int(run_id)}"
+
+        def get() -> tuple[str, str | None] | None:
+            data = self._raw("GET", url)
+            conclusion = data.get("conclusion")
+            return str(data.get("status") or ""), str(conclusion) if conclusion else None
+
+        try:
+            return self._call(f"GET workflow run {run_id}", get)
+        except GitHubNotFound:
+            return None
+
+    def cancel_workflow_run(self, run_id: int) -> bool:
+        """Ask GitHub to cancel workflow run ``run_id`` (asynchronous: it may still run for a
+        while); ``False`` when it is already finished or gone.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        url = f"/repos/{self.repository}/actions/runs/{int(run_id)}/cancel"
+        try:
+            self._call(f"POST cancel workflow run {run_id}", lambda: self._raw("POST", url))
+        except GitHubNotFound:
+            return False
+        except GitHubApiError as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
     def download_artifact(self, run_id: int, name: str, dest: Path) -> Path:
         """Download artifact ``name`` of workflow run ``run_id`` and unzip it into ``dest``.
 

@@ -5,8 +5,9 @@ Every job that reports on an issue (decide, publish, drain's cancels) goes throu
 (``<run id>:<issue>``) and the outcome's kind. Whatever job or attempt of the same run writes
 next finds that comment and makes it state the newest truth:
 
-* a ``rate_limited`` or ``crashed`` outcome is edited in place when a later attempt gets
-  further (re-running publish after a rate limit turns the same comment into "PR opened");
+* a ``running``, ``rate_limited`` or ``crashed`` outcome is edited in place when a later
+  attempt gets further (re-running publish after a rate limit turns the same comment into
+  "PR opened");
 * the same kind again with the same text (a retried step) changes nothing;
 * a refusal from a re-run ("Re-run all jobs" on an old run whose trigger label is gone) never
   overwrites what the run achieved: it is posted once more under the attempt's own key.
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["REPLACEABLE", "find_outcome", "outcome_key", "post_outcome_once"]
 
 # Outcomes that say "not finished": a later attempt of the same run replaces them in place.
-REPLACEABLE = frozenset({"rate_limited", "crashed"})
+REPLACEABLE = frozenset({"running", "rate_limited", "crashed"})
 
 
 def outcome_key(workflow_run: str | None, issue: int, attempt: str | None = None) -> str:

@@ -31,7 +31,7 @@ from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, Gi
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.gitops import PublishGit
-from chimera.github.outcome import post_outcome_once
+from chimera.github.outcome import REPLACEABLE, find_outcome, outcome_key, post_outcome_once
 from chimera.github.permissions import chimera_pull
 from chimera.github.publish_gate import GateResult, PublishAudit, gate
 from chimera.github.queue import (
@@ -223,6 +223,9 @@ class Publisher:
             matches=bool(received) and received == shown,
         )
         patch = read_patch(self.ctx.artifacts)
+        stopped = self._stopped()
+        if stopped is not None:
+            return self._cancelled(stopped)
         try:
             self.git.ensure_commit(self.ctx.remote, self.decided.base_sha)
             approved = self.decided.head_sha if self.decided.mode == "resume" else None
@@ -277,8 +280,45 @@ class Publisher:
             "block, or add the label again.",
         )
 
+    def _stopped(self) -> str | None:
+        """Why the run was cancelled while in flight, read just before pushing (cancelling a
+        workflow run is asynchronous, so the run may get this far): ``None`` to go on."""
+        info = self.client.issue(self.decided.issue)
+        if info.state == "open" and (
+            self.decided.mode != "run" or self.settings.label in info.labels
+        ):
+            return None
+        key = outcome_key(self.ctx.workflow_run, self.decided.issue)
+        found = find_outcome(self.client, info.number, key, self.settings.identities)
+        if found is not None and found[1] not in REPLACEABLE and found[1] != "cancelled":
+            return None  # a re-run of a publish that finished: it removed the label itself
+        if info.state != "open":
+            return f"#{info.number} was closed"
+        if self.decided.mode == "run" and self.settings.label not in info.labels:
+            return f"the {self.settings.label!r} label was removed"
+        return None
+
+    def _cancelled(self, why: str) -> PublishResult:
+        self.audit.record("decision", outcome="cancelled", detail=why)
+        key = outcome_key(self.ctx.workflow_run, self.decided.issue)
+        found = find_outcome(self.client, self.decided.issue, key, self.settings.identities)
+        detail = f"Cancelled: {why} while the run was in flight; nothing was published."
+        # drain's cancel may have said it already, naming who cancelled: that stays.
+        cid = found[0] if found and found[1] == "cancelled" else self.comment("cancelled", detail)
+        self.queue.release(self.decided.issue)
+        return PublishResult(
+            "cancelled",
+            issue=self.decided.issue,
+            comment_id=cid,
+            detail=detail,
+            audit_head=self.audit.head,
+        )
+
     def _push_and_pr(self, g: GateResult, *, held_unmet: bool) -> PublishResult:
         d = self.decided
+        stopped = self._stopped()
+        if stopped is not None:
+            return self._cancelled(stopped)
         branch = self.settings.branch(d.issue)
         remote = self.ctx.remote
         current = self.git.remote_sha(remote, branch)

@@ -57,6 +57,7 @@ OUTCOME_TITLES: Mapping[str, str] = {
     "blocked": "Blocked by governance",
     "hollow": "Hollow success: nothing to publish",
     "queued": "Queued",
+    "running": "Started",
     "cancelled": "Cancelled",
     "crashed": "Crashed",
     "refused": "Not started",

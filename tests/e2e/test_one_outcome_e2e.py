@@ -7,6 +7,7 @@ PR, no lost issue, and exactly one outcome comment per run stating the final tru
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -108,12 +109,15 @@ def test_pulls_post_failing_after_the_push_says_so_frees_the_slot_and_a_rerun_ed
     assert set(world.repo.issues[1]["labels"]) == {"chimera:pr-open"}
 
 
-def test_comment_post_failing_after_the_pr_exists_is_reported_and_a_rerun_says_opened(
+def test_the_outcome_write_failing_after_the_pr_exists_is_reported_and_a_rerun_says_opened(
     world: World,
 ) -> None:
     setup(world)
-    world.fake.inject(FakeFault("POST", r"/issues/1/comments$", status=500, times=4))
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=22)
+
+    def comments_fail() -> None:  # decide's "Started" comment is there; its edit fails
+        world.fake.inject(FakeFault("PATCH", r"/issues/comments/\d+$", status=500, times=4))
+
+    jobs = world.pipeline("issues", labeled(1, "alice"), run=22, after_decide=comments_fail)
     assert jobs["publish"]["rc"] != 0
     one_open_pr(world)
     assert outcomes(world) == [("crashed", "22:1")]
@@ -238,7 +242,7 @@ def test_dispatch_issue_number_accepts_hash_and_refuses_junk_in_one_line(world: 
     summary = (world.tmp / "summary-29.md").read_text().splitlines()
     assert len(summary) == 3 and all("is not an issue number" in line for line in summary)
     assert "'7abc'" in summary[0]
-    assert world.repo.dispatches == [] and outcomes(world) == []
+    assert world.repo.dispatches == [] and outcomes(world) == [("running", "28:1")]
 
 
 def test_a_labeled_payload_without_a_sender_is_ignored_with_a_reason(world: World) -> None:
@@ -252,3 +256,80 @@ def test_a_labeled_payload_without_a_sender_is_ignored_with_a_reason(world: Worl
     )
     assert gate["rc"] == 0 and gate["proceed"] == "false" and gate["decision"] == "ignore"
     assert world.comments(1) == [] and world.repo.pulls() == []
+
+
+def _schedule() -> dict[str, Any]:
+    return {"schedule": "*/15 * * * *", "repository": {"full_name": "octo/app"}}
+
+
+def test_a_run_cancelled_in_the_ui_frees_its_slot_and_a_lost_dispatch_is_sent_again(
+    world: World,
+) -> None:
+    world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
+    setup(world)
+    world.fake.add_issue("octo/app", title="two", body=TASK, user="alice", labels=("chimera",))
+    token = world.workflow_token(world.decide_perms)
+    first = world.job("decide", "issues", labeled(1, "alice"), run=41, token=token)
+    assert first["proceed"] == "true" and outcomes(world) == [("running", "41:1")]
+    run = world.repo.workflow_runs[41]
+    second = world.job("decide", "issues", labeled(2, "alice"), run=42, token=token)
+    assert second["status"] == "queued"
+    drained = world.job("drain", "schedule", _schedule(), run=43, token=world.app_token)
+    assert drained["started"] == "" and world.repo.dispatches == []  # run 41 still holds it
+    run.update(status="completed", conclusion="cancelled")  # cancelled in the UI
+    drained = world.job("drain", "schedule", _schedule(), run=44, token=world.app_token)
+    assert drained["started"] == "2"
+    assert outcomes(world, 1) == [("crashed", "41:1")]  # the running comment, edited once
+    assert "completed: cancelled" in world.comments(1)[0]
+    assert "chimera:running" not in world.repo.issues[1]["labels"]
+    # The dispatch is lost: no run ever starts for #2. Past the grace period, a drain gives
+    # #2 its place back and dispatches it again.
+    again = world.job("drain", "schedule", _schedule(), run=45, token=world.app_token)
+    assert again["started"] == "" and len(world.repo.dispatches) == 1  # within the grace
+    for comment in world.repo.issue_comments(2):
+        comment["body"] = re.sub(
+            r'"dispatched":"[^"]+"', '"dispatched":"2020-01-01T00:00:00+00:00"', comment["body"]
+        )
+    again = world.job("drain", "schedule", _schedule(), run=46, token=world.app_token)
+    assert again["started"] == "2"
+    assert [d["inputs"]["issue-number"] for d in world.repo.dispatches] == ["2", "2"]
+    assert sum("Queued" in c for c in world.comments(2)) == 1
+
+
+def _unlabeled(issue: int, sender: str) -> dict[str, Any]:
+    return labeled(issue, sender) | {"action": "unlabeled"}
+
+
+def test_removing_the_label_in_flight_cancels_the_run_and_it_never_publishes(
+    world: World,
+) -> None:
+    setup(world)
+    run = world.fake.add_workflow_run("octo/app", 51)  # in progress
+
+    def remove_label() -> None:
+        world.repo.issues[1]["labels"].remove("chimera")
+        drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=52, token=world.app_token)
+        assert drained["rc"] == 0
+        assert run.get("cancel_requested") is True  # asked through the Actions API
+
+    # The cancel is asynchronous: the run goes on until publish, which re-checks.
+    jobs = world.pipeline("issues", labeled(1, "alice"), run=51, after_decide=remove_label)
+    assert jobs["publish"]["status"] == "cancelled"
+    assert world.repo.pulls() == [] and world.repo.head_sha("chimera/issue-1") is None
+    assert outcomes(world) == [("cancelled", "51:1")]
+    assert "`bob` removed the label" in world.comments(1)[0]
+    assert "chimera:running" not in world.repo.issues[1]["labels"]
+    assert world.fake.settle_cancels("octo/app") == [51]
+
+
+def test_closing_the_issue_in_flight_publishes_nothing(world: World) -> None:
+    setup(world)
+
+    def close() -> None:
+        world.repo.issues[1]["state"] = "closed"
+
+    jobs = world.pipeline("issues", labeled(1, "alice"), run=53, after_decide=close)
+    assert jobs["publish"]["status"] == "cancelled"
+    assert world.repo.pulls() == [] and world.repo.head_sha("chimera/issue-1") is None
+    assert outcomes(world) == [("cancelled", "53:1")]
+    assert "#1 was closed" in world.comments(1)[0]

@@ -195,6 +195,18 @@ def _gate(
                 final.issue, final.actor, claimed=final.from_queue
             )
             decided = _decided(ctx, client, res) if admission.admitted else None
+            if admission.admitted and ctx.workflow_run:
+                # The run's one outcome comment, posted now: its key names this run, so a
+                # drain can free the slot if the run dies; publish edits it to the outcome.
+                post_outcome(
+                    ctx,
+                    client,
+                    final.issue,
+                    "running",
+                    f"Workflow run {ctx.workflow_run} holds this issue's slot in the "
+                    "ChangeQueue; this comment becomes the run's outcome.",
+                    authors=settings.identities,
+                )
             return DecideResult(
                 decision,
                 final,

@@ -267,6 +267,30 @@ class GitHubFake(LocalServer):
             )
             return art_id
 
+    def add_workflow_run(
+        self,
+        full_name: str,
+        run_id: int,
+        *,
+        status: str = "in_progress",
+        conclusion: str | None = None,
+    ) -> dict[str, Any]:
+        """Arrange a workflow run (``status``: ``queued``, ``in_progress``, ``completed``)."""
+        run = {"id": run_id, "status": status, "conclusion": conclusion}
+        with self._lock:
+            self.repos[full_name].workflow_runs[run_id] = run
+        return run
+
+    def settle_cancels(self, full_name: str) -> list[int]:
+        """Finish the cancels GitHub was asked for (they are asynchronous); returns the runs."""
+        done = []
+        with self._lock:
+            for run in self.repos[full_name].workflow_runs.values():
+                if run.get("cancel_requested") and run["status"] != "completed":
+                    run.update(status="completed", conclusion="cancelled")
+                    done.append(int(run["id"]))
+        return done
+
     def inject(self, *faults: FakeFault) -> None:
         """Queue faults; each is consumed by the first ``times`` requests it matches."""
         with self._lock:

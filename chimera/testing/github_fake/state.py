@@ -203,6 +203,7 @@ class FakeRepo:
     protection: dict[str, dict[str, Any]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    workflow_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     merge_attempts: list[dict[str, Any]] = field(default_factory=list)
     workflows: dict[str, int] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
