@@ -386,6 +386,25 @@ class GitHubClient:
 
         return self._call(f"GET issues labelled {label}", get)
 
+    def labeller(self, number: int, label: str) -> str | None:
+        """Who last added ``label`` to issue ``number``, from the issue's events (``None``: no
+        such event). Dispatch inputs never say this: ``github-actions[bot]`` is shared by
+        every workflow in the repository, so any of them could name anyone.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+
+        def get() -> str | None:
+            who: str | None = None
+            for ev in self._repo.get_issue(number).get_events():
+                name = ev.label.name if ev.event == "labeled" and ev.label else None
+                if name == label and ev.actor is not None:
+                    who = str(ev.actor.login)
+            return who
+
+        return self._call(f"GET events of #{number}", get)
+
     def add_labels(self, number: int, *labels: str) -> None:
         if labels:
             self._call(

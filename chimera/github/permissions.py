@@ -92,6 +92,19 @@ def resolve(decision: Decision, client: GitHubClient, settings: ActionSettings) 
 
 def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSettings) -> Resolution:
     assert decision.issue is not None and decision.actor is not None
+    if decision.from_queue:
+        # Whose label queued the issue comes from the issue's events, never the dispatch's
+        # input: every workflow's GITHUB_TOKEN is github-actions[bot], so any could send one.
+        labeller = client.labeller(decision.issue, settings.label)
+        if labeller is None or settings.is_self(labeller):
+            return Resolution(
+                decision.ignore(
+                    f"no person's {settings.label!r} label is on #{decision.issue}'s record, so "
+                    "nobody's permission can count for this dispatch"
+                )
+            )
+        decision = replace(decision, actor=labeller)
+    assert decision.issue is not None and decision.actor is not None
     what = "starting Chimera" if not decision.from_queue else "the queued run (its labeller)"
     refusal = _actor_refusal(client, settings, decision.actor, what)
     if refusal is not None:

@@ -333,3 +333,22 @@ def test_closing_the_issue_in_flight_publishes_nothing(world: World) -> None:
     assert world.repo.pulls() == [] and world.repo.head_sha("chimera/issue-1") is None
     assert outcomes(world) == [("cancelled", "53:1")]
     assert "#1 was closed" in world.comments(1)[0]
+
+
+def test_a_dispatch_naming_a_labeller_runs_as_whoever_labelled_per_the_issue_events(
+    world: World,
+) -> None:
+    setup(world, labels=())  # nobody labelled #1
+    world.fake.add_issue(
+        "octo/app", title="two", body=TASK, user="mallory", labels=("chimera",), labelled_by="alice"
+    )
+    token = world.workflow_token(world.decide_perms)
+    forged = _dispatch("1") | {"sender": {"login": "github-actions[bot]", "type": "Bot"}}
+    forged["inputs"]["labeller"] = "bob"  # any workflow's GITHUB_TOKEN could send this
+    gate = world.job("decide", "workflow_dispatch", forged, run=61, token=token)
+    assert gate["proceed"] == "false" and gate["status"] == "refused"
+    assert "nobody's permission can count" in world.comments(1)[0]
+    named = _dispatch("2") | {"sender": {"login": "github-actions[bot]", "type": "Bot"}}
+    named["inputs"]["labeller"] = "bob"
+    gate = world.job("decide", "workflow_dispatch", named, run=62, token=token)
+    assert gate["proceed"] == "true" and gate["started-by"] == "alice"  # not bob

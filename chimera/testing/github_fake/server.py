@@ -211,7 +211,10 @@ class GitHubFake(LocalServer):
         state: str = "open",
         locked: bool = False,
         number: int | None = None,
+        labelled_by: str | None = None,
     ) -> dict[str, Any]:
+        """Arrange an issue; its ``labels`` were added by ``labelled_by`` (default: ``user``),
+        as the issue's events say."""
         repo = self.repos[full_name]
         self.add_user(user)
         with self._lock:
@@ -221,8 +224,25 @@ class GitHubFake(LocalServer):
             issue |= {"labels": list(labels), "locked": locked}
             for name in labels:
                 self.ensure_label(repo, name)
+                self.record_issue_event(repo, num, "labeled", labelled_by or user, name)
             repo.issues[num] = issue
             return issue
+
+    def record_issue_event(
+        self, repo: FakeRepo, issue: int, event: str, actor: str, label: str
+    ) -> None:
+        """Append one issue timeline event (``labeled``/``unlabeled``) as GitHub lists it."""
+        with self._lock:
+            repo.issue_events.append(
+                {
+                    "id": next(self._ids),
+                    "issue": issue,
+                    "event": event,
+                    "actor": actor,
+                    "label": label,
+                    "created_at": now(),
+                }
+            )
 
     def add_review(
         self,

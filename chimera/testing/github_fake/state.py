@@ -204,6 +204,7 @@ class FakeRepo:
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     workflow_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    issue_events: list[dict[str, Any]] = field(default_factory=list)
     merge_attempts: list[dict[str, Any]] = field(default_factory=list)
     workflows: dict[str, int] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
