@@ -17,6 +17,7 @@ Usage: python bench/plugin_overhead.py [--items 2000] [--files 100] [--repeat 5]
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -53,7 +54,9 @@ def run(cwd: Path, *args: str) -> tuple[float, float]:
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True)
+    # Compiled bytecode is what users run; without it every run recompiles every module.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -79,12 +82,15 @@ def main() -> None:
         spec_args = ("--chimera-spec", "specs", "--chimera-no-cache")
         per_item: list[float] = []
         workers: list[float] = []
+        plain_workers: list[float] = []
         for _ in range(args.repeat):
-            plain_cpu, _ = run(plain_root)
+            plain_cpu, plain_wall = run(plain_root)
             spec_cpu, serial_wall = run(spec_root, *spec_args)
             per_item.append(spec_cpu / plain_cpu)
             _, parallel_wall = run(spec_root, *spec_args, "-n", "2")
             workers.append(parallel_wall / serial_wall)
+            _, plain_parallel_wall = run(plain_root, "-n", "2")
+            plain_workers.append(plain_parallel_wall / plain_wall)
     print("| measure | median ratio | spread (paired runs) | note |")
     print("|---|---|---|---|")
     show(
@@ -93,6 +99,11 @@ def main() -> None:
         f"{args.items} contains items on {args.files} files vs {args.items} `def test(): pass`",
     )
     show("pytest -n 2 / serial, spec items (wall)", workers, "below 1: workers help")
+    show(
+        "pytest -n 2 / serial, plain tests (wall)",
+        plain_workers,
+        "xdist's own cost per item, for reference",
+    )
 
 
 if __name__ == "__main__":

@@ -95,6 +95,8 @@ def chimera_cmd(root: Path, spec: Path, *extra: str) -> list[str]:
 
 def env_for(src: str | None) -> dict[str, str]:
     env = dict(os.environ)
+    # Compiled bytecode is what users run; without it every run recompiles every module.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if src:
         env["PYTHONPATH"] = src
     return env
@@ -132,8 +134,9 @@ def main() -> int:
         return sum(child_cpu(j) for j in jobs)
 
     def cold(src_dir: str | None = None) -> Callable[[], float]:
-        # An older tree has no cache (nor the flag).
-        extra = () if src_dir else ("--no-cache",)
+        # A tree older than the result cache has no --no-cache flag (nor a cache).
+        has_cache = not src_dir or (Path(src_dir) / "chimera/spec/engine/cache.py").exists()
+        extra = ("--no-cache",) if has_cache else ()
         return lambda: child_cpu(chimera_cmd(root, spec, *extra), env=env_for(src_dir))
 
     floor_code = FLOOR.format(src=src, root=str(root))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -120,6 +120,9 @@ class ChimeraState:
     _by_file: dict[Path, tuple[Requirement, ...]] = field(default_factory=dict)
     _problems: dict[Path, list[SpecProblem]] = field(default_factory=dict)
     _drift: DriftSession | None = None
+    _planned: set[str] = field(default_factory=set)
+    upcoming: Callable[[], list[str]] | None = None
+    """Under xdist: the ids this worker has been handed and not yet run (else ``None``)."""
 
     @functools.cached_property
     def spec_file_set(self) -> frozenset[Path]:
@@ -149,8 +152,15 @@ class ChimeraState:
         return self._by_file.get(_resolved(path), ())
 
     def result(self, requirement_id: str) -> RequirementResult:
-        """Evaluate one requirement through the session's single DriftSession."""
-        if self._drift is None:
+        """Evaluate one requirement through the session's single DriftSession.
+
+        The first requirement of a batch plans the work of every requirement known to run
+        here, so one pass reads each file once for all of them: the whole selection in a
+        serial run, the items this worker holds under xdist (more arrive later; each
+        arrival is one more pass, with file texts kept in memory by the engine).
+        """
+        drift = self._drift
+        if drift is None:
             from chimera.spec.drift import DriftSession
             from chimera.spec.engine import EngineOptions
             from chimera.spec.settings import engine_options
@@ -158,12 +168,37 @@ class ChimeraState:
             options = engine_options(self.settings) if self.settings else EngineOptions()
             # The user's own tree, like `chimera check`: the result cache is trusted here.
             options = dataclasses.replace(options, result_cache=self.use_cache)
-            drift = DriftSession(self.load().spec, self.root, options=options)
-            # Batch the work of every requirement that will run (files read once, patterns
-            # compiled once); deselected requirements were dropped before this point.
-            drift.prepare(self.selected or [requirement_id])
-            self._drift = drift
-        return self._drift.result(requirement_id)
+            drift = self._drift = DriftSession(self.load().spec, self.root, options=options)
+        if requirement_id not in self._planned:
+            batch = self._batch(requirement_id)
+            self._planned.update(batch)
+            drift.prepare(batch)
+        return drift.result(requirement_id)
+
+    @property
+    def planned(self) -> frozenset[str]:
+        """Requirement ids whose work this session (this xdist worker) has planned."""
+        return frozenset(self._planned)
+
+    def _batch(self, requirement_id: str) -> list[str]:
+        """The ids to plan with ``requirement_id``: deselected ones never appear."""
+        if self.upcoming is None:
+            return self.selected or [requirement_id]
+        wanted = [requirement_id, *self.upcoming()]
+        # A selected dependency is evaluated beside its dependent, as in a serial run, so
+        # the "(depends on ..., which failed)" note does not depend on the distribution.
+        selected = set(self.selected)
+        by_id = self.load().spec.by_id()
+        out: dict[str, None] = {}
+        while wanted:
+            rid = wanted.pop()
+            if rid in out or rid in self._planned:
+                continue
+            out[rid] = None
+            req = by_id.get(rid)
+            if req is not None:
+                wanted.extend(d for d in req.depends_on if d in selected)
+        return list(out)
 
     def show_path(self, file: str | os.PathLike[str]) -> str:
         """``file`` relative to where pytest was started when it lies below it."""
@@ -388,6 +423,45 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if state is None:
         return
     state.selected = [i.requirement.id for i in session.items if isinstance(i, RequirementItem)]
+    if hasattr(session.config, "workerinput"):
+        state.upcoming = _worker_queue(session)
+
+
+def _worker_queue(session: pytest.Session) -> Callable[[], list[str]] | None:
+    """Under xdist, a view of the requirement ids queued for this worker.
+
+    Every worker collects every item but runs only those the controller sends it; reading
+    the worker's queue lets a worker check only its own. The queue is xdist's internal
+    state (``WorkerInteractor.torun``, a deque of item indices behind a lock); when it is
+    not found as expected, ``None`` keeps the serial behaviour (plan the whole selection)
+    — slower, never wrong.
+    """
+    interactor = next(
+        (
+            p
+            for p in session.config.pluginmanager.get_plugins()
+            if hasattr(p, "torun") and hasattr(p, "nextitem_index")
+        ),
+        None,
+    )
+    lock = getattr(getattr(interactor, "torun", None), "lock", None)
+    if interactor is None or not callable(lock):
+        return None
+    items = session.items
+
+    def upcoming() -> list[str]:
+        indices: list[object] = [getattr(interactor, "nextitem_index", None)]
+        with lock() as queued:
+            indices.extend(queued)
+        out: list[str] = []
+        for index in indices:
+            if isinstance(index, int) and 0 <= index < len(items):
+                item = items[index]
+                if isinstance(item, RequirementItem):
+                    out.append(item.requirement.id)
+        return out
+
+    return upcoming
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

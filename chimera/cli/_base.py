@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import NoReturn, TextIO, TypeAlias
+from typing import Any, NoReturn, TextIO, TypeAlias
 
 from chimera.errors import UsageError
 
@@ -83,3 +84,18 @@ def shown(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
+
+
+def memory_line(report: Mapping[str, Any] | None) -> str:
+    """One line on what a run recalled and remembered (its summary's ``memory`` entry:
+    ``{"recalled": [ids], "remembered": [ids], "tainted": bool}``); '' without memory."""
+    if not report:
+        return ""
+
+    def ids(key: str) -> str:
+        found = [str(i) for i in report.get(key) or ()]
+        more = f", +{len(found) - 5} more" if len(found) > 5 else ""
+        return f"{len(found)}" + (f" ({', '.join(found[:5])}{more})" if found else "")
+
+    taint = "; a tainted memory was read" if report.get("tainted") else ""
+    return f"memory: recalled {ids('recalled')}, remembered {ids('remembered')}{taint}"

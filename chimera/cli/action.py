@@ -22,6 +22,8 @@ Modes (``--mode``):
   commit, the App token closes and reopens the PR so CI starts on the approved commit.
 * ``drain`` — cancellations (a Chimera PR closed unmerged, the label removed by a person) and
   starting the next queued issues by dispatching the fix workflow with the original labeller.
+* ``command`` — ``@chimera stop`` and ``@chimera status`` in comments, and the help reply to
+  an unknown verb (``issues: write``, ``actions: write``); see :mod:`chimera.github.commands`.
 
 ``--dry-run`` decides from the payload alone, offline: it prints the decision as one JSON
 object, with the API checks it would still make, and changes nothing.
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
     from chimera.github.settings import ActionSettings
 
-MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain")
+MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain", "command")
 # Modes that run model-written code: a reused self-hosted runner would keep what it left.
 UNTRUSTED_CODE_MODES = ("agent", "verify")
 EXIT_GITHUB = 1
@@ -246,6 +248,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
             return _report(jobs.drain_job(ctx, settings).to_job())
         if args.mode == "start-ci":
             return _report(jobs.start_ci_job(ctx, settings).to_job())
+        if args.mode == "command":
+            return _report(jobs.command_job(ctx, settings).to_job())
         root = _root(args)
         artifacts = _artifacts(args, root)
         if args.mode == "agent":

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.cli._base import Subparsers, resolve_root
+from chimera.cli._base import Subparsers, memory_line, resolve_root
 from chimera.cli._progress import Progress
 from chimera.errors import UsageError
 
@@ -132,6 +132,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the final state as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    # A run does not record these: a resume or an approval says them again.
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="neither recall nor record memories (.chimera/memory.db, experience)",
+    )
+    parser.add_argument(
+        "--no-learning",
+        action="store_true",
+        help="no learned skills or playbook in the prompts (implies --no-memory)",
+    )
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -197,11 +208,19 @@ def render_summary(state: RunState, *, sandbox: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _report(state: RunState, args: argparse.Namespace, sandbox: str | None = None) -> int:
+def _report(
+    state: RunState,
+    args: argparse.Namespace,
+    sandbox: str | None = None,
+    parts: dict[str, Any] | None = None,
+) -> int:
     if args.json:
         sys.stdout.write(json.dumps(state.model_dump(mode="json"), indent=2) + "\n")
     else:
         sys.stdout.write(render_summary(state, sandbox=sandbox) + "\n")
+        line = memory_line((parts or {}).get("memory"))
+        if line:
+            sys.stdout.write(f"  {line}\n")
     return exit_code(state)
 
 
@@ -254,9 +273,11 @@ def _run(args: argparse.Namespace) -> int:
             force=args.force,
             guard=args.guard,
             events=Progress(args.quiet, nested=True),
+            memory=not args.no_memory,
+            learning=not args.no_learning,
         )
     )
-    return _report(outcome.state, args, outcome.sandbox)
+    return _report(outcome.state, args, outcome.sandbox, outcome.parts)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -278,9 +299,11 @@ def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
         run_id=args.run_id,
         model=args.model,
         events=Progress(args.quiet, nested=True),
+        memory=not args.no_memory,
+        learning=not args.no_learning,
     )
     outcome = resume_run(request) if by is None else approve_run(request, by=by)
-    return _report(outcome.state, args, outcome.sandbox)
+    return _report(outcome.state, args, outcome.sandbox, outcome.parts)
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from chimera.cli._base import Subparsers, resolve_root, shown
+from chimera.cli._base import Subparsers, memory_line, resolve_root, shown
 from chimera.cli._progress import Progress
 
 MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.session (kept light: no import)
@@ -84,7 +84,12 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--no-memory",
         action="store_true",
-        help="neither recall nor record earlier attempts (.chimera/experience.jsonl)",
+        help="neither recall nor record earlier attempts (.chimera/experience.jsonl, memory)",
+    )
+    parser.add_argument(
+        "--no-learning",
+        action="store_true",
+        help="no learned skills or playbook in the prompts (implies --no-memory)",
     )
     parser.add_argument(
         "--agent",
@@ -120,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         untrusted=args.untrusted,
         guard=args.guard,
         memory=not args.no_memory,
+        learning=not args.no_learning,
         review=not args.no_review,
         events=Progress(args.quiet),
         agent=agent_profile(args.agent),
@@ -136,5 +142,8 @@ def run(args: argparse.Namespace) -> int:
         )
         for d in denied[:10]:
             out.write(f"  - {d['action']}: {d['reason']}\n")
+    line = memory_line(outcome.summary.get("memory"))
+    if line:
+        out.write(line + "\n")
     out.write(f"run: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head})\n")
     return 0 if result.ok else 1

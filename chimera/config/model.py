@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from chimera.config.check import CheckSettings
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
+from chimera.config.heldout import HeldOutConfig
 from chimera.config.review import ReviewConfig
 from chimera.config.run import RunConfig
 from chimera.errors import ConfigError
@@ -102,6 +103,11 @@ class ModelPrice(Section):
         return self.input_per_mtok / 1_000_000, self.output_per_mtok / 1_000_000
 
 
+_RESERVED_LITELLM = frozenset(
+    {"model", "messages", "tools", "max_tokens", "timeout", "max_retries", "api_key", "api_base"}
+)
+
+
 class ModelsConfig(Section):
     """Which models run, how they are reached and what they cost.
 
@@ -114,6 +120,8 @@ class ModelsConfig(Section):
         timeout: seconds per provider call.
         num_retries: LiteLLM's transport retries per call (not agent attempts).
         max_tokens: the completion cap sent with each call unless a caller sets one.
+        litellm: further keyword arguments for every ``litellm.completion`` call (e.g.
+            ``aws_region_name``, ``vertex_project``, ``vertex_location``); never a key.
     """
 
     default: str | None = None
@@ -124,6 +132,17 @@ class ModelsConfig(Section):
     timeout: float = Field(default=120.0, gt=0)
     num_retries: int = Field(default=2, ge=0)
     max_tokens: int = Field(default=4096, gt=0)
+    litellm: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _no_reserved_litellm_keys(self) -> Self:
+        taken = sorted(set(self.litellm) & _RESERVED_LITELLM)
+        if taken:
+            raise ValueError(
+                f"litellm: {', '.join(taken)} cannot be set here (Chimera sets them, and a "
+                "key belongs in the environment, not the configuration)"
+            )
+        return self
 
     def api_base_for(self, model: str) -> str | None:
         """The endpoint configured for ``model``, if any."""
@@ -160,11 +179,22 @@ class SandboxConfig(Section):
             ``scrubbed`` (allowlisted environment only; reported as weaker).
         env_allow: extra environment variable names passed into the sandbox.
         network: allow network access inside the sandbox.
+        deps_dir: the project's dependency folder, outside the checkout, shown read-only
+            with its programs first on ``PATH`` (:mod:`chimera.sandbox.deps`); relative paths
+            are from the project root, ``~`` is expanded. The Action's ``deps-dir`` input
+            overrides it.
     """
 
     mode: Literal["auto", "bwrap", "scrubbed"] = "auto"
     env_allow: list[str] = Field(default_factory=list)
     network: bool = False
+    deps_dir: str | None = None
+
+    def deps_path(self, root: Path) -> Path | None:
+        """``deps_dir`` as an absolute path (relative to ``root``), or ``None`` when unset."""
+        if not self.deps_dir:
+            return None
+        return (Path(root) / Path(self.deps_dir).expanduser()).resolve()
 
 
 class ToolsConfig(Section):
@@ -193,6 +223,8 @@ class ChimeraConfig(Section):
     check: CheckSettings = Field(default_factory=CheckSettings)
     # Who reviews an attempt (chimera.config.review): a review crew instead of one call.
     review: ReviewConfig = Field(default_factory=ReviewConfig)
+    # Requirements the agent never sees (chimera.config.heldout).
+    heldout: HeldOutConfig = Field(default_factory=HeldOutConfig)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.
@@ -258,6 +290,8 @@ _CLI_KEYS: dict[str, tuple[str, ...]] = {
     "sandbox_mode": ("sandbox", "mode"),
     "network": ("sandbox", "network"),
     "env_allow": ("sandbox", "env_allow"),
+    "deps_dir": ("sandbox", "deps_dir"),
+    "litellm": ("models", "litellm"),
     "output_limit": ("tools", "output_limit"),
 }
 

@@ -57,6 +57,13 @@ class Verdict(StrEnum):
     SECRET_IN_CHANGE = "secret_in_change"
     """The change holds a secret value (a credential of the environment or of the workspace's
     dotenv files): never accepted, whatever the checks say."""
+    HELD_OUT = "held_out"
+    """The visible requirements pass and a held-out one does not; the record says only that
+    (no id, no content, no evidence)."""
+    CONFIG_CHANGED = "config_changed"
+    """The change edits Chimera's own configuration (``[tool.chimera]`` / ``chimera.toml``:
+    sandbox mode, environment allowlist, budgets): never accepted from an agent, since a later
+    run would read it."""
 
     @property
     def failed(self) -> bool:

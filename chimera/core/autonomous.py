@@ -59,6 +59,8 @@ from chimera.core.attempts import (
 )
 from chimera.core.checkpoint import SolveCheckpoint
 from chimera.core.deps import AgentDeps, Reviewer
+from chimera.core.heldout.suspicion import Suspicion, checked_paths, edited_checks
+from chimera.core.heldout.verdict import HELD_OUTCOME, PUBLIC_MESSAGE
 from chimera.core.spine import Spine
 from chimera.core.supervisor import ManagerReview, ReviewVerdict
 from chimera.errors import BudgetExceeded, ChimeraError, ProviderError, UsageError
@@ -75,11 +77,15 @@ from chimera.spec.model import Risk, Spec
 from chimera.spec.results import DriftReport, RequirementResult
 
 if TYPE_CHECKING:
+    from chimera.core.heldout import HeldOutVerdict
     from chimera.core.workspace import Snapshot, WorkspaceDiff, WorkspaceGuard
 
-SolveOutcome = Literal["solved", "hollow", "failed", "budget", "error"]
+SolveOutcome = Literal["solved", "hollow", "failed", "held", "budget", "error"]
 BudgetLimit = Literal["tokens", "usd"]
 _RISK_ORDER = [Risk.LOW, Risk.MEDIUM, Risk.HIGH]
+# The plan prompt's tokens for persona and recalled memories (a reader with its own
+# ContextBudget uses that instead).
+MEMORY_TOKENS = 2000
 
 ACT_SYSTEM = """\
 You are Chimera's worker: you change a software repository until the requirements listed \
@@ -112,6 +118,8 @@ class SolveResult:
     Attributes:
         outcome: ``solved`` (verification passed with a real change), ``hollow`` (passed
             with no change, or nothing to change), ``failed`` (attempts exhausted),
+            ``held`` (attempts exhausted, the last passing the visible requirements and
+            failing a held-out one),
             ``budget`` (a budget refused a call), ``error`` (a provider failure or bad input).
         attempts: every attempt's record, in order (the passing one included).
         final_report: a human, multi-line summary.
@@ -127,6 +135,8 @@ class SolveResult:
         model: the model of the rung that made the last attempt.
         run_dir: the run's folder (transcript, audit log, snapshots).
         tainted: the task text came from outside (``untrusted=True``).
+        suspicion: the last attempt's suspicion line (held-out failures, edited checks, the
+            review's verdict; :class:`chimera.core.heldout.Suspicion`).
     """
 
     outcome: SolveOutcome
@@ -145,6 +155,7 @@ class SolveResult:
     model: str = ""
     run_dir: Path | None = None
     tainted: bool = False
+    suspicion: str = ""
 
     @property
     def ok(self) -> bool:
@@ -178,6 +189,7 @@ class SolveResult:
             "budget_limit": self.budget_limit,
             "model": self.model,
             "tainted": self.tainted,
+            "suspicion": self.suspicion,
         }
 
 
@@ -196,6 +208,9 @@ class _Run:
     spine_overflow: bool = False
     history: AttemptHistory = field(default_factory=AttemptHistory)
     plan: str = ""
+    checked: set[str] = field(default_factory=set)
+    """Paths the visible checks run (for the suspicion line)."""
+    suspicion: Suspicion | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +225,10 @@ class _Seen:
     report: DriftReport
     secrets: tuple[str, ...] = ()
     """Names (never values) of the secrets the change held; its text is redacted."""
+    heldout: HeldOutVerdict | None = None
+    """Held-out requirements' verdict, asked only when the visible ones all pass."""
+    config_changed: bool = False
+    """The attempt changed Chimera's own configuration (never accepted)."""
 
 
 class _Stop(Exception):
@@ -423,6 +442,7 @@ class AutonomousAgent:
         unknown = [t for t in targets or () if t not in self.spec.by_id()]
         if unknown:
             raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
+        self._config_before = _config_fingerprint(self.workspace)
         mode = str(getattr(self.runner, "mode", "unknown"))
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
         self.usage = UsageTotals()
@@ -453,7 +473,11 @@ class AutonomousAgent:
             run = self._prepare(task, targets, base)
             result.targets = tuple(run.goal)
             if run.goal:
-                self._loop(run, result, resume=resume)
+                try:
+                    self._loop(run, result, resume=resume)
+                finally:
+                    if run.suspicion is not None:
+                        result.suspicion = run.suspicion.line()
             else:
                 result.outcome = "hollow"
                 result.final_report = (
@@ -483,7 +507,10 @@ class AutonomousAgent:
         keep_green = sorted(base.green_ids - set(goal))
         already = [t for t in wanted if t not in red_now]
         self._event("targets", targets=goal, already_passing=already, keep_green=keep_green)
-        spine = Spine(self.workspace, token_budget=self.spine_tokens).build(self.spec, base, goal)
+        hidden = self.deps.heldout.hidden if self.deps.heldout is not None else ()
+        spine = Spine(self.workspace, token_budget=self.spine_tokens, hidden=hidden).build(
+            self.spec, base, goal
+        )
         self._event(
             "spine",
             tokens=spine.tokens,
@@ -496,6 +523,7 @@ class AutonomousAgent:
             self.runner,
             command_timeout=self.config.command_timeout,
             output_limit=self.output_limit,
+            hidden=hidden,
         )
         tools: ToolCaller = registry
         if self.tool_wrapper is not None:
@@ -511,6 +539,7 @@ class AutonomousAgent:
             ledger=TaskLedger(sanitize(task)),
             spine_scope=list(dict.fromkeys([*(f.path for f in spine.files), *spine.omitted])),
             spine_overflow=bool(spine.omitted) or any(f.truncated for f in spine.files),
+            checked=checked_paths(self.spec, self.workspace),
         )
 
     def _loop(self, run: _Run, result: SolveResult, *, resume: bool = False) -> None:
@@ -554,6 +583,8 @@ class AutonomousAgent:
             if record.verdict is Verdict.HOLLOW:
                 result.outcome = "hollow"
                 return
+            # Exhausted on a held-out failure: "held", whatever the earlier attempts did.
+            result.outcome = "held" if record.verdict is Verdict.HELD_OUT else "failed"
             is_new = run.history.add(record)
             run.ledger.note_attempt(record)
             if is_new or number == self.config.max_attempts:
@@ -621,6 +652,9 @@ class AutonomousAgent:
         lessons = self._lessons(run.ledger.task)
         if lessons:
             parts.append(lessons)
+        recalled = self._recall(run.ledger.task)
+        if recalled:
+            parts.append(recalled)
         if replan:
             parts.append(run.ledger.context())
         messages: list[Message] = [
@@ -667,6 +701,17 @@ class AutonomousAgent:
             ledger=failures or None,
         )
         return plan
+
+    def _recall(self, task: str) -> str:
+        """Persona and memories for the plan (the memory part's reader, within its budget)."""
+        if self.deps.memory is None:
+            return ""
+        found = self.deps.memory.recall_block(task, budget_tokens=MEMORY_TOKENS)
+        if found.tainted and not self._tainted:
+            # A tainted memory was read: what this run writes next is tainted too.
+            self._tainted = True
+            self._event("memory_tainted", ids=list(found.ids))
+        return found.text
 
     def _lessons(self, task: str) -> str:
         if self.experience is None:
@@ -778,6 +823,13 @@ class AutonomousAgent:
         diff, leaked = self._redact_diff(run.guard.diff(snapshot))
         if leaked:
             self._event("secret_in_change", attempt=number, names=list(leaked))
+        # The sandbox mode, environment allowlist and budgets are read again by later runs:
+        # an agent must never loosen them (``chimera run`` blocks the same at card acceptance).
+        config_changed = _config_fingerprint(self.workspace) != getattr(
+            self, "_config_before", None
+        )
+        if config_changed:
+            self._event("config_changed", attempt=number)
         diff_rel = Path("attempts") / self.label / f"{number}.diff"
         atomic_write_bytes(self.run_dir / diff_rel, diff.text.encode("utf-8"))
         review: ReviewVerdict | None = None
@@ -809,7 +861,14 @@ class AutonomousAgent:
                 )
                 review = None
         report = self._check([*run.goal, *run.keep_green], f"attempt-{number}")
-        return _Seen(acted, diff, diff_rel, review, report, leaked)
+        heldout = None
+        gate = self.deps.heldout
+        visible_pass = set(run.goal) | set(run.keep_green) <= report.green_ids
+        if gate is not None and not diff.is_empty and not leaked and visible_pass:
+            # Acceptance alone asks; the agent hears only PUBLIC_MESSAGE (see _judge).
+            label = f"{self.label}-attempt-{number}"
+            heldout = gate.check(self.spec, report.green_ids, label=label)
+        return _Seen(acted, diff, diff_rel, review, report, leaked, heldout, config_changed)
 
     def _redact_diff(self, diff: WorkspaceDiff) -> tuple[WorkspaceDiff, tuple[str, ...]]:
         """``diff`` with secret values replaced, and their names (never values).
@@ -837,6 +896,8 @@ class AutonomousAgent:
         reason = ""
         if seen.secrets:
             verdict, reason = Verdict.SECRET_IN_CHANGE, ", ".join(seen.secrets)
+        elif seen.config_changed:
+            verdict = Verdict.CONFIG_CHANGED
         elif broke:
             verdict = Verdict.REGRESSION
         elif still_red and seen.acted.outcome != "finished":
@@ -845,18 +906,25 @@ class AutonomousAgent:
             verdict = Verdict.VERIFY_FAILED
         elif seen.diff.is_empty:
             verdict = Verdict.HOLLOW
+        elif seen.heldout is not None and not seen.heldout.passed:
+            verdict = Verdict.HELD_OUT
         elif seen.review is not None and not seen.review.approved:
             verdict = Verdict.REVIEW_REJECTED
         else:
             verdict = Verdict.PASSED
         red = [*broke, *still_red]
         rejected = seen.review is not None and not seen.review.approved
+        run.suspicion = _suspicion(self.deps.heldout is not None, run, seen)
         return AttemptRecord.build(
             number=number,
             verdict=verdict,
             signature=FailureSignature.from_results(verdict, red, reason=reason),
             cause=_cause(verdict, still_red, broke, seen.acted, seen.review, seen.secrets),
-            verifier_output="\n".join(_render(r) for r in red),
+            verifier_output=(
+                PUBLIC_MESSAGE
+                if verdict is Verdict.HELD_OUT
+                else "\n".join(_render(r) for r in red)
+            ),
             diff=seen.diff.text,
             record_diff_chars=self.config.record_diff_chars,
             files_changed=seen.diff.files_changed,
@@ -955,6 +1023,23 @@ def _write_json(path: Path, transcript: Transcript) -> None:
     atomic_write_bytes(path, data.encode("utf-8"))
 
 
+def _suspicion(configured: bool, run: _Run, seen: _Seen) -> Suspicion:
+    """The attempt's three signals (see :mod:`chimera.core.heldout.suspicion`)."""
+    if not configured:
+        heldout: Literal["failed", "passed", "not configured", "not checked"] = "not configured"
+    elif seen.heldout is None:
+        heldout = "not checked"
+    else:
+        heldout = "passed" if seen.heldout.passed else "failed"
+    changed = {p for f in seen.diff.files for p in (f.path, f.source) if p}
+    review = seen.review
+    return Suspicion(
+        heldout=heldout,
+        edited=edited_checks(sorted(changed), seen.diff.text, run.checked),
+        review="none" if review is None else "approved" if review.approved else "rejected",
+    )
+
+
 def _render(result: RequirementResult) -> str:
     return f"[{result.id}] {result.status.value}: " + result.render(max_evidence=3)
 
@@ -970,6 +1055,11 @@ def _cause(
     def names(rs: list[RequirementResult]) -> str:
         return "; ".join(f"{r.id} ({r.status.value}: {r.message[:160]})" for r in rs)
 
+    if verdict is Verdict.CONFIG_CHANGED:
+        return (
+            "the change edits Chimera's own configuration ([tool.chimera] / chimera.toml); "
+            "an agent never changes it (the attempt was reverted)"
+        )
     if verdict is Verdict.SECRET_IN_CHANGE:
         return (
             f"the change holds secret value(s) ({', '.join(secrets)}); a secret never goes "
@@ -988,6 +1078,8 @@ def _cause(
         return f"the manager review sent it back: {review.reason if review else ''}"
     if verdict is Verdict.HOLLOW:
         return "verification passed but the attempt changed nothing (hollow)"
+    if verdict is Verdict.HELD_OUT:
+        return PUBLIC_MESSAGE
     return "passed"
 
 
@@ -1016,7 +1108,23 @@ def _report(result: SolveResult) -> str:
         )
     if result.tainted:
         lines.append("task: untrusted (tainted run)")
+    if result.outcome == "held":
+        lines.insert(1, HELD_OUTCOME)
+    if result.suspicion:
+        lines.append(result.suspicion)
     return "\n".join(lines)
 
 
 __all__ = ["ACT_SYSTEM", "AutonomousAgent", "SolveOutcome", "SolveResult", "model_name"]
+
+
+def _config_fingerprint(root: Path) -> str:
+    """Chimera's effective configuration at ``root`` as text (or the error that stops it
+    loading): what a later run would read."""
+    from chimera.config import load_config
+    from chimera.errors import ChimeraError
+
+    try:
+        return load_config(root).model_dump_json()
+    except ChimeraError as exc:
+        return f"invalid: {exc}"

@@ -13,10 +13,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from chimera.protocols import EventSink, ExperienceStore, SupportsComplete, ToolCaller
+from chimera.protocols import (
+    EventSink,
+    ExperienceStore,
+    MemoryReader,
+    SupportsComplete,
+    ToolCaller,
+)
 from chimera.runner import CommandRunner
 
 if TYPE_CHECKING:
+    from chimera.core.heldout import HeldOutGate
     from chimera.core.supervisor import ReviewVerdict
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.audit import AuditLog
@@ -79,6 +86,10 @@ class AgentDeps:
             each attempt's checkpoint and restored by ``solve(..., resume=True)``.
         check_options: the Spec engine's limits for every check of the agent
             (``[tool.chimera.check]``); ``None``: the engine's defaults.
+        memory: persona and recalled memories for each plan step (the memory session
+            part's reader); a tainted recall taints the run.
+        heldout: held-out requirements (``[tool.chimera.heldout]``), asked after an attempt's
+            visible checks pass; its folder is hidden from the tools and the Spine.
     """
 
     ladder: tuple[SupportsComplete, ...]
@@ -92,3 +103,5 @@ class AgentDeps:
     big_planner: BigPlanner | None = None
     cursor: ReplayCursor | None = None
     check_options: EngineOptions | None = None
+    memory: MemoryReader | None = None
+    heldout: HeldOutGate | None = None

@@ -131,10 +131,19 @@ class Spine:
         *,
         token_budget: int = 8000,
         count_tokens: Callable[[str], int] = approx_tokens,
+        hidden: Sequence[Path] = (),
     ) -> None:
         self.root = root
         self.token_budget = token_budget
         self.count_tokens = count_tokens
+        # Held-out requirements: never in a prompt, whatever a visible check or glob names.
+        self.hidden = tuple(Path(h).resolve() for h in hidden)
+
+    def _hidden(self, rel: str) -> bool:
+        if not self.hidden:
+            return False
+        real = (self.root / rel).resolve()
+        return any(real == h or real.is_relative_to(h) for h in self.hidden)
 
     def scope(
         self, spec: Spec, report: DriftReport | None, targets: Sequence[str]
@@ -147,7 +156,9 @@ class Spine:
         def add(paths: Iterable[str], reason: str) -> None:
             for p in paths:
                 norm = PurePosixPath(p.replace("\\", "/")).as_posix().lstrip("./") or p
-                if norm not in ordered and not (_SKIP_PARTS & set(PurePosixPath(norm).parts)):
+                if norm in ordered or _SKIP_PARTS & set(PurePosixPath(norm).parts):
+                    continue
+                if not self._hidden(norm):
                     ordered[norm] = reason
 
         for tid in targets:

@@ -283,9 +283,47 @@ class EvolutionPart:
                 )
         return block
 
+    def finish(self, session: Any, result: Any) -> dict[str, Any]:
+        """End of the session: skill use / success counters (see :func:`finish_learning`)."""
+        return finish_learning(self, result)
+
     def used_lines(self) -> list[str]:
         """One line per skill and bullet shown in this session (for the PR body)."""
         skills = dict.fromkeys((n, v, t) for b in self._shown.values() for n, v, t in b.skills)
         bullets = dict.fromkeys(i for b in self._shown.values() for i in b.bullets)
         lines = [f"skill {n} v{v} ({'trusted' if t else 'tainted'})" for n, v, t in skills]
         return lines + [f"playbook bullet {i}" for i in bullets]
+
+
+def _verdict(result: Any) -> bool | None:
+    """Whether a finished session's result passed: a solve's ``ok``, a project run's
+    ``done`` with its goal met; ``None`` while undecided (running, awaiting approval)."""
+    ok = getattr(result, "ok", None)
+    if isinstance(ok, bool):
+        return ok
+    status = str(getattr(result, "status", ""))
+    if status == "done":
+        return str(getattr(result, "stop_reason", "")) == "goal_met"
+    return False if status in ("failed", "stopped") else None
+
+
+def finish_learning(part: EvolutionPart, result: Any) -> dict[str, Any]:
+    """Count one use (and a success when ``result`` passed) for every skill ``part`` showed,
+    in the skill store (the counters live in each ``SKILL.md``; the run's audit log is closed
+    by now). Returns ``{"learning": {"skills": [names],
+    "bullets": [ids]}}`` (``{}`` when nothing was shown)."""
+    from datetime import UTC, datetime
+
+    if not part._shown or part.context is None:
+        return {}
+    passed = _verdict(result)
+    names = list(dict.fromkeys(n for b in part._shown.values() for n, _, _ in b.skills))
+    if passed is not None:
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        store = part.context.skills
+        for name in names:
+            skill = store.get(name)
+            if skill is not None:
+                store.put(skill.record_use(passed=passed, when=when))
+    bullets = list(dict.fromkeys(i for b in part._shown.values() for i in b.bullets))
+    return {"learning": {"skills": names, "bullets": bullets}}

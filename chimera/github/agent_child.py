@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REQUEST_VERSION",
     "AgentRequest",
+    "config_overrides",
     "main",
     "read_request",
     "run_request",
@@ -78,6 +79,19 @@ class AgentRequest(BaseModel):
     budget_tokens: int | None = Field(default=None, ge=1, description="Token budget.")
     diff_feedback: bool | None = Field(
         default=None, description="Show the reverted diff in retry prompts; None: configured."
+    )
+    memory: bool = Field(
+        default=True, description="Recall and record memories (the input memory: false)."
+    )
+    allow_self_approval: bool | None = Field(
+        default=None, description="approve: the starter may approve; None: configured."
+    )
+    api_base: str | None = Field(default=None, description="The model endpoint; None: configured.")
+    litellm: dict[str, str | int | float | bool] | None = Field(
+        default=None, description="Further litellm.completion settings; None: configured."
+    )
+    deps_dir: Path | None = Field(
+        default=None, description="The set-up step's dependency folder; None: configured."
     )
 
     @field_validator("version", mode="before")
@@ -126,6 +140,17 @@ def read_request(path: Path) -> AgentRequest:
     return read_model(path, AgentRequest, "agent request")
 
 
+def config_overrides(request: AgentRequest) -> dict[str, Any]:
+    """The configuration keys ``request`` fixes for both actions (endpoint, LiteLLM settings,
+    dependency folder) as :meth:`~chimera.config.ChimeraConfig.with_overrides` arguments;
+    ``None`` leaves the repository's value."""
+    return {
+        "api_base": request.api_base,
+        "litellm": request.litellm,
+        "deps_dir": None if request.deps_dir is None else str(request.deps_dir),
+    }
+
+
 def run_request(request: AgentRequest) -> RunState:
     """Do what ``request`` asks, in this process; returns the run's final state.
 
@@ -152,11 +177,20 @@ def run_request(request: AgentRequest) -> RunState:
 
     root = request.root
     store = RunStore(root)
+    overrides = config_overrides(request)
     if request.action == "approve":
         if not (request.model or store.load(request.run_id).model):
             raise UsageError(f"run {request.run_id} recorded no model; the request names none")
-        config = load_config(root).with_overrides(model=request.model)
-        again = ResumeRequest(root=root, config=config, run_id=request.run_id, model=request.model)
+        config = load_config(root).with_overrides(model=request.model, **overrides)
+        if request.allow_self_approval is not None:
+            config.run.allow_self_approval = request.allow_self_approval
+        again = ResumeRequest(
+            root=root,
+            config=config,
+            run_id=request.run_id,
+            model=request.model,
+            memory=request.memory,
+        )
         return approve_run(again, by=request.actor).state
     config = load_config(root).with_overrides(
         model=request.model,
@@ -164,6 +198,7 @@ def run_request(request: AgentRequest) -> RunState:
         diff_feedback=request.diff_feedback,
         budget_usd=request.budget_usd,
         budget_tokens=request.budget_tokens,
+        **overrides,
     )
     if request.max_iterations is not None:
         config.run.max_iterations = request.max_iterations
@@ -185,6 +220,7 @@ def run_request(request: AgentRequest) -> RunState:
         task=request.task,
         untrusted=request.untrusted,
         run_id=request.run_id,
+        memory=request.memory,
     )
     return start_run(run).state
 

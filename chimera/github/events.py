@@ -31,7 +31,7 @@ from typing import Any
 from chimera.errors import UsageError
 from chimera.github.settings import ActionSettings
 
-__all__ = ["Act", "ApiCheck", "Decision", "decide"]
+__all__ = ["Act", "ApiCheck", "Decision", "decide", "run_checks"]
 
 WRITE_ROLES = ("admin", "maintain", "write")
 
@@ -46,6 +46,8 @@ class Act(StrEnum):
     # An approval of a PR whose run is not paused: the App token closes and reopens the PR so
     # CI starts on the approved head (the PR was opened with GITHUB_TOKEN: no CI before).
     START_CI = "start_ci"
+    # ``@chimera status``: answered by the command mode, changes nothing.
+    STATUS = "status"
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ class Decision:
     explain: bool = False
     from_queue: bool = False
     checks: tuple[ApiCheck, ...] = field(default_factory=tuple)
+    # The ``@chimera`` verb of an ``issue_comment`` (chimera.github.commands); None otherwise.
+    command: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -119,6 +123,7 @@ class Decision:
             review_id=self.review_id,
             explain=explain,
             from_queue=self.from_queue,
+            command=self.command,
         )
 
 
@@ -190,6 +195,10 @@ def decide(event: str, payload: Mapping[str, Any], settings: ActionSettings) -> 
         return _pull_closed(payload, settings, base)
     if event == "workflow_dispatch":
         return _dispatch(payload, settings, base)
+    if event == "issue_comment":
+        from chimera.github.commands import comment_decision
+
+        return comment_decision(payload, settings, base)
     if event == "schedule":
         return Decision(Act.DRAIN, "scheduled drain of the ChangeQueue", **base)
     what = f"{event}.{action}" if action else event
@@ -223,7 +232,7 @@ def dispatch_issue(inputs: Any) -> int | None:
     return int(match.group("n"))
 
 
-def _run_checks(actor: str, issue: int) -> tuple[ApiCheck, ...]:
+def run_checks(actor: str, issue: int) -> tuple[ApiCheck, ...]:
     return (
         ApiCheck("permission", actor, f"{actor} needs the write, maintain or admin role"),
         ApiCheck("issue_state", f"#{issue}", "the issue is open, unlocked and not a PR"),
@@ -295,7 +304,7 @@ def _issue_labeled(
         f"{sender} added {settings.label!r} to #{number}",
         checks=(
             ApiCheck("not_bot", sender, "the labeller is not a bot"),
-            *_run_checks(sender, number),
+            *run_checks(sender, number),
         ),
         **base,
     )
@@ -464,7 +473,7 @@ def _dispatch(
         from_queue=from_queue,
         checks=(
             ApiCheck("not_bot", actor, "the person whose permission counts is not a bot"),
-            *_run_checks(actor, number),
+            *run_checks(actor, number),
         ),
         **base,
     )

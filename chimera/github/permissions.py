@@ -168,6 +168,15 @@ def _resolve_review(
     pull = client.pull(decision.pull)
     if pull.state != "open":
         return Resolution(decision.ignore(f"PR #{pull.number} is {pull.state}"), pull=pull)
+    if decision.issue is None:
+        # A PR comment's payload names no branch: the issue comes from the PR's head ref.
+        issue = settings.issue_of_branch(pull.head_ref)
+        if issue is None:
+            return Resolution(
+                decision.ignore(f"PR #{pull.number} is not a Chimera PR ({pull.head_ref!r})"),
+                pull=pull,
+            )
+        decision = replace(decision, issue=issue, head_sha=pull.head_sha)
     marker = parse_marker(pull.body, "pr") if settings.is_self(pull.author) else None
     if marker is None:
         return Resolution(
@@ -177,7 +186,7 @@ def _resolve_review(
             ),
             pull=pull,
         )
-    refusal = _actor_refusal(client, settings, decision.actor, what)
+    refusal = _actor_refusal(client, settings, decision.actor or "", what)
     if refusal is not None:
         return Resolution(decision.ignore(refusal), pull=pull, marker=marker)
     if approval:
@@ -190,7 +199,8 @@ def _resolve_review(
                 pull=pull,
                 marker=marker,
             )
-        if decision.review_commit and decision.review_commit != pull.head_sha:
+        # A comment's ``approve <sha>`` may be abbreviated (7+ digits); a review's is whole.
+        if decision.review_commit and not pull.head_sha.startswith(decision.review_commit):
             return Resolution(
                 decision.ignore(
                     f"the approval is of {decision.review_commit[:12]} but the head is now "

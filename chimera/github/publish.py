@@ -39,6 +39,7 @@ from chimera.github.queue import (
     LABEL_FAILED,
     LABEL_PR_OPEN,
     LABEL_RISK_HIGH,
+    LABEL_RUNNING,
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
@@ -73,6 +74,8 @@ class PublishContext:
         remote: the git remote name.
         audit_dir: where publish writes its own audit log (``None``: not kept).
         agent_audit_head: the agent job's audit head, received as a job output.
+        event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
+            which has no trigger label to lose; ``None``: unknown, read as a label's run).
     """
 
     root: Path
@@ -85,6 +88,7 @@ class PublishContext:
     remote: str = "origin"
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
+    event_name: str | None = None
 
 
 @dataclass
@@ -282,11 +286,17 @@ class Publisher:
 
     def _stopped(self) -> str | None:
         """Why the run was cancelled while in flight, read just before pushing (cancelling a
-        workflow run is asynchronous, so the run may get this far): ``None`` to go on."""
+        workflow run is asynchronous, so the run may get this far): ``None`` to go on.
+
+        A run the label started (or its queue dispatch) stops when the label goes; a run that
+        ``@chimera run`` started has no label to lose, and stops when ``@chimera stop`` gave
+        its ChangeQueue slot back."""
         info = self.client.issue(self.decided.issue)
-        if info.state == "open" and (
-            self.decided.mode != "run" or self.settings.label in info.labels
-        ):
+        run = self.decided.mode == "run"
+        by_label = run and self.ctx.event_name != "issue_comment"
+        unlabelled = by_label and self.settings.label not in info.labels
+        released = run and not by_label and LABEL_RUNNING not in info.labels
+        if info.state == "open" and not unlabelled and not released:
             return None
         key = outcome_key(self.ctx.workflow_run, self.decided.issue)
         found = find_outcome(self.client, info.number, key, self.settings.identities)
@@ -294,9 +304,9 @@ class Publisher:
             return None  # a re-run of a publish that finished: it removed the label itself
         if info.state != "open":
             return f"#{info.number} was closed"
-        if self.decided.mode == "run" and self.settings.label not in info.labels:
+        if unlabelled:
             return f"the {self.settings.label!r} label was removed"
-        return None
+        return "`@chimera stop` stopped the run"
 
     def _cancelled(self, why: str) -> PublishResult:
         self.audit.record("decision", outcome="cancelled", detail=why)

@@ -12,6 +12,8 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from chimera.errors import ConfigError
 
@@ -77,6 +79,39 @@ def _variable(env: Mapping[str, str]) -> str:
     return raw
 
 
+def _deps_dir(env: Mapping[str, str]) -> str:
+    raw = env.get("CHIMERA_DEPS_DIR", "").strip()
+    if raw and not raw.startswith("/"):
+        raise ConfigError(f"CHIMERA_DEPS_DIR: give an absolute folder, got {raw[:60]!r}")
+    return raw
+
+
+def _scalar(value: str) -> str | int | float | bool:
+    """A number or ``true``/``false`` as such (``temperature=0.2``), anything else a string."""
+    if value in ("true", "false"):
+        return value == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            continue
+    return value
+
+
+def _pairs(env: Mapping[str, str], name: str) -> dict[str, str | int | float | bool]:
+    """``key=value`` lines (blank lines and ``#`` comments skipped) as a dict."""
+    found: dict[str, str | int | float | bool] = {}
+    for number, line in enumerate(env.get(name, "").splitlines(), start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        key, sep, value = text.partition("=")
+        if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", key.strip()):
+            raise ConfigError(f"{name}: line {number}: expected key=value, got {text[:40]!r}")
+        found[key.strip()] = _scalar(value.strip())
+    return found
+
+
 @dataclass(frozen=True)
 class ActionSettings:
     """Everything the Action's modes need besides the event.
@@ -94,6 +129,7 @@ class ActionSettings:
         risk_reviewers: reviewers requested on ``risk:high`` PRs.
         model, spec_path, max_attempts, max_iterations, budget_usd, budget_tokens,
         diff_feedback: passed on to ``chimera run``.
+        memory: the run recalls and records memories (input ``memory: false`` turns it off).
         artifact_name: the run artifact's name (one per workflow run).
         max_patch_bytes / max_file_bytes: publish scan limits.
         sandbox: ``strict`` (bubblewrap, fail closed) or ``scrubbed`` (the loud opt-out:
@@ -102,6 +138,11 @@ class ActionSettings:
             per machine); agent and verify refuse a self-hosted runner without it.
         llm_key_variable: the variable the model provider reads its key from (the agent
             step maps the ``llm-api-key`` input into it, for the run only).
+        api_base: the model endpoint (an OpenAI-compatible server, a proxy); empty: the
+            configured one.
+        litellm: further ``litellm.completion`` settings (``aws_region_name=...`` lines).
+        deps_dir: the folder the set-up step installed the project's dependencies into
+            (absolute; empty: ``[tool.chimera.sandbox] deps_dir`` of the base commit).
     """
 
     label: str = "chimera"
@@ -121,6 +162,7 @@ class ActionSettings:
     budget_usd: float | None = None
     budget_tokens: int | None = None
     diff_feedback: bool = False
+    memory: bool = True
     artifact_name: str = "chimera-run"
     max_patch_bytes: int = 1_000_000
     max_file_bytes: int = 200_000
@@ -128,6 +170,19 @@ class ActionSettings:
     sandbox: str = "strict"
     runner_ephemeral: bool = False
     llm_key_variable: str = ""
+    api_base: str = ""
+    litellm: dict[str, str | int | float | bool] = field(default_factory=dict)
+    deps_dir: str = ""
+
+    def run_overrides(self) -> dict[str, Any]:
+        """The :class:`~chimera.github.agent_child.AgentRequest` fields these settings fix
+        (unset ones stay ``None``: the repository's configuration decides)."""
+        return {
+            "allow_self_approval": True if self.allow_self_approval else None,
+            "api_base": self.api_base or None,
+            "litellm": dict(self.litellm) or None,
+            "deps_dir": Path(self.deps_dir) if self.deps_dir else None,
+        }
 
     def is_self(self, login: str | None) -> bool:
         return bool(login) and login in self.identities
@@ -167,8 +222,12 @@ class ActionSettings:
             budget_usd=_float(e, "CHIMERA_BUDGET_USD"),
             budget_tokens=budget_tokens,
             diff_feedback=_bool(e, "CHIMERA_DIFF_FEEDBACK", False),
+            memory=_bool(e, "CHIMERA_MEMORY", True),
             artifact_name=e.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run",
             sandbox=_sandbox(e),
             runner_ephemeral=_bool(e, "CHIMERA_RUNNER_EPHEMERAL", False),
             llm_key_variable=_variable(e),
+            api_base=e.get("CHIMERA_API_BASE", "").strip(),
+            litellm=_pairs(e, "CHIMERA_LITELLM_SETTINGS"),
+            deps_dir=_deps_dir(e),
         )

@@ -38,6 +38,7 @@ def tool_governance(
     task: str,
     trusted_commands: Sequence[str] = (),
     run_id: str = "",
+    on_ledger: Callable[[TaintLedger], None] | None = None,
 ) -> tuple[ToolWrapper | None, list[Guard]]:
     """The tool wrapper for an AutonomousAgent, and the guards it creates.
 
@@ -50,6 +51,8 @@ def tool_governance(
     Returns:
         ``(wrapper, guards)``: ``wrapper`` is ``None`` when neither applies; ``guards`` fills
         in as the agent builds its tools and holds the denied actions for the run summary.
+        ``on_ledger`` receives an untrusted run's taint ledger (the session keeps it, so a
+        recalled tainted memory is recorded there too).
     """
     guards: list[Guard] = []
     if not (guard or untrusted):
@@ -58,6 +61,8 @@ def tool_governance(
     if untrusted:
         ledger = TaintLedger.for_spec(trusted_commands, run_id, audit=audit)
         ledger.taint(task, SourceKind.UNTRUSTED_TASK, "task")
+        if on_ledger is not None:
+            on_ledger(ledger)
 
     def wrap(registry: ToolRegistry) -> ToolCaller:
         governed = govern_tools(registry, workspace, audit=audit, ledger=ledger)

@@ -41,13 +41,19 @@ D = TypeVar("D")
 
 
 class SessionLike(Protocol):
-    """What the part reads of a session (``chimera.orchestration.session.Session``)."""
+    """What the part reads of a session (``chimera.orchestration.session.Session``); read-only,
+    so a session whose fields are narrower types (an ``AuditLog``) matches."""
 
-    root: Path
-    run_id: str
-    audit: AuditSink
-    sandbox: Any
-    ladder: tuple[SupportsComplete, ...]
+    @property
+    def root(self) -> Path: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def audit(self) -> AuditSink: ...
+    @property
+    def sandbox(self) -> Any: ...
+    @property
+    def ladder(self) -> tuple[SupportsComplete, ...]: ...
 
 
 def _head(root: Path) -> str | None:
@@ -149,6 +155,12 @@ class ConnectorsPart:
             return caller
 
         return dataclasses.replace(deps, tool_wrapper=wrap)  # type: ignore[type-var]
+
+    def finish(self, session: SessionLike, result: object) -> None:
+        """The session is over: stop its connectors (the factory's end-of-session hook)."""
+        attached = self._sessions.pop(id(session), None)
+        if attached is not None:
+            attached.hub.close()
 
     def close(self) -> None:
         """Stop every started connector of every session (idempotent)."""

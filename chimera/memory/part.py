@@ -12,14 +12,16 @@ as negatives with their evidence; a hollow success (green verifier, empty diff) 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from chimera.memory.items import TAINTED, TRUSTED, Candidate, Tier
+from chimera.memory.budget import ContextBudget, estimate_tokens
+from chimera.memory.items import TAINTED, TRUSTED, Candidate, OpKind, Tier
 from chimera.memory.manager import MemoryCaps, MemoryManager
+from chimera.memory.render import render_persona
 from chimera.memory.store import MemoryStore
-from chimera.protocols import Experience, ExperienceStore
+from chimera.protocols import Experience, ExperienceStore, Recall
 
 MEMORY_DB = Path(".chimera") / "memory.db"
 
@@ -80,6 +82,39 @@ class MemoryExperience:
         return self.buffer.similar(task, k, failures_only=failures_only, min_score=min_score)
 
 
+class PlanMemory:
+    """A :class:`~chimera.protocols.MemoryReader` for the plan step: the maintainers' persona
+    first (at most its capped share), then the memories nearest the query in what is left,
+    both cut to their shares of one :class:`ContextBudget`; the split is a ``context_budget``
+    audit event whenever something is shown. Keeps every recalled id (for the run summary).
+    """
+
+    def __init__(self, manager: MemoryManager, budget: ContextBudget | None = None) -> None:
+        self.manager = manager
+        self.budget = budget
+        self.recalled: list[str] = []
+        self.tainted = False
+
+    def recall_block(self, query: str, *, budget_tokens: int) -> Recall:
+        """Persona plus recalled memories within ``budget_tokens`` (the configured budget's
+        total when one was given). A tainted item sets :attr:`tainted` (and the manager's
+        ledger, when attached)."""
+        total = self.budget.total_tokens if self.budget is not None else budget_tokens
+        budget = ContextBudget(total, self.budget.weights) if self.budget else ContextBudget(total)
+        persona = render_persona(self.manager.persona())
+        first = budget.split({"persona": estimate_tokens(persona), "memory": total})
+        found = self.manager.recall_block(query, budget_tokens=first.shares["memory"])
+        plan = budget.split({"persona": estimate_tokens(persona), "memory": found.tokens})
+        text = "\n\n".join(t for t in (plan.fit("persona", persona), found.text) if t)
+        self.recalled.extend(i for i in found.ids if i not in self.recalled)
+        self.tainted = self.tainted or found.tainted
+        if text and self.manager.audit is not None:
+            self.manager.audit.append(
+                "context_budget", **plan.audit_fields(), recalled=list(found.ids)
+            )
+        return Recall(text, found.ids, found.tainted, estimate_tokens(text))
+
+
 class MemoryPart:
     """Plugs memory into every session (``--no-memory`` / input ``memory: false``: leave it
     out, or pass ``enabled=False``).
@@ -89,6 +124,8 @@ class MemoryPart:
         caps: bounds of the store.
         decide_with_model: let the session's first rung decide ADD/UPDATE/DELETE/NOOP for
             semantic candidates (attempt records never ask the model).
+        budget: the plan prompt's context budget for persona and memory (default: the
+            caller's ``budget_tokens``).
     """
 
     def __init__(
@@ -97,11 +134,14 @@ class MemoryPart:
         enabled: bool = True,
         caps: MemoryCaps | None = None,
         decide_with_model: bool = True,
+        budget: ContextBudget | None = None,
     ) -> None:
         self.enabled = enabled
         self.caps = caps or MemoryCaps()
         self.decide_with_model = decide_with_model
+        self.budget = budget
         self.manager: MemoryManager | None = None
+        self.reader: PlanMemory | None = None
 
     def attach(self, session: Any) -> None:
         """Open the store under ``session.root`` for run ``session.run_id`` (audited to
@@ -115,13 +155,47 @@ class MemoryPart:
             audit=getattr(session, "audit", None),
             caps=self.caps,
             run_id=str(getattr(session, "run_id", "")),
+            # The run's taint ledger (an untrusted run's): a recalled tainted item lands there.
+            ledger=getattr(session, "ledger", None),
         )
+        self.reader = PlanMemory(self.manager, self.budget)
 
     def agent_deps(self, deps: Any, session: Any) -> Any:
-        """``deps`` with its experience store wrapped so attempts are also memory items."""
+        """``deps`` with its experience store wrapped so attempts are also memory items, and
+        (when ``deps`` has a ``memory`` field) the plan step's :class:`PlanMemory`."""
         if self.manager is None:
             return deps
-        return replace(deps, experience=MemoryExperience(self.manager, deps.experience))
+        # This agent's taint ledger (an untrusted one's) also records tainted recalls.
+        self.manager.ledger = getattr(session, "ledger", None) or self.manager.ledger
+        changes: dict[str, Any] = {"experience": MemoryExperience(self.manager, deps.experience)}
+        if "memory" in {f.name for f in fields(deps)}:
+            changes["memory"] = self.reader
+        return replace(deps, **changes)
+
+    def finish(self, session: Any, result: Any) -> dict[str, Any]:
+        """What this session recalled and remembered, for the run summary:
+        ``{"memory": {"recalled": [ids], "remembered": [ids], "tainted": bool}}`` (``{}``
+        when memory is off). Closes the store: the session is over."""
+        if self.manager is None:
+            return {}
+        added = (OpKind.ADD, OpKind.UPDATE)
+        remembered = list(dict.fromkeys(op.id for op in self.manager.journal if op.op in added))
+        reader = self.reader
+        self.manager.store.close()
+        return {
+            "memory": {
+                "recalled": list(reader.recalled) if reader else [],
+                "remembered": remembered,
+                "tainted": bool(self.manager.tainted_read),
+            }
+        }
 
 
-__all__ = ["MEMORY_DB", "MemoryExperience", "MemoryPart", "attempt_candidate", "open_local"]
+__all__ = [
+    "MEMORY_DB",
+    "MemoryExperience",
+    "MemoryPart",
+    "PlanMemory",
+    "attempt_candidate",
+    "open_local",
+]

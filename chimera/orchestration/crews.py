@@ -101,7 +101,9 @@ def _tools(request: CrewRunRequest, audit: AuditLog) -> ToolCaller:
     from chimera.tools import ToolRegistry, Workspace
     from chimera.tools.native import ListDir, ReadFile, Search
 
-    ws = Workspace(request.root)
+    # Held-out requirements stay unseen by every model, a crew's too.
+    folder = request.config.heldout.dir
+    ws = Workspace(request.root, hidden=[request.root / folder] if folder else [])
     limit = request.config.tools.output_limit
     registry = ToolRegistry()
     for tool in (ReadFile(ws, limit), ListDir(ws, limit), Search(ws, limit)):

@@ -33,6 +33,7 @@ import pathspec
 
 from chimera.atomic import atomic_write_text
 from chimera.config.run import DEFAULT_HIGH_RISK_PATHS
+from chimera.core.heldout import HELD_OUTCOME, PUBLIC_MESSAGE, HeldOutGate
 from chimera.errors import ChimeraError, SpecError, UsageError
 from chimera.governance.wiring import trusted_commands
 from chimera.orchestration.goal import (
@@ -73,6 +74,7 @@ class CardOutcome:
         summary: one line (the last failure's cause for red verdicts).
         denied_actions: actions the governance layer denied for review.
         budget_limit: for ``budget``, the ceiling that refused: ``tokens`` or ``usd``.
+        suspicion: the solver's suspicion line (:class:`chimera.core.heldout.Suspicion`).
     """
 
     verdict: str
@@ -82,6 +84,7 @@ class CardOutcome:
     summary: str = ""
     denied_actions: tuple[dict[str, Any], ...] = ()
     budget_limit: str | None = None
+    suspicion: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,9 @@ class OrchestratorOptions:
     task_spec_name: str | None = None
     # The Spec engine's limits for every acceptance check ([tool.chimera.check]).
     check_options: EngineOptions | None = None
+    # Held-out requirements ([tool.chimera.heldout]): a card passing the visible checks is
+    # accepted only when they pass too.
+    heldout: HeldOutGate | None = None
 
 
 SpecLoader = Callable[[Sequence[Path]], Spec]
@@ -264,7 +270,8 @@ class ProjectOrchestrator:
     ) -> RunState:
         state.status = status
         state.stop_reason = reason
-        state.stop_detail = detail
+        line = _suspicion_line(state)
+        state.stop_detail = detail + (f"\n  {line}" if line else "")
         self._emit("run_stopped", status=status.value, reason=reason.value, detail=detail)
         self._save(state, graph)
         return state
@@ -664,6 +671,13 @@ class ProjectOrchestrator:
         failed = [c.id for c in graph.cards.values() if c.status is CardStatus.FAILED]
         blocked = [c.id for c in graph.cards.values() if c.status is CardStatus.BLOCKED]
         detail = f"still red: {', '.join(unmet)}"
+        held = [
+            c.id
+            for c in graph.cards.values()
+            if c.status is CardStatus.FAILED and c.notes and PUBLIC_MESSAGE in c.notes[-1]
+        ]
+        if held:
+            detail = f"{HELD_OUTCOME} ({', '.join(held)}); {detail}"
         if failed:
             detail += f"; failed cards: {', '.join(failed)}"
         if blocked:
@@ -724,6 +738,8 @@ class ProjectOrchestrator:
             else state.cost_usd + outcome.cost_usd
         )
         state.denied_actions.extend(outcome.denied_actions)
+        if outcome.suspicion:
+            state.extra.setdefault("suspicion", {})[card.id] = outcome.suspicion
         self._emit(
             "card_solved",
             card=card.id,
@@ -776,7 +792,9 @@ class ProjectOrchestrator:
                 res = report.by_id().get(card.requirement_id)
                 regressions = goal.regressions(report)
                 if res is not None and res.passed and not regressions:
-                    accepted = True
+                    accepted = self._heldout_passes(card, after, before, report)
+                    if not accepted:
+                        why = HELD_OUTCOME
                 elif regressions:
                     why = f"check_drift: regressions in {', '.join(regressions)}"
                 else:
@@ -796,7 +814,12 @@ class ProjectOrchestrator:
         else:
             self.snapshots.restore(snap)
             card.status = CardStatus.FAILED
-            card.notes.append(f"{outcome.verdict}: {why}")
+            held = why == HELD_OUTCOME or outcome.verdict == "held"
+            lines = self.options.heldout.latest_lines() if held and self.options.heldout else []
+            # For the maintainer's summary (state.json sits under .chimera/runs, which the
+            # sandbox masks while held-out requirements are configured): never a prompt.
+            detail = f" [maintainer only: {'; '.join(lines)}]" if lines else ""
+            card.notes.append(f"{outcome.verdict}: {why}{detail}")
         state.in_flight = None
         state.backend_position = self.solver.checkpoint()
         self._emit("card_finished", card=card.id, status=card.status.value, reason=why)
@@ -827,6 +850,18 @@ class ProjectOrchestrator:
         self.snapshots.discard(snap)
         return None
 
+    def _heldout_passes(
+        self, card: Card, after: Spec, before: DriftReport, report: DriftReport
+    ) -> bool:
+        """Held-out requirements on the card's change (true when none are configured)."""
+        gate = self.options.heldout
+        if gate is None:
+            return True
+        checked = {r.id for r in report}
+        green = (before.green_ids - checked) | report.green_ids
+        verdict = gate.check(after, green, label=f"card {card.id}")
+        return verdict.passed
+
     def _config_fingerprint(self) -> str:
         """The effective configuration as text (or the error that stops it loading)."""
         from chimera.config import load_config
@@ -845,6 +880,20 @@ class ProjectOrchestrator:
     @staticmethod
     def _pending(graph: TaskGraph) -> list[str]:
         return [c.id for c in graph.cards.values() if c.status is CardStatus.PENDING]
+
+
+_LEVELS = ("none", "low", "medium", "high")
+
+
+def _suspicion_line(state: RunState) -> str:
+    """The run's suspicion line: the most suspicious card's (``""`` when no card has one)."""
+    lines = [str(v) for v in state.extra.get("suspicion", {}).values()]
+
+    def level(line: str) -> int:
+        word = line.removeprefix("suspicion: ").split(" ", 1)[0]
+        return _LEVELS.index(word) if word in _LEVELS else 0
+
+    return max(lines, key=level) if lines else ""
 
 
 def _added_ids(before: Spec, after: Spec) -> list[str]:

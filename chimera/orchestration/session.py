@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chimera.config import ChimeraConfig
 from chimera.core.deps import AgentDeps, BigPlanner, ReplayCursor, ToolWrapper
@@ -41,8 +41,10 @@ from chimera.spec.model import Spec
 
 if TYPE_CHECKING:
     from chimera.core.autonomous import AutonomousAgent
+    from chimera.core.heldout import HeldOutDir, HeldOutGate
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.guard import Guard
+    from chimera.governance.taint import TaintLedger
     from chimera.orchestration.project import ProjectOrchestrator, SpecLoader
     from chimera.orchestration.solver import AgentCardSolver
     from chimera.spec.engine.options import EngineOptions
@@ -101,6 +103,17 @@ class SessionPart(Protocol):
         ...
 
 
+class FinishingPart(Protocol):
+    """A :class:`SessionPart` that also wants the end of the session (optional: a part
+    without ``finish`` is skipped by :meth:`Session.finish`)."""
+
+    def finish(self, session: Session, result: object) -> dict[str, Any] | None:
+        """Called once when the surface is done with the session (``result``: the solve's
+        ``SolveResult`` or the project run's ``RunState``). Update counters, close resources;
+        return fields for the run summary (or ``None``)."""
+        ...
+
+
 @dataclass
 class Prepared:
     """Validated parts not yet tied to a run folder (see :meth:`SessionFactory.prepare`)."""
@@ -111,6 +124,7 @@ class Prepared:
     budget: TokenBudget
     sandbox: Sandbox
     backends: dict[str, BudgetedBackend] = field(default_factory=dict)
+    heldout: HeldOutDir | None = None
 
     @property
     def rungs(self) -> list[str]:
@@ -144,6 +158,10 @@ class Session:
     guard_tools: bool = False
     experience: ExperienceStore | None = None
     parts: tuple[SessionPart, ...] = ()
+    ledger: TaintLedger | None = None
+    """The taint ledger of the latest untrusted agent's tools (parts record taint there)."""
+    heldout: HeldOutGate | None = None
+    """Held-out requirements (``[tool.chimera.heldout]``): acceptance alone asks them."""
 
     @property
     def sandbox_description(self) -> str:
@@ -151,11 +169,28 @@ class Session:
 
     @property
     def check_options(self) -> EngineOptions:
-        """The Spec engine's limits from ``[tool.chimera.check]``, for every check of the run
-        (the agents' and the orchestrator's, as ``chimera check`` applies them)."""
+        """The Spec engine's limits from ``[tool.chimera.check]``, for every visible check of
+        the run (the agents' and the orchestrator's, as ``chimera check`` applies them); the
+        held-out folder is hidden from them."""
+        import dataclasses
+
         from chimera.spec.settings import engine_options
 
-        return engine_options(self.config.check)
+        options = engine_options(self.config.check)
+        if self.heldout is None:
+            return options
+        return dataclasses.replace(options, hidden=tuple(str(p) for p in self.heldout.hidden))
+
+    def finish(self, result: object) -> dict[str, Any]:
+        """Let every part with a ``finish`` hook (:class:`FinishingPart`) see the end of the
+        session, in order; their returned fields merged (the run summary's ``parts``). Nothing is
+        audited here: a project run's state has already recorded the audit head."""
+        report: dict[str, Any] = {}
+        for part in self.parts:
+            hook = getattr(part, "finish", None)
+            if hook is not None:
+                report.update(hook(self, result) or {})
+        return report
 
     def governance(
         self, *, task: str, untrusted: bool, trusted_commands: Sequence[str]
@@ -175,7 +210,11 @@ class Session:
             task=task,
             trusted_commands=trusted_commands,
             run_id=self.run_id,
+            on_ledger=self._keep_ledger,
         )
+
+    def _keep_ledger(self, ledger: TaintLedger) -> None:
+        self.ledger = ledger
 
     def agent(
         self,
@@ -207,6 +246,7 @@ class Session:
             big_planner=self.big_planner,
             cursor=cursor,
             check_options=self.check_options,
+            heldout=self.heldout,
         )
         for part in self.parts:
             deps = part.agent_deps(deps, self)
@@ -240,6 +280,10 @@ class Session:
         from chimera.orchestration.state import RunStore
 
         config = self.config
+        if self.heldout is not None:
+            from chimera.core.heldout import refuse_overlap
+
+            refuse_overlap(self.heldout.place, [Path(p) for p in spec_paths])
         solver = AgentCardSolver(self.ladder, self.agent)
         orchestrator = ProjectOrchestrator(
             root=self.root,
@@ -261,6 +305,7 @@ class Session:
                 high_risk_paths=config.run.high_risk_paths,
                 allow_self_approval=config.run.allow_self_approval,
                 check_options=self.check_options,
+                heldout=self.heldout,
             ),
             on_event=self.events,
         )
@@ -295,9 +340,17 @@ class SessionFactory:
             AuthenticationError: a model's key is missing (one line naming the variable).
             ConfigError: a USD budget with an unpriced model and no token budget.
             MissingExtraError: LiteLLM is needed and not installed.
-            SandboxError: ``sandbox.mode = "bwrap"`` and bubblewrap is unusable.
+            SandboxError: ``sandbox.mode = "bwrap"`` and bubblewrap is unusable; held-out
+                requirements in scrubbed mode.
+            ConfigError: the held-out folder is missing, empty or exposed to git.
         """
+        from chimera.core.heldout import locate_heldout
+
         check_models(root, config, [model, *config.models.ladder])
+        place = locate_heldout(root, config.heldout)
+        # With held-out requirements, .chimera/runs is masked too: their verdicts are
+        # recorded there (heldout.jsonl, the run summary) and a later command must not read it.
+        hidden = [place.path, root / ".chimera" / "runs"] if place is not None else []
         b = config.budget
         tokens_left = None if b.tokens is None else max(0, b.tokens - spent_tokens)
         usd_left = None if b.usd is None else max(0.0, b.usd - (spent_usd or 0.0))
@@ -306,6 +359,8 @@ class SessionFactory:
             mode=config.sandbox.mode,
             env_allow=config.sandbox.env_allow,
             network=config.sandbox.network,
+            hidden=hidden,
+            deps_dir=config.sandbox.deps_path(root),
         )
         prepared = Prepared(
             root=root,
@@ -313,6 +368,7 @@ class SessionFactory:
             model=model,
             budget=TokenBudget(max_tokens=tokens_left, max_usd=usd_left, name="run"),
             sandbox=sandbox,
+            heldout=place,
         )
         for m in prepared.rungs:  # an unpriced model under a USD budget refuses here
             prepared.backend(m, None)
@@ -403,12 +459,26 @@ class SessionFactory:
             audit=audit,
             ladder=ladder,
             big_planner=planner,
-            guard=WorkspaceGuard(root, run_dir / "snapshots"),
+            guard=WorkspaceGuard(
+                root,
+                run_dir / "snapshots",
+                private=[prepared.heldout.path] if prepared.heldout is not None else [],
+            ),
             events=events,
             guard_tools=guard_tools,
             experience=store,
             parts=self.parts,
         )
+        if prepared.heldout is not None:
+            from chimera.core.heldout import HeldOutGate
+
+            session.heldout = HeldOutGate(
+                prepared.heldout,
+                prepared.sandbox,
+                run_dir=run_dir,
+                audit=audit,
+                options=session.check_options,
+            )
         for part in self.parts:
             part.attach(session)
         if events is not None:  # live progress only: the audit log records the run's own start
@@ -446,16 +516,28 @@ def disposable_checks(config: ChimeraConfig) -> Callable[[Path], CommandRunner]:
             mode=config.sandbox.mode,
             env_allow=config.sandbox.env_allow,
             network=config.sandbox.network,
+            deps_dir=config.sandbox.deps_path(root),
         )
         return sandbox.for_checks(root)
 
     return runner
 
 
-def verify_sandbox(tree: Path, *, scrubbed: bool, env_allow: Sequence[str]) -> Sandbox:
+def verify_sandbox(
+    tree: Path, *, scrubbed: bool, env_allow: Sequence[str], deps_dir: Path | None = None
+) -> Sandbox:
     """The strict sandbox of the Action's verify job over one tree (the base or the patched
     copy): bubblewrap, never the configured ``auto``, no network; ``scrubbed`` only when the
-    workflow opted out loudly (its verdict is then advisory)."""
+    workflow opted out loudly (its verdict is then advisory). ``deps_dir``: the folder the
+    set-up step filled from the base commit, shown read-only.
+
+    Raises:
+        SandboxError: bubblewrap cannot start, or ``deps_dir`` is not a folder.
+    """
     return Sandbox(
-        tree, mode="scrubbed" if scrubbed else "bwrap", env_allow=env_allow, network=False
+        tree,
+        mode="scrubbed" if scrubbed else "bwrap",
+        env_allow=env_allow,
+        network=False,
+        deps_dir=deps_dir,
     )

@@ -139,7 +139,7 @@ class AgentCardSolver:
         last = result.attempts[-1] if result.attempts else None
         summary = result.final_report.strip().splitlines()[0] if result.final_report else ""
         # A budget or provider stop names itself; an exhausted card its last failure.
-        if last is not None and result.outcome in ("failed", "hollow"):
+        if last is not None and result.outcome in ("failed", "hollow", "held"):
             summary = f"attempt {last.number}: {last.cause}"
         return CardOutcome(
             verdict=result.outcome,
@@ -149,4 +149,5 @@ class AgentCardSolver:
             summary=summary,
             denied_actions=tuple(d.to_dict() for g in guards for d in g.denied),
             budget_limit=result.budget_limit,
+            suspicion=result.suspicion,
         )

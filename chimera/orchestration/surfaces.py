@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.config import ChimeraConfig
 from chimera.errors import UsageError
+from chimera.orchestration.parts import default_factory
 from chimera.orchestration.session import MODEL_ENV, Session, SessionFactory, resolve_model
 from chimera.protocols import EventSink
+
+PARTS_FILE = "parts.jsonl"
+"""In a project run's folder: what the session parts reported at the end of each process
+(``memory``: recalled and remembered ids; ``learning``: skills and bullets shown)."""
 
 if TYPE_CHECKING:
     from chimera.core.autonomous import SolveResult
@@ -29,9 +35,9 @@ if TYPE_CHECKING:
 
 
 def with_agent(
-    factory: SessionFactory | None, config: ChimeraConfig, agent: Profile | None
+    factory: SessionFactory, config: ChimeraConfig, agent: Profile | None
 ) -> tuple[SessionFactory, ChimeraConfig]:
-    """``factory`` (default: a bare one) and ``config`` with ``agent``'s profile applied: its
+    """``factory`` and ``config`` with ``agent``'s profile applied: its
     set values override the configuration, and a :class:`~chimera.meta.part.ProfilePart`
     joins the factory's parts (after them, so its tool allowlist narrows what they add).
 
@@ -39,7 +45,6 @@ def with_agent(
         ConfigError: the profile's values are invalid configuration, or its rung is past
             the ladder.
     """
-    factory = factory or SessionFactory()
     if agent is None:
         return factory, config
     from chimera.errors import ConfigError
@@ -66,8 +71,10 @@ class SolveRequest:
         untrusted: the task comes from outside; the run is tainted.
         guard: every tool call goes through the TrustKernel (implied by ``untrusted``).
         review: run the manager review of each attempt.
-        memory: recall and record earlier attempts (``.chimera/experience.jsonl``);
-            ``--no-memory`` turns it off (measurements compare runs without it).
+        memory: recall and record earlier attempts (``.chimera/experience.jsonl`` and the
+            memory store); ``--no-memory`` turns it off (measurements compare runs without it).
+        learning: skills and the playbook shape the plan; ``--no-learning`` turns it off and
+            implies ``memory=False``.
         events: live progress ``(event, fields)``.
         agent: a profile (``--agent``): its model, budget and kind settings override
             ``config``; its tools, instructions, skills and review crew apply to every agent.
@@ -82,6 +89,7 @@ class SolveRequest:
     guard: bool = False
     review: bool = True
     memory: bool = True
+    learning: bool = True
     events: EventSink | None = None
     agent: Profile | None = None
 
@@ -118,8 +126,12 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
     from chimera.orchestration.state import new_run_id, workspace_lock
     from chimera.spec.loader import discover_spec_files, load_spec
 
-    factory, config = with_agent(factory, request.config, request.agent)
     root = request.root
+    memory = request.memory and request.learning
+    factory = default_factory(
+        factory, request.config, root=root, memory=memory, learning=request.learning
+    )
+    factory, config = with_agent(factory, request.config, request.agent)
     model = resolve_model(None, config)
     files = discover_spec_files(list(request.spec_paths))
     if not files:
@@ -137,21 +149,35 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
         run_id=run_id,
         events=request.events,
         guard_tools=request.guard,
-        experience=request.memory,
+        experience=memory,
     )
-    agent, guards = session.agent(
-        spec,
-        task=request.task,
-        untrusted=request.untrusted,
-        trusted_commands=trusted_commands(spec),
-        review=request.review,
-    )
-    with workspace_lock(root, owner=f"solve {run_id}"):
-        result = agent.solve(
-            request.task, list(request.targets) or None, untrusted=request.untrusted
+    try:
+        if session.heldout is not None:
+            from chimera.core.heldout import refuse_overlap
+
+            refuse_overlap(session.heldout.place, files)
+        agent, guards = session.agent(
+            spec,
+            task=request.task,
+            untrusted=request.untrusted,
+            trusted_commands=trusted_commands(spec),
+            review=request.review,
         )
+        with workspace_lock(root, owner=f"solve {run_id}"):
+            result = agent.solve(
+                request.task, list(request.targets) or None, untrusted=request.untrusted
+            )
+    except BaseException:
+        session.finish(None)  # the parts' resources close whatever happened
+        raise
+    parts = session.finish(result)
     denied = [d.to_dict() for g in guards for d in g.denied]
     audit = session.audit
+    if session.heldout is not None and result.outcome == "held":
+        # The maintainer's view (the terminal, summary.json under the masked .chimera/runs);
+        # the agent was told only that a held-out check failed.
+        lines = session.heldout.latest_lines()
+        result.final_report += "".join(f"\n{line}" for line in lines)
     summary = result.to_json()
     summary.update(
         {
@@ -160,8 +186,13 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
             "model": result.model,
             "guard": bool(request.guard or request.untrusted),
             "denied_actions": denied,
+            **parts,
         }
     )
+    if session.heldout is not None:
+        summary["heldout"] = [
+            {"label": label, **verdict.private()} for label, verdict in session.heldout.verdicts
+        ]
     atomic_write_text(session.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return SolveOutcome(
         result=result,
@@ -190,6 +221,7 @@ class RunRequest:
         events: live progress ``(event, fields)``.
         agent: a profile (``--agent``), as :class:`SolveRequest`'s (its model replaces
             ``model``).
+        memory, learning: as :class:`SolveRequest`'s (``--no-memory``, ``--no-learning``).
     """
 
     root: Path
@@ -204,6 +236,8 @@ class RunRequest:
     guard: bool | None = None
     events: EventSink | None = None
     agent: Profile | None = None
+    memory: bool = True
+    learning: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,7 +245,8 @@ class ResumeRequest:
     """``chimera resume RUN_ID`` (and ``approve RUN_ID``): continue a run after a crash, a stop
     or, with :func:`approve_run`, an approval.
 
-    ``model``: rung 0 (default: the model the run recorded).
+    ``model``: rung 0 (default: the model the run recorded). ``memory``, ``learning``: as
+    :class:`RunRequest`'s.
     """
 
     root: Path
@@ -219,6 +254,8 @@ class ResumeRequest:
     run_id: str
     model: str | None = None
     events: EventSink | None = None
+    memory: bool = True
+    learning: bool = True
 
 
 @dataclass(frozen=True)
@@ -229,6 +266,8 @@ class RunOutcome:
     sandbox: str
     """The sandbox's description (mode and what it confines)."""
     audit_path: Path
+    parts: dict[str, Any] = field(default_factory=dict)
+    """What the session parts reported at the end (``memory``: recalled and remembered ids)."""
 
 
 def start_run(request: RunRequest, factory: SessionFactory | None = None) -> RunOutcome:
@@ -260,6 +299,13 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
                 f"run {stale[-1]} was interrupted and its tree may hold a half-made change: "
                 f"'chimera resume {stale[-1]}' first (or pass --force to start anyway)"
             )
+    factory = default_factory(
+        factory,
+        request.config,
+        root=root,
+        memory=request.memory and request.learning,
+        learning=request.learning,
+    )
     factory, config = with_agent(factory, request.config, request.agent)
     model = request.model
     if request.agent is not None and (
@@ -270,14 +316,16 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
     guard = config.run.guard if request.guard is None else request.guard
     session = factory.open(prepared, run_id=run_id, events=request.events, guard_tools=guard)
     orchestrator, _ = session.project(request.spec_paths)
-    state = orchestrator.start(
-        task=request.task,
-        started_by=request.started_by,
-        untrusted=request.untrusted,
-        model=model,
-        run_id=run_id,
+    return _finished(
+        session,
+        lambda: orchestrator.start(
+            task=request.task,
+            started_by=request.started_by,
+            untrusted=request.untrusted,
+            model=model,
+            run_id=run_id,
+        ),
     )
-    return _outcome(state, session)
 
 
 def resume_run(request: ResumeRequest, factory: SessionFactory | None = None) -> RunOutcome:
@@ -288,7 +336,7 @@ def resume_run(request: ResumeRequest, factory: SessionFactory | None = None) ->
             or another process is working on it.
     """
     session, orchestrator = _reopen(request, factory)
-    return _outcome(orchestrator.resume(request.run_id), session)
+    return _finished(session, lambda: orchestrator.resume(request.run_id))
 
 
 def approve_run(
@@ -301,7 +349,7 @@ def approve_run(
             (unless self-approval is configured).
     """
     session, orchestrator = _reopen(request, factory)
-    return _outcome(orchestrator.approve(request.run_id, by=by), session)
+    return _finished(session, lambda: orchestrator.approve(request.run_id, by=by))
 
 
 def _reopen(
@@ -313,7 +361,13 @@ def _reopen(
     model = request.model or state.model
     if not model:
         raise UsageError(f"run {request.run_id} recorded no model; pass --model")
-    factory = factory or SessionFactory()
+    factory = default_factory(
+        factory,
+        request.config,
+        root=request.root,
+        memory=request.memory and request.learning,
+        learning=request.learning,
+    )
     # What earlier processes spent comes off the budget: a resumed run's budget holds whole.
     prepared = factory.prepare(
         request.root,
@@ -332,7 +386,20 @@ def _reopen(
     return session, orchestrator
 
 
-def _outcome(state: RunState, session: Session) -> RunOutcome:
+def _finished(session: Session, go: Callable[[], RunState]) -> RunOutcome:
+    try:
+        state = go()
+    except BaseException:
+        session.finish(None)  # the parts' resources close whatever happened
+        raise
+    parts = session.finish(state)
+    if parts:
+        # One line per process of the run (a resume or an approval adds one).
+        with (session.run_dir / PARTS_FILE).open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"run_id": session.run_id, **parts}, sort_keys=True) + "\n")
     return RunOutcome(
-        state=state, sandbox=session.sandbox_description, audit_path=session.audit.path
+        state=state,
+        sandbox=session.sandbox_description,
+        audit_path=session.audit.path,
+        parts=parts,
     )

@@ -49,6 +49,7 @@ def make_backend(model: str, config: ChimeraConfig | None = None) -> SupportsCom
         api_base=config.models.api_base_for(model),
         timeout=config.models.timeout,
         num_retries=config.models.num_retries,
+        extra=dict(config.models.litellm) or None,
     )
 
 

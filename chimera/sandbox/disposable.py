@@ -74,11 +74,12 @@ def _skip(rel: str) -> bool:
     return bool(_NEVER.intersection(parts)) or is_secret_dotenv(parts[-1])
 
 
-def export_tree(root: Path, dest: Path) -> int:
+def export_tree(root: Path, dest: Path, *, exclude: Sequence[Path] = ()) -> int:
     """Copy the files of ``root`` that git sees into ``dest`` (created); returns files copied.
 
     Symlinks are copied as symlinks, executable bits kept; a nested repository or submodule
-    is copied without its ``.git``. ``.git``, ``.chimera`` and dotenv files never are.
+    is copied without its ``.git``. ``.git``, ``.chimera`` and dotenv files never are, nor
+    anything at or under an ``exclude`` path (absolute; held-out requirements).
 
     Raises:
         RunnerError: a file cannot be copied.
@@ -88,9 +89,10 @@ def export_tree(root: Path, dest: Path) -> int:
     names = _listed(root)
     if names is None:
         names = _walked(root)
+    left_out = [p.relative_to(root).as_posix() for p in exclude if p.is_relative_to(root)]
     copied = 0
     for rel in names:
-        if _skip(rel):
+        if _skip(rel) or any(rel == x or rel.startswith(x + "/") for x in left_out):
             continue
         src = root / rel
         target = dest / rel
@@ -139,6 +141,9 @@ class DisposableRunner:
         root: the live tree.
         carry: folders under ``root`` that are not copied (an ignored dependency folder) but
             shown read-only at the same place in the copy.
+        exclude: paths under ``root`` never copied (held-out requirements).
+        add: ``(folder, relative path)`` pairs copied into each copy after the tree (the
+            held-out folder for held-out checks; an existing path there is an error).
         scratch: where copies are made (default: the system's temporary folder).
     """
 
@@ -148,11 +153,15 @@ class DisposableRunner:
         root: Path,
         *,
         carry: Sequence[Path] = (),
+        exclude: Sequence[Path] = (),
+        add: Sequence[tuple[Path, str]] = (),
         scratch: Path | None = None,
     ) -> None:
         self.inner = inner
         self.root = Path(root).resolve()
         self.carry = tuple((self.root / p).resolve() for p in carry)
+        self.exclude = tuple((self.root / p).resolve() for p in exclude)
+        self.add = tuple((Path(src).resolve(), rel) for src, rel in add)
         self.scratch = scratch
 
     @property
@@ -179,7 +188,15 @@ class DisposableRunner:
         base = Path(tempfile.mkdtemp(prefix="chimera-check-", dir=self.scratch))
         copy = base / self.root.name
         try:
-            export_tree(self.root, copy)
+            export_tree(self.root, copy, exclude=self.exclude)
+            for src, rel in self.add:
+                inside = copy / rel
+                if os.path.lexists(inside):
+                    raise RunnerError(f"cannot add {rel} to a check's copy: it exists in the tree")
+                try:
+                    shutil.copytree(src, inside, symlinks=True)
+                except OSError as exc:
+                    raise RunnerError(f"cannot copy {rel} for a check: {exc}") from exc
             carried: list[tuple[Path, Path]] = []
             for live in self.carry:
                 inside = copy / live.relative_to(self.root)

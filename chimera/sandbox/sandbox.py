@@ -9,8 +9,9 @@ Modes:
 
 * ``bwrap`` (strict): no network, own pid namespace with a fresh ``/proc``, an allowlisted
   filesystem (system and toolchain folders read-only, fresh tmpfs scratch folders and home,
-  the workspace writable with its ``.git`` and ``.chimera`` read-only and its dotenv files
-  masked at every depth), the environment built from an allowlist, and resource limits
+  the workspace writable with its ``.git`` and ``.chimera`` read-only, its dotenv files
+  masked at every depth and its ``hidden`` paths — held-out requirements — masked whole), the
+  environment built from an allowlist, and resource limits
   (:mod:`chimera.sandbox.limits`). ``auto`` is the same mode: when bubblewrap cannot start
   the Sandbox **fails closed** with a one-line :class:`~chimera.errors.SandboxError`.
 * ``scrubbed``: the same allowlisted environment and resource limits, nothing else — the loud
@@ -40,6 +41,7 @@ from chimera.runner import (
     to_argv,
 )
 from chimera.sandbox.bwrap import BwrapProbe, Mounts, bwrap_argv, probe_bwrap
+from chimera.sandbox.deps import deps_environment
 from chimera.sandbox.env import allowed_names, build_env
 from chimera.sandbox.info import SandboxInfo
 from chimera.sandbox.layout import (
@@ -91,6 +93,13 @@ class Sandbox:
         toolchain: the interpreter and tool folders shown read-only; ``None`` (default) finds
             them (:func:`chimera.sandbox.layout.toolchain_paths`), ``()`` shows none.
         limits: resource limits (default :class:`SandboxLimits` ``()``).
+        hidden: paths (absolute, or relative to the workspace) no command may see at all:
+            masked whole where they exist when a command starts, and left out of the
+            disposable copies of ``command`` checks (held-out requirements). They need the
+            strict mode: a scrubbed command can read anything its user can.
+        deps_dir: the project's dependency folder, filled by the maintainer's set-up step
+            before any patch (:mod:`chimera.sandbox.deps`): shown read-only, its ``bin``
+            folders first on ``PATH``.
 
     Attributes:
         mode: the mode in effect, ``"bwrap"`` or ``"scrubbed"``.
@@ -100,7 +109,7 @@ class Sandbox:
     Raises:
         SandboxError: strict mode without usable bubblewrap (one line, with the reason and the
             opt-out); a bad workspace or path; an ``env_allow`` entry that is not a variable
-            name or is a CI runner variable.
+            name or is a CI runner variable; ``hidden`` paths in scrubbed mode.
     """
 
     def __init__(
@@ -115,6 +124,8 @@ class Sandbox:
         visible: Sequence[Path] = (),
         toolchain: Sequence[Path] | None = None,
         limits: SandboxLimits | None = None,
+        hidden: Sequence[Path] = (),
+        deps_dir: Path | None = None,
     ) -> None:
         root = Path(workspace).resolve()
         if not root.is_dir():
@@ -136,6 +147,12 @@ class Sandbox:
                 raise SandboxError(f"the strict sandbox cannot start: {probe.reason}; {OPT_OUT}")
             self._probe = probe
         self._mode: Literal["bwrap", "scrubbed"] = "bwrap" if self._probe else "scrubbed"
+        self.hidden = tuple(dict.fromkeys((root / p).resolve() for p in hidden))
+        if self.hidden and self._probe is None:
+            raise SandboxError(
+                "held-out requirements need the strict sandbox (bubblewrap): in scrubbed mode "
+                'a command can read them; remove [tool.chimera.heldout] or use mode = "auto"'
+            )
         ro: list[Path] = []
         for path in read_only_paths:
             resolved = (root / path).resolve()
@@ -146,7 +163,18 @@ class Sandbox:
             ro.append(resolved)
         self.read_only_paths = tuple(dict.fromkeys(ro))
         self.extra_writable = self._folders(extra_writable, "writable")
-        self.visible = self._folders(visible, "visible")
+        self.deps_dir = None if deps_dir is None else Path(deps_dir).resolve()
+        if self.deps_dir is not None and not self.deps_dir.is_dir():
+            raise SandboxError(
+                f"sandbox deps_dir {deps_dir} is not a directory (run the set-up script that "
+                "fills it first, or unset deps_dir)"
+            )
+        if self.deps_dir is not None and self.deps_dir.is_relative_to(root):
+            raise SandboxError(
+                f"sandbox deps_dir {deps_dir} is inside the workspace (give a folder outside it)"
+            )
+        shown = [*visible, *([self.deps_dir] if self.deps_dir else [])]
+        self.visible = self._folders(shown, "visible")
         self.toolchain = None if toolchain is None else self._folders(toolchain, "toolchain")
         self._carried: tuple[tuple[Path, Path], ...] = ()
 
@@ -202,7 +230,8 @@ class Sandbox:
 
         live = Path(root).resolve()
         carry = [p for p in self.read_only_paths if p.is_relative_to(live)]
-        return DisposableRunner(self, live, carry=carry)
+        hidden = [p for p in self.hidden if p.is_relative_to(live)]
+        return DisposableRunner(self, live, carry=carry, exclude=hidden)
 
     def clone(self, workspace: Path, carried: Sequence[tuple[Path, Path]] = ()) -> Sandbox:
         """This sandbox's settings over another workspace (a disposable copy); ``carried``
@@ -211,6 +240,8 @@ class Sandbox:
         twin.__dict__.update(self.__dict__)
         twin.workspace = Path(workspace).resolve()
         twin.read_only_paths = ()
+        # Hidden paths are left out of the copy; outside it the live tree is not mounted.
+        twin.hidden = ()
         twin._carried = tuple(carried)
         return twin
 
@@ -225,6 +256,8 @@ class Sandbox:
         result = build_env(self.env_allow)
         if env is not None:
             result.update(build_env(self.env_allow, source=env))
+        if self.deps_dir is not None:
+            result.update(deps_environment(self.deps_dir, result.get("PATH", os.defpath)))
         if self._probe is not None:
             result["TMPDIR"] = "/tmp"
         return result
@@ -253,12 +286,14 @@ class Sandbox:
         present = [path for path in protected if os.path.lexists(path)]
         visible = [self.workspace, *self.extra_writable, *(d for _s, d in self._carried)]
         runner = [p for p in runner_files(os.environ) if any(p.is_relative_to(v) for v in visible)]
+        hidden = [p for p in self.hidden if os.path.lexists(p)]
+        files = [p for p in (*runner, *hidden) if not p.is_dir()]
         return Mounts(
             workspace=self.workspace,
             read_only=tuple(dict.fromkeys([*present, *self.read_only_paths])),
             extra_writable=self.extra_writable,
-            masked=(*workspace_secret_files(self.workspace), *(p for p in runner if p.is_file())),
-            masked_dirs=tuple(p for p in runner if p.is_dir()),
+            masked=(*workspace_secret_files(self.workspace), *files),
+            masked_dirs=tuple(p for p in (*runner, *hidden) if p.is_dir()),
             carried=self._carried,
         )
 

@@ -174,7 +174,29 @@ def _describe_yaml_error(exc: yaml.YAMLError, text: str) -> YamlIssue:
     return YamlIssue(Mark(1, 1), f"invalid YAML: {exc}")
 
 
-_C_LOADER: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+def _c_loader() -> type[Any] | None:
+    found: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+    if found is None:
+        return None
+    base: type[Any] = found
+
+    class CSafeLoader(base):  # type: ignore[misc]
+        """libyaml's loader, resolving tags whatever ``yaml`` module is current.
+
+        libyaml's extension builds nodes from the ``yaml.nodes`` classes of its first
+        import; the resolver compares node classes by identity, so after a re-import of
+        ``yaml`` (pytest's in-process runs restore ``sys.modules``) it resolved no tag at
+        all. Node classes are mapped by name to the resolver's own.
+        """
+
+        def resolve(self, kind: type[Any], value: Any, implicit: Any) -> Any:
+            own = base.resolve.__globals__.get(kind.__name__, kind)
+            return super().resolve(own, value, implicit)
+
+    return CSafeLoader
+
+
+_C_LOADER: type[Any] | None = _c_loader()
 
 
 def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
@@ -372,6 +394,15 @@ class _Builder:
         self.issues.append(YamlIssue(Mark.of(node.start_mark), "unsupported YAML node"))
         return None
 
+    def _own(self, node: ScalarNode) -> ScalarNode:
+        """``node`` as the constructors' own ``ScalarNode`` class (see :func:`_kind`)."""
+        own: Any = type(self._loader).construct_scalar.__globals__.get("ScalarNode")
+        if own is None or type(node) is own:
+            return node
+        return cast(
+            ScalarNode, own(node.tag, node.value, node.start_mark, node.end_mark, node.style)
+        )
+
     def _bad_tag(self, node: Node, what: str) -> None:
         self.issues.append(
             YamlIssue(
@@ -384,7 +415,7 @@ class _Builder:
         if node.tag == _STR_TAG:
             return node.value  # what SafeConstructor.construct_yaml_str returns
         try:
-            return self._loader.construct_object(node, deep=True)
+            return self._loader.construct_object(self._own(node), deep=True)
         except Exception as exc:
             # Explicit tags (``!!int abc``, ``!!int ""``, ``!!timestamp 2020-13-45``,
             # ``!custom``) fail inside PyYAML's constructors with whatever the conversion

@@ -11,6 +11,7 @@ those into ``ToolResult(ok=False)``.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +242,7 @@ class ListDir(_NativeTool):
                     break
         else:
             for child in sorted(path.iterdir(), key=lambda p: p.name):
-                if child.name in (".git", ".chimera"):
+                if child.name in (".git", ".chimera") or self.workspace.is_hidden(child):
                     continue
                 is_dir = child.is_dir() and not child.is_symlink()
                 if self.workspace.is_ignored(child, is_dir=is_dir):
@@ -362,6 +363,10 @@ class RunCommand(_NativeTool):
         command = kwargs["command"]
         if not command.strip():
             raise ToolError("command is empty")
+        named = _names_hidden(command, self.workspace)
+        if named:
+            # The sandbox masks held-out paths anyway; naming one is refused before it runs.
+            raise ToolError(f"the command names {named}, which is held out; tools may not touch it")
         cwd = self.workspace.resolve(kwargs.get("cwd") or ".")
         if not cwd.is_dir():
             raise ToolError(f"cwd {kwargs.get('cwd')} is not a folder")
@@ -390,12 +395,26 @@ class RunCommand(_NativeTool):
         )
 
 
+def _names_hidden(command: str, workspace: Workspace) -> str:
+    """The first hidden path ``command`` names (by its path from the root or its folder
+    name), or ``""``."""
+    for path in workspace.hidden:
+        names = [path.name]
+        if path.is_relative_to(workspace.root):
+            names.append(path.relative_to(workspace.root).as_posix())
+        for name in names:
+            if name and name in command:
+                return name
+    return ""
+
+
 def native_tools(
     workspace: Path,
     runner: CommandRunner,
     *,
     command_timeout: float = 120.0,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    hidden: Sequence[Path] = (),
 ) -> ToolRegistry:
     """A registry holding the six native tools over ``workspace``.
 
@@ -404,8 +423,10 @@ def native_tools(
         runner: runs ``run_command`` (pass the run's :class:`chimera.sandbox.Sandbox`).
         command_timeout: the longest a command may run, in seconds (the model may ask less).
         output_limit: characters (bytes, for command output) returned per call.
+        hidden: paths no tool reads, lists, searches or writes, and no command may name
+            (held-out requirements; see :class:`Workspace`).
     """
-    ws = Workspace(workspace)
+    ws = Workspace(workspace, hidden=hidden)
     registry = ToolRegistry()
     for tool in (
         ReadFile(ws, output_limit),

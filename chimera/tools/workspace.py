@@ -2,16 +2,17 @@
 
 Every path a model names goes through :meth:`Workspace.resolve` before a tool touches the
 disk. The checks are lexical first (absolute paths, ``..``, ``.git``/``.chimera``
-components) and then physical: the path is resolved through symlinks and must still land
-inside the workspace and outside ``.git``/``.chimera`` — "resolve, then check", the order
-that closes the symlink escape a purely lexical check leaves open.
+components, hidden paths) and then physical: the path is resolved through symlinks and must
+still land inside the workspace, outside ``.git``/``.chimera`` and outside every hidden path
+(held-out requirements) — "resolve, then check", the order that closes the symlink escape a
+purely lexical check leaves open.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pathspec
@@ -27,11 +28,18 @@ class Workspace:
 
     Args:
         root: the workspace root (resolved once, at construction).
+        hidden: paths (absolute, or relative to the root) that tools never read, list,
+            search or write, at or below them (held-out requirements).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, hidden: Sequence[Path] = ()) -> None:
         self.root = Path(root).resolve()
+        self.hidden = tuple(dict.fromkeys((self.root / p).resolve() for p in hidden))
         self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+
+    def is_hidden(self, path: Path) -> bool:
+        """Whether ``path`` (absolute) is a hidden path or lies under one."""
+        return any(path == h or path.is_relative_to(h) for h in self.hidden)
 
     def resolve(self, rel: str) -> Path:
         """The absolute, symlink-resolved path of ``rel`` inside the workspace.
@@ -55,12 +63,16 @@ class Workspace:
         if normal == ".." or normal.startswith("../"):
             raise PathEscapeError(f"path {rel!r} leaves the workspace (through '..')")
         self._refuse_private(rel, Path(normal).parts)
+        if self.is_hidden(self.root / normal):
+            raise PathEscapeError(f"path {rel!r} is held out; tools may not touch it")
         resolved = (self.root / normal).resolve()
         if not resolved.is_relative_to(self.root):
             raise PathEscapeError(
                 f"path {rel!r} leaves the workspace (a symlink points to {resolved})"
             )
         self._refuse_private(rel, resolved.relative_to(self.root).parts)
+        if self.is_hidden(resolved):
+            raise PathEscapeError(f"path {rel!r} is held out; tools may not touch it")
         return resolved
 
     @staticmethod
@@ -126,6 +138,8 @@ class Workspace:
                 if entry.name in PRIVATE_DIRS:
                     continue
                 path = Path(entry.path)
+                if self.is_hidden(path):
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     if not self.is_ignored(path, is_dir=True):
                         subdirs.append(path)
@@ -135,6 +149,8 @@ class Workspace:
                 if entry.is_symlink():
                     target = path.resolve()
                     if not target.is_relative_to(self.root) or not target.is_file():
+                        continue
+                    if self.is_hidden(target):
                         continue
                 yield path
             stack.extend(reversed(subdirs))

@@ -53,13 +53,15 @@ class WorkspaceGuard:
         root: the working tree (resolved).
         store: a folder for snapshots, normally ``.chimera/runs/<id>/snapshots``. If it lies
             inside ``root`` it is never recorded.
+        private: more paths inside ``root`` never recorded, diffed or restored, like
+            ``.chimera`` (held-out requirements: their text never enters a run folder).
 
     Raises:
         WorkspaceError: ``git`` is not installed, ``root`` is not a directory, or a git
             operation failed (one line, with git's own message).
     """
 
-    def __init__(self, root: Path, store: Path) -> None:
+    def __init__(self, root: Path, store: Path, *, private: Sequence[Path] = ()) -> None:
         self.root = Path(root).resolve()
         self.store = Path(store).resolve()
         if not self.root.is_dir():
@@ -72,11 +74,15 @@ class WorkspaceGuard:
         self._repo = _find_repo(self.root)
         self._seed: Path | None = None
         self._trees: dict[str, str] = {}
+        inside = [(self.root / p).resolve() for p in private]
+        self._private = [p for p in inside if p.is_relative_to(self.root) and p != self.root]
         excludes = [":(top,exclude).chimera"]
         if self.store.is_relative_to(self.root) and self.store != self.root:
             excludes.append(f":(top,exclude,literal){self.store.relative_to(self.root).as_posix()}")
+        for path in self._private:
+            excludes.append(f":(top,exclude,literal){path.relative_to(self.root).as_posix()}")
         self._pathspec = [".", *excludes]
-        self._skip_dirs = {self.root / ".chimera", self.store}
+        self._skip_dirs = {self.root / ".chimera", self.store, *self._private}
 
     # -- git plumbing -----------------------------------------------------------------------
 
@@ -239,6 +245,7 @@ class WorkspaceGuard:
         paths = [".chimera"]
         if self.store.is_relative_to(self.root) and self.store != self.root:
             paths.append(self.store.relative_to(self.root).as_posix())
+        paths.extend(p.relative_to(self.root).as_posix() for p in self._private)
         return paths
 
     def _pathspec_private(self) -> list[str]:

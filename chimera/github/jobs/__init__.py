@@ -18,6 +18,8 @@
 * :mod:`~chimera.github.jobs.start_ci` — after an approval of the head commit, the App token
   closes and reopens the PR so CI starts on it.
 * :mod:`~chimera.github.jobs.drain` — cancellations and starting the next queued issues.
+* :mod:`~chimera.github.jobs.command` — ``@chimera stop``, ``status`` and unknown verbs in
+  comments (``actions: write`` to cancel a run; no LLM key).
 
 The walk of an event goes one way: ``chimera.cli`` → ``chimera.github.jobs`` → the
 orchestration engine; nothing under :mod:`chimera.github` imports the CLI.
@@ -26,6 +28,7 @@ orchestration engine; nothing under :mod:`chimera.github` imports the CLI.
 from __future__ import annotations
 
 from chimera.github.jobs.agent import AgentResult, agent_job
+from chimera.github.jobs.command import CommandResult, command_job
 from chimera.github.jobs.context import ActionContext, GitHubAccess, JobResult
 from chimera.github.jobs.decide import DecideResult, decide_job, dry_run
 from chimera.github.jobs.drain import DrainResult, drain_job
@@ -36,6 +39,7 @@ from chimera.github.jobs.verify import VerifyResult, verify_job
 __all__ = [
     "ActionContext",
     "AgentResult",
+    "CommandResult",
     "DecideResult",
     "DrainResult",
     "GitHubAccess",
@@ -44,6 +48,7 @@ __all__ = [
     "StartCiResult",
     "VerifyResult",
     "agent_job",
+    "command_job",
     "decide_job",
     "drain_job",
     "dry_run",

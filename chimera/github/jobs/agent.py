@@ -30,6 +30,7 @@ from chimera.github.artifacts import (
     write_summary,
 )
 from chimera.github.events import Act, decide
+from chimera.github.feedback import feedback_task, review_comments
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import Resolution, resolve
 from chimera.orchestration.graph import Card, CardStatus
@@ -55,6 +56,10 @@ class AgentResult:
     outcome: Outcome
     summary: str = ""
     audit_head: str | None = None
+    # Chimera's own counters from the run state (never the model's words): step outputs.
+    tokens: int = 0
+    cost_usd: float | None = None
+    sandbox: str = ""
 
     def to_job(self) -> JobResult:
         if self.outcome.kind == "ignored":
@@ -69,6 +74,10 @@ class AgentResult:
                 # Crosses to publish as a job output (not through the artifact): publish
                 # records it, so a log cut in transit shows as a mismatch.
                 "audit-head": self.audit_head or "",
+                "outcome": self.outcome.status or self.outcome.kind,
+                "tokens": str(self.tokens),
+                "cost-usd": "" if self.cost_usd is None else f"{self.cost_usd:.4f}",
+                "sandbox": self.sandbox,
             },
             record=self.outcome.model_dump(mode="json"),
             summary=self.summary,
@@ -178,12 +187,14 @@ def agent_job(
         return AgentResult(ignored)
     summary = ""
     head: str | None = None
+    counters: tuple[int, float | None] = (0, None)
     try:
-        outcome, summary, head = _run(ctx, res, client, settings, root, artifacts, base)
+        outcome, summary, head, counters = _run(ctx, res, client, settings, root, artifacts, base)
     except (ChimeraError, OSError) as exc:
         outcome = base.model_copy(update={"kind": "crashed", "detail": str(exc)[:2000]})
     write_outcome(artifacts, outcome)
-    return AgentResult(outcome, summary, head)
+    tokens, cost = counters if outcome.kind == "run" else (0, None)
+    return AgentResult(outcome, summary, head, tokens, cost, settings.sandbox)
 
 
 def _run(
@@ -194,7 +205,7 @@ def _run(
     root: Path,
     artifacts: Path,
     base: Outcome,
-) -> tuple[Outcome, str, str | None]:
+) -> tuple[Outcome, str, str | None, tuple[int, float | None]]:
     decision = res.decision
     assert decision.issue is not None and decision.actor is not None
     issue = client.issue(decision.issue)
@@ -217,8 +228,10 @@ def _run(
             # The paused run continues on the PR's head (its verified change is there).
             base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
         else:
-            # A re-run is a fresh attempt from the base branch, with the review as feedback;
-            # it replaces the PR branch's content (pushed with a lease on the current head).
+            # A re-run is a fresh attempt from the base branch, with the feedback (and each
+            # inline comment's file and line) as its task; it updates the same PR (pushed with
+            # a lease on the current head). Building on the PR's head instead needs the goal
+            # judged against decide's base, not the head (where the goal already passes).
             base_sha = _checkout(
                 root, decided_base or f"origin/{res.pull.base_ref}", res.pull.base_ref
             )
@@ -240,15 +253,26 @@ def _run(
             run_id=run_id,
             actor=decision.actor,
             model=settings.model,
+            memory=settings.memory,
         )
         started_by = str(marker.get("started_by") or "")
     else:
         run_id = f"gh-{decision.issue}-{ctx.workflow_run or uuid.uuid4().hex[:8]}"
         task = f"{issue.title}\n\n{issue.body}"
         if decision.action is Act.RERUN:
-            task += (
-                "\n\nA reviewer requested changes on the previous pull request for this issue. "
-                "Their review follows (untrusted text):\n\n" + (decision.feedback or "")
+            assert decision.pull is not None
+            inline = (
+                review_comments(client, decision.pull, decision.review_id)
+                if decision.review_id is not None and decision.event == "pull_request_review"
+                else []
+            )
+            task = feedback_task(
+                issue.title,
+                issue.body,
+                reviewer=decision.actor,
+                pull=decision.pull,
+                feedback=decision.feedback or "",
+                inline=inline,
             )
         # Unset or zero limits: the repository's configuration decides.
         request = AgentRequest(
@@ -266,8 +290,10 @@ def _run(
             budget_usd=settings.budget_usd or None,
             budget_tokens=settings.budget_tokens or None,
             diff_feedback=True if settings.diff_feedback else None,
+            memory=settings.memory,
         )
         started_by = decision.actor
+    request = request.model_copy(update=settings.run_overrides())
     proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():
@@ -312,4 +338,9 @@ def _run(
             "detail": "",
         }
     )
-    return outcome, summary, state.audit_head
+    counters = (int(state.tokens or 0), state.cost_usd)
+    # The job log (stderr: stdout carries the job's one JSON record): Chimera's counters,
+    # never model output.
+    cost = f"${counters[1]:.4f}" if counters[1] is not None else "cost unknown"
+    sys.stderr.write(f"chimera: run {run_id} {state.status.value}: {counters[0]} tokens, {cost}\n")
+    return outcome, summary, state.audit_head, counters

@@ -22,10 +22,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
+from chimera.github.commands import DECIDE_VERBS
 from chimera.github.events import Act, Decision, decide
+from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
 from chimera.github.permissions import Resolution, resolve
+from chimera.github.progress import acknowledge, post_progress
 from chimera.github.summary import code
 from chimera.github.trust import Decided, acceptance_output
 
@@ -149,9 +152,36 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         GitHubError: the API failed after retries.
     """
     decision = decide(ctx.event_name, ctx.payload, settings)
+    comment = decision.event == "issue_comment"
+    if comment and decision.command not in DECIDE_VERBS:
+        # Not a command, or one the command workflow answers: nothing to do or say here.
+        return DecideResult(decision, decision, proceed=False, status="ignored")
     client = ctx.connect()
+    if comment and decision.action is Act.IGNORE:
+        if decision.explain:
+            explain_command(ctx, client, settings, decision)
+        return DecideResult(decision, decision, proceed=False, status="refused")
     try:
-        return _gate(ctx, settings, decision, client)
+        result = _gate(ctx, settings, decision, client)
+        if comment and (result.proceed or result.final.action is Act.START_CI):
+            acknowledge(client, dict(ctx.payload))
+        if result.proceed:
+            # The run's one outcome comment, posted now as "Started" (Chimera is working on
+            # it, with the run's link): its key names this run, so a drain can free the slot
+            # if the run dies and `@chimera stop` finds the run to cancel; publish edits it
+            # into the outcome.
+            issue = result.decided.issue if result.decided is not None else result.final.issue
+            if issue is not None:
+                what = f"`@chimera {decision.command}`" if comment else None
+                post_progress(
+                    ctx,
+                    client,
+                    int(issue),
+                    actor=result.final.actor or decision.actor or "?",
+                    what=what or (result.decided.mode if result.decided else "run"),
+                    authors=settings.identities,
+                )
+        return result
     except GitHubError as exc:
         if decision.issue is not None and decision.action is not Act.IGNORE:
             try:
@@ -195,18 +225,6 @@ def _gate(
                 final.issue, final.actor, claimed=final.from_queue
             )
             decided = _decided(ctx, client, res) if admission.admitted else None
-            if admission.admitted and ctx.workflow_run:
-                # The run's one outcome comment, posted now: its key names this run, so a
-                # drain can free the slot if the run dies; publish edits it to the outcome.
-                post_outcome(
-                    ctx,
-                    client,
-                    final.issue,
-                    "running",
-                    f"Workflow run {ctx.workflow_run} holds this issue's slot in the "
-                    "ChangeQueue; this comment becomes the run's outcome.",
-                    authors=settings.identities,
-                )
             return DecideResult(
                 decision,
                 final,

@@ -32,6 +32,7 @@ class PublishJobResult:
         return JobResult(
             outputs={
                 "status": result.outcome,
+                "outcome": result.outcome,
                 "pr-number": str(result.pr_number or ""),
                 "pr-url": result.pr_url or "",
                 "audit-head": result.audit_head or "",
@@ -71,6 +72,7 @@ def publish_job(
         default_branch=ctx.default_branch,
         audit_dir=(ctx.runner_temp or artifacts.parent) / "chimera-publish",
         agent_audit_head=agent_audit_head,
+        event_name=ctx.event_name,
     )
     queue = make_queue(client, settings)
     return PublishJobResult(publish(pctx, client, settings, queue, decided, verified))

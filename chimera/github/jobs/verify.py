@@ -107,7 +107,7 @@ def verify_job(
     mode = "scrubbed" if settings.sandbox == "scrubbed" else "bwrap"
     temp_parent = ctx.runner_temp if ctx.runner_temp and ctx.runner_temp.is_dir() else None
     with tempfile.TemporaryDirectory(prefix="chimera-verify-", dir=temp_parent) as tmp:
-        goal = _judge(root, decided, patch, Path(tmp), settings.spec_path, mode)
+        goal = _judge(root, decided, patch, Path(tmp), settings, mode)
     verified = Verified(
         base_sha=base, patch_sha256=sha256_text(patch), spec_digest=digest, verdict=goal.verdict
     )
@@ -115,8 +115,9 @@ def verify_job(
 
 
 def _judge(
-    root: Path, decided: Decided, patch: str, tmp: Path, spec_path: str, mode: str
+    root: Path, decided: Decided, patch: str, tmp: Path, settings: ActionSettings, mode: str
 ) -> GoalVerdict:
+    spec_path = settings.spec_path
     if not patch.strip():
         return GoalVerdict("failed", ["the patch changes nothing: a hollow success"])
     try:
@@ -129,9 +130,16 @@ def _judge(
     from chimera.orchestration.session import verify_sandbox
     from chimera.spec.settings import engine_options
 
+    sandbox_config = base_files.config.sandbox
+    # The set-up step filled it from the base commit; the base's configuration names it.
+    deps = Path(settings.deps_dir) if settings.deps_dir else sandbox_config.deps_path(root)
+
     def runner_for(tree: Path) -> CommandRunner:
         return verify_sandbox(
-            tree, scrubbed=mode == "scrubbed", env_allow=base_files.config.sandbox.env_allow
+            tree,
+            scrubbed=mode == "scrubbed",
+            env_allow=sandbox_config.env_allow,
+            deps_dir=deps,
         )
 
     try:

@@ -70,8 +70,13 @@ def check_key(*parts: str | bool | int | float) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:24]
 
 
-def tracked_cache_files(root: str) -> list[str]:
-    """What ``git ls-files .chimera`` lists under ``root`` (empty outside a repository)."""
+def tracked_cache_files(root: str) -> list[str] | None:
+    """What ``git ls-files .chimera`` lists under ``root``; ``None`` when git cannot answer
+    (not a repository, git missing, or git refusing the tree, e.g. "dubious ownership").
+
+    Fail closed: only a tree git vouches for may use the cache, because a cache file that
+    arrived with the tree (a commit git cannot see, an extracted archive) could forge a verdict.
+    """
     try:
         proc = subprocess.run(
             ["git", "ls-files", "-z", "--", ".chimera"],
@@ -82,9 +87,9 @@ def tracked_cache_files(root: str) -> list[str]:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return []
+        return None
     if proc.returncode != 0:
-        return []
+        return None
     return [n for n in proc.stdout.decode("utf-8", "replace").split("\0") if n]
 
 
@@ -117,6 +122,12 @@ class ResultCache:
         self._table: list[str] = []
         self._now = time.time()
         tracked = tracked_cache_files(root_real)
+        if tracked is None:
+            self.disabled = (
+                f"{CACHE_DIR} is off: git cannot list this tree's files, so a cache file that "
+                "came with the tree cannot be told from one Chimera wrote"
+            )
+            return
         if tracked:
             self.disabled = (
                 f"{CACHE_DIR} is off: git tracks files under .chimera ({tracked[0]}), "

@@ -93,8 +93,9 @@ class Resolver:
     each plus one ``realpath`` per directory.
     """
 
-    def __init__(self, root_real: str) -> None:
+    def __init__(self, root_real: str, hidden: Sequence[str] = ()) -> None:
         self.root_real = root_real
+        self.hidden = tuple(hidden)
         self._dirs: dict[str, str | Unscannable | None] = {"": root_real}
         self._files: dict[str, Target | Unscannable | None] = {}
 
@@ -127,6 +128,8 @@ class Resolver:
         if rel in self._files:
             return self._files[rel]
         found = self._resolve(rel)
+        if isinstance(found, Target) and any(_within(found.real, h) for h in self.hidden):
+            found = Unscannable(rel, "held out (refused)")
         self._files[rel] = found
         return found
 
@@ -212,8 +215,18 @@ class FileTree:
     never pays for parts of the tree it cannot select.
     """
 
-    def __init__(self, root_real: str, stats: EngineStats, *, use_git: bool = True) -> None:
+    def __init__(
+        self,
+        root_real: str,
+        stats: EngineStats,
+        *,
+        use_git: bool = True,
+        hidden: Sequence[str] = (),
+    ) -> None:
         self.root_real = root_real
+        self._hidden = tuple(
+            os.path.relpath(h, root_real) + "/" for h in hidden if _within(h, root_real)
+        )
         self.stats = stats
         self.use_git = use_git
         self._git: tuple[str, ...] | None = None
@@ -246,6 +259,8 @@ class FileTree:
             prune = ex if ex is not None and not any(g.startswith("!") for g in excluded) else None
             pool = self._walk_from(anchors, prune)
         chosen = list(include.match_files(pool))
+        if self._hidden:
+            chosen = [p for p in chosen if not (p + "/").startswith(self._hidden)]
         if ex is not None and chosen:
             dropped = set(ex.match_files(chosen))
             chosen = [p for p in chosen if p not in dropped]

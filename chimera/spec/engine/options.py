@@ -38,6 +38,9 @@ class EngineOptions:
             can write the cache can forge a verdict, so only ``chimera check`` and the pytest
             plugin turn it on — never autonomous runs or the Action's verify/publish steps.
         cache_max_bytes: bound of the cache file; bytes.
+        hidden: real absolute paths whose files no check reads (held-out requirements, during
+            an autonomous run): globs never select them, and a ``path`` naming one is
+            unscannable (fail closed).
     """
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
@@ -49,6 +52,7 @@ class EngineOptions:
     listing: Literal["auto", "walk"] = "auto"
     result_cache: bool = False
     cache_max_bytes: int = 64 * MIB
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass

@@ -66,16 +66,29 @@ def shown(pattern: str, is_regex: bool) -> str:
     return f"/{one_line(pattern)}/" if is_regex else repr(pattern)
 
 
+_COMPILED: dict[str, regex.Pattern[str]] = {}
+COMPILED_MEMO_SIZE = 16384
+"""Compiled patterns kept per process: the spec's validation and the engine compile the
+same sources, and ``regex``'s own cache (500 entries) thrashes on a large Spec."""
+
+
 def compile_pattern(source: str) -> tuple[regex.Pattern[str] | None, str | None]:
-    """Compile a Spec regex with :data:`PATTERN_FLAGS`.
+    """Compile a Spec regex with :data:`PATTERN_FLAGS` (memoised per process).
 
     Returns:
         ``(compiled, None)``, or ``(None, problem)`` where ``problem`` is one line naming
         the pattern, the reason and its 0-based position (``invalid pattern /a(/: missing )
         at position 2``). Never raises.
     """
+    known = _COMPILED.get(source)
+    if known is not None:
+        return known, None
     try:
-        return regex.compile(source, PATTERN_FLAGS), None
+        compiled = regex.compile(source, PATTERN_FLAGS)
+        if len(_COMPILED) >= COMPILED_MEMO_SIZE:
+            _COMPILED.clear()
+        _COMPILED[source] = compiled
+        return compiled, None
     except regex.error as exc:
         pos = getattr(exc, "pos", None)
         where = f" at position {pos}" if pos is not None else ""

@@ -255,8 +255,11 @@ class EngineSession:
         self.options = options or EngineOptions()
         self.stats = stats if stats is not None else EngineStats()
         self._reader = reader or read_bytes
-        self._tree = FileTree(self._root_real, self.stats, use_git=self.options.listing == "auto")
-        self._resolver = Resolver(self._root_real)
+        hidden = self.options.hidden
+        self._tree = FileTree(
+            self._root_real, self.stats, use_git=self.options.listing == "auto", hidden=hidden
+        )
+        self._resolver = Resolver(self._root_real, hidden)
         self._patterns = PatternCache(self.options, self.stats)
         self._scopes: dict[_ScopeKey, _Scope] = {}
         self._texts: dict[str, str] = {}

@@ -27,7 +27,9 @@ What it models:
   recorded as ``push`` (and ``pull_request`` ``synchronize``) events;
 * check runs (Apps and the ``GITHUB_TOKEN`` only: a personal token gets GitHub's 403) and
   commit statuses, with the combined status of a ref;
-* branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip);
+* branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip),
+  workflow runs (read, cancel: 409 once completed);
+* webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
   ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``; a ``mergePullRequest``
   mutation or ``PUT .../merge`` is recorded as a merge attempt and refused (Chimera must never
@@ -65,6 +67,7 @@ from chimera.testing.github_fake.state import (
     RepoEvent,
     TokenKind,
 )
+from chimera.testing.github_fake.webhooks import add_workflow_run, comment_event
 
 __all__ = [
     "ACTIONS_LOGIN",
@@ -77,6 +80,8 @@ __all__ = [
     "RecordedCall",
     "RepoEvent",
     "TokenKind",
+    "add_workflow_run",
+    "comment_event",
     "make_bare_remote",
     "push_branch",
 ]

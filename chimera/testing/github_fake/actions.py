@@ -92,6 +92,8 @@ class Actions(Resource):
 
     @route("POST", "{repo}/actions/runs/{run:int}/cancel")
     def cancel_run(self, req: FakeRequest) -> FakeResponse:
+        """GitHub's cancel: 202 for a queued or running run, 409 once it has completed. It is
+        asynchronous: the run completes as ``cancelled`` at ``GitHubFake.settle_cancels``."""
         repo = self.repo(req)
         self.need(repo, req, "write", "actions")
         run = repo.workflow_runs.get(req.number("run"))

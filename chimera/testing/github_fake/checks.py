@@ -68,6 +68,17 @@ class Checks(Resource):
             if key in data:
                 run[key] = data[key]
         output = data.get("output") or {}
+        notes = output.get("annotations") or []
+        if len(notes) > 50:
+            # GitHub's limit: at most 50 annotations per request (more need further PATCHes).
+            raise validation_failed(
+                {"resource": "CheckRun", "field": "annotations", "code": "invalid"}
+            )
+        if notes and not (output.get("title") and output.get("summary")):
+            raise validation_failed(
+                {"resource": "CheckRun", "field": "output", "code": "missing_field"}
+            )
+        run.setdefault("annotations", []).extend(notes)
         run["output"] |= {k: output[k] for k in ("title", "summary", "text") if k in output}
         run["status"], run["conclusion"] = status, conclusion
         if status == "completed":
@@ -118,6 +129,11 @@ class Checks(Resource):
         if run["status"] == "completed" and was != "completed":
             self.fake.emit(repo, req, "check_run", "completed", sha=run["head_sha"])
         return FakeResponse(200, self._json(repo, run))
+
+    @route("GET", "{repo}/check-runs/{cid:int}/annotations")
+    def list_annotations(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        return self.paginate(req, list(self._run(repo, req).get("annotations", [])))
 
     @route("GET", "{repo}/check-runs/{cid:int}")
     def get_check_run(self, req: FakeRequest) -> FakeResponse:
@@ -263,7 +279,7 @@ class Checks(Resource):
             "check_suite": {"id": run["app_id"] * 1000 + 1},
             "output": run["output"]
             | {
-                "annotations_count": 0,
+                "annotations_count": len(run.get("annotations", [])),
                 "annotations_url": f"{api}/check-runs/{run['id']}/annotations",
             },
             "app": self._app_json(run["app"], run["app_id"]),

@@ -95,6 +95,32 @@ class Issues(Resource):
         self.fake.emit(repo, req, "issue_comment", "created", number=issue["number"])
         return FakeResponse(201, self.json.comment(repo, comment))
 
+    @route("GET", "{repo}/issues/comments/{cid:int}")
+    def get_comment(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        comment = repo.comments.get(req.number("cid"))
+        if comment is None:
+            raise HttpError(404, "Not Found")
+        return FakeResponse(200, self.json.comment(repo, comment))
+
+    @route("POST", "{repo}/issues/comments/{cid:int}/reactions")
+    def react(self, req: FakeRequest) -> FakeResponse:
+        """A reaction (``+1``, ``eyes`` ...): 201 when new, 200 when the user already gave it."""
+        repo = self.repo(req)
+        comment = repo.comments.get(req.number("cid"))
+        if comment is None:
+            raise HttpError(404, "Not Found")
+        login = self.need(repo, req, "read", "issues|pull-requests")
+        content = req.data.get("content")
+        if content not in ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"):
+            raise validation_failed({"field": "content", "code": "invalid"})
+        reactions = comment.setdefault("reactions", [])
+        status = 200 if (login, content) in reactions else 201
+        if status == 201:
+            reactions.append((login, content))
+        return FakeResponse(status, {"id": len(reactions), "content": content,
+                                     "user": self.json.user(login)})  # fmt: skip
+
     @route("PATCH", "{repo}/issues/comments/{cid:int}")
     def edit_comment(self, req: FakeRequest) -> FakeResponse:
         repo = self.repo(req)

@@ -178,10 +178,40 @@ class Pulls(Resource):
             "body": req.data.get("body", ""),
             "commit_id": req.data.get("commit_id") or self.fake.pull_head_sha(repo, pull),
             "submitted_at": now(),
-        }
+            "comments": [
+                {"id": self.fake.new_id(), "path": str(c.get("path", "")),
+                 "line": c.get("line") or c.get("position"), "body": str(c.get("body", ""))}
+                for c in req.data.get("comments") or []
+                if isinstance(c, dict)
+            ],
+        }  # fmt: skip
         repo.reviews.setdefault(pull["number"], []).append(review)
         self.fake.emit(
             repo, req, "pull_request_review", "submitted",
             number=pull["number"], ref=pull["head"], sha=review["commit_id"],
         )  # fmt: skip
         return FakeResponse(200, self.json.review(repo, pull["number"], review))
+
+    @route("GET", "{repo}/pulls/{num:int}/reviews/{rid:int}/comments")
+    def review_comments(self, req: FakeRequest) -> FakeResponse:
+        """A review's inline comments (``path``, ``line``, ``body``), oldest first."""
+        repo = self.repo(req)
+        num = self.pull(repo, req)["number"]
+        for review in repo.reviews.get(num, []):
+            if review["id"] == req.number("rid"):
+                items = [
+                    {
+                        "id": c["id"],
+                        "pull_request_review_id": review["id"],
+                        "path": c["path"],
+                        "line": c["line"],
+                        "original_line": c["line"],
+                        "side": "RIGHT",
+                        "body": c["body"],
+                        "commit_id": review["commit_id"],
+                        "user": self.json.user(review["user"]),
+                    }
+                    for c in review.get("comments", [])
+                ]
+                return self.paginate(req, items)
+        raise HttpError(404, "Not Found")

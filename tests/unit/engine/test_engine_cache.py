@@ -157,3 +157,27 @@ def test_a_damaged_cache_is_only_slower(repo: Path) -> None:
     again, stats = check(repo)
     assert again == cold
     assert len(stats.reads) == 2
+
+
+@pytest.mark.parametrize("how", ["archive", "git-refuses"])
+def test_a_tree_git_cannot_list_never_uses_the_cache(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, how: str
+) -> None:
+    """A forged cache file that came with the tree (an extracted archive, or a clone git
+    refuses as "dubious ownership") is never read: the cache needs git to vouch for the tree."""
+    check(repo)
+    _forge(repo)
+    if how == "archive":
+        tree = tmp_path_factory.mktemp("extracted")  # outside any repository
+        for path in repo.rglob("*"):
+            rel = path.relative_to(repo)
+            if path.is_file() and rel.parts[0] != ".git":
+                (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                (tree / rel).write_bytes(path.read_bytes())
+    else:
+        tree = repo
+        (repo / ".git" / "HEAD").write_text("not a ref\n")  # git now refuses this tree
+    session = DriftSession(SPEC, tree, options=EngineOptions(result_cache=True))
+    assert session.report().results[0].status is not Status.PASSED
+    assert session.engine.result_cache is None
+    assert session.engine.cache_refusal is not None

@@ -163,7 +163,9 @@ def test_no_untrusted_expression_in_run_steps(path: Path) -> None:
 def test_the_queue_workflows_triggers() -> None:
     doc = load(ROOT / "examples" / "workflows" / "chimera-fix.yml")
     triggers = doc[True] if True in doc else doc["on"]  # PyYAML reads "on" as True
-    assert set(triggers) == {"issues", "workflow_dispatch"}
+    assert set(triggers) == {"issues", "workflow_dispatch", "issue_comment"}
+    # Only a new comment is a command: an edit must never start a run.
+    assert triggers["issue_comment"] == {"types": ["created"]}
     drain = load(ROOT / "examples" / "workflows" / "chimera-drain.yml")
     drain_on = drain[True] if True in drain else drain["on"]
     assert set(drain_on) == {"pull_request", "issues", "schedule", "workflow_dispatch"}

@@ -149,3 +149,32 @@ def test_approvals_and_change_requests_share_the_prs_group_and_comments_do_not()
     commented = group("chimera-review.yml", "pull_request_review", _review("commented"), 3)
     other_pr = group("chimera-review.yml", "pull_request_review", _review("approved", "feat"), 4)
     assert commented == "chimera-other-3" and other_pr == "chimera-other-4"
+
+
+def _comment(body: str, *, pull: bool = False, number: int = 7) -> dict[str, Any]:
+    issue: dict[str, Any] = {"number": number}
+    if pull:
+        issue["pull_request"] = {"url": "https://api.github.com/repos/o/r/pulls/7"}
+    return {"action": "created", "comment": {"id": 1, "body": body}, "issue": issue}
+
+
+@pytest.mark.parametrize("body", ["Thanks!", "cc @chimera", "@chimera run", "@chimera retry"])
+def test_no_comment_ever_shares_a_pending_triggers_group(body: str) -> None:
+    trigger = group("chimera-fix.yml", "issues", _labeled("chimera"), 1)
+    comment = group("chimera-fix.yml", "issue_comment", _comment(body), 2)
+    assert comment != trigger and comment == "chimera-other-2"
+
+
+@pytest.mark.parametrize("body", ["Nice.", "@chimera approve abc1234", "@chimera fix the edge"])
+def test_no_pr_comment_ever_shares_a_pending_reviews_group(body: str) -> None:
+    approved = group("chimera-review.yml", "pull_request_review", _review("approved"), 1)
+    comment = group("chimera-review.yml", "issue_comment", _comment(body, pull=True, number=9), 2)
+    assert comment != approved and comment == "chimera-other-2"
+
+
+def test_the_fix_groups_label_is_the_workflows_chimera_label() -> None:
+    # The group cannot read env, so it names the label itself: it must be CHIMERA_LABEL's.
+    data = yaml.safe_load((ROOT / "examples" / "workflows" / "chimera-fix.yml").read_text())
+    label = data["env"]["CHIMERA_LABEL"]
+    assert f"github.event.label.name == '{label}'" in data["concurrency"]["group"]
+    assert group("chimera-fix.yml", "issues", _labeled(label), 1) == "chimera-issue-7"

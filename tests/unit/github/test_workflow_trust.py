@@ -26,6 +26,11 @@ SECRET = re.compile(r"\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}")
 # (workflow, job) → the exact permissions, and the secrets it may reference.
 EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
     ("chimera-check.yml", "spec"): ({}, set()),  # the workflow-level contents: read
+    # @chimera stop/status: cancels workflow runs; no checkout, no secret.
+    ("chimera-commands.yml", "command"): (
+        {"issues": "write", "pull-requests": "read", "actions": "write"},
+        set(),
+    ),
     ("chimera-drain.yml", "drain"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
     ("chimera-fix.yml", "decide"): (
         {"contents": "read", "issues": "write", "pull-requests": "read"},

@@ -59,3 +59,93 @@ def test_xdist_invalid_file_does_not_stop_the_others(
     assert "Traceback" not in result.stdout.str()
     assert parse_outcomes(result.outlines)["specs/app.yaml::widget-class"] == "PASSED"
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+# Each worker writes down which requirements it planned work for (and which it ran).
+RECORDING_CONFTEST = """
+import os
+
+from pytest_chimera.plugin import get_state
+
+RAN = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        RAN.append(report.nodeid.split("::")[-1])
+
+
+def pytest_sessionfinish(session):
+    state = get_state(session.config)
+    # Not the environment: an outer xdist run leaks PYTEST_XDIST_WORKER into this session.
+    workerinput = getattr(session.config, "workerinput", None)
+    worker = workerinput["workerid"] if workerinput else "serial"
+    with open(f"planned-{worker}.txt", "w") as out:
+        out.write(" ".join(sorted(state.planned)) + "\\n" + " ".join(sorted(RAN)) + "\\n")
+"""
+
+
+def _many_requirements(n: int) -> str:
+    lines = ["requirements:"]
+    for i in range(n):
+        lines.append(f"  - id: r{i:03d}")
+        pattern = "not in the readme" if i % 2 else "tiny"  # odd ones are red
+        lines.append(f"    contains: {{path: README.md, pattern: '{pattern}'}}")
+    # A red dependency and its dependent: the note must not depend on the distribution.
+    lines.append("  - id: base")
+    lines.append("    contains: {path: README.md, pattern: 'not in the readme'}")
+    lines.append("  - id: dependent")
+    lines.append("    depends_on: [base]")
+    lines.append("    contains: {path: README.md, pattern: 'neither is this'}")
+    return "\n".join(lines) + "\n"
+
+
+def _planned(project: pytest.Pytester) -> dict[str, tuple[set[str], set[str]]]:
+    out = {}
+    for path in project.path.glob("planned-*.txt"):
+        planned, ran = path.read_text(encoding="utf-8").split("\n")[:2]
+        out[path.stem.removeprefix("planned-")] = (set(planned.split()), set(ran.split()))
+    return out
+
+
+@pytest.mark.slow
+def test_xdist_each_worker_checks_only_its_own_items(
+    project: pytest.Pytester, parse_outcomes: Outcomes
+) -> None:
+    (project.path / "specs" / "app.yaml").unlink()
+    (project.path / "specs" / "many.yaml").write_text(_many_requirements(60), encoding="utf-8")
+    project.makeconftest(RECORDING_CONFTEST)
+    args = ("--chimera-spec", "specs", "-rA", "-p", "no:cacheprovider", "-p", "no:randomly")
+    serial = project.runpytest_subprocess(*args)
+    expected = parse_outcomes(serial.outlines)
+    assert len(expected) == 62 + 2
+    ((serial_planned, _),) = _planned(project).values()
+    assert len(serial_planned) == 62  # a serial run plans the whole selection at once
+    for path in project.path.glob("planned-*.txt"):
+        path.unlink()
+
+    parallel = project.runpytest_subprocess(*args, "-n", "2")
+    assert parse_outcomes(parallel.outlines) == expected
+    parallel.stdout.fnmatch_lines(["*neither is this* (depends on base, which failed)"])
+    workers = _planned(project)
+    assert workers.pop("serial")[0] == set()  # the controller checks nothing
+    assert sorted(workers) == ["gw0", "gw1"]
+    (planned0, ran0), (planned1, ran1) = workers.values()
+    assert ran0 and ran1 and not ran0 & ran1
+    # A worker plans what it runs (and a dependency it needs), never the other's items.
+    for planned, ran, other in ((planned0, ran0, ran1), (planned1, ran1, ran0)):
+        ran_spec = {r for r in ran if r.startswith("r") or r in ("base", "dependent")}
+        assert ran_spec <= planned
+        assert not (planned - {"base"}) & other
+
+
+@pytest.mark.slow
+def test_deselected_requirements_are_not_planned_under_xdist(project: pytest.Pytester) -> None:
+    (project.path / "specs" / "many.yaml").write_text(_many_requirements(10), encoding="utf-8")
+    project.makeconftest(RECORDING_CONFTEST)
+    result = project.runpytest_subprocess(
+        "--chimera-spec", "specs", "-n", "2", "-p", "no:cacheprovider", "-k", "r001 or r002"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    planned = set().union(*(p for p, _ in _planned(project).values()))
+    assert planned == {"r001", "r002"}

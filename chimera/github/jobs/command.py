@@ -1,0 +1,206 @@
+"""The command job: ``@chimera stop``, ``@chimera status`` and unknown verbs (token
+``issues: write``, ``pull-requests: read``, ``actions: write``; no LLM key).
+
+It runs in its own workflow, outside the per-issue concurrency lock the fix workflow holds
+while a run is in progress — otherwise ``stop`` would wait for the run it must stop. The
+commands that start jobs (``run``, ``retry``, ``approve``, ``fix``) are the decide job's; this
+job ignores them silently, and the decide job ignores these, so every comment gets at most
+one reply.
+
+Also here, shared with decide: :func:`explain_command` (the one polite refusal, after the
+permission check, so a person without write access hears why, not a usage hint).
+:func:`cancel_runs` cancels, through the Actions API, the workflow run that Chimera's
+"working on it" comment names (:mod:`chimera.github.progress`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from chimera.github.commands import COMMAND_VERBS
+from chimera.github.events import Act, Decision, decide
+from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
+from chimera.github.permissions import chimera_pull, has_write
+from chimera.github.progress import acknowledge, progress_runs
+from chimera.github.queue import LABEL_AWAITING, LABEL_QUEUED, LABEL_RUNNING
+from chimera.github.summary import artifact_link, code
+
+if TYPE_CHECKING:
+    from chimera.github.client import GitHubClient
+    from chimera.github.settings import ActionSettings
+
+__all__ = [
+    "CommandResult",
+    "cancel_runs",
+    "command_job",
+    "explain_command",
+]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What the command job did: ``status`` is ``stopped``, ``reported``, ``refused``,
+    ``explained`` or ``ignored``; ``cancelled`` the workflow runs it cancelled."""
+
+    decision: Decision
+    status: str
+    issue: int | None = None
+    cancelled: tuple[int, ...] = ()
+
+    def to_job(self) -> JobResult:
+        return JobResult(
+            outputs={
+                "status": self.status,
+                "issue": str(self.issue or ""),
+                "cancelled": ",".join(map(str, self.cancelled)),
+            },
+            record=self.decision.to_json() | {"status": self.status},
+        )
+
+
+def _refusal(client: GitHubClient, settings: ActionSettings, actor: str) -> str | None:
+    if client.user_type(actor) == "Bot":
+        return ""  # a bot gets no reply at all
+    role = client.permission(actor)
+    if not has_write(role):
+        return (
+            f"@chimera commands are taken from people with the write, maintain or admin role; "
+            f"{code(actor, 60)} has the {code(role, 20)} role here, so nothing was done"
+        )
+    return None
+
+
+def explain_command(
+    ctx: ActionContext, client: GitHubClient, settings: ActionSettings, decision: Decision
+) -> bool:
+    """Answer an explained ``ignore`` of a comment command once: the permission refusal when
+    the commenter lacks a write role, else the decision's reason. Returns whether anything
+    was posted (a bot's comment gets nothing).
+
+    Raises:
+        GitHubError: the API failed after retries.
+    """
+    target = decision.pull or decision.issue
+    if target is None or decision.actor is None:
+        return False
+    refusal = _refusal(client, settings, decision.actor)
+    if refusal == "":
+        return False
+    post_outcome(ctx, client, target, "refused", f"{refusal or decision.reason}.")
+    return True
+
+
+def cancel_runs(client: GitHubClient, runs: list[int]) -> list[int]:
+    """Cancel each workflow run through the Actions API
+    (:meth:`GitHubClient.cancel_workflow_run`, the one cancel the drain uses too); returns
+    those GitHub accepted (cancelling is asynchronous). A run that already finished (409) or
+    is gone (404) is skipped.
+
+    Raises:
+        GitHubError: any other API failure.
+    """
+    return [run for run in runs if client.cancel_workflow_run(run)]
+
+
+def _issue_of(
+    client: GitHubClient, settings: ActionSettings, decision: Decision
+) -> tuple[int | None, str]:
+    if decision.issue is not None:
+        return decision.issue, ""
+    assert decision.pull is not None
+    pull = client.pull(decision.pull)
+    issue = settings.issue_of_branch(pull.head_ref)
+    if issue is None:
+        return None, f"PR #{pull.number} is not a Chimera PR, so there is nothing to act on"
+    return issue, ""
+
+
+def _stop(
+    ctx: ActionContext, client: GitHubClient, settings: ActionSettings, issue: int, actor: str
+) -> tuple[str, list[int]]:
+    labels = client.issue(issue).labels
+    cancelled = cancel_runs(client, progress_runs(client, settings, issue)[:3])
+    queue = make_queue(client, settings)
+    done = [f"workflow run {artifact_link(ctx.server_url, ctx.repository, r)}" for r in cancelled]
+    done += queue.cancel(issue)
+    if LABEL_RUNNING in labels:
+        # The cancelled run's publish never runs: its slot is given back here.
+        queue.release(issue)
+        if not cancelled:
+            done.append("the running slot")
+    pull, marker = chimera_pull(client, settings, issue)
+    if pull is not None and marker is not None and marker.get("status") == "awaiting_approval":
+        client.update_pull(pull.number, state="closed")
+        done.append(f"its paused draft PR #{pull.number} (closed)")
+    if not done:
+        return f"{code(actor, 60)} asked to stop; nothing was running, queued or paused.", []
+    return (
+        f"Stopped by {code(actor, 60)}: {'; '.join(done)}. "
+        "Say `@chimera run` on the issue to start over.",
+        cancelled,
+    )
+
+
+def _status(ctx: ActionContext, client: GitHubClient, settings: ActionSettings, issue: int) -> str:
+    labels = client.issue(issue).labels
+    lines = [f"Status of #{issue}:"]
+    if LABEL_RUNNING in labels:
+        lines.append("- running")
+    if LABEL_QUEUED in labels:
+        order = [e.issue for e in make_queue(client, settings).queued()]
+        place = order.index(issue) + 1 if issue in order else "?"
+        lines.append(f"- queued: place {place} of {len(order)}")
+    if LABEL_AWAITING in labels:
+        lines.append("- paused: a risky change awaits a person's approval of the PR's head")
+    runs = progress_runs(client, settings, issue)
+    if runs:
+        lines.append(f"- latest run: {artifact_link(ctx.server_url, ctx.repository, runs[0])}")
+    pull, _marker = chimera_pull(client, settings, issue)
+    if pull is not None:
+        lines.append(f"- pull request: #{pull.number} at `{pull.head_sha[:12]}`")
+    if len(lines) == 1:
+        lines.append("- nothing is running, queued or open")
+    lines.append(
+        "- cost: the run's job log prints its cost and tokens as it goes; the outcome comment "
+        "gives the total"
+    )
+    return "\n".join(lines)
+
+
+def command_job(ctx: ActionContext, settings: ActionSettings) -> CommandResult:
+    """Answer ``stop``, ``status`` or an unknown verb in the comment of ``ctx``'s event;
+    anything else is ignored silently (it is the decide job's).
+
+    Raises:
+        UsageError: no repository or no token.
+        GitHubError: the API failed after retries.
+    """
+    decision = decide(ctx.event_name, ctx.payload, settings)
+    if decision.event != "issue_comment" or decision.command not in COMMAND_VERBS:
+        return CommandResult(decision, "ignored")
+    if decision.action is Act.IGNORE:
+        if not decision.explain:
+            return CommandResult(decision, "ignored")
+        posted = explain_command(ctx, ctx.connect(), settings, decision)
+        return CommandResult(decision, "explained" if posted else "ignored")
+    client = ctx.connect()
+    assert decision.actor is not None
+    refusal = _refusal(client, settings, decision.actor)
+    if refusal is not None:
+        if refusal:
+            target = int(decision.pull or decision.issue or 0)
+            post_outcome(ctx, client, target, "refused", f"{refusal}.")
+        return CommandResult(decision, "refused" if refusal else "ignored")
+    acknowledge(client, dict(ctx.payload))
+    issue, why = _issue_of(client, settings, decision)
+    target = int(decision.pull or decision.issue or 0)
+    if issue is None:
+        post_outcome(ctx, client, target, "refused", f"{why}.")
+        return CommandResult(decision, "refused")
+    if decision.action is Act.CANCEL:
+        text, cancelled = _stop(ctx, client, settings, issue, decision.actor)
+        post_outcome(ctx, client, target, "cancelled", text)
+        return CommandResult(decision, "stopped", issue, tuple(cancelled))
+    post_outcome(ctx, client, target, "status", _status(ctx, client, settings, issue))
+    return CommandResult(decision, "reported", issue)

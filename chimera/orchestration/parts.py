@@ -1,0 +1,92 @@
+"""The session parts every surface plugs in: one list, built in one place.
+
+``chimera solve``, ``run``, ``resume``, ``approve`` and the GitHub Action's agent child all get
+their :class:`~chimera.orchestration.session.SessionFactory` from :func:`default_factory`, so
+a run gets the same packages whichever way it was started:
+
+1. :class:`~chimera.memory.part.MemoryPart` — every attempt recorded as an episodic memory
+   item; each plan step recalls persona and the nearest memories within a context budget.
+2. :class:`~chimera.evolution.context.EvolutionPart` — learned skills and the playbook in each
+   plan / replan prompt (after memory: it reads the session's experience store).
+3. :class:`~chimera.crews.review.CrewsPart` — the review crew of ``[tool.chimera.review]
+   crew`` as every agent's reviewer (nothing when none is configured).
+4. :class:`~chimera.integrations.part.ConnectorsPart` — the connectors declared in
+   ``.chimera.d/connectors/`` (only when that folder exists; read at ``HEAD``).
+
+``--no-memory`` leaves memory out; ``--no-learning`` leaves out memory and learning both (a
+run without learning neither recalls nor is shaped by anything learned).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chimera.config import ChimeraConfig
+from chimera.orchestration.session import SessionFactory, SessionPart
+
+if TYPE_CHECKING:
+    from chimera.memory.budget import ContextBudget
+
+MEMORY_TOKENS = 2000
+"""The plan prompt's budget for persona plus memory (split by :class:`ContextBudget`)."""
+
+
+def context_budget() -> ContextBudget:
+    """The one context budget the memory and learning parts split (tokens per plan prompt)."""
+    from chimera.memory.budget import ContextBudget
+
+    return ContextBudget(total_tokens=MEMORY_TOKENS)
+
+
+def default_parts(
+    config: ChimeraConfig,
+    *,
+    root: Path,
+    memory: bool = True,
+    learning: bool = True,
+) -> list[SessionPart]:
+    """The session parts of a run on ``root`` (see the module docstring for the order).
+
+    ``memory=False`` (``--no-memory``, Action input ``memory: false``) leaves memory out;
+    ``learning=False`` (``--no-learning``) leaves out memory and learning. ``config`` is the
+    effective configuration (crews read ``review.crew`` from the session's own copy).
+    """
+    from chimera.crews.review import CrewsPart
+    from chimera.evolution.context import EvolutionPart
+    from chimera.integrations.loader import CONNECTORS_DIR
+    from chimera.memory.part import MemoryPart
+
+    del config  # each part reads the session's configuration when it attaches
+    parts: list[SessionPart] = []
+    if memory and learning:
+        parts.append(MemoryPart(budget=context_budget()))
+    if learning:
+        parts.append(EvolutionPart(budget=context_budget()))
+    parts.append(CrewsPart())
+    if (root / CONNECTORS_DIR).is_dir():
+        from chimera.integrations.part import ConnectorsPart
+
+        parts.append(ConnectorsPart())
+    return parts
+
+
+def default_factory(
+    factory: SessionFactory | None,
+    config: ChimeraConfig,
+    *,
+    root: Path,
+    memory: bool = True,
+    learning: bool = True,
+    extra: Sequence[SessionPart] = (),
+) -> SessionFactory:
+    """``factory`` when the caller brought one, else a factory of :func:`default_parts`
+    (then ``extra``)."""
+    if factory is not None:
+        return factory
+    parts = default_parts(config, root=root, memory=memory, learning=learning)
+    return SessionFactory([*parts, *extra])
+
+
+__all__ = ["MEMORY_TOKENS", "context_budget", "default_factory", "default_parts"]
