@@ -277,3 +277,28 @@ def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: W
     patch = Path(world.tmp / "artifacts-72" / "patch.diff").read_text()
     # The whole change against the default branch (a fresh attempt from the base).
     assert "+def total(xs):" in patch and "+    return sum(xs)" in patch
+
+
+def test_stop_in_flight_cancels_a_comment_started_run_and_it_never_publishes(
+    world: World,
+) -> None:
+    model(world, TOTAL)
+    number = new_issue(world)
+    run = world.fake.add_workflow_run("octo/app", 71)  # in progress
+
+    def stop() -> None:
+        stopped = command(world, say(world, number, "bob", "@chimera stop"), 72)
+        assert stopped["status"] == "stopped" and stopped["cancelled"] == "71"
+        assert run.get("cancel_requested") is True  # asked through the Actions API
+
+    # The cancel is asynchronous: the run goes on until publish, which re-checks.
+    event = say(world, number, "alice", "@chimera run")
+    jobs = world.pipeline("issue_comment", event, run=71, after_decide=stop)
+    assert jobs["publish"]["status"] == "cancelled"
+    assert world.repo.pulls() == [] and world.repo.head_sha("chimera/issue-1") is None
+    mine = chimera_comments(world, number)
+    (outcome,) = [c for c in mine if (parse_marker(c, "outcome") or {}).get("key") == "71:1"]
+    assert (parse_marker(outcome, "outcome") or {}).get("kind") == "cancelled"
+    assert "`@chimera stop` stopped the run" in outcome
+    assert "chimera:running" not in world.repo.issues[number]["labels"]
+    assert world.fake.settle_cancels("octo/app") == [71]
