@@ -168,6 +168,7 @@ def _context(args: argparse.Namespace) -> ActionContext:
         repository_env=_env("GITHUB_REPOSITORY") or None,
         server_url=_env("GITHUB_SERVER_URL", "https://github.com"),
         workflow_run=_env("GITHUB_RUN_ID") or None,
+        run_attempt=_env("GITHUB_RUN_ATTEMPT") or None,
         runner_temp=Path(temp) if temp else None,
         base_ref=_env("CHIMERA_BASE_REF") or None,
         dispatch_ref=_env("CHIMERA_DISPATCH_REF") or None,
@@ -201,10 +202,8 @@ def _report(result: JobResult, *, fenced: bool = False) -> int:
             sys.stdout.write(line)
     else:
         sys.stdout.write(line)
-    path = _env("GITHUB_STEP_SUMMARY")
-    if path and result.summary:
-        with Path(path).open("a", encoding="utf-8") as fh:
-            fh.write(result.summary.rstrip() + "\n")
+    if result.summary:
+        _summary(result.summary)
     _set_outputs(result.outputs)
     return 0
 
@@ -213,13 +212,31 @@ def _report(result: JobResult, *, fenced: bool = False) -> int:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from chimera.github import jobs
     from chimera.github.settings import ActionSettings
 
     settings = ActionSettings.from_env()
     if args.mode == "check" and not args.dry_run:
         return _check(args, settings)
     ctx = _context(args)
+    try:
+        return _run_job(args, settings, ctx)
+    except UsageError as exc:
+        # A bad input (a dispatch's issue-number): there may be no issue to comment on, so the
+        # job summary says it, in one line.
+        _summary(f"**Chimera {args.mode}:** {exc}")
+        raise
+
+
+def _summary(text: str) -> None:
+    path = _env("GITHUB_STEP_SUMMARY")
+    if path:
+        with Path(path).open("a", encoding="utf-8") as fh:
+            fh.write(text.rstrip() + "\n")
+
+
+def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github import jobs
+
     if args.dry_run:
         return _report(jobs.dry_run(ctx, settings, args.mode))
     if args.mode in UNTRUSTED_CODE_MODES:

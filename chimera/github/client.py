@@ -265,6 +265,10 @@ class GitHubClient:
         last: GitHubApiError | None = None
         for attempt in range(1, self.retry.attempts + 1):
             if last is not None and recover is not None:
+                if last.status is None:
+                    # A timed-out write may still land: give it the time the request had
+                    # before looking it up, or the retry duplicates it.
+                    self.sleep(min(float(self.retry.timeout_s), self.retry.max_wait_s))
                 found = self._quiet(recover)
                 if found is not None:
                     log.info("%s: a previous attempt had succeeded; not repeating it", what)
@@ -382,6 +386,25 @@ class GitHubClient:
 
         return self._call(f"GET issues labelled {label}", get)
 
+    def labeller(self, number: int, label: str) -> str | None:
+        """Who last added ``label`` to issue ``number``, from the issue's events (``None``: no
+        such event). Dispatch inputs never say this: ``github-actions[bot]`` is shared by
+        every workflow in the repository, so any of them could name anyone.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+
+        def get() -> str | None:
+            who: str | None = None
+            for ev in self._repo.get_issue(number).get_events():
+                name = ev.label.name if ev.event == "labeled" and ev.label else None
+                if name == label and ev.actor is not None:
+                    who = str(ev.actor.login)
+            return who
+
+        return self._call(f"GET events of #{number}", get)
+
     def add_labels(self, number: int, *labels: str) -> None:
         if labels:
             self._call(
@@ -433,6 +456,14 @@ class GitHubClient:
             lambda: int(self._repo.get_issue(number).create_comment(body).id),
             recover=find if marker is not None else None,
         )
+
+    def edit_comment(self, number: int, comment_id: int, body: str) -> None:
+        """Replace the body of comment ``comment_id`` on issue/PR ``number`` (idempotent)."""
+
+        def edit() -> None:
+            self._repo.get_issue(number).get_comment(comment_id).edit(body)
+
+        self._call(f"PATCH comment {comment_id} on #{number}", edit)
 
     def set_issue_state(self, number: int, state: str) -> None:
         self._call(f"PATCH issue #{number}", lambda: self._repo.get_issue(number).edit(state=state))
@@ -684,6 +715,43 @@ class GitHubClient:
                     raise err from exc
                 self.waits.append(wait)
                 self.sleep(wait)
+
+    def workflow_run(self, run_id: int) -> tuple[str, str | None] | None:
+        """``(status, conclusion)`` of workflow run ``run_id`` (``status``: ``queued``,
+        ``in_progress``, ``completed``...); ``None`` when GitHub has no such run (deleted).
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        url = f"/repos/{self.repository}/actions/runs/{int(run_id)}"
+
+        def get() -> tuple[str, str | None] | None:
+            data = self._raw("GET", url)
+            conclusion = data.get("conclusion")
+            return str(data.get("status") or ""), str(conclusion) if conclusion else None
+
+        try:
+            return self._call(f"GET workflow run {run_id}", get)
+        except GitHubNotFound:
+            return None
+
+    def cancel_workflow_run(self, run_id: int) -> bool:
+        """Ask GitHub to cancel workflow run ``run_id`` (asynchronous: it may still run for a
+        while); ``False`` when it is already finished or gone.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        url = f"/repos/{self.repository}/actions/runs/{int(run_id)}/cancel"
+        try:
+            self._call(f"POST cancel workflow run {run_id}", lambda: self._raw("POST", url))
+        except GitHubNotFound:
+            return False
+        except GitHubApiError as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
 
     def download_artifact(self, run_id: int, name: str, dest: Path) -> Path:
         """Download artifact ``name`` of workflow run ``run_id`` and unzip it into ``dest``.

@@ -22,11 +22,13 @@ interpolated into a shell.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from chimera.errors import UsageError
 from chimera.github.settings import ActionSettings
 
 __all__ = ["Act", "ApiCheck", "Decision", "decide", "run_checks"]
@@ -174,6 +176,15 @@ def decide(event: str, payload: Mapping[str, Any], settings: ActionSettings) -> 
         "repository": str(repo) if isinstance(repo, str) else None,
         "sender": sender,
     }
+    if sender is None and event in _PERSON_EVENTS:
+        # A deleted account ("ghost") or a GitHub-internal event: nobody's permission can
+        # count, so nothing starts or is cancelled.
+        what = f"{event}.{action}" if action else event
+        return Decision(
+            Act.IGNORE,
+            f"the {what} payload names no sender; nobody's permission can count",
+            **base,
+        )
     if event == "issues" and action == "labeled":
         return _issue_labeled(payload, settings, base)
     if event == "issues" and action == "unlabeled":
@@ -192,6 +203,33 @@ def decide(event: str, payload: Mapping[str, Any], settings: ActionSettings) -> 
         return Decision(Act.DRAIN, "scheduled drain of the ChangeQueue", **base)
     what = f"{event}.{action}" if action else event
     return Decision(Act.IGNORE, f"{what} is not an event Chimera acts on", **base)
+
+
+_PERSON_EVENTS = frozenset(
+    {"issues", "pull_request_review", "pull_request", "pull_request_target", "workflow_dispatch"}
+)
+_ISSUE_INPUT = re.compile(r"#?(?P<n>[1-9][0-9]{0,9})")
+
+
+def dispatch_issue(inputs: Any) -> int | None:
+    """The ``issue-number`` input of a ``workflow_dispatch``: ``7`` or ``#7``; ``None`` when
+    empty (a drain).
+
+    Raises:
+        UsageError: anything else (one line; there is no issue to comment on).
+    """
+    raw = _get(inputs, "issue-number") if isinstance(inputs, Mapping) else None
+    if raw is None and isinstance(inputs, Mapping):
+        raw = _get(inputs, "issue_number")
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    match = _ISSUE_INPUT.fullmatch(str(raw).strip())
+    if match is None:
+        raise UsageError(
+            f"workflow_dispatch input issue-number {str(raw)[:40]!r} is not an issue number "
+            "(give 7 or #7, or leave it empty to drain the queue)"
+        )
+    return int(match.group("n"))
 
 
 def run_checks(actor: str, issue: int) -> tuple[ApiCheck, ...]:
@@ -403,7 +441,7 @@ def _dispatch(
     payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
 ) -> Decision:
     inputs = payload.get("inputs") or {}
-    number = _int(_get(inputs, "issue-number")) or _int(_get(inputs, "issue_number"))
+    number = dispatch_issue(inputs)
     sender = base["sender"]
     if number is None:
         return Decision(Act.DRAIN, f"manual dispatch by {sender}: drain the ChangeQueue", **base)

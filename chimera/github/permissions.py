@@ -92,6 +92,19 @@ def resolve(decision: Decision, client: GitHubClient, settings: ActionSettings) 
 
 def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSettings) -> Resolution:
     assert decision.issue is not None and decision.actor is not None
+    if decision.from_queue:
+        # Whose label queued the issue comes from the issue's events, never the dispatch's
+        # input: every workflow's GITHUB_TOKEN is github-actions[bot], so any could send one.
+        labeller = client.labeller(decision.issue, settings.label)
+        if labeller is None or settings.is_self(labeller):
+            return Resolution(
+                decision.ignore(
+                    f"no person's {settings.label!r} label is on #{decision.issue}'s record, so "
+                    "nobody's permission can count for this dispatch"
+                )
+            )
+        decision = replace(decision, actor=labeller)
+    assert decision.issue is not None and decision.actor is not None
     what = "starting Chimera" if not decision.from_queue else "the queued run (its labeller)"
     refusal = _actor_refusal(client, settings, decision.actor, what)
     if refusal is not None:
@@ -110,6 +123,16 @@ def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSetti
     if issue.locked:
         return Resolution(
             decision.ignore(f"#{issue.number} is locked; unlock it and add the label again"),
+            issue=issue,
+        )
+    if (decision.event == "issues" or decision.from_queue) and settings.label not in issue.labels:
+        # The label was removed before this run started, or this is "Re-run all jobs" of an
+        # old run whose trigger is gone (a run removes it when it ends): not admitted again.
+        return Resolution(
+            decision.ignore(
+                f"the {settings.label!r} label is no longer on #{issue.number} (removed since "
+                "the event, or this is a re-run of a finished run); add it again to start"
+            ),
             issue=issue,
         )
     pull, marker = chimera_pull(client, settings, decision.issue)

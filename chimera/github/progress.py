@@ -1,96 +1,104 @@
-"""The "working on it" comment: decide posts it when a run starts (with the workflow run's
-link), ``@chimera stop`` reads the run to cancel from it, and the run's outcome replaces it,
-so a run leaves one comment on the issue, not two.
+"""The "working on it" comment: decide posts the run's one outcome comment as ``running``
+("Started", with the workflow run's link), ``@chimera stop`` and ``@chimera status`` read the
+run from it, and publish edits it into the outcome (:mod:`chimera.github.outcome`), so a run
+leaves one comment on the issue, not two.
 
-Its marker — ``<!-- chimera:progress {"issue": N, "run": "R"} -->``, the last line — is read
-only from comments written by Chimera's own identities.
+Its marker is the outcome marker (``{"issue": N, "key": "<run>:<N>", "kind": "running"}``,
+the last line), read only from comments written by Chimera's own identities.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any, Protocol
 
-from chimera.github.summary import code, parse_marker, render_marker
+from chimera.github.outcome import post_outcome_once
+from chimera.github.summary import code, outcome_comment, parse_marker
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
     from chimera.github.settings import ActionSettings
 
-__all__ = ["acknowledge", "post_progress", "progress_runs", "replace_progress"]
+__all__ = ["acknowledge", "post_progress", "progress_runs"]
 
 
-def progress_marker(issue: int, workflow_run: str) -> str:
-    return render_marker("progress", {"issue": issue, "run": workflow_run})
+class _Run(Protocol):
+    """What :func:`post_progress` needs of the job's context (``ActionContext`` has it)."""
+
+    @property
+    def workflow_run(self) -> str | None: ...
+
+    @property
+    def run_attempt(self) -> str | None: ...
+
+    def run_link(self) -> str: ...
 
 
 def post_progress(
+    ctx: _Run,
     client: GitHubClient,
     issue: int,
     *,
-    workflow_run: str | None,
-    run_link: str,
     actor: str,
     what: str,
+    authors: Collection[str] = (),
 ) -> int | None:
-    """The "working on it" comment on ``issue`` for ``workflow_run`` (posted once per workflow
-    run); ``None`` for a local run, which has no run to link or cancel.
+    """The run's one outcome comment on ``issue``, stating ``running``: Chimera is working on
+    it, with the workflow run's link (found again and edited in place, never doubled);
+    ``None`` for a local run, which has no run to link or cancel. ``ctx``: the job's
+    ``ActionContext``.
 
     Raises:
         GitHubError: the API failed after retries.
     """
+    workflow_run = ctx.workflow_run
     if not workflow_run:
         return None
-    marker = progress_marker(issue, workflow_run)
-    body = (
-        f"**Chimera is working on it** ({what}, for {code(actor, 60)}).\n\n"
-        f"- Follow the run: {run_link}\n"
-        "- `@chimera stop` cancels it; `@chimera status` says where it stands.\n\n" + marker
+    detail = (
+        f"Chimera is working on it ({what}, for {code(actor, 60)}): workflow run "
+        f"{code(workflow_run, 30)} holds this issue's slot in the ChangeQueue; this comment "
+        "becomes the run's outcome.\n\n"
+        "- `@chimera stop` cancels it; `@chimera status` says where it stands."
     )
-    return client.comment(issue, body, marker=marker)
+
+    def render(key: str) -> str:
+        return outcome_comment(
+            "running", issue=issue, key=key, detail=detail, run_link=ctx.run_link()
+        )
+
+    return post_outcome_once(
+        client,
+        issue,
+        "running",
+        render,
+        workflow_run=workflow_run,
+        attempt=ctx.run_attempt,
+        authors=authors,
+    )
 
 
-def _progress(
-    client: GitHubClient, settings: ActionSettings | None, issue: int
-) -> list[tuple[int, str]]:
-    """``(comment id, workflow run)`` of Chimera's progress comments on ``issue``, oldest
-    first (with ``settings=None`` the author is not checked: the caller filtered already)."""
-    found: list[tuple[int, str]] = []
-    for cid, author, body in client.comments(issue):
-        if settings is not None and not settings.is_self(author):
+def _progress(client: GitHubClient, settings: ActionSettings, issue: int) -> list[str]:
+    """The workflow runs of Chimera's ``running`` outcome comments on ``issue``, oldest
+    first."""
+    found: list[str] = []
+    for _cid, author, body in client.comments(issue):
+        if not settings.is_self(author):
             continue
-        marker = parse_marker(body, "progress")
-        run = str((marker or {}).get("run") or "")
-        if marker and marker.get("issue") == issue and run.isdigit():
-            found.append((cid, run))
+        marker = parse_marker(body, "outcome")
+        if not marker or marker.get("issue") != issue or marker.get("kind") != "running":
+            continue
+        run = str(marker.get("key") or "").split(":", 1)[0]
+        if run.isdigit():
+            found.append(run)
     return found
 
 
 def progress_runs(client: GitHubClient, settings: ActionSettings, issue: int) -> list[int]:
-    """The workflow runs Chimera's own "working on it" comments on ``issue`` name, newest
-    first (a comment by anyone else, or a marker outside the trailer, is never read)."""
-    runs = [int(run) for _cid, run in _progress(client, settings, issue)]
+    """The workflow runs Chimera's own "working on it" (``running``) comments on ``issue``
+    name, newest first (a comment by anyone else, or a marker outside the trailer, is never
+    read)."""
+    runs = [int(run) for run in _progress(client, settings, issue)]
     return list(dict.fromkeys(reversed(runs)))
-
-
-def replace_progress(
-    client: GitHubClient, settings: ActionSettings, issue: int, workflow_run: str, body: str
-) -> int | None:
-    """Edit this workflow run's progress comment on ``issue`` into ``body``; returns its id,
-    or ``None`` when there is none (the caller posts a new comment).
-
-    Raises:
-        GitHubError: the API failed after retries.
-    """
-    for cid, run in _progress(client, settings, issue):
-        if run == workflow_run:
-            url = f"/repos/{client.repository}/issues/comments/{cid}"
-
-            def patch(url: str = url) -> Any:
-                return client._raw("PATCH", url, {"body": body})
-
-            client._call(f"PATCH comment {cid}", patch)
-            return cid
-    return None
 
 
 def acknowledge(client: GitHubClient, payload: Any) -> bool:

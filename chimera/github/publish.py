@@ -31,13 +31,15 @@ from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, Gi
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.gitops import PublishGit
-from chimera.github.progress import replace_progress
+from chimera.github.outcome import REPLACEABLE, find_outcome, outcome_key, post_outcome_once
+from chimera.github.permissions import chimera_pull
 from chimera.github.publish_gate import GateResult, PublishAudit, gate
 from chimera.github.queue import (
     LABEL_AWAITING,
     LABEL_FAILED,
     LABEL_PR_OPEN,
     LABEL_RISK_HIGH,
+    LABEL_RUNNING,
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
@@ -67,10 +69,13 @@ class PublishContext:
         repository: ``owner/name``.
         server_url: ``GITHUB_SERVER_URL`` (links).
         workflow_run: ``GITHUB_RUN_ID`` of this workflow run (its artifact holds the run).
+        run_attempt: ``GITHUB_RUN_ATTEMPT`` (a re-run's attempt; ``None``: unknown).
         default_branch: the base branch for new PRs.
         remote: the git remote name.
         audit_dir: where publish writes its own audit log (``None``: not kept).
         agent_audit_head: the agent job's audit head, received as a job output.
+        event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
+            which has no trigger label to lose; ``None``: unknown, read as a label's run).
     """
 
     root: Path
@@ -79,9 +84,11 @@ class PublishContext:
     server_url: str
     workflow_run: str | None
     default_branch: str = "main"
+    run_attempt: str | None = None
     remote: str = "origin"
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
+    event_name: str | None = None
 
 
 @dataclass
@@ -158,27 +165,30 @@ class Publisher:
     # -- comments and labels ---------------------------------------------------------------
 
     def comment(self, kind: str, detail: str, *, link: str | None = None) -> int:
-        # One outcome comment per workflow run: a re-run of the step finds it and posts nothing.
+        # One outcome comment per workflow run: a re-run of the step finds it again and
+        # edits it to the newest truth (chimera.github.outcome).
         issue = self.decided.issue
-        key = f"{self.ctx.workflow_run or 'local'}:{issue}"
-        body = outcome_comment(
-            kind,
-            issue=issue,
-            key=key,
-            detail=detail,
-            link=link,
-            report=self.report,
-            run_link=self.run_link,
-        )
-        marker = body[body.rindex("<!-- chimera:outcome") :]
-        if self.ctx.workflow_run:
-            # The run's "working on it" comment becomes the outcome: one comment per run.
-            replaced = replace_progress(
-                self.client, self.settings, issue, self.ctx.workflow_run, body
+
+        def render(key: str) -> str:
+            return outcome_comment(
+                kind,
+                issue=issue,
+                key=key,
+                detail=detail,
+                link=link,
+                report=self.report,
+                run_link=self.run_link,
             )
-            if replaced is not None:
-                return replaced
-        return self.client.comment(issue, body, marker=marker)
+
+        return post_outcome_once(
+            self.client,
+            issue,
+            kind,
+            render,
+            workflow_run=self.ctx.workflow_run,
+            attempt=self.ctx.run_attempt,
+            authors=self.settings.identities,
+        )
 
     def _finish_labels(self, *, add: tuple[str, ...], drop: tuple[str, ...]) -> None:
         issue = self.decided.issue
@@ -217,6 +227,9 @@ class Publisher:
             matches=bool(received) and received == shown,
         )
         patch = read_patch(self.ctx.artifacts)
+        stopped = self._stopped()
+        if stopped is not None:
+            return self._cancelled(stopped)
         try:
             self.git.ensure_commit(self.ctx.remote, self.decided.base_sha)
             approved = self.decided.head_sha if self.decided.mode == "resume" else None
@@ -271,8 +284,51 @@ class Publisher:
             "block, or add the label again.",
         )
 
+    def _stopped(self) -> str | None:
+        """Why the run was cancelled while in flight, read just before pushing (cancelling a
+        workflow run is asynchronous, so the run may get this far): ``None`` to go on.
+
+        A run the label started (or its queue dispatch) stops when the label goes; a run that
+        ``@chimera run`` started has no label to lose, and stops when ``@chimera stop`` gave
+        its ChangeQueue slot back."""
+        info = self.client.issue(self.decided.issue)
+        run = self.decided.mode == "run"
+        by_label = run and self.ctx.event_name != "issue_comment"
+        unlabelled = by_label and self.settings.label not in info.labels
+        released = run and not by_label and LABEL_RUNNING not in info.labels
+        if info.state == "open" and not unlabelled and not released:
+            return None
+        key = outcome_key(self.ctx.workflow_run, self.decided.issue)
+        found = find_outcome(self.client, info.number, key, self.settings.identities)
+        if found is not None and found[1] not in REPLACEABLE and found[1] != "cancelled":
+            return None  # a re-run of a publish that finished: it removed the label itself
+        if info.state != "open":
+            return f"#{info.number} was closed"
+        if unlabelled:
+            return f"the {self.settings.label!r} label was removed"
+        return "`@chimera stop` stopped the run"
+
+    def _cancelled(self, why: str) -> PublishResult:
+        self.audit.record("decision", outcome="cancelled", detail=why)
+        key = outcome_key(self.ctx.workflow_run, self.decided.issue)
+        found = find_outcome(self.client, self.decided.issue, key, self.settings.identities)
+        detail = f"Cancelled: {why} while the run was in flight; nothing was published."
+        # drain's cancel may have said it already, naming who cancelled: that stays.
+        cid = found[0] if found and found[1] == "cancelled" else self.comment("cancelled", detail)
+        self.queue.release(self.decided.issue)
+        return PublishResult(
+            "cancelled",
+            issue=self.decided.issue,
+            comment_id=cid,
+            detail=detail,
+            audit_head=self.audit.head,
+        )
+
     def _push_and_pr(self, g: GateResult, *, held_unmet: bool) -> PublishResult:
         d = self.decided
+        stopped = self._stopped()
+        if stopped is not None:
+            return self._cancelled(stopped)
         branch = self.settings.branch(d.issue)
         remote = self.ctx.remote
         current = self.git.remote_sha(remote, branch)
@@ -370,9 +426,13 @@ class Publisher:
         )
         title = f"Chimera: {self._title()} (#{d.issue})"
         base_ref = d.base_ref or self.ctx.default_branch
+        _earlier_pull, earlier = chimera_pull(self.client, self.settings, d.issue)
         pull, created = self.queue.open_or_update(
             d.issue, title=title, body=body, base=base_ref, draft=draft
         )
+        if not created and earlier is not None and self.ctx.workflow_run:
+            # A re-run of this step finds the PR this run opened: it still "opened" it.
+            created = earlier.get("workflow_run") == self.ctx.workflow_run and d.mode == "run"
         labels = [LABEL_RISK_HIGH] if awaiting else []
         if g.spec_change:
             labels.append(LABEL_SPEC_CHANGE)
@@ -508,8 +568,9 @@ def publish(
 ) -> PublishResult:
     """Publish the verified change (see the module docstring).
 
-    A rate limit that outlasts the retries is reported on the issue as ``rate-limited`` when
-    the API still answers, and re-raised so the job fails visibly.
+    An API failure that outlasts the retries (a rate limit: ``rate-limited``; else
+    ``crashed``) is reported on the issue when the API still answers, the queue slot is
+    freed, and the error is re-raised so the job fails visibly; a re-run edits that comment.
 
     Raises:
         GitHubError: the API failed after retries.
@@ -517,13 +578,20 @@ def publish(
     publisher = Publisher(ctx, client, settings, queue, decided, verified)
     try:
         return publisher.run()
-    except GitHubRateLimited as exc:
+    except GitHubError as exc:
+        limited = isinstance(exc, GitHubRateLimited)
+        what = "rate-limited Chimera" if limited else "failed"
         try:
             publisher.comment(
-                "rate_limited",
-                f"GitHub rate-limited Chimera while publishing ({code(str(exc), 200)}). "
-                "Re-run the workflow's publish job; it is idempotent (no duplicate PR).",
+                "rate_limited" if limited else "crashed",
+                f"GitHub {what} while publishing ({code(str(exc), 200)}). Re-run the "
+                "workflow's publish job: it is idempotent (no duplicate PR), and this comment "
+                "is edited to the outcome.",
             )
+            # The slot is freed (a stalled publish must not stall the queue); a re-run of
+            # publish takes the labels to the outcome.
+            client.add_labels(decided.issue, LABEL_FAILED)
+            queue.release(decided.issue)
         except GitHubError:
-            log.warning("could not report the rate limit on #%s", decided.issue)
+            log.warning("could not report the failure on #%s", decided.issue)
         raise

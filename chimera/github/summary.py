@@ -57,6 +57,7 @@ OUTCOME_TITLES: Mapping[str, str] = {
     "blocked": "Blocked by governance",
     "hollow": "Hollow success: nothing to publish",
     "queued": "Queued",
+    "running": "Started",
     "cancelled": "Cancelled",
     "crashed": "Crashed",
     "refused": "Not started",
@@ -296,6 +297,7 @@ def outcome_comment(
         ]
     if run_link:
         lines += ["", f"Workflow run and artifacts: {run_link}"]
-    # The marker holds only the key: a second outcome for the same key is never posted.
-    lines += ["", render_marker("outcome", {"issue": issue, "key": key})]
+    # The key finds this comment again (chimera.github.outcome); the kind says whether a later
+    # attempt of the same run edits it in place.
+    lines += ["", render_marker("outcome", {"issue": issue, "key": key, "kind": kind})]
     return "\n".join(lines)

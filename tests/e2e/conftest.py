@@ -146,6 +146,8 @@ class World:
     ) -> dict[str, Any]:
         """Run one ``chimera action`` job; returns its step outputs (and ``rc``)."""
         tok = token if token is not None else (self.fake.add_token(login) if login else "")
+        if run not in self.repo.workflow_runs:  # the run this job runs in, as on GitHub
+            self.fake.add_workflow_run("octo/app", run)
         env = self._env(event, data, run, tok, extra)
         argv = ["action", "--mode", mode]
         if root is not None:

@@ -101,9 +101,11 @@ def test_run_by_comment_opens_a_pr_and_says_it_is_working_with_the_run_link(
     sent = posted.body if isinstance(posted.body, dict) else json.loads(posted.body)
     progress = sent["body"]
     assert "working on it" in progress and "/actions/runs/21" in progress
-    assert parse_marker(progress, "progress") == {"issue": number, "run": "21"}
+    # It is the run's one outcome comment, posted as "running" under the run's key.
+    assert parse_marker(progress, "outcome") == {"issue": number, "key": "21:1", "kind": "running"}
     (outcome,) = chimera_comments(world, number)
-    assert "Pull request opened" in outcome and parse_marker(outcome, "progress") is None
+    assert "Pull request opened" in outcome
+    assert (parse_marker(outcome, "outcome") or {}).get("kind") == "pr_opened"
     assert world.fake.calls_to("PATCH", r".*/issues/comments/\d+")
     # The command was acknowledged with a reaction on the comment itself.
     assert world.repo.comments[event["comment"]["id"]]["reactions"] == [
@@ -161,7 +163,11 @@ def test_stop_cancels_the_running_workflow_run_and_frees_the_slot(world: World) 
     assert decide(world, stop_event, 43)["status"] == "ignored"  # the command job's verb
     stopped = command(world, stop_event, 43)
     assert stopped["status"] == "stopped" and stopped["cancelled"] == "41"
-    assert world.repo.workflow_runs[41] == {"status": "completed", "conclusion": "cancelled"}
+    # GitHub cancels asynchronously: asked now, the run completes as cancelled shortly after.
+    assert world.repo.workflow_runs[41]["cancel_requested"] is True
+    assert world.fake.settle_cancels("octo/app") == [41]
+    run41 = world.repo.workflow_runs[41]
+    assert (run41["status"], run41["conclusion"]) == ("completed", "cancelled")
     assert "chimera:running" not in world.repo.issues[number]["labels"]
     assert "Stopped by `bob`" in chimera_comments(world, number)[-1]
     # Again: the run has completed (GitHub's 409), nothing else is held.
@@ -271,3 +277,28 @@ def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: W
     patch = Path(world.tmp / "artifacts-72" / "patch.diff").read_text()
     # The whole change against the default branch (a fresh attempt from the base).
     assert "+def total(xs):" in patch and "+    return sum(xs)" in patch
+
+
+def test_stop_in_flight_cancels_a_comment_started_run_and_it_never_publishes(
+    world: World,
+) -> None:
+    model(world, TOTAL)
+    number = new_issue(world)
+    run = world.fake.add_workflow_run("octo/app", 71)  # in progress
+
+    def stop() -> None:
+        stopped = command(world, say(world, number, "bob", "@chimera stop"), 72)
+        assert stopped["status"] == "stopped" and stopped["cancelled"] == "71"
+        assert run.get("cancel_requested") is True  # asked through the Actions API
+
+    # The cancel is asynchronous: the run goes on until publish, which re-checks.
+    event = say(world, number, "alice", "@chimera run")
+    jobs = world.pipeline("issue_comment", event, run=71, after_decide=stop)
+    assert jobs["publish"]["status"] == "cancelled"
+    assert world.repo.pulls() == [] and world.repo.head_sha("chimera/issue-1") is None
+    mine = chimera_comments(world, number)
+    (outcome,) = [c for c in mine if (parse_marker(c, "outcome") or {}).get("key") == "71:1"]
+    assert (parse_marker(outcome, "outcome") or {}).get("kind") == "cancelled"
+    assert "`@chimera stop` stopped the run" in outcome
+    assert "chimera:running" not in world.repo.issues[number]["labels"]
+    assert world.fake.settle_cancels("octo/app") == [71]

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from chimera.errors import GitHubApiError
 from chimera.github.commands import COMMAND_VERBS
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
@@ -94,27 +93,14 @@ def explain_command(
 
 def cancel_runs(client: GitHubClient, runs: list[int]) -> list[int]:
     """Cancel each workflow run through the Actions API
-    (``POST /actions/runs/{id}/cancel``); returns those cancelled. A run that already
-    finished (409) or is gone (404) is skipped.
+    (:meth:`GitHubClient.cancel_workflow_run`, the one cancel the drain uses too); returns
+    those GitHub accepted (cancelling is asynchronous). A run that already finished (409) or
+    is gone (404) is skipped.
 
     Raises:
         GitHubError: any other API failure.
     """
-    done: list[int] = []
-    for run in runs:
-        url = f"/repos/{client.repository}/actions/runs/{run}/cancel"
-
-        def send(url: str = url) -> object:
-            return client._raw("POST", url)
-
-        try:
-            client._call(f"POST cancel run {run}", send)
-        except GitHubApiError as exc:
-            if exc.status in (404, 409):
-                continue
-            raise
-        done.append(run)
-    return done
+    return [run for run in runs if client.cancel_workflow_run(run)]
 
 
 def _issue_of(

@@ -9,13 +9,14 @@ reach GitHub, the job's result, and the helpers decide, drain and agent share.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.errors import UsageError
 from chimera.github.client import DEFAULT_API_URL, GitHubClient, RetryPolicy
+from chimera.github.outcome import post_outcome_once
 from chimera.github.queue import ChangeQueue, QueueLimits
 from chimera.github.summary import artifact_link, outcome_comment
 
@@ -72,6 +73,7 @@ class ActionContext:
         repository_env: ``GITHUB_REPOSITORY`` (``None``: unset; the payload may name it).
         server_url: ``GITHUB_SERVER_URL`` (links).
         workflow_run: ``GITHUB_RUN_ID`` (``None``: a local run).
+        run_attempt: ``GITHUB_RUN_ATTEMPT`` (``None``: unknown; a re-run's own outcome key).
         runner_temp: ``RUNNER_TEMP`` (``None``: the system's temporary folder).
         base_ref: ``CHIMERA_BASE_REF``, the base branch a new run's PR targets.
         dispatch_ref: ``CHIMERA_DISPATCH_REF``, the ref drain dispatches the fix workflow on.
@@ -85,6 +87,7 @@ class ActionContext:
     repository_env: str | None = None
     server_url: str = DEFAULT_SERVER_URL
     workflow_run: str | None = None
+    run_attempt: str | None = None
     runner_temp: Path | None = None
     base_ref: str | None = None
     dispatch_ref: str | None = None
@@ -148,14 +151,31 @@ def make_queue(client: GitHubClient, settings: ActionSettings) -> ChangeQueue:
 
 
 def post_outcome(
-    ctx: ActionContext, client: GitHubClient, number: int, kind: str, detail: str
+    ctx: ActionContext,
+    client: GitHubClient,
+    number: int,
+    kind: str,
+    detail: str,
+    *,
+    authors: Collection[str] = (),
 ) -> int:
-    """Post one outcome comment on ``number``, keyed by this workflow run (a re-run of the step
-    posts nothing); returns the comment's id.
+    """Make ``number`` hold this workflow run's one outcome comment, stating ``kind``
+    (:func:`chimera.github.outcome.post_outcome_once`: found again, edited in place, never
+    doubled); returns the comment's id. ``authors``: Chimera's identities.
 
     Raises:
         GitHubError: the API failed after retries.
     """
-    key = f"{ctx.workflow_run or 'local'}:{number}"
-    body = outcome_comment(kind, issue=number, key=key, detail=detail, run_link=ctx.run_link())
-    return client.comment(number, body, marker=body[body.rindex("<!-- chimera:outcome") :])
+
+    def render(key: str) -> str:
+        return outcome_comment(kind, issue=number, key=key, detail=detail, run_link=ctx.run_link())
+
+    return post_outcome_once(
+        client,
+        number,
+        kind,
+        render,
+        workflow_run=ctx.workflow_run,
+        attempt=ctx.run_attempt,
+        authors=authors,
+    )

@@ -17,9 +17,11 @@ since is refused, never silently used.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from chimera.errors import GitHubError
 from chimera.github.commands import DECIDE_VERBS
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.command import explain_command
@@ -27,6 +29,7 @@ from chimera.github.jobs.context import ActionContext, JobResult, make_queue, po
 from chimera.github.jobs.drain import cancel
 from chimera.github.permissions import Resolution, resolve
 from chimera.github.progress import acknowledge, post_progress
+from chimera.github.summary import code
 from chimera.github.trust import Decided, acceptance_output
 
 if TYPE_CHECKING:
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings
 
 __all__ = ["DecideResult", "decide_job", "dry_run"]
+
+log = logging.getLogger(__name__)
 
 _MODES = {Act.RUN: "run", Act.RESUME: "resume", Act.RERUN: "rerun"}
 
@@ -139,8 +144,11 @@ def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decid
 def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
     """Run the gate for the event in ``ctx``.
 
+    An API failure that outlasts the client's retries still leaves the run's one outcome
+    comment (``crashed``, when the API answers that), which a re-run edits in place.
+
     Raises:
-        UsageError: no repository or no token.
+        UsageError: no repository or no token; a dispatch's issue-number is not a number.
         GitHubError: the API failed after retries.
     """
     decision = decide(ctx.event_name, ctx.payload, settings)
@@ -153,20 +161,42 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         if decision.explain:
             explain_command(ctx, client, settings, decision)
         return DecideResult(decision, decision, proceed=False, status="refused")
-    result = _gate(ctx, settings, decision, client)
-    if comment and (result.proceed or result.final.action is Act.START_CI):
-        acknowledge(client, dict(ctx.payload))
-    if result.proceed and result.decided is not None:
-        what = f"`@chimera {decision.command}`" if comment else result.decided.mode
-        post_progress(
-            client,
-            result.decided.issue,
-            workflow_run=ctx.workflow_run,
-            run_link=ctx.run_link(),
-            actor=decision.actor or "?",
-            what=what,
-        )
-    return result
+    try:
+        result = _gate(ctx, settings, decision, client)
+        if comment and (result.proceed or result.final.action is Act.START_CI):
+            acknowledge(client, dict(ctx.payload))
+        if result.proceed:
+            # The run's one outcome comment, posted now as "Started" (Chimera is working on
+            # it, with the run's link): its key names this run, so a drain can free the slot
+            # if the run dies and `@chimera stop` finds the run to cancel; publish edits it
+            # into the outcome.
+            issue = result.decided.issue if result.decided is not None else result.final.issue
+            if issue is not None:
+                what = f"`@chimera {decision.command}`" if comment else None
+                post_progress(
+                    ctx,
+                    client,
+                    int(issue),
+                    actor=result.final.actor or decision.actor or "?",
+                    what=what or (result.decided.mode if result.decided else "run"),
+                    authors=settings.identities,
+                )
+        return result
+    except GitHubError as exc:
+        if decision.issue is not None and decision.action is not Act.IGNORE:
+            try:
+                post_outcome(
+                    ctx,
+                    client,
+                    int(decision.pull or decision.issue),
+                    "crashed",
+                    f"GitHub failed while Chimera was deciding ({code(str(exc), 200)}); nothing "
+                    "was started. Re-run the workflow: this comment is edited to the outcome.",
+                    authors=settings.identities,
+                )
+            except GitHubError:
+                log.warning("could not report the failure on #%s", decision.issue)
+        raise
 
 
 def _gate(
@@ -178,7 +208,14 @@ def _gate(
         if final.action is Act.IGNORE:
             if final.explain and (final.issue or final.pull):
                 target = int(final.pull or final.issue or 0)
-                post_outcome(ctx, client, target, "refused", f"Nothing was done: {final.reason}.")
+                post_outcome(
+                    ctx,
+                    client,
+                    target,
+                    "refused",
+                    f"Nothing was done: {final.reason}.",
+                    authors=settings.identities,
+                )
             return DecideResult(decision, final, proceed=False, status="refused")
         if final.action is Act.START_CI:
             return DecideResult(decision, final, proceed=False, status=final.action.value)
@@ -199,7 +236,14 @@ def _gate(
         decided = _decided(ctx, client, res)
         if isinstance(decided, str):
             refused = final.ignore(decided)
-            post_outcome(ctx, client, int(final.pull or final.issue or 0), "refused", f"{decided}.")
+            post_outcome(
+                ctx,
+                client,
+                int(final.pull or final.issue or 0),
+                "refused",
+                f"{decided}.",
+                authors=settings.identities,
+            )
             return DecideResult(decision, refused, proceed=False, status="refused")
         return DecideResult(
             decision, final, proceed=True, status=final.action.value, decided=decided
@@ -208,6 +252,11 @@ def _gate(
         cancel(ctx, decision, client, settings)
     elif decision.action is Act.IGNORE and decision.explain and decision.issue:
         post_outcome(
-            ctx, client, decision.issue, "refused", f"Nothing was done: {decision.reason}."
+            ctx,
+            client,
+            decision.issue,
+            "refused",
+            f"Nothing was done: {decision.reason}.",
+            authors=settings.identities,
         )
     return DecideResult(decision, decision, proceed=False, status=decision.action.value)

@@ -68,9 +68,11 @@ def publish_job(
         repository=ctx.repository,
         server_url=ctx.server_url,
         workflow_run=ctx.workflow_run,
+        run_attempt=ctx.run_attempt,
         default_branch=ctx.default_branch,
         audit_dir=(ctx.runner_temp or artifacts.parent) / "chimera-publish",
         agent_audit_head=agent_audit_head,
+        event_name=ctx.event_name,
     )
     queue = make_queue(client, settings)
     return PublishJobResult(publish(pctx, client, settings, queue, decided, verified))

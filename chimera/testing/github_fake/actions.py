@@ -1,4 +1,6 @@
-"""GitHub Actions: workflow dispatches and workflow-run artifacts."""
+"""GitHub Actions: workflow dispatches, workflow runs (read; cancel, which is asynchronous as on
+GitHub: the run stays ``in_progress`` until :meth:`GitHubFake.settle_cancels`), and run
+artifacts."""
 
 from __future__ import annotations
 
@@ -70,11 +72,28 @@ class Actions(Resource):
         run = repo.workflow_runs.get(req.number("run"))
         if run is None:
             raise HttpError(404, "Not Found")
-        return FakeResponse(200, {"id": req.number("run"), **run})
+        base = f"{self.fake.api_url}/repos/{repo.full_name}/actions/runs/{run['id']}"
+        return FakeResponse(
+            200,
+            {
+                "id": run["id"],
+                "node_id": node_id("WFR", run["id"]),
+                "name": run.get("name", "Chimera fix"),
+                "event": run.get("event", "issues"),
+                "status": run["status"],
+                "conclusion": run.get("conclusion"),
+                "run_attempt": run.get("run_attempt", 1),
+                "url": base,
+                "html_url": f"{self.fake.web_url}/{repo.full_name}/actions/runs/{run['id']}",
+                "created_at": run.get("created_at", "2026-01-01T00:00:00Z"),
+                "updated_at": run.get("created_at", "2026-01-01T00:00:00Z"),
+            },
+        )
 
     @route("POST", "{repo}/actions/runs/{run:int}/cancel")
     def cancel_run(self, req: FakeRequest) -> FakeResponse:
-        """GitHub's cancel: 202 for a queued or running run, 409 once it has completed."""
+        """GitHub's cancel: 202 for a queued or running run, 409 once it has completed. It is
+        asynchronous: the run completes as ``cancelled`` at ``GitHubFake.settle_cancels``."""
         repo = self.repo(req)
         self.need(repo, req, "write", "actions")
         run = repo.workflow_runs.get(req.number("run"))
@@ -82,5 +101,5 @@ class Actions(Resource):
             raise HttpError(404, "Not Found")
         if run["status"] == "completed":
             raise HttpError(409, "Cannot cancel a workflow run that is completed.")
-        run |= {"status": "completed", "conclusion": "cancelled"}
+        run["cancel_requested"] = True
         return FakeResponse(202, {})

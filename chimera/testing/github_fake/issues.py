@@ -12,7 +12,7 @@ from chimera.testing.github_fake.routing import (
     route,
     validation_failed,
 )
-from chimera.testing.github_fake.state import ROLE_RANK, FakeRepo, now
+from chimera.testing.github_fake.state import ROLE_RANK, FakeRepo, node_id, now
 
 
 def _scope(issue: dict[str, Any]) -> str:
@@ -153,7 +153,7 @@ class Issues(Resource):
             name = label["name"] if isinstance(label, dict) else str(label)
             if name not in issue["labels"]:
                 issue["labels"].append(name)
-                self._labeled(repo, req, issue, "labeled")
+                self._labeled(repo, req, issue, "labeled", name)
         issue["updated_at"] = now()
         return FakeResponse(200, self.json.labels(repo, issue))
 
@@ -165,12 +165,37 @@ class Issues(Resource):
         if req.params["label"] not in issue["labels"]:
             raise HttpError(404, "Label does not exist")
         issue["labels"].remove(req.params["label"])
-        self._labeled(repo, req, issue, "unlabeled")
+        self._labeled(repo, req, issue, "unlabeled", req.params["label"])
         issue["updated_at"] = now()
         return FakeResponse(200, self.json.labels(repo, issue))
 
-    def _labeled(self, repo: FakeRepo, req: FakeRequest, issue: dict[str, Any], act: str) -> None:
+    def _labeled(
+        self, repo: FakeRepo, req: FakeRequest, issue: dict[str, Any], act: str, label: str
+    ) -> None:
         self.fake.emit(repo, req, _event(issue), act, number=issue["number"])
+        actor = req.identity.login if req.identity is not None else repo.owner
+        self.fake.record_issue_event(repo, issue["number"], act, actor, label)
+
+    @route("GET", "{repo}/issues/{num:int}/events")
+    def issue_events(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        number = self.issue(repo, req)["number"]
+        items = [
+            {
+                "id": e["id"],
+                "node_id": node_id("LE", e["id"]),
+                "url": f"{self.fake.api_url}/repos/{repo.full_name}/issues/events/{e['id']}",
+                "event": e["event"],
+                "actor": self.json.user(e["actor"]),
+                "label": {"name": e["label"], "color": "ededed"},
+                "commit_id": None,
+                "commit_url": None,
+                "created_at": e["created_at"],
+            }
+            for e in repo.issue_events
+            if e["issue"] == number
+        ]
+        return self.paginate(req, items)
 
     @route("GET", "{repo}/labels")
     def list_labels(self, req: FakeRequest) -> FakeResponse:

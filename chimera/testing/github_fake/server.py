@@ -211,7 +211,10 @@ class GitHubFake(LocalServer):
         state: str = "open",
         locked: bool = False,
         number: int | None = None,
+        labelled_by: str | None = None,
     ) -> dict[str, Any]:
+        """Arrange an issue; its ``labels`` were added by ``labelled_by`` (default: ``user``),
+        as the issue's events say."""
         repo = self.repos[full_name]
         self.add_user(user)
         with self._lock:
@@ -221,8 +224,25 @@ class GitHubFake(LocalServer):
             issue |= {"labels": list(labels), "locked": locked}
             for name in labels:
                 self.ensure_label(repo, name)
+                self.record_issue_event(repo, num, "labeled", labelled_by or user, name)
             repo.issues[num] = issue
             return issue
+
+    def record_issue_event(
+        self, repo: FakeRepo, issue: int, event: str, actor: str, label: str
+    ) -> None:
+        """Append one issue timeline event (``labeled``/``unlabeled``) as GitHub lists it."""
+        with self._lock:
+            repo.issue_events.append(
+                {
+                    "id": next(self._ids),
+                    "issue": issue,
+                    "event": event,
+                    "actor": actor,
+                    "label": label,
+                    "created_at": now(),
+                }
+            )
 
     def add_review(
         self,
@@ -266,6 +286,30 @@ class GitHubFake(LocalServer):
                 {"id": art_id, "name": name, "data": buf.getvalue(), "created_at": now()}
             )
             return art_id
+
+    def add_workflow_run(
+        self,
+        full_name: str,
+        run_id: int,
+        *,
+        status: str = "in_progress",
+        conclusion: str | None = None,
+    ) -> dict[str, Any]:
+        """Arrange a workflow run (``status``: ``queued``, ``in_progress``, ``completed``)."""
+        run = {"id": run_id, "status": status, "conclusion": conclusion}
+        with self._lock:
+            self.repos[full_name].workflow_runs[run_id] = run
+        return run
+
+    def settle_cancels(self, full_name: str) -> list[int]:
+        """Finish the cancels GitHub was asked for (they are asynchronous); returns the runs."""
+        done = []
+        with self._lock:
+            for run in self.repos[full_name].workflow_runs.values():
+                if run.get("cancel_requested") and run["status"] != "completed":
+                    run.update(status="completed", conclusion="cancelled")
+                    done.append(int(run["id"]))
+        return done
 
     def inject(self, *faults: FakeFault) -> None:
         """Queue faults; each is consumed by the first ``times`` requests it matches."""

@@ -203,9 +203,11 @@ class FakeRepo:
     protection: dict[str, dict[str, Any]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    issue_events: list[dict[str, Any]] = field(default_factory=list)
     merge_attempts: list[dict[str, Any]] = field(default_factory=list)
     workflows: dict[str, int] = field(default_factory=dict)
-    # Workflow runs by id: {"status": queued|in_progress|completed, "conclusion": ...}.
+    # Workflow runs by id: {"id", "status": queued|in_progress|completed, "conclusion", and
+    # "cancel_requested" once a cancel was asked for (GitHubFake.settle_cancels finishes it)}.
     workflow_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     statuses: list[dict[str, Any]] = field(default_factory=list)

@@ -50,7 +50,7 @@ def comment_event(
 
 def add_workflow_run(
     fake: GitHubFake, full_name: str, run_id: int, *, status: str = "in_progress"
-) -> None:
-    """Record workflow run ``run_id`` (``queued``, ``in_progress`` or ``completed``)."""
-    with fake.lock:
-        fake.repos[full_name].workflow_runs[run_id] = {"status": status, "conclusion": None}
+) -> dict[str, Any]:
+    """Record workflow run ``run_id`` (``queued``, ``in_progress`` or ``completed``): the
+    same model as :meth:`GitHubFake.add_workflow_run`, which it calls."""
+    return fake.add_workflow_run(full_name, run_id, status=status)

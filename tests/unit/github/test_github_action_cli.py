@@ -112,6 +112,7 @@ def test_decide_admits_then_queues_and_explains_refusals(
     for n in range(3):
         fake.add_issue("octo/app", title=f"T{n}", body="b", user="alice", labels=("chimera",))
     token = fake.add_token("chimera-bot")
+    fake.add_workflow_run("octo/app", 55)  # the run these jobs run in (it holds the slot)
     common = {
         "CHIMERA_GITHUB_TOKEN": token,
         "GITHUB_API_URL": fake.api_url,

@@ -82,4 +82,8 @@ def test_pr_body_holds_every_part_the_issue_lists() -> None:
     assert parse_marker(body, "pr") == {"issue": 7, "run_id": "gh-7-99"}
     comment = outcome_comment("spec_not_met", issue=7, key="99:spec_not_met", detail="d")
     assert comment.startswith("**Chimera: Spec not met.**")
-    assert parse_marker(comment, "outcome") == {"issue": 7, "key": "99:spec_not_met"}
+    assert parse_marker(comment, "outcome") == {
+        "issue": 7,
+        "key": "99:spec_not_met",
+        "kind": "spec_not_met",
+    }
