@@ -281,6 +281,33 @@ def _parse_with(
 _BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
 
 
+def _flow_key_indicator(span: str) -> bool:
+    """Whether ``span`` (a flow collection's text) holds a ``?`` outside quoted scalars (an
+    explicit key, or a plain scalar the two parsers read differently, ``{run?: x}``). A ``?``
+    inside a quoted pattern (``'(?:a|b)'``) is only text, which both parsers agree on."""
+    quote = ""
+    i, n = 0, len(span)
+    while i < n:
+        ch = span[i]
+        if quote == "'":
+            if ch == "'":
+                if i + 1 < n and span[i + 1] == "'":
+                    i += 1  # '' is an escaped quote
+                else:
+                    quote = ""
+        elif quote == '"':
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quote = ""
+        elif ch in "'\"" and (i == 0 or span[i - 1] in "{[,: \t\n\r"):
+            quote = ch  # a quote opens a scalar only where a scalar can start
+        elif ch == "?":
+            return True
+        i += 1
+    return False
+
+
 def _libyaml_differs(root: Node, text: str) -> bool:
     """Whether libyaml's reading of ``text`` may differ from the pure parser's: a block
     scalar header followed at once by ``#`` (``|#``, which only libyaml accepts), a ``?``
@@ -304,7 +331,7 @@ def _libyaml_differs(root: Node, text: str) -> bool:
             continue
         if _kind(node) in ("sequence", "mapping"):
             if getattr(node, "flow_style", False):
-                if "?" in text[node.start_mark.index : node.end_mark.index]:
+                if _flow_key_indicator(text[node.start_mark.index : node.end_mark.index]):
                     return True
                 for child in node.value:
                     parts = (child,) if _kind(node) == "sequence" else child

