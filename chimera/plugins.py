@@ -86,21 +86,30 @@ class Wording:
 
     Templates are :meth:`str.format` strings. ``not_base`` gets ``kind``; ``bad_name`` and
     ``reserved`` get ``cls`` (see ``qualified``), ``name`` and ``fields`` (the reserved names
-    joined by ``", "``); ``twice`` gets ``noun``, ``name``, ``first``/``second`` (classes),
-    ``first_owner``/``second_owner`` (plugin names). ``reserved=None`` words a reserved name
-    with ``bad_name``.
+    joined by ``", "``). ``not_base=None`` says "is not a subclass of <module>.<Base>";
+    ``reserved=None`` words a reserved name with ``bad_name``.
 
     Attributes:
         noun: what a kind is called in a clash (``"requirement kind"``).
         qualified: ``cls`` in ``bad_name``/``reserved`` is ``module.qualname``, not ``qualname``.
+        names_classes: a clash names both classes (``module.qualname``) besides both plugins.
     """
 
     noun: str
-    not_base: str
     bad_name: str
-    reserved: str | None
-    twice: str = "{noun} {name!r} is registered twice: by plugin {first_owner!r} and by plugin {second_owner!r}"  # noqa: E501
+    reserved: str | None = None
+    not_base: str | None = None
     qualified: bool = False
+    names_classes: bool = False
+
+    def clash(self, name: str, first: type, first_owner: str, second: type, owner: str) -> str:
+        """The error for ``name`` held by ``first`` (from ``first_owner``) and ``second``."""
+        if self.names_classes:
+            return (
+                f"{self.noun} {name!r} is registered twice: {_qualname(first)} by plugin "
+                f"{first_owner!r} and {_qualname(second)} by plugin {owner!r}"
+            )
+        return f"{self.noun} {name!r} is registered twice: by plugin {first_owner!r} and by plugin {owner!r}"  # noqa: E501
 
 
 def _qualname(kind: type) -> str:
@@ -144,16 +153,7 @@ def collect_kinds(
         for kind in provided:
             name = _validate(kind, base, plugin, fields, wording)
             if name in kinds and kinds[name] is not kind:
-                raise PluginError(
-                    wording.twice.format(
-                        noun=wording.noun,
-                        name=name,
-                        first=_qualname(kinds[name]),
-                        second=_qualname(kind),
-                        first_owner=owners[name],
-                        second_owner=plugin,
-                    )
-                )
+                raise PluginError(wording.clash(name, kinds[name], owners[name], kind, plugin))
             kinds[name] = kind
             owners.setdefault(name, plugin)
     return kinds
@@ -163,6 +163,8 @@ def _validate(
     kind: object, base: type[T], plugin: str, fields: tuple[str, ...], wording: Wording
 ) -> str:
     if not (isinstance(kind, type) and issubclass(kind, base)):
+        if wording.not_base is None:
+            raise PluginError(f"plugin {plugin!r}: {kind!r} is not a subclass of {_qualname(base)}")
         raise PluginError(f"plugin {plugin!r}: " + wording.not_base.format(kind=kind))
     name = getattr(kind, "kind_name", None)
     cls = _qualname(kind) if wording.qualified else kind.__qualname__

@@ -25,6 +25,12 @@ __all__ = ["BuiltinCrewKinds", "CrewKindRegistry", "get_crew_registry"]
 BUILTIN_PLUGIN_NAME = "chimera.builtin_crew_kinds"
 
 
+_WORDING = _plugins.Wording(
+    "crew kind",
+    "{cls}.kind_name must be an identifier that is not a crew field ({fields}), got {name!r}",
+)
+
+
 class BuiltinCrewKinds:
     """The plugin that provides the three built-in kinds (as any plugin would)."""
 
@@ -35,21 +41,11 @@ class BuiltinCrewKinds:
         return [Sequential, Parallel, Supervisor]
 
 
-_WORDING = _plugins.Wording(
-    noun="crew kind",
-    not_base="{kind!r} is not a subclass of chimera.crews.model.CrewKind",
-    bad_name="{cls}.kind_name must be an identifier that is not a crew field ({fields}), "
-    "got {name!r}",
-    reserved=None,
-)
-
-
 class CrewKindRegistry(_plugins.KindRegistry[CrewKind]):
     """Crew kinds by name (the YAML key that selects them), in registration order."""
 
-    hookspecs = (hookspecs,)
+    hookspecs, builtin, builtin_name = (hookspecs,), BuiltinCrewKinds, BUILTIN_PLUGIN_NAME
     hook, base, reserved, label = "chimera_crew_kinds", CrewKind, COMMON_FIELDS, "crew"
-    builtin, builtin_name = BuiltinCrewKinds, BUILTIN_PLUGIN_NAME
     wording = _WORDING
 
 

@@ -22,6 +22,15 @@ __all__ = ["BuiltinConnectorKinds", "ConnectorKindRegistry", "get_connector_regi
 BUILTIN_PLUGIN_NAME = "chimera.builtin_connector_kinds"
 
 
+_WORDING = _plugins.Wording(
+    "connector kind",
+    bad_name="{cls}.kind_name must be an identifier-like string, got {name!r}",
+    reserved="{cls} takes the name {name!r}, a common declaration field ({fields})",
+    not_base="{kind!r} is not a ConnectorKind subclass",
+    names_classes=True,
+)
+
+
 class BuiltinConnectorKinds:
     """The plugin that provides the ``mcp`` and ``openapi`` kinds (as any plugin would)."""
 
@@ -32,27 +41,16 @@ class BuiltinConnectorKinds:
         return [McpConnector, OpenApiConnector]
 
 
-_WORDING = _plugins.Wording(
-    noun="connector kind",
-    not_base="{kind!r} is not a ConnectorKind subclass",
-    bad_name="{cls}.kind_name must be an identifier-like string, got {name!r}",
-    reserved="{cls} takes the name {name!r}, a common declaration field ({fields})",
-    twice="{noun} {name!r} is registered twice: {first} by plugin {first_owner!r} and "
-    "{second} by plugin {second_owner!r}",
-)
-
-
 class ConnectorKindRegistry(_plugins.KindRegistry[ConnectorKind]):
     """Connector kinds by name (the YAML key that selects them), in registration order."""
 
-    hookspecs = (hookspecs,)
+    hookspecs, builtin, builtin_name = (hookspecs,), BuiltinConnectorKinds, BUILTIN_PLUGIN_NAME
     hook, base, reserved, label = (
         "chimera_connector_kinds",
         ConnectorKind,
         COMMON_FIELDS,
         "connector",
     )
-    builtin, builtin_name = BuiltinConnectorKinds, BUILTIN_PLUGIN_NAME
     wording = _WORDING
 
 

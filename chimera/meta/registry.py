@@ -20,6 +20,13 @@ from chimera.meta.profile import COMMON_FIELDS, ProfileKind
 
 __all__ = ["BuiltinProfileKinds", "ProfileKindRegistry", "get_profile_registry"]
 
+BUILTIN_PLUGIN_NAME = "chimera.builtin_profile_kinds"
+
+_WORDING = _plugins.Wording(
+    "profile kind",
+    "{cls}.kind_name must be an identifier that is not a profile field ({fields}), got {name!r}",
+)
+
 
 class BuiltinProfileKinds:
     """The plugin that provides the built-in kind (as any plugin would)."""
@@ -31,21 +38,15 @@ class BuiltinProfileKinds:
         return [Solver]
 
 
-_WORDING = _plugins.Wording(
-    noun="profile kind",
-    not_base="{kind!r} is not a subclass of chimera.meta.profile.ProfileKind",
-    bad_name="{cls}.kind_name must be an identifier that is not a profile field ({fields}), "
-    "got {name!r}",
-    reserved=None,
-)
-
-
 class ProfileKindRegistry(_plugins.KindRegistry[ProfileKind]):
     """Profile kinds by name (the YAML key that selects them), in registration order."""
 
-    hookspecs = (hookspecs,)
+    hookspecs, builtin, builtin_name = (
+        (hookspecs,),
+        BuiltinProfileKinds,
+        "chimera.builtin_profile_kinds",
+    )
     hook, base, reserved, label = "chimera_profile_kinds", ProfileKind, COMMON_FIELDS, "profile"
-    builtin, builtin_name = BuiltinProfileKinds, "chimera.builtin_profile_kinds"
     wording = _WORDING
 
 

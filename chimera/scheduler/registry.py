@@ -24,6 +24,13 @@ __all__ = ["BuiltinTriggers", "TriggerRegistry", "get_registry"]
 BUILTIN_PLUGIN_NAME = "chimera.builtin_triggers"
 
 
+_WORDING = _plugins.Wording(
+    "trigger kind",
+    bad_name="{cls}.kind_name must be an identifier-like string (the YAML key), got {name!r}",
+    reserved="{cls} takes the name {name!r}, which is a common schedule field",
+)
+
+
 class BuiltinTriggers:
     """The plugin that provides the two built-in trigger kinds (as any plugin would)."""
 
@@ -34,22 +41,17 @@ class BuiltinTriggers:
         return [CronTrigger, EventTrigger]
 
 
-_WORDING = _plugins.Wording(
-    noun="trigger kind",
-    not_base="{kind!r} is not a subclass of chimera.scheduler.model.Trigger",
-    bad_name="{cls}.kind_name must be an identifier-like string (the YAML key), got {name!r}",
-    reserved="{cls} takes the name {name!r}, which is a common schedule field",
-)
-
-
 class TriggerRegistry(_plugins.KindRegistry[Trigger]):
     """Trigger kinds by name (the YAML key that selects them), in registration order."""
 
     # The entry-point group is shared with requirement kinds: know both hooks, so a
     # plugin that only provides requirement kinds still validates here.
-    hookspecs = (spec_hookspecs, hookspecs)
+    hookspecs, builtin, builtin_name = (
+        (spec_hookspecs, hookspecs),
+        BuiltinTriggers,
+        BUILTIN_PLUGIN_NAME,
+    )
     hook, base, reserved, label = "chimera_schedule_triggers", Trigger, COMMON_FIELDS, "chimera"
-    builtin, builtin_name = BuiltinTriggers, BUILTIN_PLUGIN_NAME
     wording = _WORDING
 
 

@@ -34,6 +34,15 @@ COMMON_FIELDS: tuple[str, ...] = ("id", "title", "risk", "depends_on", "owner")
 BUILTIN_PLUGIN_NAME = "chimera.builtin_kinds"
 
 
+_WORDING = _plugins.Wording(
+    "requirement kind",
+    bad_name="{cls}.kind_name must be an identifier-like string (the YAML key), got {name!r}",
+    reserved="{cls} takes the name {name!r}, which is a common requirement field ({fields})",
+    qualified=True,
+    names_classes=True,
+)
+
+
 class BuiltinKinds:
     """The plugin that provides Chimera's four built-in kinds (as any plugin would)."""
 
@@ -42,17 +51,6 @@ class BuiltinKinds:
         from chimera.spec.kinds import Absent, Command, Contains, Defines
 
         return [Defines, Contains, Absent, Command]
-
-
-_WORDING = _plugins.Wording(
-    noun="requirement kind",
-    not_base="{kind!r} is not a subclass of chimera.spec.model.Check",
-    bad_name="{cls}.kind_name must be an identifier-like string (the YAML key), got {name!r}",
-    reserved="{cls} takes the name {name!r}, which is a common requirement field ({fields})",
-    twice="{noun} {name!r} is registered twice: {first} by plugin {first_owner!r} and "
-    "{second} by plugin {second_owner!r}",
-    qualified=True,
-)
 
 
 class KindRegistry(_plugins.KindRegistry[Check]):
@@ -64,9 +62,8 @@ class KindRegistry(_plugins.KindRegistry[Check]):
         plugin_manager: the pluggy manager the kinds were collected from.
     """
 
-    hookspecs = (hookspecs,)
+    hookspecs, builtin, builtin_name = (hookspecs,), BuiltinKinds, BUILTIN_PLUGIN_NAME
     hook, base, reserved, label = "chimera_requirement_kinds", Check, COMMON_FIELDS, "chimera"
-    builtin, builtin_name = BuiltinKinds, BUILTIN_PLUGIN_NAME
     wording = _WORDING
 
 
