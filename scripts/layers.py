@@ -26,7 +26,17 @@ SPEC_FILE = ROOT / "specs" / "layers.yaml"
 # Bottom to top. A name is a top-level module or subpackage of ``chimera``; names not yet
 # built are listed so that the edges towards them are forbidden before they exist.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "errors", "stats", "protocols", "context", "atomic", "runner", "verifier"),
+    (
+        "__init__",
+        "errors",
+        "plugins",
+        "stats",
+        "protocols",
+        "context",
+        "atomic",
+        "runner",
+        "verifier",
+    ),
     ("config",),
     ("spec",),
     ("providers",),
