@@ -53,7 +53,12 @@ class CheckSettings(BaseModel):
     regex_timeout: float = Field(default=DEFAULT_REGEX_TIMEOUT_S, gt=0, le=3600)
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a mapping.
+
+    Raises:
+        ConfigError: ``file: message`` for invalid TOML, an unreadable file or non-UTF-8 text.
+    """
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -63,6 +68,32 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path.name}: cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path.name}: not UTF-8 text: {exc.reason}") from exc
+
+
+def config_table(root: Path) -> tuple[Any, str, str]:
+    """Chimera's configuration table at ``root``: ``(table or None, file name, key prefix)``
+    — ``[tool.chimera]`` of ``pyproject.toml`` (prefix ``tool.chimera.``) or the top level of
+    ``chimera.toml`` (prefix ``""``). The one place both loaders find it.
+
+    Raises:
+        ConfigError: unreadable TOML, or configuration in both files.
+    """
+    pyproject = root / "pyproject.toml"
+    standalone = root / "chimera.toml"
+    table: Any = None
+    file, prefix = "", ""
+    if pyproject.is_file():
+        tool = read_toml(pyproject).get("tool", {})
+        if isinstance(tool, dict) and "chimera" in tool:
+            table, file, prefix = tool["chimera"], pyproject.name, "tool.chimera."
+    if standalone.is_file():
+        if table is not None:
+            raise ConfigError(
+                f"{standalone.name}: configuration is also in pyproject.toml [tool.chimera]; "
+                "keep one of them"
+            )
+        table, file, prefix = read_toml(standalone), standalone.name, ""
+    return table, file, prefix
 
 
 def load_check_settings(root: Path) -> CheckSettings:
@@ -77,21 +108,8 @@ def load_check_settings(root: Path) -> CheckSettings:
             (``pyproject.toml: tool.chimera.check.regex_timeout: Input should be greater
             than 0``).
     """
-    standalone = root / "chimera.toml"
-    pyproject = root / "pyproject.toml"
-    table: Any = None
-    file, prefix = "", ""
-    if pyproject.is_file():
-        tool = _read(pyproject).get("tool")
-        if isinstance(tool, dict) and "chimera" in tool:
-            table, file, prefix = tool["chimera"], pyproject.name, "tool.chimera.check"
-    if standalone.is_file():
-        if table is not None:
-            raise ConfigError(
-                f"{standalone.name}: configuration is also in pyproject.toml [tool.chimera]; "
-                "keep one of them"
-            )
-        table, file, prefix = _read(standalone), standalone.name, "check"
+    table, file, base = config_table(root)
+    prefix = f"{base}check"
     section = table.get("check") if isinstance(table, dict) else None
     if section is None:
         return CheckSettings()

@@ -35,7 +35,6 @@ Later subsystems add sections by adding fields to :class:`ChimeraConfig`.
 from __future__ import annotations
 
 import difflib
-import tomllib
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,7 +42,7 @@ from typing import Any, Literal, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from chimera.config.check import CheckSettings
+from chimera.config.check import CheckSettings, config_table
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
 from chimera.config.heldout import HeldOutConfig
@@ -353,18 +352,6 @@ def _describe(exc: ValidationError, file: str, prefix: str) -> str:
     return lines[0] + (f" (and {more} more: {'; '.join(lines[1:])})" if more else "")
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path.name}: invalid TOML: {exc}") from exc
-    except OSError as exc:
-        raise ConfigError(f"{path.name}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path.name}: not UTF-8 text: {exc.reason}") from exc
-
-
 def load_config(root: Path) -> ChimeraConfig:
     """Read the configuration of the project at ``root``.
 
@@ -376,23 +363,9 @@ def load_config(root: Path) -> ChimeraConfig:
         ConfigError: invalid TOML, an invalid value or unknown key (``file: key: message``),
             or configuration in both files.
     """
-    pyproject = root / "pyproject.toml"
-    standalone = root / "chimera.toml"
-    table: Any = None
-    file, prefix = "", ""
-    if pyproject.is_file():
-        tool = _read_toml(pyproject).get("tool", {})
-        if isinstance(tool, dict) and "chimera" in tool:
-            table, file, prefix = tool["chimera"], pyproject.name, "tool.chimera."
-            if not isinstance(table, dict):
-                raise ConfigError(f"{file}: tool.chimera: must be a table")
-    if standalone.is_file():
-        if table is not None:
-            raise ConfigError(
-                f"{standalone.name}: configuration is also in pyproject.toml [tool.chimera]; "
-                "keep one of them"
-            )
-        table, file, prefix = _read_toml(standalone), standalone.name, ""
+    table, file, prefix = config_table(root)
+    if prefix and table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{file}: tool.chimera: must be a table")
     if table is None:
         return ChimeraConfig()
     try:
