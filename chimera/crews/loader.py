@@ -11,7 +11,6 @@ input: :func:`check_crew_file` returns the problems, :func:`load_crew` raises
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from chimera.crews.registry import CrewKindRegistry, get_crew_registry
 from chimera.errors import CrewError, SpecProblem, UsageError
 from chimera.spec.loader import display_path
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
+from chimera.spec.yamlproblems import node_label, pydantic_problems, unknown_message
 
 __all__ = [
     "CREWS_DIR",
@@ -164,7 +164,7 @@ class _Validator:
             if key in kinds:
                 chosen.append(key)
             elif key not in COMMON_FIELDS:
-                self.add(doc.key_mark((key,)), _unknown(key, "at the top level", allowed))
+                self.add(doc.key_mark((key,)), unknown_message(key, "at the top level", allowed))
                 close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
                 misspelt_kind = misspelt_kind or (bool(close) and close[0] in kinds)
         name = value.get("crew", self.path.stem)
@@ -254,8 +254,8 @@ class _Validator:
                     f"({', '.join(READ_ONLY_TOOLS)}): changes go through 'chimera solve'",
                 )
             else:
-                where = f"in '{_label((*path, 'tools'))}'"
-                self.add(mark, _unknown(tool, where, READ_ONLY_TOOLS, what="tool"))
+                where = f"in '{node_label((*path, 'tools'))}'"
+                self.add(mark, unknown_message(tool, where, READ_ONLY_TOOLS, what="tool"))
 
     def _model(self, path: NodePath, model: type[BaseModel], raw: object) -> Any:
         if path in self.doc.broken:
@@ -263,69 +263,18 @@ class _Validator:
         try:
             return model.model_validate(raw)
         except ValidationError as exc:
-            for mark, message in _problems(exc, self.doc, path, model):
+            for mark, message in pydantic_problems(
+                exc,
+                self.doc,
+                path,
+                model,
+                top="crew",
+                unknown_parent=lambda label: label or "crew",
+                missing_in=lambda label: f"'{label}'",
+            ):
                 self.add(mark, message)
         except (
             Exception
         ) as exc:  # a plugin kind's validator raised something pydantic does not wrap
             self.add(self.doc.mark(path), f"validation failed: {type(exc).__name__}: {exc}")
         return None
-
-
-def _unknown(key: str, where: str, allowed: Sequence[str], *, what: str = "field") -> str:
-    close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
-    if close:
-        return f"unknown {what} {key!r} {where}; did you mean '{close[0]}'?"
-    return f"unknown {what} {key!r} {where} (expected one of: {', '.join(allowed)})"
-
-
-def _label(path: NodePath) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-def _problems(
-    exc: ValidationError, doc: YamlDocument, base: NodePath, model: type[BaseModel]
-) -> Iterator[tuple[Mark, str]]:
-    """Each pydantic error on the YAML node its ``loc`` names, with a short message."""
-    for error in exc.errors(include_url=False):
-        loc = tuple(p for p in error["loc"] if isinstance(p, str | int))
-        path = (*base, *loc)
-        where = _label(path) or "crew"
-        message = str(error["msg"]).removeprefix("Value error, ")
-        kind = error["type"]
-        if kind == "extra_forbidden" and loc and isinstance(loc[-1], str):
-            fields = _fields(model, loc[:-1])
-            parent = _label(path[:-1]) or "crew"
-            yield doc.key_mark(path), _unknown(loc[-1], f"in '{parent}'", fields)
-        elif kind == "missing" and loc:
-            yield (
-                doc.mark(path[:-1]),
-                f"missing required field '{loc[-1]}' in '{_label(path[:-1])}'",
-            )
-        elif kind in ("model_type", "model_attributes_type", "dict_type"):
-            got = type_name(error.get("input"))
-            yield doc.mark(path), f"'{where}' must be a mapping, got {got}"
-        else:
-            shown = error.get("input")
-            got = (
-                ""
-                if isinstance(shown, dict | list) or kind.startswith("value")
-                else f", got {shown!r}"
-            )
-            yield doc.mark(path), f"{where}: {message}{got}"
-
-
-def _fields(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    current: Any = model
-    for part in loc:
-        if isinstance(part, str) and isinstance(current, type) and issubclass(current, BaseModel):
-            info = current.model_fields.get(part)
-            current = info.annotation if info else None
-        else:
-            return []
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []

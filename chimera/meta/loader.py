@@ -12,7 +12,6 @@ problems, :func:`load_profile` raises :class:`~chimera.errors.ProfileError` with
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from chimera.meta.profile import AGENT_TOOLS, COMMON_FIELDS, Profile, ProfileFie
 from chimera.meta.registry import ProfileKindRegistry, get_profile_registry
 from chimera.spec.loader import display_path
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
+from chimera.spec.yamlproblems import pydantic_problems, unknown_message
 
 __all__ = ["ProfileCheck", "check_profile_file", "check_profile_text", "load_profile"]
 
@@ -118,7 +118,7 @@ class _Validator:
         misspelt = False
         for key in value:
             if key not in allowed:
-                self.add(doc.key_mark((key,)), _unknown(key, "at the top level", allowed))
+                self.add(doc.key_mark((key,)), unknown_message(key, "at the top level", allowed))
                 close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
                 misspelt = misspelt or (bool(close) and close[0] in kinds)
         common = {k: v for k, v in value.items() if k in COMMON_FIELDS}
@@ -154,7 +154,7 @@ class _Validator:
         for j, tool in enumerate(tools):
             if isinstance(tool, str) and tool not in AGENT_TOOLS:
                 mark = self.doc.mark(("tools", j))
-                self.add(mark, _unknown(tool, "in 'tools'", AGENT_TOOLS, what="tool"))
+                self.add(mark, unknown_message(tool, "in 'tools'", AGENT_TOOLS, what="tool"))
 
     def _model(self, path: NodePath, model: type[BaseModel], raw: object) -> Any:
         if path in self.doc.broken:
@@ -162,64 +162,17 @@ class _Validator:
         try:
             return model.model_validate(raw)
         except ValidationError as exc:
-            for mark, message in _problems(exc, self.doc, path, model):
+            for mark, message in pydantic_problems(
+                exc,
+                self.doc,
+                path,
+                model,
+                top="profile",
+                unknown_parent=lambda label: label,
+                missing_in=lambda label: label or "the profile",
+                skip_broken=True,
+            ):
                 self.add(mark, message)
         except Exception as exc:  # a plugin kind's validator raised what pydantic does not wrap
             self.add(self.doc.mark(path), f"validation failed: {type(exc).__name__}: {exc}")
         return None
-
-
-def _unknown(key: str, where: str, allowed: Sequence[str], *, what: str = "field") -> str:
-    close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
-    if close:
-        return f"unknown {what} {key!r} {where}; did you mean '{close[0]}'?"
-    return f"unknown {what} {key!r} {where} (expected one of: {', '.join(allowed)})"
-
-
-def _label(path: NodePath) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-def _problems(
-    exc: ValidationError, doc: YamlDocument, base: NodePath, model: type[BaseModel]
-) -> Iterator[tuple[Mark, str]]:
-    """Each pydantic error on the YAML node its ``loc`` names, with a short message."""
-    for error in exc.errors(include_url=False):
-        loc = tuple(p for p in error["loc"] if isinstance(p, str | int))
-        path = (*base, *loc)
-        where = _label(path) or "profile"
-        message = str(error["msg"]).removeprefix("Value error, ")
-        kind = error["type"]
-        if path in doc.broken:
-            continue
-        if kind == "extra_forbidden" and loc and isinstance(loc[-1], str):
-            sub = _fields(model, loc[:-1])
-            yield doc.key_mark(path), _unknown(loc[-1], f"in '{_label(path[:-1])}'", sub)
-        elif kind == "missing" and loc:
-            parent = _label(path[:-1]) or "the profile"
-            yield doc.mark(path[:-1]), f"missing required field '{loc[-1]}' in {parent}"
-        elif kind in ("model_type", "model_attributes_type", "dict_type"):
-            yield (
-                doc.mark(path),
-                f"'{where}' must be a mapping, got {type_name(error.get('input'))}",
-            )
-        else:
-            shown = error.get("input")
-            plain = isinstance(shown, dict | list) or kind.startswith("value")
-            yield doc.mark(path), f"{where}: {message}" + ("" if plain else f", got {shown!r}")
-
-
-def _fields(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    current: Any = model
-    for part in loc:
-        if isinstance(part, str) and isinstance(current, type) and issubclass(current, BaseModel):
-            info = current.model_fields.get(part)
-            current = info.annotation if info else None
-        else:
-            return []
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []
