@@ -45,7 +45,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 """Bumped whenever the engine's results for the same input could change."""
 
 CACHE_DIR = ".chimera/cache"
