@@ -175,6 +175,11 @@ class ChimeraState:
             drift.prepare(batch)
         return drift.result(requirement_id)
 
+    def save_reports(self) -> None:
+        """Store the outcomes evaluated so far in the report cache (when it is on)."""
+        if self._drift is not None:
+            self._drift.save()
+
     @property
     def planned(self) -> frozenset[str]:
         """Requirement ids whose work this session (this xdist worker) has planned."""
@@ -462,6 +467,13 @@ def _worker_queue(session: pytest.Session) -> Callable[[], list[str]] | None:
         return out
 
     return upcoming
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Store this session's outcomes in the whole-report cache (when it is on)."""
+    state = get_state(session.config)
+    if state is not None:
+        state.save_reports()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

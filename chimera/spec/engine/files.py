@@ -133,6 +133,10 @@ class Resolver:
         self._files[rel] = found
         return found
 
+    def answers(self) -> dict[str, Target | Unscannable | None]:
+        """Every name resolved so far and its answer (a copy)."""
+        return dict(self._files)
+
     def _resolve(self, rel: str) -> Target | Unscannable | None:
         rel_dir, _, name = rel.rpartition("/")
         real_dir = self._real_dir(rel_dir)
@@ -248,6 +252,17 @@ class FileTree:
                 self._git = tuple(sorted(p for p in set(listed) if _selectable(p)))
             self.source = "git" if listed is not None else "walk"
         return self._git
+
+    def git_listing(self) -> tuple[str, ...] | None:
+        """git's candidates, sorted (``None`` when git gave none: not a repository, git
+        refused it, or ``use_git`` is off); lists once."""
+        listed = self._git_candidates()
+        return None if self.listing_error is not None else listed
+
+    @property
+    def consulted(self) -> bool:
+        """Whether a selection has listed the candidates (git's or the walk's)."""
+        return self._git_checked
 
     def select(self, paths: Sequence[str], exclude: Sequence[str]) -> list[str]:
         """Candidates matched by the ``paths`` globs and by none of the ``exclude`` globs."""
