@@ -358,6 +358,18 @@ class SpecYamlFile(pytest.File):
             yield RequirementItem.from_parent(self, name=requirement.id, requirement=requirement)
 
 
+_MARKS: dict[str, pytest.MarkDecorator] = {}
+
+
+def _mark(name: str) -> pytest.MarkDecorator:
+    """The decorator of marker ``name``, looked up once: ``pytest.mark``'s lookup validates the
+    name each time, a cost every one of thousands of items would pay again."""
+    found = _MARKS.get(name)
+    if found is None:
+        found = _MARKS[name] = getattr(pytest.mark, name)
+    return found
+
+
 class RequirementFailed(Exception):
     """Raised by :meth:`RequirementItem.runtest` when the requirement is red."""
 
@@ -376,8 +388,8 @@ class RequirementItem(pytest.Item):
     def __init__(self, *, requirement: Requirement, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.requirement = requirement
-        self.add_marker("chimera")
-        self.add_marker(f"risk_{requirement.risk.value}")
+        self.add_marker(_mark("chimera"))
+        self.add_marker(_mark(f"risk_{requirement.risk.value}"))
         self.extra_keyword_matches.add(requirement.kind)
         self.user_properties.append(("chimera_kind", requirement.kind))
         self.user_properties.append(("chimera_risk", requirement.risk.value))

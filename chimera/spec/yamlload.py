@@ -84,9 +84,15 @@ def _c_loader() -> type[Any] | None:
         """
 
         def resolve(self, kind: type[Any], value: Any, implicit: Any) -> Any:
-            own = base.resolve.__globals__.get(kind.__name__, kind)
-            return super().resolve(own, value, implicit)
+            # Called for every node: the class mapping is looked up once per node class.
+            own = owns.get(kind)
+            if own is None:
+                own = owns[kind] = names.get(kind.__name__, kind)
+            return base_resolve(self, own, value, implicit)
 
+    owns: dict[type[Any], type[Any]] = {}
+    names: dict[str, Any] = base.resolve.__globals__
+    base_resolve = base.resolve
     return CSafeLoader
 
 

@@ -3,6 +3,7 @@ scope selected once per session."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,17 @@ class _Scope:
     missing: str | None = None
     error: str | None = None
     by_real: dict[str, Target] = field(default_factory=dict)
+
+    # Computed once per scope, not once per requirement scanning it.
+    @functools.cached_property
+    def names(self) -> tuple[str, ...]:
+        """Every selected name: the targets', then the unscannable ones'."""
+        return tuple(t.rel for t in self.targets) + tuple(u.file for u in self.unscannable)
+
+    @functools.cached_property
+    def order(self) -> dict[str, int]:
+        """Each target's position in the selection."""
+        return {t.rel: i for i, t in enumerate(self.targets)}
 
 
 class ScopeSelection:

@@ -173,9 +173,9 @@ class EngineSession(ReadRecording, ScopeSelection):
             for real, reason in self._bad.items()
             if real in by_real
         )
-        order = {t.rel: i for i, t in enumerate(scope.targets)} if len(matches) > 1 else {}
+        order = scope.order if len(matches) > 1 else {}
         return ScanResult(
-            files=tuple(t.rel for t in scope.targets) + tuple(u.file for u in scope.unscannable),
+            files=scope.names,
             matches=dict(sorted(matches.items(), key=lambda kv: order.get(kv[0], 0))),
             unscannable=tuple(sorted(unscannable, key=lambda u: u.file)),
             timeouts=tuple(sorted(timeouts)),
