@@ -216,31 +216,34 @@ def _libyaml_differs(root: Node, text: str) -> bool:
     blocks = "|" in text or ">" in text
     if not blocks and "[" not in text and "{" not in text:
         return False
+    # One pass over every node, so each is looked at with as few attribute reads as can be.
     stack = [root]
     seen: set[int] = set()
     while stack:
         node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if _kind(node) == "scalar":
-            if getattr(node, "style", None) in ("|", ">") and _BLOCK_HEADER_COMMENT.match(
-                text, node.start_mark.index
+        kind = _kind(node)
+        if kind == "scalar":
+            if (
+                blocks
+                and getattr(node, "style", None) in ("|", ">")
+                and _BLOCK_HEADER_COMMENT.match(text, node.start_mark.index)
             ):
                 return True
             continue
-        if _kind(node) in ("sequence", "mapping"):
-            if getattr(node, "flow_style", False):
-                if _flow_key_indicator(text[node.start_mark.index : node.end_mark.index]):
-                    return True
-                for child in node.value:
-                    parts = (child,) if _kind(node) == "sequence" else child
-                    # An empty plain scalar (style None in PyYAML, "" in libyaml).
-                    if any(_kind(p) == "scalar" and not p.value and not p.style for p in parts):
-                        return True
-            if _kind(node) == "sequence":
-                stack.extend(node.value)
-            else:
-                for key, value in node.value:
-                    stack.extend((key, value))
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if kind == "sequence":
+            children = list(node.value)
+        elif kind == "mapping":
+            children = [part for pair in node.value for part in pair]
+        else:
+            continue
+        if getattr(node, "flow_style", False):
+            if _flow_key_indicator(text[node.start_mark.index : node.end_mark.index]):
+                return True
+            # An empty plain scalar (style None in PyYAML, "" in libyaml).
+            if any(_kind(c) == "scalar" and not c.value and not c.style for c in children):
+                return True
+        stack.extend(children)
     return False
