@@ -48,6 +48,7 @@ from chimera.spec.engine.stored import FileScan as _FileScan
 from chimera.spec.engine.stored import Stored
 
 _Located = tuple[int, int, str]
+_Plan = dict[_PatternKey, bool]
 
 
 class EngineSession(ReadRecording, ScopeSelection):
@@ -91,9 +92,8 @@ class EngineSession(ReadRecording, ScopeSelection):
         self._pending: dict[tuple[_ScopeKey, _PatternKey, bool], CompiledPattern] = {}
         self._satisfied: set[tuple[_ScopeKey, _PatternKey, bool]] = set()
         self._pending_modules: dict[str, Target] = {}
-        # Per real file: pattern keys searched for the first match / for every match.
-        self._done_first: dict[str, set[_PatternKey]] = {}
-        self._done_all: dict[str, set[_PatternKey]] = {}
+        # Per real file: the plans run on it (pattern key -> searched for every match?).
+        self._done: dict[str, list[_Plan]] = {}
         # Per pattern key: the files where it matched or timed out.
         self._found: dict[_PatternKey, dict[str, _FileScan]] = {}
         self._timeouts: dict[_PatternKey, int] = {}
@@ -256,31 +256,34 @@ class EngineSession(ReadRecording, ScopeSelection):
         if not requests and not modules:
             return
         self.stats.passes += 1
-        # Invert the plan: per real file, the patterns to search (with / without literals).
+        # One plan per scope (pattern key -> every match?), shared by the files it selects:
+        # planning costs the number of requests plus the number of selected files.
         targets: dict[str, Target] = {}
-        with_literals: dict[str, dict[_PatternKey, bool]] = {}
-        without_literals: dict[str, dict[_PatternKey, bool]] = {}
+        by_scope: dict[_ScopeKey, tuple[_Plan, _Plan]] = {}
         compiled: dict[_PatternKey, CompiledPattern] = {}
         by_literal: dict[str, set[_PatternKey]] = {}
-        empty: set[_PatternKey] = set()
         for (skey, key, need_all), cp in requests.items():
             compiled[key] = cp
             # The automaton looks for each pattern's best set; the others are checked with a
             # substring search only where that one hit (cheaper than a bigger automaton).
             for literal in cp.literal_sets[0] if cp.literal_sets else ():
                 by_literal.setdefault(literal, set()).add(key)
-            plan = with_literals if cp.literals is not None else without_literals
-            done = self._done_all if need_all else self._done_first
+            with_lit, without_lit = by_scope.setdefault(skey, ({}, {}))
+            plan = with_lit if cp.literals is not None else without_lit
+            if need_all or key not in plan:
+                plan[key] = need_all
+        file_plans: dict[str, list[tuple[_Plan, _Plan]]] = {}
+        for skey, plans in by_scope.items():
             for target in self._scopes[skey].targets:
                 real = target.real
-                if real in self._bad or key in done.get(real, empty):
+                if real in self._bad:
                     continue
-                planned = plan.get(real)
-                if planned is None:
-                    planned = plan[real] = {}
+                known = file_plans.get(real)
+                if known is None:
+                    file_plans[real] = [plans]
                     targets[real] = target
-                if need_all or key not in planned:
-                    planned[key] = need_all
+                else:
+                    known.append(plans)
         for real, target in modules.items():
             targets.setdefault(real, target)
         prefilter = _make_prefilter(by_literal) if by_literal else None
@@ -288,8 +291,9 @@ class EngineSession(ReadRecording, ScopeSelection):
         timeout = self.options.pattern_timeout_s
         for real in sorted(targets):
             target = targets[real]
-            lit = with_literals.get(real)
-            nolit = without_literals.get(real)
+            lit, nolit = self._file_plan(real, file_plans.get(real, ()))
+            if lit is None and nolit is None and real not in modules:
+                continue
             stored: Stored | None = None
             if cache is not None:
                 stored = Stored(cache, real, target.rel, self.options)
@@ -328,12 +332,7 @@ class EngineSession(ReadRecording, ScopeSelection):
                     self._found.setdefault(key, {})[real] = scanned
                 else:
                     self._found.get(key, {}).pop(real, None)
-            for planned in (lit, nolit):
-                if planned:
-                    self._done_first.setdefault(real, set()).update(planned)
-                    every = [k for k, v in planned.items() if v]
-                    if every:
-                        self._done_all.setdefault(real, set()).update(every)
+            self.mark_done(real, lit, nolit)
             if real in modules and (stored is None or not stored.reuse_index(self)):
                 self.stats.parses[real] += 1
                 self._modules[real] = index_source(
@@ -344,6 +343,41 @@ class EngineSession(ReadRecording, ScopeSelection):
         self._satisfied.update(requests)
         if cache is not None:
             cache.save()
+
+    def _file_plan(
+        self, real: str, plans: Sequence[tuple[_Plan, _Plan]]
+    ) -> tuple[_Plan | None, _Plan | None]:
+        """The patterns to search in ``real`` (with / without literals), less those an
+        earlier pass already searched there; ``None`` for none."""
+        done = self._done.get(real)
+        if len(plans) == 1 and not done:
+            lit, nolit = plans[0]
+            return lit or None, nolit or None
+        merged: tuple[_Plan, _Plan] = ({}, {})
+        for plan in plans:
+            for source, into in zip(plan, merged, strict=True):
+                for key, need_all in source.items():
+                    if need_all or key not in into:
+                        into[key] = need_all
+        if done:
+            for into in merged:
+                for key in [k for k, every in into.items() if self._is_done(real, k, every)]:
+                    del into[key]
+        return merged[0] or None, merged[1] or None
+
+    def _is_done(self, real: str, key: _PatternKey, need_all: bool) -> bool:
+        for plan in self._done.get(real, ()):
+            every = plan.get(key)
+            if every is not None and (every or not need_all):
+                return True
+        return False
+
+    def mark_done(self, real: str, lit: _Plan | None, nolit: _Plan | None) -> None:
+        """Note that the plans ``lit`` and ``nolit`` ran on ``real`` (kept, not copied: a
+        plan is never changed once its pass has begun)."""
+        for plan in (lit, nolit):
+            if plan:
+                self._done.setdefault(real, []).append(plan)
 
     def _search(
         self, cp: CompiledPattern, text: str, need_all: bool, timeout: float
