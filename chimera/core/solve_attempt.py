@@ -166,7 +166,7 @@ class Attempting(Planning):
         the review, the retry prompt, the run folder and the pull request would carry, so it
         is redacted here and the attempt is judged ``secret_in_change``.
         """
-        from chimera.governance.guard import SecretRedactor
+        from chimera.governance.redactor import SecretRedactor
 
         redactor = SecretRedactor.from_environment(workspace=self.workspace)
         text, names = redactor.redact(diff.text)
