@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chimera.github.client import GitHubClient, IssueInfo, PullInfo
-from chimera.github.events import WRITE_ROLES, Act, Decision
+from chimera.github.decision import WRITE_ROLES, Act, Decision
 from chimera.github.settings import ActionSettings
 from chimera.github.summary import parse_marker
 
