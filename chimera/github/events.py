@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import Any
 
 from chimera.errors import UsageError
-from chimera.github.settings import ActionSettings
+from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 
 __all__ = ["Act", "ApiCheck", "Decision", "decide", "run_checks"]
 
@@ -255,6 +255,8 @@ def _issue_labeled(
     number = _int(_get(payload, "issue", "number"))
     sender = base["sender"]
     base = base | {"issue": number, "actor": sender}
+    if label == SCHEDULE_LABEL and number is not None:
+        return _schedule_labeled(sender, number, settings, base)
     if label != settings.label:
         return Decision(
             Act.IGNORE, f"label {label!r} is not the trigger label {settings.label!r}", **base
@@ -306,6 +308,27 @@ def _issue_labeled(
             ApiCheck("not_bot", sender, "the labeller is not a bot"),
             *run_checks(sender, number),
         ),
+        **base,
+    )
+
+
+def _schedule_labeled(
+    sender: str | None, number: int, settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    # The tick files a job's issue with this label and then dispatches the run itself, so the
+    # label starts nothing; a person adding it is told why (schedules are reviewed code).
+    if settings.is_self(sender):
+        return Decision(
+            Act.IGNORE,
+            f"Chimera's tick labelled #{number} {SCHEDULE_LABEL!r}; it dispatches the run itself",
+            **base,
+        )
+    return Decision(
+        Act.IGNORE,
+        f"{sender} added {SCHEDULE_LABEL!r} to #{number}, but only Chimera's tick adds it "
+        "(schedules are declared in .chimera.d/schedules/ on the default branch and reviewed "
+        f"like code); to start a run, add the {settings.label!r} label instead",
+        explain=True,
         **base,
     )
 
