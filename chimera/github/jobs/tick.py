@@ -179,12 +179,14 @@ def _act(
         if not red_summary:
             return ""  # green (or no check run yet): nothing to file
         number = _issue_for(github, run.job, "The Spec is red on the default branch", None)
-        body = f"Spec red on `{ctx.default_branch}` ({when}):\n\n{red_summary[:6000]}"
-        github.comment(number, body, marker=f"<!-- chimera:tick {run_id} {run.job} -->")
+        marker = f"<!-- chimera:tick {run_id} {run.job} -->"
+        body = f"Spec red on `{ctx.default_branch}` ({when}):\n\n{red_summary[:6000]}\n\n{marker}"
+        github.comment(number, body, marker=marker)
         return f"{run.job}: reported on #{number}"
     number = _issue_for(github, run.job, f"Scheduled: {run.job}", run.task)
-    body = f"Scheduled run of `{run.job}` ({when}):\n\n{run.task or ''}"
-    github.comment(number, body, marker=f"<!-- chimera:tick {run_id} {run.job} -->")
+    # The marker makes the comment idempotent and tells publish which tick started the run.
+    marker = f"<!-- chimera:tick {run_id} {run.job} -->"
+    github.comment(number, f"Scheduled run of `{run.job}` ({when}).\n\n{marker}", marker=marker)
     labeller = settings.identities[0] if settings.identities else ""
     inputs = {"issue-number": str(number), "labeller": labeller}
     github.dispatch_workflow(settings.fix_workflow, ctx.dispatch_ref or ctx.default_branch, inputs)
