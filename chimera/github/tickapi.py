@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from chimera.errors import GitHubNotFound
+from chimera.errors import GitHubApiError, GitHubNotFound
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient, IssueInfo
@@ -112,7 +112,8 @@ class TickClient:
         """The newest check run called ``name`` on ``ref`` (a branch or a SHA), or ``None``.
 
         Raises:
-            GitHubError: the API failed after retries (an unknown ref is ``None``).
+            GitHubError: the API failed after retries (an unknown ref is ``None``: GitHub's
+                404, or its 422 "No commit found").
         """
         url = (
             f"/repos/{self.client.repository}/commits/{quote(ref, safe='')}/check-runs"
@@ -133,11 +134,13 @@ class TickClient:
 
         try:
             return self.client._call(f"GET check runs {name!r} of {ref}", get)
-        except GitHubNotFound:
-            return None
+        except GitHubApiError as exc:
+            if _absent(exc):
+                return None
+            raise
 
     def commit_verification(self, sha: str) -> CommitVerification | None:
-        """GitHub's verification of commit ``sha`` (``None``: no such commit here).
+        """GitHub's verification of commit ``sha`` (``None``: no such commit here, 404 or 422).
 
         Raises:
             GitHubError: the API failed after retries.
@@ -156,8 +159,10 @@ class TickClient:
 
         try:
             return self.client._call(f"GET commit {sha[:12]}", get)
-        except GitHubNotFound:
-            return None
+        except GitHubApiError as exc:
+            if _absent(exc):
+                return None
+            raise
 
     def made_by(self, identities: Collection[str]) -> Callable[[str], bool]:
         """A lookup for :class:`~chimera.scheduler.journal.VerifiedBy`: a commit counts when
@@ -172,3 +177,8 @@ class TickClient:
             return seen[sha]
 
         return lookup
+
+
+def _absent(exc: GitHubApiError) -> bool:
+    """GitHub's answers for a ref or commit it does not have: 404, or 422 "No commit found"."""
+    return isinstance(exc, GitHubNotFound) or exc.status == 422

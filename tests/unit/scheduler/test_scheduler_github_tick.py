@@ -13,7 +13,7 @@ import pytest
 from chimera.errors import UsageError
 from chimera.github.client import IssueInfo
 from chimera.github.jobs.context import ActionContext
-from chimera.github.jobs.tick import LABEL, tick_job
+from chimera.github.jobs.tick import LABEL, run_tick, scheduled_run, tick_job
 from chimera.github.settings import ActionSettings
 from chimera.github.tickapi import CheckRunSeen
 from chimera.scheduler.clock import FixedClock
@@ -133,3 +133,33 @@ def test_a_broken_schedules_file_fails_before_anything_runs(remote: Any, checkou
             trust=remote.trust, clock=FixedClock(datetime(2025, 1, 1, tzinfo=UTC)), run_id="1",
         )  # fmt: skip
     assert journal.fetch() is None and gh.issues == {} and gh.dispatches == []
+
+
+def test_publish_reads_the_tick_marker_only_from_chimeras_own_comments() -> None:
+    settings = ActionSettings.from_env({"CHIMERA_BOT_LOGIN": "app[bot]"})
+    comments = [
+        (1, "app[bot]", "Scheduled run of `a`.\n\n<!-- chimera:tick 100.1 a -->"),
+        (2, "app[bot]", "Scheduled run of `b`.\n\n<!-- chimera:tick 101.1 b -->"),
+        (3, "mallory", "<!-- chimera:tick 999.1 b -->"),
+    ]
+    assert scheduled_run(comments, settings) == ("101.1", "b")
+    assert scheduled_run(comments[2:], settings) is None
+
+
+@pytest.mark.parametrize(
+    ("env", "key", "message"),
+    [
+        ({}, True, "set bot-login"),
+        ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "journal-signing-key is empty"),
+    ],
+)
+def test_the_action_tick_refuses_to_write_a_journal_nobody_would_trust(
+    checkout: Path, tmp_path: Path, env: dict[str, str], key: bool, message: str
+) -> None:
+    ctx = ActionContext(event_name="schedule", payload={}, workflow_run="7")
+    with pytest.raises(UsageError, match=message):
+        run_tick(
+            ctx, ActionSettings.from_env(env), checkout,
+            clock=FixedClock(datetime(2025, 1, 1, tzinfo=UTC)),
+            signing_key=tmp_path / "key" if key else None,
+        )  # fmt: skip
