@@ -58,7 +58,8 @@ class ApiCheck:
     account type of ``subject``), ``issue_state`` (open, not locked, not a PR),
     ``chimera_pr`` (an open Chimera PR for the issue and its state marker), ``head_commit``
     (the review was of the PR's current head), ``not_triggerer`` (the approver did not start
-    the run), ``queue_slot`` (the ChangeQueue admits the issue now).
+    the run), ``queue_slot`` (the ChangeQueue admits the issue now), ``schedule_label`` (Chimera's
+    own identity added ``chimera:schedule``: a scheduled run).
     """
 
     name: str
@@ -484,19 +485,26 @@ def _dispatch(
     else:
         actor = str(sender)
         from_queue = False
+    who: tuple[ApiCheck, ...] = (
+        ApiCheck("not_bot", actor, "the person whose permission counts is not a bot"),
+        *run_checks(actor, number)[:1],
+    )
+    if from_queue and settings.is_self(actor):
+        # A scheduled run: no person's role counts, the label's author does.
+        reason = f"Chimera's tick started #{number} (a scheduled run)"
+        who = (
+            ApiCheck("schedule_label", f"#{number}", f"Chimera itself added {SCHEDULE_LABEL!r}"),
+        )
+    elif from_queue:
+        reason = f"the ChangeQueue started #{number} for {actor}"
+    else:
+        reason = f"{actor} dispatched a run for #{number}"
     return Decision(
         Act.RUN,
-        (
-            f"the ChangeQueue started #{number} for {actor}"
-            if from_queue
-            else f"{actor} dispatched a run for #{number}"
-        ),
+        reason,
         issue=number,
         actor=actor,
         from_queue=from_queue,
-        checks=(
-            ApiCheck("not_bot", actor, "the person whose permission counts is not a bot"),
-            *run_checks(actor, number),
-        ),
+        checks=(*who, *run_checks(actor, number)[1:]),
         **base,
     )
