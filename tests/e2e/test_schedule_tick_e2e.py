@@ -261,3 +261,18 @@ def test_a_broken_declaration_fails_the_tick_before_any_api_call(
     assert [c for c in world.fake.calls[calls:] if not c.path.startswith("/web/")] == []
     assert world.repo.issues == {} and world.repo.dispatches == []
     assert world.repo.head_sha("chimera/journal") is None
+
+
+def test_the_action_cli_ticks_and_signs_its_journal(world: World, ticker: Ticker) -> None:
+    """``chimera action --mode tick`` itself (the system clock: a first tick baselines)."""
+    root = world.clone(ticker.token)
+    out = world.job(
+        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=980, token=ticker.token, root=root
+    )
+    assert out["rc"] == 0 and out["status"] == "ticked" and out["ran"] == ""
+    replay = ticker.replay()
+    assert len(replay.trusted) == 1 and replay.untrusted == ()
+    assert set(replay.state.jobs) == {"nightly-total", "spec-green"}
+    (key,) = (world.tmp / "runner-980").glob("chimera-journal-key-*/key")
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert world.repo.issues == {} and world.repo.dispatches == []
