@@ -37,7 +37,8 @@ class ApiCheck:
     account type of ``subject``), ``issue_state`` (open, not locked, not a PR),
     ``chimera_pr`` (an open Chimera PR for the issue and its state marker), ``head_commit``
     (the review was of the PR's current head), ``not_triggerer`` (the approver did not start
-    the run), ``queue_slot`` (the ChangeQueue admits the issue now).
+    the run), ``queue_slot`` (the ChangeQueue admits the issue now), ``schedule_label`` (Chimera's
+    own identity added ``chimera:schedule``: a scheduled run).
     """
 
     name: str

@@ -18,7 +18,7 @@ from chimera.github.decision import (
     dispatch_issue,
     run_checks,
 )
-from chimera.github.settings import ActionSettings
+from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 
 
 def _issue_labeled(
@@ -28,6 +28,8 @@ def _issue_labeled(
     number = _int(_get(payload, "issue", "number"))
     sender = base["sender"]
     base = base | {"issue": number, "actor": sender}
+    if label == SCHEDULE_LABEL and number is not None:
+        return _schedule_labeled(sender, number, settings, base)
     if label != settings.label:
         return Decision(
             Act.IGNORE, f"label {label!r} is not the trigger label {settings.label!r}", **base
@@ -79,6 +81,27 @@ def _issue_labeled(
             ApiCheck("not_bot", sender, "the labeller is not a bot"),
             *run_checks(sender, number),
         ),
+        **base,
+    )
+
+
+def _schedule_labeled(
+    sender: str | None, number: int, settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    # The tick files a job's issue with this label and then dispatches the run itself, so the
+    # label starts nothing; a person adding it is told why (schedules are reviewed code).
+    if settings.is_self(sender):
+        return Decision(
+            Act.IGNORE,
+            f"Chimera's tick labelled #{number} {SCHEDULE_LABEL!r}; it dispatches the run itself",
+            **base,
+        )
+    return Decision(
+        Act.IGNORE,
+        f"{sender} added {SCHEDULE_LABEL!r} to #{number}, but only Chimera's tick adds it "
+        "(schedules are declared in .chimera.d/schedules/ on the default branch and reviewed "
+        f"like code); to start a run, add the {settings.label!r} label instead",
+        explain=True,
         **base,
     )
 
@@ -234,19 +257,26 @@ def _dispatch(
     else:
         actor = str(sender)
         from_queue = False
+    who: tuple[ApiCheck, ...] = (
+        ApiCheck("not_bot", actor, "the person whose permission counts is not a bot"),
+        *run_checks(actor, number)[:1],
+    )
+    if from_queue and settings.is_self(actor):
+        # A scheduled run: no person's role counts, the label's author does.
+        reason = f"Chimera's tick started #{number} (a scheduled run)"
+        who = (
+            ApiCheck("schedule_label", f"#{number}", f"Chimera itself added {SCHEDULE_LABEL!r}"),
+        )
+    elif from_queue:
+        reason = f"the ChangeQueue started #{number} for {actor}"
+    else:
+        reason = f"{actor} dispatched a run for #{number}"
     return Decision(
         Act.RUN,
-        (
-            f"the ChangeQueue started #{number} for {actor}"
-            if from_queue
-            else f"{actor} dispatched a run for #{number}"
-        ),
+        reason,
         issue=number,
         actor=actor,
         from_queue=from_queue,
-        checks=(
-            ApiCheck("not_bot", actor, "the person whose permission counts is not a bot"),
-            *run_checks(actor, number),
-        ),
+        checks=(*who, *run_checks(actor, number)[1:]),
         **base,
     )

@@ -54,15 +54,17 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
     **{
         (wf, "publish"): (
             {"contents": "write", "pull-requests": "write", "issues": "write", "checks": "write"},
-            set(),
+            # fix's publish signs a scheduled run's finish in the schedules' journal
+            {"CHIMERA_JOURNAL_SIGNING_KEY"} if wf == "chimera-fix.yml" else set(),
         )
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
     ("chimera-review.yml", "start-ci"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
-    # The schedule tick: no LLM key; the App token writes the journal and dispatches.
+    # The schedule tick: no LLM key; the App token writes the journal and dispatches; the
+    # journal's signing key signs the tick's commits.
     ("chimera-tick.yml", "tick"): (
         {"contents": "read"},
-        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"},
+        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY", "CHIMERA_JOURNAL_SIGNING_KEY"},
     ),
 }
 
