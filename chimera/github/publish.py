@@ -399,7 +399,7 @@ class Publisher:
             "issue": d.issue,
             "run_id": self.outcome.run_id if self.outcome else None,
             "workflow_run": self.ctx.workflow_run,
-            "artifact": self.settings.artifact_name,
+            "artifact": self.settings.run_artifact,
             "status": "awaiting_approval" if awaiting else "ready",
             "paused": paused,
             "started_by": d.started_by,
