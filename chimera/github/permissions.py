@@ -25,6 +25,7 @@ from typing import Any
 from chimera.github.client import GitHubClient, IssueInfo, PullInfo
 from chimera.github.events import WRITE_ROLES, Act, Decision
 from chimera.github.settings import ActionSettings
+from chimera.github.starter import queued_starter
 from chimera.github.summary import parse_marker
 
 __all__ = ["Resolution", "chimera_pull", "has_write", "resolve"]
@@ -92,18 +93,22 @@ def resolve(decision: Decision, client: GitHubClient, settings: ActionSettings) 
 
 def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSettings) -> Resolution:
     assert decision.issue is not None and decision.actor is not None
+    by_command = False
     if decision.from_queue:
-        # Whose label queued the issue comes from the issue's events, never the dispatch's
-        # input: every workflow's GITHUB_TOKEN is github-actions[bot], so any could send one.
-        labeller = client.labeller(decision.issue, settings.label)
-        if labeller is None or settings.is_self(labeller):
+        # Who queued the issue (a label, or an `@chimera run` comment) comes from the issue's
+        # record, never the dispatch's input: every workflow's GITHUB_TOKEN is
+        # github-actions[bot], so any could send one.
+        starter = queued_starter(client, decision.issue, settings.label, settings.identities)
+        if starter is None:
             return Resolution(
                 decision.ignore(
-                    f"no person's {settings.label!r} label is on #{decision.issue}'s record, so "
-                    "nobody's permission can count for this dispatch"
+                    f"no person's {settings.label!r} label or `@chimera run` is on "
+                    f"#{decision.issue}'s record, so nobody's permission can count for this "
+                    "dispatch"
                 )
             )
-        decision = replace(decision, actor=labeller)
+        by_command = starter.via == "command"
+        decision = replace(decision, actor=starter.login)
     assert decision.issue is not None and decision.actor is not None
     what = "starting Chimera" if not decision.from_queue else "the queued run (its labeller)"
     refusal = _actor_refusal(client, settings, decision.actor, what)
@@ -125,7 +130,8 @@ def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSetti
             decision.ignore(f"#{issue.number} is locked; unlock it and add the label again"),
             issue=issue,
         )
-    if (decision.event == "issues" or decision.from_queue) and settings.label not in issue.labels:
+    trigger = decision.event == "issues" or (decision.from_queue and not by_command)
+    if trigger and settings.label not in issue.labels:
         # The label was removed before this run started, or this is "Re-run all jobs" of an
         # old run whose trigger is gone (a run removes it when it ends): not admitted again.
         return Resolution(
