@@ -93,6 +93,13 @@ class AgentRequest(BaseModel):
     deps_dir: Path | None = Field(
         default=None, description="The set-up step's dependency folder; None: configured."
     )
+    sandbox: Literal["bwrap", "scrubbed"] | None = Field(
+        default=None,
+        description=(
+            "The Action's sandbox input (strict: bwrap, failing closed; scrubbed: the opt-out); "
+            "None: configured."
+        ),
+    )
 
     @field_validator("version", mode="before")
     @classmethod
@@ -142,12 +149,17 @@ def read_request(path: Path) -> AgentRequest:
 
 def config_overrides(request: AgentRequest) -> dict[str, Any]:
     """The configuration keys ``request`` fixes for both actions (endpoint, LiteLLM settings,
-    dependency folder) as :meth:`~chimera.config.ChimeraConfig.with_overrides` arguments;
-    ``None`` leaves the repository's value."""
+    dependency folder, sandbox mode) as :meth:`~chimera.config.ChimeraConfig.with_overrides`
+    arguments; ``None`` leaves the repository's value.
+
+    The sandbox mode is the Action's, never the checkout's: a repository configured
+    ``mode = "auto"`` (or ``"scrubbed"``) must not run the agent unisolated when the workflow
+    said ``sandbox: strict``."""
     return {
         "api_base": request.api_base,
         "litellm": request.litellm,
         "deps_dir": None if request.deps_dir is None else str(request.deps_dir),
+        "sandbox": request.sandbox,
     }
 
 

@@ -182,6 +182,8 @@ class ActionSettings:
             "api_base": self.api_base or None,
             "litellm": dict(self.litellm) or None,
             "deps_dir": Path(self.deps_dir) if self.deps_dir else None,
+            # strict is bubblewrap failing closed, never the configured "auto" fallback.
+            "sandbox": "scrubbed" if self.sandbox == "scrubbed" else "bwrap",
         }
 
     def is_self(self, login: str | None) -> bool:
