@@ -61,6 +61,7 @@ from chimera.errors import GitHubError, UsageError
 
 if TYPE_CHECKING:
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
+    from chimera.github.jobs.verify import HeldOutInput
     from chimera.github.settings import ActionSettings
 
 MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain", "command")
@@ -258,7 +259,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
 
         decided = Decided.from_env(os.environ)
         if args.mode == "verify":
-            result = jobs.verify_job(ctx, settings, root, artifacts, decided).to_job()
+            heldout = _heldout_input()
+            result = jobs.verify_job(ctx, settings, root, artifacts, decided, heldout).to_job()
             return _report(result, fenced=True)
         from chimera.github.trust import Verified
 
@@ -273,6 +275,16 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
         err(f"chimera action: {exc}")
         _set_outputs({"status": "github-error"})
         return EXIT_GITHUB
+
+
+def _heldout_input() -> HeldOutInput | None:
+    """The verify step's held-out secret (``CHIMERA_HELDOUT_SPECS``) and public key, taken
+    out of this process's environment first: nothing started later inherits the secret."""
+    from chimera.github.jobs.verify import HeldOutInput
+
+    specs = os.environ.pop("CHIMERA_HELDOUT_SPECS", "")
+    key = os.environ.pop("CHIMERA_HELDOUT_PUBLIC_KEY", "").strip()
+    return HeldOutInput(specs, key) if specs.strip() else None
 
 
 def _refuse_reused_runner(settings: ActionSettings) -> None:

@@ -203,11 +203,13 @@ class World:
         after_decide: Callable[[], None] | None = None,
         tamper: Callable[[Path], None] | None = None,
         gate: dict[str, Any] | None = None,
+        verify_env: dict[str, str] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """decide → agent → verify → publish, each a separate job with its own token and
         checkout, outputs passed as ``needs.*.outputs``. ``forge`` edits the agent's artifact
         before verify downloads it (a compromised agent job); ``tamper`` edits it after
-        verify (in transit to publish); ``after_decide`` acts between decide and the agent."""
+        verify (in transit to publish); ``after_decide`` acts between decide and the agent;
+        ``verify_env`` reaches the verify step only (its held-out secret)."""
         if gate is None:
             gate = self.job(
                 "decide", event_name, event, run=run, token=self.workflow_token(DECIDE_PERMS)
@@ -235,7 +237,7 @@ class World:
         self.upload(run, artifacts)
         result["verify"] = self.job(
             "verify", event_name, event, run=run, token="", root=self.clone(),
-            artifacts=artifacts, **decided,
+            artifacts=artifacts, **decided, **(verify_env or {}),
         )  # fmt: skip
         if tamper is not None:
             tamper(artifacts)

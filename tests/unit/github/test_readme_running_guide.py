@@ -59,9 +59,14 @@ def test_artifacts_and_retention_match_the_action() -> None:
     action = load(ROOT / "action.yml")
     uploads = [s for s in action["runs"]["steps"] if "upload-artifact" in str(s.get("uses"))]
     names = {s["with"]["name"] for s in uploads}
-    assert names == {"${{ inputs.artifact-name }}", "${{ inputs.artifact-name }}-publish"}
+    assert names == {
+        "${{ inputs.artifact-name }}",
+        "${{ inputs.artifact-name }}-publish",
+        "${{ inputs.artifact-name }}-heldout",
+    }
     assert action["inputs"]["artifact-name"]["default"] == "chimera-run"
     assert "`chimera-run`" in GUIDE and "`chimera-run-publish`" in GUIDE
+    assert "`chimera-run-heldout`" in GUIDE
     (days,) = {s["with"]["retention-days"] for s in uploads}
     assert f"**{days} days**" in GUIDE
 
