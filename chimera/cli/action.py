@@ -14,8 +14,8 @@ Modes (``--mode``):
   review's text as tainted feedback. It writes the artifacts folder (outcome, run report,
   patch, run folder, audit summary) and the job summary; it never writes to GitHub.
 * ``verify`` — the patch judged from the base commit in the strict sandbox
-  (``contents: read``, no secrets); outputs ``{base_sha, patch_sha256, spec_digest,
-  verdict}``. See :mod:`chimera.github.jobs.verify`.
+  (``contents: read``, no secret but the held-out specs); outputs ``{base_sha,
+  patch_sha256, spec_digest, verdict}``. See :mod:`chimera.github.jobs.verify`.
 * ``publish`` — apply, scan, push, open or update the PR, label, comment (``GITHUB_TOKEN``;
   no LLM key), from decide's and verify's outputs only. See :mod:`chimera.github.publish`.
 * ``start-ci`` — after a write-access person other than the trigger approves the PR's head

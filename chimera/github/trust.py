@@ -5,8 +5,8 @@ write token (DESIGN.md step 5):
 
 * **decide** (no LLM key): the issue, the mode, the base commit and the acceptance block it
   read through the API just before admitting, with that block's SHA-256 (:class:`Decided`);
-* **verify** (``contents: read``, no secrets, agent code only in the strict sandbox):
-  ``{base_sha, patch_sha256, spec_digest, verdict}`` (:class:`Verified`).
+* **verify** (``contents: read``, no secret but the held-out specs, agent code only in the
+  strict sandbox): ``{base_sha, patch_sha256, spec_digest, verdict}`` (:class:`Verified`).
 
 The workflow maps them into the Action's inputs (``decided-*``, ``verified-*``), which
 ``action.yml`` maps into ``CHIMERA_DECIDED_*`` / ``CHIMERA_VERIFIED_*`` variables. Everything
