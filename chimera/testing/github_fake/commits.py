@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
+from chimera.testing.github_fake.gitdata import verification
 from chimera.testing.github_fake.routing import (
     FakeRequest,
     FakeResponse,
@@ -47,16 +48,11 @@ class Commits(Resource):
                 "message": "\n".join(message).strip(),
                 "comment_count": 0,
                 "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
-                "verification": {
-                    "verified": False,
-                    "reason": "unsigned",
-                    "payload": None,
-                    "signature": None,
-                    "verified_at": None,
-                },
+                "verification": verification(repo, sha),
             },
-            # A git identity maps to no account here: GitHub answers null then too.
-            "author": None,
+            # A git identity maps to no account here (GitHub answers null then too), except
+            # the token's own account for a commit GitHub made for it through the API.
+            "author": self.json.user(repo.signed[sha]) if sha in repo.signed else None,
             "committer": None,
             "parents": [
                 {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}

@@ -211,6 +211,8 @@ class FakeRepo:
     workflow_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     statuses: list[dict[str, Any]] = field(default_factory=list)
+    # Commits GitHub made and signed through the API (createCommitOnBranch): sha -> login.
+    signed: dict[str, str] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:

@@ -1,0 +1,133 @@
+"""Branch-store commits GitHub signs, and the trust rule that recognises them.
+
+:class:`ApiWriter` is a :class:`~chimera.memory.branch.BranchWriter` that lands a commit with
+GraphQL ``createCommitOnBranch``: GitHub makes the commit itself, as the token's account, and
+signs it with its own key, so a commit the Action makes with Chimera's App token reports
+``verification: {verified: true, reason: "valid"}`` with the App as author — something a
+``git push`` by any other ``contents: write`` token cannot produce. ``expectedHeadOid`` is the
+parent the caller read; GitHub refuses the commit when the branch moved, which becomes
+:class:`~chimera.errors.JournalConflict` (the caller re-reads and tries again, so two runs
+finishing together both land). ``createCommitOnBranch`` cannot create a branch: the first
+write pushes an empty orphan root with git (it carries no ops, so it needs no trust).
+
+:func:`github_trust` is the matching :class:`~chimera.memory.trust.TrustPolicy`: a commit is
+trusted when GitHub verified its signature and its author is Chimera's App (an App has no key
+of its own to register, so a valid signature on its commit is GitHub's), or a person whose
+role on the repository is at least ``write``.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from chimera.errors import GitHubApiError, JournalConflict
+from chimera.memory.trust import VerifiedBy
+
+if TYPE_CHECKING:
+    from chimera.github.client import GitHubClient
+    from chimera.memory.branch import GitBranch
+
+__all__ = ["ApiWriter", "github_trust"]
+
+_STALE = "Expected branch to point to"
+_WRITERS = frozenset({"write", "maintain", "admin"})
+
+
+class ApiWriter:
+    """Lands branch-store commits through ``createCommitOnBranch`` (module docstring).
+
+    Args:
+        client: the publish side's client (its token's account is the commits' author).
+        branch: the local cache of the branch (bootstraps the root; fetches what landed).
+    """
+
+    def __init__(self, client: GitHubClient, branch: GitBranch) -> None:
+        self.client = client
+        self.branch = branch
+
+    def land(self, parent: str | None, files: Mapping[str, str], message: str) -> str:
+        """Commit ``files`` on ``parent`` as GitHub (see
+        :meth:`chimera.memory.branch.BranchWriter.land`).
+
+        Raises:
+            JournalConflict: the branch moved since ``parent``.
+            JournalError: git failed (the bootstrap push, the fetch).
+            GitHubApiError: the API refused the commit for another reason.
+        """
+        if parent is None:
+            parent = self.branch.land(None, {}, "chimera: start the branch store\n")
+        headline, _, body = message.strip().partition("\n")
+        inp = {
+            "branch": {
+                "repositoryNameWithOwner": self.client.repository,
+                "branchName": self.branch.branch,
+            },
+            "message": {"headline": headline, "body": body.strip()},
+            "fileChanges": {
+                "additions": [
+                    {"path": path, "contents": base64.b64encode(text.encode()).decode()}
+                    for path, text in sorted(files.items())
+                ]
+            },
+            "expectedHeadOid": parent,
+        }
+        gh = self.client._gh
+
+        def send() -> dict[str, Any]:
+            _h, data = gh.requester.graphql_named_mutation(
+                "createCommitOnBranch", inp, "commit { oid url }"
+            )
+            return dict(data)
+
+        try:
+            data = self.client._call("GraphQL createCommitOnBranch", send)
+        except GitHubApiError as exc:
+            if _STALE in str(exc):
+                raise JournalConflict(
+                    f"the branch {self.branch.branch} moved since {parent}: another run wrote first"
+                ) from exc
+            raise
+        sha = str((data.get("commit") or {}).get("oid") or "")
+        if not sha:
+            raise GitHubApiError("GitHub GraphQL createCommitOnBranch: no commit in the answer")
+        self.branch.fetch()
+        return sha
+
+
+def github_trust(client: GitHubClient, apps: Collection[str], *, people: bool = True) -> VerifiedBy:
+    """Trust commits GitHub verified as signed by one of ``apps`` (bot logins, e.g.
+    ``chimera[bot]``; GitHub signed them) or, with ``people``, by an account with write
+    access. Each commit is looked up once (``GET /repos/{repo}/commits/{sha}``); a lookup that
+    fails trusts nothing for that commit."""
+    bots = frozenset(apps)
+    seen: dict[str, bool] = {}
+
+    def lookup(sha: str) -> bool:
+        if sha not in seen:
+            seen[sha] = _verified(client, sha, bots, people)
+        return seen[sha]
+
+    return VerifiedBy(lookup)
+
+
+def _verified(client: GitHubClient, sha: str, bots: frozenset[str], people: bool) -> bool:
+    path = f"/repos/{client.repository}/commits/{sha}"
+    try:
+        data = client._call(f"GET commit {sha[:12]}", lambda: client._raw("GET", path))
+    except GitHubApiError:
+        return False
+    commit = data.get("commit") if isinstance(data, dict) else None
+    check = (commit or {}).get("verification") or {}
+    if check.get("verified") is not True or check.get("reason") != "valid":
+        return False
+    author = str((data.get("author") or {}).get("login") or "")
+    if author in bots:
+        return True
+    if not people or not author or author.endswith("[bot]"):
+        return False
+    try:
+        return client.permission(author) in _WRITERS
+    except GitHubApiError:
+        return False
