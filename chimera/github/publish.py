@@ -31,6 +31,7 @@ from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, Gi
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.gitops import PublishGit
+from chimera.github.memory import with_section
 from chimera.github.outcome import REPLACEABLE, find_outcome, outcome_key, post_outcome_once
 from chimera.github.permissions import chimera_pull
 from chimera.github.publish_gate import GateResult, PublishAudit, gate
@@ -76,6 +77,7 @@ class PublishContext:
         agent_audit_head: the agent job's audit head, received as a job output.
         event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
             which has no trigger label to lose; ``None``: unknown, read as a label's run).
+        memory_section: the PR body's "Memory" section (:mod:`chimera.github.memory`).
     """
 
     root: Path
@@ -89,6 +91,7 @@ class PublishContext:
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
     event_name: str | None = None
+    memory_section: str = ""
 
 
 @dataclass
@@ -424,6 +427,7 @@ class Publisher:
             spec_met=not held_unmet,
             advisory=g.advisory,
         )
+        body = with_section(body, self.ctx.memory_section)
         title = f"Chimera: {self._title()} (#{d.issue})"
         base_ref = d.base_ref or self.ctx.default_branch
         _earlier_pull, earlier = chimera_pull(self.client, self.settings, d.issue)

@@ -1,7 +1,8 @@
 """The publish job: apply, scan, push, open or update the PR, label, comment (the workflow's
 ``GITHUB_TOKEN``; no LLM key; no project code). The work is
 :func:`chimera.github.publish.publish`, from decide's and verify's outputs; this module gives
-it the job's context and turns its result into step outputs and the job summary.
+it the job's context and turns its result into step outputs and the job summary. First it
+writes the run's memory commit (:func:`chimera.github.memory.remember_run`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chimera.github.artifacts import read_patch
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
+from chimera.github.memory import MemoryNote, memory_section, remember_run
 from chimera.github.publish import PublishContext, PublishResult, publish
+from chimera.github.publish_gate import PublishAudit
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
@@ -25,10 +29,12 @@ class PublishJobResult:
     """What publishing did (see :class:`~chimera.github.publish.PublishResult`)."""
 
     result: PublishResult
+    memory: MemoryNote | None = None
 
     def to_job(self) -> JobResult:
         result = self.result
         link = f" — {result.pr_url}" if result.pr_url else ""
+        remembered = memory_section(self.memory)
         return JobResult(
             outputs={
                 "status": result.outcome,
@@ -37,9 +43,10 @@ class PublishJobResult:
                 "pr-url": result.pr_url or "",
                 "audit-head": result.audit_head or "",
             },
-            record=result.to_json(),
+            record=result.to_json() | ({"memory": self.memory.to_json()} if self.memory else {}),
             summary=f"**Chimera publish:** {result.outcome}{link}"
-            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else ""),
+            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else "")
+            + (f"\n\n{remembered}" if remembered else ""),
         )
 
 
@@ -62,6 +69,13 @@ def publish_job(
         GitHubError: the API failed after retries (a rate limit is reported on the issue first).
     """
     client = ctx.connect()
+    audit_dir = (ctx.runner_temp or artifacts.parent) / "chimera-publish"
+    # Memory first: the PR body says what was remembered. Its failures are noted, not raised.
+    note = remember_run(
+        root, artifacts, client, settings, decided, verified,
+        PublishAudit(audit_dir, f"memory-{decided.issue}-{ctx.workflow_run or 'local'}"),
+        workflow_run=ctx.workflow_run, patch=read_patch(artifacts),
+    )  # fmt: skip
     pctx = PublishContext(
         root=root,
         artifacts=artifacts,
@@ -70,9 +84,10 @@ def publish_job(
         workflow_run=ctx.workflow_run,
         run_attempt=ctx.run_attempt,
         default_branch=ctx.default_branch,
-        audit_dir=(ctx.runner_temp or artifacts.parent) / "chimera-publish",
+        audit_dir=audit_dir,
         agent_audit_head=agent_audit_head,
         event_name=ctx.event_name,
+        memory_section=memory_section(note),
     )
     queue = make_queue(client, settings)
-    return PublishJobResult(publish(pctx, client, settings, queue, decided, verified))
+    return PublishJobResult(publish(pctx, client, settings, queue, decided, verified), note)
