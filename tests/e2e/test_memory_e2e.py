@@ -84,7 +84,7 @@ def replayed(world: World) -> tuple[MemoryStore, Any]:
 
 
 def audit_events(world: World, run: int) -> list[dict[str, Any]]:
-    log = world.tmp / f"runner-{run}" / "chimera-publish" / "audit.jsonl"
+    log = world.tmp / f"runner-{run}" / "chimera-publish" / "memory" / "audit.jsonl"
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 

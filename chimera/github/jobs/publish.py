@@ -62,7 +62,8 @@ def publish_job(
 ) -> PublishJobResult:
     """Publish the verified change from the checkout ``root`` (its remote takes pushes): the
     patch from ``artifacts``, everything else from ``decided`` and ``verified``. publish's own
-    audit log goes to ``$RUNNER_TEMP/chimera-publish`` (the workflow uploads it).
+    audit log goes to ``$RUNNER_TEMP/chimera-publish`` (the workflow uploads it); the memory
+    commit's, to its ``memory/`` folder.
 
     Raises:
         UsageError: no repository or no token.
@@ -73,7 +74,7 @@ def publish_job(
     # Memory first: the PR body says what was remembered. Its failures are noted, not raised.
     note = remember_run(
         root, artifacts, client, settings, decided, verified,
-        PublishAudit(audit_dir, f"memory-{decided.issue}-{ctx.workflow_run or 'local'}"),
+        PublishAudit(audit_dir / "memory", f"memory-{decided.issue}-{ctx.workflow_run or 'local'}"),
         workflow_run=ctx.workflow_run, patch=read_patch(artifacts),
     )  # fmt: skip
     pctx = PublishContext(
