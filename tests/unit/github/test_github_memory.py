@@ -1,0 +1,58 @@
+"""The Action's memory helpers without a network: the agent job's proposal, the Memory
+section, and its place before the PR body's marker trailer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from chimera.github.memory import MemoryNote, memory_section, propose, with_section
+from chimera.github.summary import parse_marker, render_marker
+from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier
+from chimera.memory.part import MEMORY_DB
+from chimera.memory.store import MemoryStore
+
+TS = "2026-01-01T00:00:00+00:00"
+
+
+def test_propose_lists_only_the_runs_new_items_and_what_it_recalled(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / MEMORY_DB)
+    store.apply(JournalOp(OpKind.ADD, "m-00000000000a", TS, "old", Tier.SEMANTIC, "old fact"))
+    store.apply(JournalOp(OpKind.ADD, "m-00000000000b", TS, "old", Tier.SEMANTIC, "unused"))
+    before = {i.id: i.uses for i in store.items()}
+    store.touch(["m-00000000000a"], TS)
+    store.apply(
+        JournalOp(OpKind.ADD, "m-00000000000c", TS, "r", Tier.EPISODIC, "attempt 1 failed",
+                  TAINTED, ("untrusted_task",), "failure")
+    )  # fmt: skip
+    store.close()
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    path = propose(tmp_path, artifacts, "gh-1-9", before)
+    assert path is not None
+    doc = json.loads(path.read_text())
+    assert [op["id"] for op in doc["ops"]] == ["m-00000000000c"]
+    assert doc["ops"][0]["op"] == "add" and doc["ops"][0]["provenance"] == TAINTED
+    assert doc["recalled"] == ["m-00000000000a"] and doc["run_id"] == "gh-1-9"
+    assert propose(tmp_path, artifacts, "gh-1-9", None) is None  # memory off
+
+
+def test_the_memory_section_names_ids_and_provenance_and_stays_before_the_marker() -> None:
+    assert memory_section(MemoryNote(enabled=False)) == "" and memory_section(None) == ""
+    note = MemoryNote(
+        recalled=["m-00000000000a"],
+        remembered=[("m-00000000000b", TRUSTED), ("m-00000000000c", TAINTED)],
+        refused=[("delete episodic", "refused")],
+        commit="0123456789abcdef" * 2 + "01234567",
+    )
+    text = memory_section(note)
+    assert "Recalled: `m-00000000000a`" in text
+    assert "`m-00000000000b` trusted" in text and "`m-00000000000c` tainted" in text
+    assert "in `0123456789ab`" in text and "1 op(s)" in text
+    body = "PR body\n\n" + render_marker("pr", {"issue": 1})
+    merged = with_section(body, text)
+    assert merged.index("### Memory") < merged.index("chimera:pr")
+    assert parse_marker(merged, "pr") == {"issue": 1}
+    assert with_section(body, "") == body
+    empty = memory_section(MemoryNote())
+    assert "Recalled: nothing" in empty and "Remembered: nothing new" in empty
