@@ -96,30 +96,74 @@ class ApiWriter:
         return sha
 
 
-def github_trust(client: GitHubClient, apps: Collection[str], *, people: bool = True) -> VerifiedBy:
+def github_trust(
+    client: GitHubClient,
+    apps: Collection[str],
+    *,
+    people: bool = True,
+    branch: str | None = None,
+    max_pages: int = 50,
+) -> VerifiedBy:
     """Trust commits GitHub verified as signed by one of ``apps`` (bot logins, e.g.
     ``chimera[bot]``; GitHub signed them) or, with ``people``, by an account with write
-    access. Each commit is looked up once (``GET /repos/{repo}/commits/{sha}``); a lookup that
-    fails trusts nothing for that commit."""
+    access (each login's role is asked once).
+
+    With ``branch``, the first lookup lists the branch's commits a hundred a page
+    (``GET /repos/{repo}/commits?sha=BRANCH``, at most ``max_pages`` pages), so replaying N
+    commits costs about N/100 calls; a commit not listed is looked up alone
+    (``GET /repos/{repo}/commits/{sha}``). A lookup that fails trusts nothing for that
+    commit."""
     bots = frozenset(apps)
-    seen: dict[str, bool] = {}
+    seen: dict[str, dict[str, Any]] = {}
+    roles: dict[str, bool] = {}
+    pending = [branch] if branch else []
 
     def lookup(sha: str) -> bool:
+        while pending:
+            seen.update(_listed(client, pending.pop(), max_pages))
         if sha not in seen:
-            seen[sha] = _verified(client, sha, bots, people)
-        return seen[sha]
+            seen[sha] = _one(client, sha)
+        return _verified(client, seen[sha], bots, people, roles)
 
     return VerifiedBy(lookup)
 
 
-def _verified(client: GitHubClient, sha: str, bots: frozenset[str], people: bool) -> bool:
+def _listed(client: GitHubClient, branch: str, max_pages: int) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for page in range(1, max_pages + 1):
+        path = f"/repos/{client.repository}/commits?sha={branch}&per_page=100&page={page}"
+
+        def get(url: str = path) -> Any:
+            return client._raw("GET", url)
+
+        try:
+            data = client._call(f"GET commits of {branch}", get)
+        except GitHubApiError:
+            break
+        rows = [r for r in data if isinstance(r, dict)] if isinstance(data, list) else []
+        out.update({str(r["sha"]): r for r in rows if r.get("sha")})
+        if len(rows) < 100:
+            break
+    return out
+
+
+def _one(client: GitHubClient, sha: str) -> dict[str, Any]:
     path = f"/repos/{client.repository}/commits/{sha}"
     try:
         data = client._call(f"GET commit {sha[:12]}", lambda: client._raw("GET", path))
     except GitHubApiError:
-        return False
-    commit = data.get("commit") if isinstance(data, dict) else None
-    check = (commit or {}).get("verification") or {}
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _verified(
+    client: GitHubClient,
+    data: dict[str, Any],
+    bots: frozenset[str],
+    people: bool,
+    roles: dict[str, bool],
+) -> bool:
+    check = (data.get("commit") or {}).get("verification") or {}
     if check.get("verified") is not True or check.get("reason") != "valid":
         return False
     author = str((data.get("author") or {}).get("login") or "")
@@ -127,7 +171,9 @@ def _verified(client: GitHubClient, sha: str, bots: frozenset[str], people: bool
         return True
     if not people or not author or author.endswith("[bot]"):
         return False
-    try:
-        return client.permission(author) in _WRITERS
-    except GitHubApiError:
-        return False
+    if author not in roles:
+        try:
+            roles[author] = client.permission(author) in _WRITERS
+        except GitHubApiError:
+            roles[author] = False
+    return roles[author]

@@ -72,7 +72,7 @@ def memory_branch(root: Path, remote: str = "origin") -> GitBranch:
 def branch_trust(client: GitHubClient, settings: ActionSettings) -> VerifiedBy:
     """Commits GitHub signed for Chimera's App, or verified commits by write-access people."""
     apps = {i for i in settings.identities if i.endswith("[bot]") and i != GITHUB_ACTIONS_BOT}
-    return github_trust(client, apps)
+    return github_trust(client, apps, branch=os.environ.get(BRANCH_VARIABLE) or DEFAULT_BRANCH)
 
 
 def _fresh_store(root: Path) -> MemoryStore:

@@ -1,4 +1,5 @@
-"""Commits, read from the repository's remote (``GET /repos/{o}/{r}/commits/{ref}``)."""
+"""Commits, read from the repository's remote (``GET /repos/{o}/{r}/commits/{ref}``, and the
+list ``GET /repos/{o}/{r}/commits?sha=REF``, newest first, paginated)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,30 @@ class Commits(Resource):
         if fields is None:
             raise HttpError(422, f"No commit found for SHA: {req.params['ref']}")
         return FakeResponse(200, self._json(repo, fields))
+
+    @route("GET", "{repo}/commits")
+    def list_commits(self, req: FakeRequest) -> FakeResponse:
+        """The commits reachable from ``sha`` (a branch or a SHA; default the default branch),
+        newest first; 404 without a remote or for an unknown ref (as GitHub answers)."""
+        repo = self.repo(req)
+        if repo.remote is None:
+            raise HttpError(404, "Not Found")
+        ref = req.query.get("sha") or repo.default_branch
+        proc = subprocess.run(
+            ["git", "--git-dir", str(repo.remote), "rev-list", repo.head_sha(ref) or ref, "--"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise HttpError(404, "Not Found")
+        shas = proc.stdout.split()
+        per_page = int(req.query.get("per_page", "30"))
+        page = int(req.query.get("page", "1"))
+        # Only the requested page is rendered (each commit is one git call).
+        shown = set(shas[(page - 1) * per_page : page * per_page])
+        items = [self._json(repo, _show(repo, s) or []) if s in shown else {} for s in shas]
+        return self.paginate(req, items)
 
     def _json(self, repo: FakeRepo, fields: list[str]) -> dict[str, Any]:
         sha, tree, parents, an, ae, ad, cn, ce, cd, *message = fields

@@ -182,3 +182,28 @@ def test_the_tick_journal_lands_through_the_api_too(
         b.append("r3", [TickOp(run="r3", at=t0)], parent=first)
     replay = b.replay(github_trust(client, {APP}), tip=b.fetch())
     assert [o.run for o in replay.ops] == ["r1", "r2"] and len(replay.untrusted) == 1
+
+
+def test_replay_lists_the_branch_commits_a_hundred_a_page(
+    fake: GitHubFake, repo: FakeRepo, app_token: str, cache: Callable[[str, str], GitBranch]
+) -> None:
+    client = client_for(fake, app_token)
+    branch = cache("app", app_token)
+    writer = ApiWriter(client, branch)
+    for n in range(4):
+        publish(branch, [op(OpKind.ADD, f"m-00000000010{n}", f"fact {n}")], run_id=f"r{n}",
+                writer=writer)  # fmt: skip
+
+    def reads() -> list[str]:
+        return [c.path for c in fake.calls if c.method == "GET" and "/commits" in c.path]
+
+    before = len(reads())
+    store = MemoryStore(":memory:")
+    trust = github_trust(client, {APP}, branch="chimera-memory")
+    report = replay_into(cache("listed", app_token), store, trust)
+    assert (report.commits, report.trusted_commits) == (5, 4)
+    assert reads()[before:] == ["/repos/octo/app/commits"]  # one page, not one call a commit
+    before = len(reads())
+    one_by_one = replay_into(cache("single", app_token), MemoryStore(":memory:"),
+                             github_trust(client, {APP}))  # fmt: skip
+    assert one_by_one.trusted_commits == 4 and len(reads()) - before == 5
