@@ -51,12 +51,14 @@ __all__ = [
     "memory_branch",
     "memory_section",
     "propose",
+    "read_memory_artifact",
     "recall_branch",
     "remember_run",
     "with_section",
 ]
 
 MEMORY_FILE = "memory.json"
+MAX_BYTES = 1_000_000
 BRANCH_VARIABLE = "CHIMERA_MEMORY_BRANCH"
 _ID = re.compile(r"m-[0-9a-f]{12}")
 _SHOWN = 20
@@ -175,10 +177,14 @@ def _requirement_ids(decided: Decided) -> list[str]:
     return [str(r["id"])[:80] for r in reqs if isinstance(r.get("id"), str)]
 
 
-def _read_artifact(artifacts: Path) -> Any:
+def read_memory_artifact(artifacts: Path) -> Any:
+    """The artifact's ``memory.json``, parsed (``None`` when absent). A file over
+    :data:`MAX_BYTES` or not JSON reads as a document :func:`admit_artifact` refuses whole."""
     path = artifacts / MEMORY_FILE
     if not path.is_file():
         return None
+    if path.stat().st_size > MAX_BYTES:
+        return {"version": f"over {MAX_BYTES} bytes"}
     try:
         return json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except ValueError:
@@ -203,7 +209,7 @@ def remember_run(
         return MemoryNote(enabled=False)
     run_id = f"gh-{decided.issue}-{workflow_run or 'local'}"
     ts = now()
-    document = _read_artifact(artifacts)
+    document = read_memory_artifact(artifacts)
     note = MemoryNote()
     if isinstance(document, dict) and isinstance(document.get("recalled"), list):
         note.recalled = [str(i) for i in document["recalled"] if _ID.fullmatch(str(i))][:200]

@@ -6,8 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chimera.github.memory import MemoryNote, memory_section, propose, with_section
+from chimera.github.memory import (
+    MAX_BYTES,
+    MemoryNote,
+    memory_section,
+    propose,
+    read_memory_artifact,
+    with_section,
+)
 from chimera.github.summary import parse_marker, render_marker
+from chimera.memory.artifact import admit_artifact
 from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier
 from chimera.memory.part import MEMORY_DB
 from chimera.memory.store import MemoryStore
@@ -56,3 +64,12 @@ def test_the_memory_section_names_ids_and_provenance_and_stays_before_the_marker
     assert with_section(body, "") == body
     empty = memory_section(MemoryNote())
     assert "Recalled: nothing" in empty and "Remembered: nothing new" in empty
+
+
+def test_an_unreadable_or_huge_memory_artifact_is_refused_whole(tmp_path: Path) -> None:
+    assert read_memory_artifact(tmp_path) is None
+    (tmp_path / "memory.json").write_text("{not json")
+    for content in ("{not json", " " * (MAX_BYTES + 1)):
+        (tmp_path / "memory.json").write_text(content)
+        verdict = admit_artifact(read_memory_artifact(tmp_path), run_id="r", ts=TS)
+        assert verdict.accepted == [] and verdict.refused[0][0] == -1
