@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -64,11 +65,23 @@ _ID = re.compile(r"m-[0-9a-f]{12}")
 _SHOWN = 20
 
 
-def memory_branch(root: Path, remote: str = "origin") -> GitBranch:
-    """The branch store through the checkout ``root`` (its remote carries the job's token;
-    only refs and objects change). The branch is ``$CHIMERA_MEMORY_BRANCH`` or
-    ``chimera-memory``."""
-    return GitBranch(root, remote, branch=os.environ.get(BRANCH_VARIABLE) or DEFAULT_BRANCH)
+def memory_branch(root: Path, remote: str = "origin", *, token: str | None = None) -> GitBranch:
+    """The branch store through the checkout ``root`` (only refs and objects change). The
+    branch is ``$CHIMERA_MEMORY_BRANCH`` or ``chimera-memory``.
+
+    ``token``: authenticate git with it (the agent job's checkout keeps no credentials, so the
+    untrusted run cannot read them); it travels in ``GIT_CONFIG_*`` variables of the git
+    processes only. ``None``: the checkout's own credentials (publish's)."""
+    env: dict[str, str] = {}
+    if token:
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        env = {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "http.extraheader",
+            "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}",
+        }
+    branch = os.environ.get(BRANCH_VARIABLE) or DEFAULT_BRANCH
+    return GitBranch(root, remote, branch=branch, env=env)
 
 
 def branch_trust(client: GitHubClient, settings: ActionSettings) -> VerifiedBy:
@@ -86,16 +99,17 @@ def _fresh_store(root: Path) -> MemoryStore:
 
 
 def recall_branch(
-    root: Path, client: GitHubClient, settings: ActionSettings
+    root: Path, client: GitHubClient, settings: ActionSettings, *, token: str | None = None
 ) -> dict[str, int] | None:
     """Agent side: rebuild ``root/.chimera/memory.db`` from the branch (the cache is derived,
-    so it is replaced). Returns each item's use count before the run (for :func:`propose`),
-    or ``None`` when memory is off or the branch cannot be read (the run goes on without)."""
+    so it is replaced; ``token`` authenticates the fetch, see :func:`memory_branch`). Returns
+    each item's use count before the run (for :func:`propose`), or ``None`` when memory is off
+    or the branch cannot be read (the run goes on without)."""
     if not settings.memory:
         return None
     store = _fresh_store(root)
     try:
-        replay_into(memory_branch(root), store, branch_trust(client, settings))
+        replay_into(memory_branch(root, token=token), store, branch_trust(client, settings))
         return {i.id: i.uses for i in store.items(include_deleted=True)}
     except ChimeraError:
         return None

@@ -75,6 +75,8 @@ class GitBranch:
         sign: sign commits (``commit-tree -S``; ``config``'s ``user.signingkey`` and
             ``gpg.format`` choose the key).
         config: ``git -c`` pairs for every command (signing and verification keys).
+        env: extra environment for every git command (e.g. ``GIT_CONFIG_*`` credentials,
+            which stay out of the process list and out of any config file).
 
     Raises:
         JournalError: git fails (the message names the command and the last line of stderr).
@@ -89,8 +91,10 @@ class GitBranch:
         identity: Identity | None = None,
         sign: bool = False,
         config: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.cache = Path(cache)
+        self.env = dict(env or {})
         self.remote = remote
         self.branch = branch
         self.identity = identity or Identity()
@@ -124,7 +128,7 @@ class GitBranch:
                 input=stdin,
                 capture_output=True,
                 text=True,
-                env={**os.environ, **who, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+                env={**os.environ, **who, "GIT_TERMINAL_PROMPT": "0", **self.env, **(env or {})},
                 timeout=120,
                 check=False,
             )

@@ -295,7 +295,8 @@ def _run(
         )
         started_by = decision.actor
     request = request.model_copy(update=settings.run_overrides())
-    recalled_before = recall_branch(root, client, settings)  # None: memory off or unreadable
+    # Before the child starts: the token reaches only these git processes, never the run.
+    recalled_before = recall_branch(root, client, settings, token=ctx.github.token)
     proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():

@@ -207,3 +207,23 @@ def test_replay_lists_the_branch_commits_a_hundred_a_page(
     one_by_one = replay_into(cache("single", app_token), MemoryStore(":memory:"),
                              github_trust(client, {APP}))  # fmt: skip
     assert one_by_one.trusted_commits == 4 and len(reads()) - before == 5
+
+
+def test_the_agent_job_fetches_a_private_branch_with_a_token_kept_out_of_config(
+    fake: GitHubFake, repo: FakeRepo, app_token: str, tmp_path: Path
+) -> None:
+    from chimera.errors import JournalError
+    from chimera.github.memory import memory_branch
+
+    client = client_for(fake, app_token)
+    writer_cache = GitBranch(tmp_path / "w.git", fake.clone_url("octo/app", app_token))
+    sha = publish(writer_cache, [op(OpKind.ADD, "m-1", "x")], run_id="r",
+                  writer=ApiWriter(client, writer_cache))  # fmt: skip
+    repo.private = True
+    plain = fake.clone_url("octo/app")  # as a checkout with persist-credentials: false
+    with pytest.raises(JournalError):
+        memory_branch(tmp_path / "anon.git", plain).fetch()
+    reader = memory_branch(tmp_path / "agent.git", plain, token=app_token)
+    assert reader.fetch() == sha
+    config = (tmp_path / "agent.git" / "config").read_text()
+    assert app_token not in config and "extraheader" not in config
