@@ -15,7 +15,8 @@
   in ``CHIMERA_BOT_LOGIN``; never ``github-actions[bot]``, which any workflow can act as) or
   verified-signed commits by write-access people.
 
-:func:`memory_section` is the PR body's and the run summary's "Memory" section.
+:func:`memory_sections` are the PR body's and the run summary's "memory" sections (through the
+one renderer, :mod:`chimera.github.render`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from chimera.errors import ChimeraError
 from chimera.github.basecommit import sha256_text
 from chimera.github.branchcommit import ApiWriter, github_trust
+from chimera.github.render import Line, Section, Span, Trust, lines_section, trusted
 from chimera.github.settings import GITHUB_ACTIONS_BOT
 from chimera.memory.artifact import admit_artifact, derived_fact, outcome_text, proposal
 from chimera.memory.branch import DEFAULT_BRANCH, GitBranch, publish
@@ -50,18 +52,18 @@ __all__ = [
     "MEMORY_FILE",
     "MemoryNote",
     "memory_branch",
-    "memory_section",
+    "memory_sections",
     "propose",
     "read_memory_artifact",
     "recall_branch",
     "remember_run",
-    "with_section",
 ]
 
 MEMORY_FILE = "memory.json"
 MAX_BYTES = 1_000_000
 BRANCH_VARIABLE = "CHIMERA_MEMORY_BRANCH"
 _ID = re.compile(r"m-[0-9a-f]{12}")
+_SHA = re.compile(r"[0-9a-f]{40}")
 _SHOWN = 20
 
 
@@ -274,39 +276,40 @@ def remember_run(
     return note
 
 
-def memory_section(note: MemoryNote | None) -> str:
-    """The "Memory" section of the PR body and the run summary (Markdown; '' when memory is
-    off): recalled and remembered ids with their provenance, refusals, the commit."""
+def memory_sections(note: MemoryNote | None) -> tuple[Section, ...]:
+    """The renderer's "memory" sections of the PR body (and the publish job's summary):
+    publish's own words on what it remembered (trusted Markdown: its ids and provenance, the
+    refusals, the commit), then the ids the agent job says it recalled (display data, shown
+    inert). ``()`` when memory is off."""
     if note is None or not note.enabled:
-        return ""
+        return ()
 
     def ids(values: list[str]) -> str:
-        shown = ", ".join(f"`{v}`" for v in values[:_SHOWN])
+        shown = ", ".join(f"`{v}`" for v in values[:_SHOWN] if _ID.fullmatch(v))
         return shown + (f" and {len(values) - _SHOWN} more" if len(values) > _SHOWN else "")
 
-    lines = ["### Memory", ""]
-    lines.append(f"- Recalled: {ids(note.recalled) or 'nothing'} (as the agent job reports it)")
-    trusted = [i for i, p in note.remembered if p == TRUSTED]
-    tainted = [i for i, p in note.remembered if p != TRUSTED]
-    where = f" in `{note.commit[:12]}`" if note.commit else ""
-    if note.remembered:
-        lines.append(
-            f"- Remembered{where}: {ids(trusted) or 'nothing'} trusted (re-derived by publish); "
-            f"{ids(tainted) or 'nothing'} tainted (proposed by the agent job)"
-        )
-    else:
-        lines.append("- Remembered: nothing new")
+    trusted_ids = [i for i, p in note.remembered if p == TRUSTED]
+    tainted_ids = [i for i, p in note.remembered if p != TRUSTED]
+    where = f" in `{note.commit[:12]}`" if _SHA.fullmatch(note.commit) else ""
+    lines = (
+        [
+            f"- Remembered{where}: {ids(trusted_ids) or 'nothing'} trusted (re-derived by "
+            f"publish); {ids(tainted_ids) or 'nothing'} tainted (proposed by the agent job)"
+        ]
+        if note.remembered
+        else ["- Remembered: nothing new"]
+    )
     if note.refused:
         lines.append(f"- Refused from the artifact: {len(note.refused)} op(s) (see the audit log)")
     if note.error:
         lines.append("- The memory branch was not written (see the publish audit log)")
-    return "\n".join(lines)
-
-
-def with_section(body: str, section: str) -> str:
-    """``body`` with ``section`` inserted before its last line (the bot-written marker
-    trailer, which must stay last)."""
-    if not section:
-        return body
-    head, _, trailer = body.rstrip("\n").rpartition("\n")
-    return f"{head}\n\n{section}\n\n{trailer}" if head else f"{section}\n\n{trailer}"
+    shown = note.recalled[:_SHOWN]
+    recalled = Line(
+        "- Recalled (as the agent job reports it): "
+        + (", ".join(["{}"] * len(shown)) if shown else "nothing"),
+        tuple(Span(i, 20) for i in shown),
+    )
+    return (
+        trusted("memory", "\n".join(lines), title="Memory"),
+        lines_section("memory", Trust.UNTRUSTED, [recalled]),
+    )

@@ -30,8 +30,8 @@ from typing import Any
 from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, GitHubRateLimited
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
+from chimera.github.documents import outcome_comment, pr_body
 from chimera.github.gitops import PublishGit
-from chimera.github.memory import with_section
 from chimera.github.outcome import REPLACEABLE, find_outcome, outcome_key, post_outcome_once
 from chimera.github.permissions import chimera_pull
 from chimera.github.publish_gate import GateResult, PublishAudit, gate
@@ -44,9 +44,10 @@ from chimera.github.queue import (
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
+from chimera.github.render import Section
 from chimera.github.report import RunReport, read_report
-from chimera.github.settings import ActionSettings
-from chimera.github.summary import artifact_link, code, outcome_comment, pr_body
+from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
+from chimera.github.summary import artifact_link, code
 from chimera.github.trust import Decided, Verified
 
 __all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "publish"]
@@ -77,7 +78,8 @@ class PublishContext:
         agent_audit_head: the agent job's audit head, received as a job output.
         event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
             which has no trigger label to lose; ``None``: unknown, read as a label's run).
-        memory_section: the PR body's "Memory" section (:mod:`chimera.github.memory`).
+        sections: the PR body's sections from features (memory's:
+            :func:`chimera.github.memory.memory_sections`).
     """
 
     root: Path
@@ -91,7 +93,7 @@ class PublishContext:
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
     event_name: str | None = None
-    memory_section: str = ""
+    sections: tuple[Section, ...] = ()
 
 
 @dataclass
@@ -297,7 +299,10 @@ class Publisher:
         info = self.client.issue(self.decided.issue)
         run = self.decided.mode == "run"
         by_label = run and self.ctx.event_name != "issue_comment"
-        unlabelled = by_label and self.settings.label not in info.labels
+        # A scheduled run (the tick's dispatch) hangs on chimera:schedule instead.
+        scheduled = self.settings.is_self(self.decided.started_by)
+        trigger = SCHEDULE_LABEL if scheduled else self.settings.label
+        unlabelled = by_label and trigger not in info.labels
         released = run and not by_label and LABEL_RUNNING not in info.labels
         if info.state == "open" and not unlabelled and not released:
             return None
@@ -308,7 +313,7 @@ class Publisher:
         if info.state != "open":
             return f"#{info.number} was closed"
         if unlabelled:
-            return f"the {self.settings.label!r} label was removed"
+            return f"the {trigger!r} label was removed"
         return "`@chimera stop` stopped the run"
 
     def _cancelled(self, why: str) -> PublishResult:
@@ -402,7 +407,7 @@ class Publisher:
             "issue": d.issue,
             "run_id": self.outcome.run_id if self.outcome else None,
             "workflow_run": self.ctx.workflow_run,
-            "artifact": self.settings.artifact_name,
+            "artifact": self.settings.run_artifact,
             "status": "awaiting_approval" if awaiting else "ready",
             "paused": paused,
             "started_by": d.started_by,
@@ -426,8 +431,8 @@ class Publisher:
             verification=self._verification(g, held_unmet),
             spec_met=not held_unmet,
             advisory=g.advisory,
+            sections=self.ctx.sections,
         )
-        body = with_section(body, self.ctx.memory_section)
         title = f"Chimera: {self._title()} (#{d.issue})"
         base_ref = d.base_ref or self.ctx.default_branch
         _earlier_pull, earlier = chimera_pull(self.client, self.settings, d.issue)

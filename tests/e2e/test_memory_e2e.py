@@ -111,7 +111,7 @@ def test_a_forged_memory_artifact_only_adds_tainted_items_and_is_audited(world: 
 
     # One commit on the branch store for the run, made (and signed) by GitHub for the App.
     tip = world.repo.head_sha("chimera-memory")
-    assert tip is not None and world.repo.signed.get(tip) == APP
+    assert tip is not None and world.repo.verified_commits.get(tip) == APP
     message = subprocess.run(
         ["git", "--git-dir", str(world.remote), "log", "-1", "--format=%B", tip],
         capture_output=True, text=True, check=True,

@@ -73,11 +73,13 @@ class Commits(Resource):
                 "message": "\n".join(message).strip(),
                 "comment_count": 0,
                 "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
-                "verification": verification(repo, sha),
+                "verification": verification(repo, sha, cd),
             },
             # A git identity maps to no account here (GitHub answers null then too), except
             # the token's own account for a commit GitHub made for it through the API.
-            "author": self.json.user(repo.signed[sha]) if sha in repo.signed else None,
+            "author": self.json.user(signer)
+            if (signer := repo.verified_commits.get(sha))
+            else None,
             "committer": None,
             "parents": [
                 {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}

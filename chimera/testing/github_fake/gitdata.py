@@ -5,7 +5,7 @@ identity (an App's ``<slug>[bot]`` with its ``<id>+<slug>[bot]@users.noreply.git
 address, the committer ``GitHub``), and the branch moves only if it still points at
 ``expectedHeadOid`` (``git update-ref`` compares and swaps, so two writers racing cannot both
 win). GitHub signs such commits with its own key; the fake records the signer in
-:attr:`FakeRepo.signed` instead of signing, and ``GET /repos/{o}/{r}/commits/{sha}`` reports
+:attr:`FakeRepo.verified_commits` instead of signing, and ``GET .../commits/{sha}`` reports
 ``verification: {verified: true, reason: "valid"}`` for it — and ``unsigned`` for a commit
 that arrived by ``git push``.
 """
@@ -91,7 +91,7 @@ def create_commit_on_branch(
             "STALE_DATA",
         )
     with resource.fake.lock:
-        repo.signed[sha] = who.login
+        repo.verified_commits[sha] = who.login
     resource.fake.emit(repo, req, "push", None, ref=f"refs/heads/{branch}", sha=sha)
     url = f"{resource.fake.web_url}/{full_name}/commit/{sha}"
     out = {"clientMutationId": None, "commit": {"oid": sha, "url": url}}
@@ -132,16 +132,17 @@ def _commit(
     return _git(repo.remote, "commit-tree", tree, "-p", head, "-m", text, env=who)
 
 
-def verification(repo: FakeRepo, sha: str) -> dict[str, Any]:
-    """The REST ``commit.verification`` of ``sha``: valid for a commit GitHub made through
-    the API (signed with GitHub's key), unsigned for anything pushed with git."""
-    if sha in repo.signed:
+def verification(repo: FakeRepo, sha: str, when: str) -> dict[str, Any]:
+    """The REST ``commit.verification`` of ``sha`` (committed at ``when``): valid for a commit
+    GitHub verified (one it made through the API, signed with its own key), unsigned for
+    anything pushed with git."""
+    if sha in repo.verified_commits:
         return {
             "verified": True,
             "reason": "valid",
             "signature": _SIGNATURE,
             "payload": f"commit {sha}",
-            "verified_at": "2026-01-01T00:00:00Z",
+            "verified_at": when,
         }
     return {
         "verified": False,

@@ -53,7 +53,7 @@ def test_api_commits_are_signed_by_github_and_replay_trusted(
     ops = [op(OpKind.ADD, "m-000000000001", "Money is in cents."),
            op(OpKind.ADD, "m-000000000002", "Prefer small PRs.", Tier.PERSONA)]  # fmt: skip
     sha = publish(branch, ops, run_id="run-1", issue=7, writer=ApiWriter(client, branch))
-    assert sha and sha in repo.signed and repo.signed[sha] == APP
+    assert sha and sha in repo.verified_commits and repo.verified_commits[sha] == APP
     data = client._raw("GET", f"/repos/octo/app/commits/{sha}")
     assert data["commit"]["verification"]["verified"] is True
     assert data["commit"]["verification"]["reason"] == "valid"
@@ -124,7 +124,7 @@ def test_a_forged_git_push_under_the_app_name_replays_tainted(
         ],
         run_id="evil",
     )
-    assert forged and forged not in repo.signed
+    assert forged and forged not in repo.verified_commits
     data = client._raw("GET", f"/repos/octo/app/commits/{forged}")
     assert data["commit"]["verification"]["verified"] is False and data["author"] is None
     store = MemoryStore(":memory:")
@@ -146,7 +146,7 @@ def test_people_with_write_access_and_other_bots(
     branch = cache("helper", other)
     sha = publish(branch, [op(OpKind.ADD, "m-1", "from helper")], run_id="h",
                   writer=ApiWriter(client_for(fake, other), branch))  # fmt: skip
-    assert sha and repo.signed[sha] == "helper[bot]"
+    assert sha and repo.verified_commits[sha] == "helper[bot]"
     client = client_for(fake, app_token)
     assert not github_trust(client, {APP}).lookup(sha)
     # alice (write) makes a commit through the API: GitHub verified it, and she may write.

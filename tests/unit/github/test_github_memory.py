@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from chimera.github.documents import pr_body
 from chimera.github.memory import (
     MAX_BYTES,
     MemoryNote,
-    memory_section,
+    memory_sections,
     propose,
     read_memory_artifact,
-    with_section,
 )
-from chimera.github.summary import parse_marker, render_marker
+from chimera.github.summary import parse_marker
 from chimera.memory.artifact import admit_artifact
 from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier
 from chimera.memory.part import MEMORY_DB
@@ -45,25 +45,28 @@ def test_propose_lists_only_the_runs_new_items_and_what_it_recalled(tmp_path: Pa
     assert propose(tmp_path, artifacts, "gh-1-9", None) is None  # memory off
 
 
-def test_the_memory_section_names_ids_and_provenance_and_stays_before_the_marker() -> None:
-    assert memory_section(MemoryNote(enabled=False)) == "" and memory_section(None) == ""
+def test_the_memory_sections_name_ids_and_provenance_before_the_marker() -> None:
+    assert memory_sections(MemoryNote(enabled=False)) == () and memory_sections(None) == ()
     note = MemoryNote(
         recalled=["m-00000000000a"],
         remembered=[("m-00000000000b", TRUSTED), ("m-00000000000c", TAINTED)],
         refused=[("delete episodic", "refused")],
         commit="0123456789abcdef" * 2 + "01234567",
     )
-    text = memory_section(note)
-    assert "Recalled: `m-00000000000a`" in text
-    assert "`m-00000000000b` trusted" in text and "`m-00000000000c` tainted" in text
-    assert "in `0123456789ab`" in text and "1 op(s)" in text
-    body = "PR body\n\n" + render_marker("pr", {"issue": 1})
-    merged = with_section(body, text)
-    assert merged.index("### Memory") < merged.index("chimera:pr")
-    assert parse_marker(merged, "pr") == {"issue": 1}
-    assert with_section(body, "") == body
-    empty = memory_section(MemoryNote())
-    assert "Recalled: nothing" in empty and "Remembered: nothing new" in empty
+    body = pr_body(
+        issue=1, report=None, marker={"issue": 1}, repository="octo/app",
+        server_url="https://github.example", workflow_run=7, sections=memory_sections(note),
+    )  # fmt: skip
+    assert (
+        "### Memory" in body and "Recalled (as the agent job reports it): `m-00000000000a`" in body
+    )
+    assert "`m-00000000000b` trusted" in body and "`m-00000000000c` tainted" in body
+    assert "in `0123456789ab`" in body and "1 op(s)" in body
+    assert body.index("### Memory") < body.index("chimera:pr")
+    assert parse_marker(body, "pr") == {"issue": 1}
+    empty = "\n\n".join(s.render() for s in memory_sections(MemoryNote()))
+    assert "Recalled (as the agent job reports it): nothing" in empty
+    assert "Remembered: nothing new" in empty
 
 
 def test_an_unreadable_or_huge_memory_artifact_is_refused_whole(tmp_path: Path) -> None:
