@@ -1,4 +1,5 @@
-"""``chimera skills``: inspect and steer learned skills; ``chimera playbook show``.
+"""``chimera skills``: inspect and steer learned skills; ``chimera playbook show`` and the
+runs' pending proposals (``chimera playbook proposals|accept|reject``).
 
 Skills live in ``.chimera/skills/<name>/SKILL.md`` (AgentSkills format); every change made
 here is a line in ``.chimera/skills/audit.jsonl`` (hash-chained). Promotion by a person makes a
@@ -39,6 +40,13 @@ def register(subparsers: Subparsers) -> None:
     show = play_sub.add_parser("show", help="print the playbook")
     show.add_argument("--root", metavar="DIR")
     show.add_argument("--budget", type=int, metavar="TOKENS", help="as a prompt would see it")
+    listing = play_sub.add_parser("proposals", help="pending proposals from runs' reflection")
+    listing.add_argument("--root", metavar="DIR")
+    for action in ("accept", "reject"):
+        p = play_sub.add_parser(action, help=f"{action} one proposal (a person's decision)")
+        p.add_argument("id", help="the proposal id (lp-...)")
+        p.add_argument("--root", metavar="DIR")
+        p.add_argument("--by", help="who decides (default: the current user)")
     play.set_defaults(handler=run_playbook)
 
 
@@ -102,6 +110,22 @@ def run(args: argparse.Namespace) -> int:
 
 def run_playbook(args: argparse.Namespace) -> int:
     from chimera.evolution.playbook import Playbook
+    from chimera.evolution.proposals import ProposalLedger, accept, reject
+
+    if args.playbook_command == "proposals":
+        pending = ProposalLedger.at(_root(args)).pending()
+        sys.stdout.write("".join(f"{p.describe()}\n" for p in pending) or "no pending proposals\n")
+        return 0
+    if args.playbook_command in ("accept", "reject"):
+        who = args.by or getpass.getuser()
+        if args.playbook_command == "accept":
+            sys.stdout.write(
+                f"{args.id}: accepted by {who}: {accept(_root(args), args.id, by=who)}\n"
+            )
+        else:
+            reject(_root(args), args.id, by=who)
+            sys.stdout.write(f"{args.id}: rejected by {who}\n")
+        return 0
 
     path = _root(args) / ".chimera" / "playbook.md"
     if not path.is_file():

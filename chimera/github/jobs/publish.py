@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.publish import PublishContext, PublishResult, publish
@@ -22,13 +22,17 @@ __all__ = ["PublishJobResult", "publish_job"]
 
 @dataclass(frozen=True)
 class PublishJobResult:
-    """What publishing did (see :class:`~chimera.github.publish.PublishResult`)."""
+    """What publishing did (see :class:`~chimera.github.publish.PublishResult`), and what it
+    stored of the agent job's learning proposals (``learning``; empty when none)."""
 
     result: PublishResult
+    learning: dict[str, Any] | None = None
 
     def to_job(self) -> JobResult:
         result = self.result
         link = f" — {result.pr_url}" if result.pr_url else ""
+        stored = len((self.learning or {}).get("stored", ()))
+        learned = f" · {stored} learning proposal(s) stored tainted" if stored else ""
         return JobResult(
             outputs={
                 "status": result.outcome,
@@ -37,9 +41,10 @@ class PublishJobResult:
                 "pr-url": result.pr_url or "",
                 "audit-head": result.audit_head or "",
             },
-            record=result.to_json(),
+            record=result.to_json() | ({"learning": self.learning} if self.learning else {}),
             summary=f"**Chimera publish:** {result.outcome}{link}"
-            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else ""),
+            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else "")
+            + learned,
         )
 
 
@@ -75,4 +80,28 @@ def publish_job(
         event_name=ctx.event_name,
     )
     queue = make_queue(client, settings)
-    return PublishJobResult(publish(pctx, client, settings, queue, decided, verified))
+    result = publish(pctx, client, settings, queue, decided, verified)
+    learning = None
+    if result.pr_number is not None:  # the verified change was pushed
+        learning = _learn(ctx, root, artifacts, decided, verified)
+    return PublishJobResult(result, learning)
+
+
+def _learn(
+    ctx: ActionContext, root: Path, artifacts: Path, decided: Decided, verified: Verified
+) -> dict[str, Any]:
+    """Store the agent job's learning proposals tainted (:mod:`chimera.github.learning`);
+    learning never fails a publish: an error is reported in the record."""
+    from chimera.errors import ChimeraError
+    from chimera.github.learning import branch_sink, learn_from_artifact
+
+    run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
+    cache = (ctx.runner_temp or artifacts.parent) / "chimera-learning.git"
+    try:
+        sink = branch_sink(root, cache)
+        learned = learn_from_artifact(
+            root, artifacts, verified, sink, run_id=run_id, issue=decided.issue
+        )
+    except ChimeraError as exc:
+        return {"error": str(exc)[:300]}
+    return learned.to_json()
