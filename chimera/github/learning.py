@@ -137,4 +137,21 @@ def branch_sink(root: Path, cache: Path, *, remote: str = "origin") -> BranchPro
     return BranchProposals(GitBranch(cache, url, branch=LEARNING_BRANCH))
 
 
-__all__ = ["Learned", "base_skills", "branch_sink", "learn_from_artifact"]
+def publish_learning(
+    root: Path, artifacts: Path, verified: Verified, *, cache: Path, run_id: str, issue: int
+) -> dict[str, object]:
+    """Publish's one call: :func:`learn_from_artifact` into the learning branch of ``root``'s
+    ``origin`` (its git cache at ``cache``), as a JSON-ready report. The branch is not touched
+    when the artifact proposes nothing. Learning never fails a publish: an error is the
+    report's ``error``."""
+    if not (artifacts / RUN_DIR / LEARNING_FILE).is_file():
+        return {}
+    try:
+        sink = branch_sink(root, cache)
+        learned = learn_from_artifact(root, artifacts, verified, sink, run_id=run_id, issue=issue)
+    except ChimeraError as exc:
+        return {"error": str(exc)[:300]}
+    return learned.to_json()
+
+
+__all__ = ["Learned", "base_skills", "branch_sink", "learn_from_artifact", "publish_learning"]

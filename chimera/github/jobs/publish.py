@@ -83,25 +83,14 @@ def publish_job(
     result = publish(pctx, client, settings, queue, decided, verified)
     learning = None
     if result.pr_number is not None:  # the verified change was pushed
-        learning = _learn(ctx, root, artifacts, decided, verified)
-    return PublishJobResult(result, learning)
+        from chimera.github.learning import publish_learning
 
-
-def _learn(
-    ctx: ActionContext, root: Path, artifacts: Path, decided: Decided, verified: Verified
-) -> dict[str, Any]:
-    """Store the agent job's learning proposals tainted (:mod:`chimera.github.learning`);
-    learning never fails a publish: an error is reported in the record."""
-    from chimera.errors import ChimeraError
-    from chimera.github.learning import branch_sink, learn_from_artifact
-
-    run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
-    cache = (ctx.runner_temp or artifacts.parent) / "chimera-learning.git"
-    try:
-        sink = branch_sink(root, cache)
-        learned = learn_from_artifact(
-            root, artifacts, verified, sink, run_id=run_id, issue=decided.issue
+        learning = publish_learning(
+            root,
+            artifacts,
+            verified,
+            cache=(ctx.runner_temp or artifacts.parent) / "chimera-learning.git",
+            run_id=f"gh-{decided.issue}-{ctx.workflow_run or 'local'}",
+            issue=decided.issue,
         )
-    except ChimeraError as exc:
-        return {"error": str(exc)[:300]}
-    return learned.to_json()
+    return PublishJobResult(result, learning)
