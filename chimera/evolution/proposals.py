@@ -193,17 +193,26 @@ class ProposalLedger:
         Raises:
             UsageError: no such proposal, or it was decided already.
         """
-        pending = {p.id: p for p in self.pending()}
-        if proposal_id not in pending:
-            known = {p.id for p in self.proposals()}
-            why = "was decided already" if proposal_id in known else "is not in the ledger"
-            raise UsageError(f"proposal {proposal_id}: {why} ({self.path})")
+        found = self.pending_one(proposal_id)
         append_record(
             self.path,
             {"record": "decision", "proposal": proposal_id, "decision": decision, "by": by,
              "ts": _now()},
         )  # fmt: skip
-        return pending[proposal_id]
+        return found
+
+    def pending_one(self, proposal_id: str) -> Proposal:
+        """The pending proposal ``proposal_id``.
+
+        Raises:
+            UsageError: no such proposal, or it was decided already.
+        """
+        for p in self.pending():
+            if p.id == proposal_id:
+                return p
+        known = {p.id for p in self.proposals()}
+        why = "was decided already" if proposal_id in known else "is not in the ledger"
+        raise UsageError(f"proposal {proposal_id}: {why} ({self.path})")
 
     def _read(self) -> tuple[list[Proposal], list[Decision]]:
         proposals: list[Proposal] = []
@@ -251,10 +260,7 @@ def accept(root: Path, proposal_id: str, *, by: str) -> str:
     from chimera.evolution.skills import LearnedSkill, SkillState, SkillStore
 
     ledger = ProposalLedger.at(root)
-    found = {p.id: p for p in ledger.pending()}.get(proposal_id)
-    if found is None:
-        ledger.decide(proposal_id, "accepted", by)  # raises the precise reason
-        raise AssertionError("unreachable")  # pragma: no cover
+    found = ledger.pending_one(proposal_id)
     store = SkillStore(root / SKILLS_DIR)
     delta = found.delta()
     if delta is not None:
