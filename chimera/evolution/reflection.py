@@ -22,7 +22,8 @@ Nothing is applied: a person accepts a proposal (``chimera playbook accept``). L
 fails a run: a model error, an exhausted budget or a write error is reported in the summary's
 ``reflection`` entry as ``skipped``. The calls go through the run's own top rung, so they spend
 the run's budget; reflection is skipped when less than ``min_tokens`` of a token budget are
-left, so it never trips a budget refusal into the run's closed audit log.
+left (or less than ``min_usd`` of a USD budget), so it does not trip a budget refusal into the
+run's closed audit log.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class ReflectionPart:
         skills: also propose a skill from an accepted attempt with a diff.
         max_tokens: the cap on each reflection or proposal answer.
         min_tokens: skip when a token budget has less than this left.
+        min_usd: skip when a USD budget has less than this left (US dollars).
     """
 
     def __init__(
@@ -61,11 +63,13 @@ class ReflectionPart:
         skills: bool = True,
         max_tokens: int = 800,
         min_tokens: int = 4000,
+        min_usd: float = 0.01,
     ) -> None:
         self.evolution = evolution
         self.skills = skills
         self.max_tokens = max_tokens
         self.min_tokens = min_tokens
+        self.min_usd = min_usd
 
     def attach(self, session: Any) -> None:
         """Nothing to open: everything is read from the session at the end."""
@@ -92,9 +96,12 @@ class ReflectionPart:
         return {"reflection": report}
 
     def _reflect(self, session: Any, result: Any) -> dict[str, Any]:
-        left = session.budget.remaining().tokens
+        remaining = session.budget.remaining()
+        left = remaining.tokens
         if left is not None and left < self.min_tokens:
             return {"skipped": f"{left} token(s) of the run's budget left (< {self.min_tokens})"}
+        if remaining.usd is not None and remaining.usd < self.min_usd:
+            return {"skipped": f"${remaining.usd:.4f} of the run's budget left (< ${self.min_usd})"}
         evidence = run_evidence(session, result)
         backend = session.ladder[0]
         shown: list[Bullet] = []

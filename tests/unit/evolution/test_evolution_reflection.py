@@ -91,6 +91,14 @@ def test_a_short_budget_skips_without_calling_the_model(tmp_path: Path) -> None:
     assert not ProposalLedger.at(tmp_path).path.exists()
 
 
+def test_a_spent_usd_budget_skips_too(tmp_path: Path) -> None:
+    session = _session(tmp_path, [{"purpose": "summarize", "text": "{}"}])
+    session.budget = TokenBudget(max_usd=0.001)
+    report = ReflectionPart().finish(session, FakeState("done"))
+    assert "of the run's budget left" in report["reflection"]["skipped"]
+    assert session.ladder[0].remaining == 1
+
+
 def _remote(tmp_path: Path) -> str:
     remote = tmp_path / "origin.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
