@@ -57,14 +57,16 @@ def labeled(issue: int, sender: str) -> dict[str, Any]:
     }
 
 
-def model(world: World, content: str) -> None:
+def model(world: World, content: str, *, reflection: dict[str, Any] | None = None) -> None:
     write = {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"purpose": "plan", "text": "1. Write calc.py."},
         {"purpose": "act", "tool_calls": [write]},
         {"purpose": "act", "text": "Wrote calc.py."},
         {"purpose": "review", "text": "APPROVE"},
     ]
+    if reflection is not None:  # the agent job's Reflector, after the run
+        turns.append({"purpose": "summarize", "text": json.dumps(reflection)})
     path = world.tmp / "model.yaml"
     path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
     world.model = f"scripted:{path}"
@@ -121,6 +123,22 @@ def test_a_forged_trusted_skill_is_stored_provisional_and_tainted(world: World) 
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     assert tree == [PROPOSALS_NAME]
+
+
+def test_the_agent_jobs_own_reflection_reaches_the_branch_as_a_tainted_proposal(
+    world: World,
+) -> None:
+    lesson = "Read the acceptance block's requirement before writing code."
+    insight = {"tags": [], "insights": [{"section": "Strategies", "text": lesson}]}
+    model(world, TOTAL, reflection=insight)
+    world.fake.add_issue(
+        "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
+    )
+    jobs = world.pipeline("issues", labeled(1, "alice"), run=23)
+    assert jobs["publish"]["status"] == "pr_opened"
+    (line,) = _branch_lines(world)
+    assert (line["kind"], line["text"], line["trusted"]) == ("bullet", lesson, False)
+    assert line["run_id"] == "gh-1-23" and line["state"] == "provisional"
 
 
 def test_proposals_from_a_run_that_failed_verify_are_not_stored(world: World) -> None:
