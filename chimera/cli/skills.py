@@ -1,5 +1,6 @@
 """``chimera skills``: inspect and steer learned skills; ``chimera playbook show`` and the
-runs' pending proposals (``chimera playbook proposals|accept|reject``).
+runs' pending proposals (``chimera playbook proposals|accept|reject``, and ``fetch`` for the
+Action's, from the learning branch).
 
 Skills live in ``.chimera/skills/<name>/SKILL.md`` (AgentSkills format); every change made
 here is a line in ``.chimera/skills/audit.jsonl`` (hash-chained). Promotion by a person makes a
@@ -47,6 +48,11 @@ def register(subparsers: Subparsers) -> None:
         p.add_argument("id", help="the proposal id (lp-...)")
         p.add_argument("--root", metavar="DIR")
         p.add_argument("--by", help="who decides (default: the current user)")
+    fetch = play_sub.add_parser(
+        "fetch", help="copy the Action's proposals from the learning branch (still pending)"
+    )
+    fetch.add_argument("--root", metavar="DIR")
+    fetch.add_argument("--remote", default="origin", help="the git remote (default: origin)")
     play.set_defaults(handler=run_playbook)
 
 
@@ -115,6 +121,17 @@ def run_playbook(args: argparse.Namespace) -> int:
     if args.playbook_command == "proposals":
         pending = ProposalLedger.at(_root(args)).pending()
         sys.stdout.write("".join(f"{p.describe()}\n" for p in pending) or "no pending proposals\n")
+        return 0
+    if args.playbook_command == "fetch":
+        from chimera.github.learning import branch_sink
+
+        root = _root(args)
+        cache = root / ".chimera" / "learning" / "branch.git"
+        found = branch_sink(root, cache, remote=args.remote).proposals()
+        before = len(ProposalLedger.at(root).proposals())
+        ProposalLedger.at(root).record(found)
+        added = len(ProposalLedger.at(root).proposals()) - before
+        sys.stdout.write(f"{len(found)} proposal(s) on the branch, {added} new (pending)\n")
         return 0
     if args.playbook_command in ("accept", "reject"):
         who = args.by or getpass.getuser()

@@ -9,8 +9,9 @@ branch.GitBranch` surface is used (``fetch``, ``read``, ``git`` plumbing, ``push
 identity and signing settings), so this module is the one place to change when the branch
 store's API moves. A push rejected as non-fast-forward refetches and appends again.
 
-Nothing on the branch is ever retrieved into a prompt: a person accepts a proposal (after
-``git fetch``, ``chimera playbook accept``) or promotes through a reviewed change.
+Nothing on the branch is ever retrieved into a prompt: ``chimera playbook fetch`` copies the
+proposals into the local ledger (still pending, still tainted) and a person accepts one with
+``chimera playbook accept``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,13 @@ def model(world: World, content: str, *, reflection: dict[str, Any] | None = Non
     path = world.tmp / "model.yaml"
     path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
     world.model = f"scripted:{path}"
+
+
+def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from chimera.cli import main; raise SystemExit(main())", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
 
 
 def _branch_lines(world: World) -> list[dict[str, object]]:
@@ -139,6 +147,13 @@ def test_the_agent_jobs_own_reflection_reaches_the_branch_as_a_tainted_proposal(
     (line,) = _branch_lines(world)
     assert (line["kind"], line["text"], line["trusted"]) == ("bullet", lesson, False)
     assert line["run_id"] == "gh-1-23" and line["state"] == "provisional"
+    # A maintainer's checkout copies it into the local ledger: pending, for a person to decide.
+    clone = world.clone()
+    for _ in range(2):  # a second fetch adds nothing
+        fetched = _cli(clone, "playbook", "fetch")
+    assert fetched.returncode == 0 and "1 proposal(s) on the branch, 0 new" in fetched.stdout
+    listed = _cli(clone, "playbook", "proposals")
+    assert f"{line['id']}  action run gh-1-23  bullet [Strategies] {lesson}" in listed.stdout
 
 
 def test_proposals_from_a_run_that_failed_verify_are_not_stored(world: World) -> None:
