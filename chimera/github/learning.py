@@ -16,6 +16,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError, ConfigError
 from chimera.evolution.action import publish_acceptance
@@ -25,7 +26,11 @@ from chimera.evolution.reflection import LEARNING_FILE
 from chimera.evolution.skills import LearnedSkill
 from chimera.github.artifacts import RUN_DIR, read_patch
 from chimera.github.basecommit import sha256_text
-from chimera.github.trust import Verified
+from chimera.github.trust import Decided, Verified
+
+if TYPE_CHECKING:
+    from chimera.github.jobs.context import ActionContext
+    from chimera.github.publish import PublishResult
 
 _FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 
@@ -140,10 +145,10 @@ def branch_sink(root: Path, cache: Path, *, remote: str = "origin") -> BranchPro
 def publish_learning(
     root: Path, artifacts: Path, verified: Verified, *, cache: Path, run_id: str, issue: int
 ) -> dict[str, object]:
-    """Publish's one call: :func:`learn_from_artifact` into the learning branch of ``root``'s
-    ``origin`` (its git cache at ``cache``), as a JSON-ready report. The branch is not touched
-    when the artifact proposes nothing. Learning never fails a publish: an error is the
-    report's ``error``."""
+    """:func:`learn_from_artifact` into the learning branch of ``root``'s ``origin`` (its git
+    cache at ``cache``), as a JSON-ready report (``{}``: the artifact proposes nothing, and the
+    branch is not touched). Learning never fails a publish: an error is the report's
+    ``error``."""
     if not (artifacts / RUN_DIR / LEARNING_FILE).is_file():
         return {}
     try:
@@ -154,4 +159,40 @@ def publish_learning(
     return learned.to_json()
 
 
-__all__ = ["Learned", "base_skills", "branch_sink", "learn_from_artifact", "publish_learning"]
+def learn_after_publish(
+    ctx: ActionContext,
+    root: Path,
+    artifacts: Path,
+    decided: Decided,
+    verified: Verified,
+    result: PublishResult,
+) -> dict[str, object]:
+    """The publish job's one call, after publishing: only when the verified change was pushed
+    (a PR exists), :func:`publish_learning`; its report is one ``learning`` event in its own
+    audit log, ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its
+    order), and is returned."""
+    if result.pr_number is None:
+        return {}
+    temp = ctx.runner_temp or artifacts.parent
+    run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
+    report = publish_learning(
+        root, artifacts, verified, cache=temp / "chimera-learning.git", run_id=run_id,
+        issue=decided.issue,
+    )  # fmt: skip
+    if report:
+        from chimera.github.publish_gate import PublishAudit
+
+        PublishAudit(temp / "chimera-publish" / "learning", f"learning-{run_id}").record(
+            "learning", **report
+        )
+    return report
+
+
+__all__ = [
+    "Learned",
+    "base_skills",
+    "branch_sink",
+    "learn_after_publish",
+    "learn_from_artifact",
+    "publish_learning",
+]

@@ -120,6 +120,10 @@ def test_a_forged_trusted_skill_is_stored_provisional_and_tainted(world: World) 
     assert (skill.version, skill.uses, skill.successes) == (1, 0, 0)
     assert skill.sources == ("gh-1-21",)  # not the artifact's claimed run
     assert lines[1]["text"] == good["text"]  # the override phrase was refused
+    audit = world.tmp / "runner-21" / "chimera-publish" / "learning" / "audit.jsonl"
+    (event,) = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert event["event"] == "learning" and len(event["fields"]["stored"]) == 2
+    assert any("overrides earlier instructions" in r for r in event["fields"]["refused"])
     log = subprocess.run(
         ["git", "--git-dir", str(world.remote), "log", "--format=%s%n%b", LEARNING_BRANCH],
         capture_output=True, text=True, check=True,

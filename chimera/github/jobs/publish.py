@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.publish import PublishContext, PublishResult, publish
@@ -22,17 +22,13 @@ __all__ = ["PublishJobResult", "publish_job"]
 
 @dataclass(frozen=True)
 class PublishJobResult:
-    """What publishing did (see :class:`~chimera.github.publish.PublishResult`), and what it
-    stored of the agent job's learning proposals (``learning``; empty when none)."""
+    """What publishing did (see :class:`~chimera.github.publish.PublishResult`)."""
 
     result: PublishResult
-    learning: dict[str, Any] | None = None
 
     def to_job(self) -> JobResult:
         result = self.result
         link = f" — {result.pr_url}" if result.pr_url else ""
-        stored = len((self.learning or {}).get("stored", ()))
-        learned = f" · {stored} learning proposal(s) stored tainted" if stored else ""
         return JobResult(
             outputs={
                 "status": result.outcome,
@@ -41,10 +37,9 @@ class PublishJobResult:
                 "pr-url": result.pr_url or "",
                 "audit-head": result.audit_head or "",
             },
-            record=result.to_json() | ({"learning": self.learning} if self.learning else {}),
+            record=result.to_json(),
             summary=f"**Chimera publish:** {result.outcome}{link}"
-            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else "")
-            + learned,
+            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else ""),
         )
 
 
@@ -81,16 +76,7 @@ def publish_job(
     )
     queue = make_queue(client, settings)
     result = publish(pctx, client, settings, queue, decided, verified)
-    learning = None
-    if result.pr_number is not None:  # the verified change was pushed
-        from chimera.github.learning import publish_learning
+    from chimera.github.learning import learn_after_publish
 
-        learning = publish_learning(
-            root,
-            artifacts,
-            verified,
-            cache=(ctx.runner_temp or artifacts.parent) / "chimera-learning.git",
-            run_id=f"gh-{decided.issue}-{ctx.workflow_run or 'local'}",
-            issue=decided.issue,
-        )
-    return PublishJobResult(result, learning)
+    learn_after_publish(ctx, root, artifacts, decided, verified, result)
+    return PublishJobResult(result)
