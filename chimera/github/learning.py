@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError, ConfigError
 from chimera.evolution.action import publish_acceptance
-from chimera.evolution.branchstore import LEARNING_BRANCH, BranchProposals, ProposalSink
+from chimera.evolution.branchstore import (
+    LEARNING_BRANCH,
+    BranchProposals,
+    ProposalSink,
+    writer_for,
+)
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
 from chimera.evolution.skills import LearnedSkill
@@ -139,7 +144,8 @@ def branch_sink(root: Path, cache: Path, *, remote: str = "origin") -> BranchPro
     url = proc.stdout.strip()
     if proc.returncode != 0 or not url:
         raise ChimeraError(f"git remote {remote}: no URL to store learning proposals on")
-    return BranchProposals(GitBranch(cache, url, branch=LEARNING_BRANCH))
+    branch = GitBranch(cache, url, branch=LEARNING_BRANCH)
+    return BranchProposals(branch, writer_for(branch))
 
 
 def publish_learning(

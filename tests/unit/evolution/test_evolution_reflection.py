@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chimera.evolution.branchstore import LEARNING_BRANCH, PROPOSALS_NAME, BranchProposals
+from chimera.errors import JournalConflict
+from chimera.evolution.branchstore import (
+    LEARNING_BRANCH,
+    PROPOSALS_NAME,
+    BranchProposals,
+    Lander,
+    writer_for,
+)
 from chimera.evolution.proposals import Proposal, ProposalLedger
 from chimera.evolution.reflection import LEARNING_FILE, REFLECTED_FILE, ReflectionPart
 from chimera.memory.branch import GitBranch
@@ -109,42 +117,44 @@ def _proposal(n: int) -> Proposal:
     return Proposal.make(f"gh-1-{n}", "bullet", "action", "passed", section="S", text=f"t{n}")
 
 
-class RacingBranch:
-    """A real GitBranch whose first push loses a race: another run lands just before it."""
+class RacingWriter:
+    """The branch store's writer whose first land loses a race: another run lands just
+    before it (both on real git)."""
 
-    def __init__(self, inner: GitBranch, other: BranchProposals) -> None:
+    def __init__(self, inner: Lander, other: BranchProposals) -> None:
         self.inner = inner
         self.other = other
-        self.sign = inner.sign
-        self.pushes: list[bool] = []
+        self.lands: list[str] = []
 
-    def fetch(self) -> str | None:
-        return self.inner.fetch()
-
-    def read(self, commit: str, name: str) -> str:
-        return self.inner.read(commit, name)
-
-    def git(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
-        return self.inner.git(*args, stdin=stdin, check=check)
-
-    def push(self, commit: str) -> bool:
-        if not self.pushes:
+    def land(self, parent: str | None, files: Mapping[str, str], message: str) -> str:
+        if not self.lands:
             self.other.store([_proposal(2)], run_id="gh-1-2", issue=1)
-        self.pushes.append(self.inner.push(commit))
-        return self.pushes[-1]
+        try:
+            sha = self.inner.land(parent, files, message)
+        except JournalConflict:
+            self.lands.append("conflict")
+            raise
+        self.lands.append("landed")
+        return sha
+
+
+def _sink(tmp_path: Path, remote: str, name: str) -> BranchProposals:
+    branch = GitBranch(tmp_path / f"{name}.git", remote, branch=LEARNING_BRANCH)
+    return BranchProposals(branch, writer_for(branch))
 
 
 def test_the_branch_adapter_appends_one_commit_per_run_and_retries_a_lost_race(
     tmp_path: Path,
 ) -> None:
     remote = _remote(tmp_path)
-    a = BranchProposals(GitBranch(tmp_path / "a.git", remote, branch=LEARNING_BRANCH))
+    a = _sink(tmp_path, remote, "a")
     assert a.proposals() == [] and a.store([], run_id="x", issue=None) is None
     a.store([_proposal(1)], run_id="gh-1-1", issue=1)
-    racing = RacingBranch(GitBranch(tmp_path / "b.git", remote, branch=LEARNING_BRANCH), a)
-    b = BranchProposals(racing)
-    b.store([_proposal(3)], run_id="gh-1-3", issue=1)  # a lands t2 first; b's push is refused
-    assert racing.pushes == [False, True]
+    b = _sink(tmp_path, remote, "b")
+    racing = RacingWriter(b.writer, a)
+    b.writer = racing
+    b.store([_proposal(3)], run_id="gh-1-3", issue=1)  # a lands t2 first; b's land conflicts
+    assert racing.lands == ["conflict", "landed"]
     texts = [p.text for p in a.proposals()]
     assert texts == ["t1", "t2", "t3"]
     count = subprocess.run(
