@@ -29,15 +29,19 @@ run's closed audit log.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from chimera.atomic import atomic_write_text
 from chimera.errors import ChimeraError
 from chimera.evolution.ace import curate, reflect
 from chimera.evolution.context import EvolutionPart, run_passed
 from chimera.evolution.evidence import AttemptEvidence, diff_gate
 from chimera.evolution.playbook import Bullet
 from chimera.evolution.proposals import Proposal, ProposalLedger
+from chimera.evolution.propose import propose_skill
+from chimera.evolution.skills import SkillState
 
 LEARNING_FILE = "learning.json"
 """In a run folder: the run's proposals as the Action's publish side reads them."""
@@ -88,11 +92,12 @@ class ReflectionPart:
             return {}
         try:
             report = self._reflect(session, result)
-        except ChimeraError as exc:
+        except (ChimeraError, OSError) as exc:
             report = {"skipped": f"{type(exc).__name__}: {exc}"[:300]}
-        from chimera.atomic import atomic_write_text
-
-        atomic_write_text(marker, json.dumps(report, indent=1) + "\n")
+        try:
+            atomic_write_text(marker, json.dumps(report, indent=1) + "\n")
+        except OSError as exc:  # a later resume may reflect again; the ledger dedups by id
+            report["marker"] = f"not written: {exc}"[:200]
         return {"reflection": report}
 
     def _reflect(self, session: Any, result: Any) -> dict[str, Any]:
@@ -126,14 +131,8 @@ class ReflectionPart:
         dropped = list(reflected.dropped)
         gate = diff_gate(evidence)
         if self.skills and gate.mint:
-            from chimera.evolution.propose import propose_skill
-
             proposed = propose_skill(backend, evidence, max_tokens=self.max_tokens)
             if proposed.skill is not None:
-                from dataclasses import replace
-
-                from chimera.evolution.skills import SkillState
-
                 skill = replace(proposed.skill, state=SkillState.PROVISIONAL, trusted=False)
                 proposals.append(
                     Proposal.make(evidence.run_id, "skill", "reflection", verdict,
@@ -201,7 +200,6 @@ def _task(log: Path) -> str:
 
 def _write_learning(run_dir: Path, run_id: str, proposals: list[Proposal]) -> None:
     """The run's ``learning.json`` (skills and new bullets; counters never leave the run)."""
-    from chimera.atomic import atomic_write_text
     from chimera.evolution.action import LearningProposal, ProposedBullet
 
     skills = [p.skill for p in proposals if p.kind == "skill"][:5]
