@@ -16,6 +16,7 @@ from chimera.errors import JournalError
 from chimera.github.artifacts import read_patch
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.jobs.tick import record_finish, scheduled_run
+from chimera.github.learning import learn_after_publish
 from chimera.github.memory import MemoryNote, memory_sections, remember_run
 from chimera.github.publish import PublishContext, PublishResult, publish
 from chimera.github.publish_gate import PublishAudit
@@ -115,6 +116,7 @@ def publish_job(
     )
     queue = make_queue(client, settings)
     result = publish(pctx, client, settings, queue, decided, verified)
+    learn_after_publish(ctx, root, artifacts, decided, verified, result)
     if not settings.is_self(decided.started_by):
         return PublishJobResult(result, memory=note)
     finish = _finish(ctx, client, settings, decided, journal, clock)
