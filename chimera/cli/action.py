@@ -14,8 +14,8 @@ Modes (``--mode``):
   review's text as tainted feedback. It writes the artifacts folder (outcome, run report,
   patch, run folder, audit summary) and the job summary; it never writes to GitHub.
 * ``verify`` — the patch judged from the base commit in the strict sandbox
-  (``contents: read``, no secrets); outputs ``{base_sha, patch_sha256, spec_digest,
-  verdict}``. See :mod:`chimera.github.jobs.verify`.
+  (``contents: read``, no secret but the held-out specs); outputs ``{base_sha,
+  patch_sha256, spec_digest, verdict}``. See :mod:`chimera.github.jobs.verify`.
 * ``publish`` — apply, scan, push, open or update the PR, label, comment (``GITHUB_TOKEN``;
   no LLM key), from decide's and verify's outputs only. See :mod:`chimera.github.publish`.
 * ``start-ci`` — after a write-access person other than the trigger approves the PR's head
@@ -24,6 +24,11 @@ Modes (``--mode``):
   starting the next queued issues by dispatching the fix workflow with the original labeller.
 * ``command`` — ``@chimera stop`` and ``@chimera status`` in comments, and the help reply to
   an unknown verb (``issues: write``, ``actions: write``); see :mod:`chimera.github.commands`.
+* ``tick`` — the schedules (``.chimera.d/schedules/``): replay the journal branch, claim
+  what is due there, then file or update each job's issue and dispatch the fix workflow for
+  it. Calls no model, runs no project code; an App token (``contents``, ``issues``,
+  ``actions`` write, ``checks`` read) and the journal's signing key
+  (``CHIMERA_JOURNAL_SIGNING_KEY``). See :mod:`chimera.github.jobs.tick`.
 
 ``--dry-run`` decides from the payload alone, offline: it prints the decision as one JSON
 object, with the API checks it would still make, and changes nothing.
@@ -57,13 +62,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, err
-from chimera.errors import GitHubError, UsageError
+from chimera.errors import ConfigError, GitHubError, UsageError
 
 if TYPE_CHECKING:
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
+    from chimera.github.jobs.verify import HeldOutInput
     from chimera.github.settings import ActionSettings
 
-MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain", "command")
+MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain", "command", "tick")
 # Modes that run model-written code: a reused self-hosted runner would keep what it left.
 UNTRUSTED_CODE_MODES = ("agent", "verify")
 EXIT_GITHUB = 1
@@ -220,9 +226,9 @@ def _handle(args: argparse.Namespace) -> int:
     ctx = _context(args)
     try:
         return _run_job(args, settings, ctx)
-    except UsageError as exc:
-        # A bad input (a dispatch's issue-number): there may be no issue to comment on, so the
-        # job summary says it, in one line.
+    except (UsageError, ConfigError) as exc:
+        # A bad input (a dispatch's issue-number, a bot-login that is not Chimera's): there may
+        # be no issue to comment on, so the job summary says it, in one line.
         _summary(f"**Chimera {args.mode}:** {exc}")
         raise
 
@@ -244,6 +250,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
     try:
         if args.mode == "decide":
             return _report(jobs.decide_job(ctx, settings).to_job())
+        if args.mode in ("drain", "start-ci", "command"):
+            settings = _own_identities(ctx, settings)
         if args.mode == "drain":
             return _report(jobs.drain_job(ctx, settings).to_job())
         if args.mode == "start-ci":
@@ -251,6 +259,14 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
         if args.mode == "command":
             return _report(jobs.command_job(ctx, settings).to_job())
         root = _root(args)
+        if args.mode == "tick":
+            from chimera.github.jobs.tick import run_tick
+            from chimera.scheduler.clock import SystemClock
+
+            key = _signing_key(ctx)
+            return _report(
+                run_tick(ctx, settings, root, clock=SystemClock(), signing_key=key).to_job()
+            )
         artifacts = _artifacts(args, root)
         if args.mode == "agent":
             return _report(jobs.agent_job(ctx, settings, root, artifacts).to_job())
@@ -258,21 +274,66 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
 
         decided = Decided.from_env(os.environ)
         if args.mode == "verify":
-            result = jobs.verify_job(ctx, settings, root, artifacts, decided).to_job()
+            heldout = _heldout_input()
+            result = jobs.verify_job(ctx, settings, root, artifacts, decided, heldout).to_job()
             return _report(result, fenced=True)
         from chimera.github.trust import Verified
 
         verified = Verified.from_env(os.environ)
         audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
+        from chimera.github.jobs.tick import journal_for
+        from chimera.scheduler.clock import SystemClock
+
+        # A scheduled run's finish goes to the journal only when signed like the tick's.
+        key = _signing_key(ctx) if settings.is_self(decided.started_by) else None
+        journal = journal_for(root, settings, key) if key is not None else None
         return _report(
             jobs.publish_job(
-                ctx, settings, root, artifacts, decided, verified, agent_audit_head=audit_head
+                ctx, settings, root, artifacts, decided, verified,
+                agent_audit_head=audit_head, journal=journal, clock=SystemClock(),
             ).to_job()
-        )
+        )  # fmt: skip
     except GitHubError as exc:
         err(f"chimera action: {exc}")
         _set_outputs({"status": "github-error"})
         return EXIT_GITHUB
+
+
+def _signing_key(ctx: ActionContext) -> Path | None:
+    """``CHIMERA_JOURNAL_SIGNING_KEY`` (an SSH private key, from a secret) in a file only this
+    user can read, for git's SSH signing of journal commits; ``None`` when unset."""
+    import tempfile
+
+    text = os.environ.get("CHIMERA_JOURNAL_SIGNING_KEY", "").strip()
+    if not text:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="chimera-journal-key-", dir=ctx.runner_temp))
+    path = folder / "key"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text + "\n")
+    return path
+
+
+def _own_identities(ctx: ActionContext, settings: ActionSettings) -> ActionSettings:
+    """The settings with the token's own login among Chimera's identities (the App token of
+    drain and start-ci); a bot-login that is not that login stops the job."""
+    from chimera.github.identity import check_identities
+
+    checked = check_identities(ctx.connect(), settings)
+    for note in checked.warnings:
+        _summary(f"**Chimera:** {note}")
+    return checked.settings
+
+
+def _heldout_input() -> HeldOutInput | None:
+    """The verify step's held-out secret (``CHIMERA_HELDOUT_SPECS``) and public key, taken
+    out of this process's environment first: nothing started later inherits the secret."""
+    from chimera.github.jobs.verify import HeldOutInput
+
+    specs = os.environ.pop("CHIMERA_HELDOUT_SPECS", "")
+    key = os.environ.pop("CHIMERA_HELDOUT_PUBLIC_KEY", "").strip()
+    return HeldOutInput(specs, key) if specs.strip() else None
 
 
 def _refuse_reused_runner(settings: ActionSettings) -> None:

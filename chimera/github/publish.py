@@ -30,6 +30,7 @@ from typing import Any
 from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, GitHubRateLimited
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
+from chimera.github.documents import outcome_comment, pr_body
 from chimera.github.gitops import PublishGit
 from chimera.github.outcome import REPLACEABLE, find_outcome, outcome_key, post_outcome_once
 from chimera.github.permissions import chimera_pull
@@ -43,14 +44,23 @@ from chimera.github.queue import (
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
+from chimera.github.render import Section
 from chimera.github.report import RunReport, read_report
-from chimera.github.settings import ActionSettings
-from chimera.github.summary import artifact_link, code, outcome_comment, pr_body
+from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
+from chimera.github.summary import artifact_link, code
 from chimera.github.trust import Decided, Verified
 
 __all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "publish"]
 
 log = logging.getLogger(__name__)
+
+# Everything a public surface ever says about a held-out failure: the requirement, its
+# evidence and even how many failed stay with the maintainer's sealed record.
+HELD_DETAIL = (
+    "The visible requirements pass, but a held-out check failed; nothing was published, and "
+    "the run ends here (no retry). Maintainers: the verify job's summary holds the record's "
+    "digest, and its held-out artifact the record, sealed to your key."
+)
 
 ACTIONS_PR_SETTING = (
     'enable Settings → Actions → General → "Allow GitHub Actions to create and approve pull '
@@ -76,6 +86,8 @@ class PublishContext:
         agent_audit_head: the agent job's audit head, received as a job output.
         event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
             which has no trigger label to lose; ``None``: unknown, read as a label's run).
+        sections: the PR body's sections from features (memory's:
+            :func:`chimera.github.memory.memory_sections`).
     """
 
     root: Path
@@ -89,6 +101,7 @@ class PublishContext:
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
     event_name: str | None = None
+    sections: tuple[Section, ...] = ()
 
 
 @dataclass
@@ -258,6 +271,8 @@ class Publisher:
                 "The verify job could not judge the patch (see its job summary); nothing was "
                 "published. Add the label again to retry.",
             )
+        if g.verdict == "held":
+            return self._fail("held", HELD_DETAIL)
         paused = self.outcome is not None and self.outcome.status == "awaiting_approval"
         if not patch.strip():
             return self._fail(
@@ -294,7 +309,10 @@ class Publisher:
         info = self.client.issue(self.decided.issue)
         run = self.decided.mode == "run"
         by_label = run and self.ctx.event_name != "issue_comment"
-        unlabelled = by_label and self.settings.label not in info.labels
+        # A scheduled run (the tick's dispatch) hangs on chimera:schedule instead.
+        scheduled = self.settings.is_self(self.decided.started_by)
+        trigger = SCHEDULE_LABEL if scheduled else self.settings.label
+        unlabelled = by_label and trigger not in info.labels
         released = run and not by_label and LABEL_RUNNING not in info.labels
         if info.state == "open" and not unlabelled and not released:
             return None
@@ -305,7 +323,7 @@ class Publisher:
         if info.state != "open":
             return f"#{info.number} was closed"
         if unlabelled:
-            return f"the {self.settings.label!r} label was removed"
+            return f"the {trigger!r} label was removed"
         return "`@chimera stop` stopped the run"
 
     def _cancelled(self, why: str) -> PublishResult:
@@ -399,7 +417,7 @@ class Publisher:
             "issue": d.issue,
             "run_id": self.outcome.run_id if self.outcome else None,
             "workflow_run": self.ctx.workflow_run,
-            "artifact": self.settings.artifact_name,
+            "artifact": self.settings.run_artifact,
             "status": "awaiting_approval" if awaiting else "ready",
             "paused": paused,
             "started_by": d.started_by,
@@ -423,6 +441,7 @@ class Publisher:
             verification=self._verification(g, held_unmet),
             spec_met=not held_unmet,
             advisory=g.advisory,
+            sections=self.ctx.sections,
         )
         title = f"Chimera: {self._title()} (#{d.issue})"
         base_ref = d.base_ref or self.ctx.default_branch

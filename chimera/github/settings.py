@@ -17,9 +17,12 @@ from typing import Any
 
 from chimera.errors import ConfigError
 
-__all__ = ["GITHUB_ACTIONS_BOT", "ActionSettings"]
+__all__ = ["GITHUB_ACTIONS_BOT", "SCHEDULE_LABEL", "ActionSettings"]
 
 GITHUB_ACTIONS_BOT = "github-actions[bot]"
+SCHEDULE_LABEL = "chimera:schedule"
+"""The label of a scheduled job's issue: the tick files it; decide starts a run from it only
+when Chimera's own identity added it (a person's is refused, with the reason)."""
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -86,6 +89,15 @@ def _deps_dir(env: Mapping[str, str]) -> str:
     return raw
 
 
+def _agent_profile(env: Mapping[str, str]) -> str:
+    raw = env.get("CHIMERA_AGENT_PROFILE", "").strip()
+    if raw and (raw.startswith("/") or ".." in Path(raw).parts):
+        raise ConfigError(
+            f"CHIMERA_AGENT_PROFILE: give a path inside the repository, got {raw[:60]!r}"
+        )
+    return raw
+
+
 def _scalar(value: str) -> str | int | float | bool:
     """A number or ``true``/``false`` as such (``temperature=0.2``), anything else a string."""
     if value in ("true", "false"):
@@ -130,7 +142,11 @@ class ActionSettings:
         model, spec_path, max_attempts, max_iterations, budget_usd, budget_tokens,
         diff_feedback: passed on to ``chimera run``.
         memory: the run recalls and records memories (input ``memory: false`` turns it off).
-        artifact_name: the run artifact's name (one per workflow run).
+        artifact_name: the run artifact's base name.
+        agent_artifact: the artifact the agent job's attempt uploads
+            (``<artifact_name>-attempt-<n>``, action.yml names it; verify and publish
+            get it as ``agent-artifact``); empty: a local run, :attr:`run_artifact` is
+            the base name.
         max_patch_bytes / max_file_bytes: publish scan limits.
         sandbox: ``strict`` (bubblewrap, fail closed) or ``scrubbed`` (the loud opt-out:
             verify's verdict is advisory, the PR a draft labelled ``risk:high``).
@@ -143,6 +159,9 @@ class ActionSettings:
         litellm: further ``litellm.completion`` settings (``aws_region_name=...`` lines).
         deps_dir: the folder the set-up step installed the project's dependencies into
             (absolute; empty: ``[tool.chimera.sandbox] deps_dir`` of the base commit).
+        agent_profile: an agent profile's path in the repository (the ``agent`` input;
+            ``""``: none): decide validates it at the base commit, the run applies it, and a
+            resume re-applies the profile the run recorded.
     """
 
     label: str = "chimera"
@@ -164,6 +183,7 @@ class ActionSettings:
     diff_feedback: bool = False
     memory: bool = True
     artifact_name: str = "chimera-run"
+    agent_artifact: str = ""
     max_patch_bytes: int = 1_000_000
     max_file_bytes: int = 200_000
     extra_high_risk: tuple[str, ...] = field(default_factory=tuple)
@@ -173,6 +193,7 @@ class ActionSettings:
     api_base: str = ""
     litellm: dict[str, str | int | float | bool] = field(default_factory=dict)
     deps_dir: str = ""
+    agent_profile: str = ""
 
     def run_overrides(self) -> dict[str, Any]:
         """The :class:`~chimera.github.agent_child.AgentRequest` fields these settings fix
@@ -182,7 +203,15 @@ class ActionSettings:
             "api_base": self.api_base or None,
             "litellm": dict(self.litellm) or None,
             "deps_dir": Path(self.deps_dir) if self.deps_dir else None,
+            # strict is bubblewrap failing closed, never the configured "auto" fallback.
+            "sandbox": "scrubbed" if self.sandbox == "scrubbed" else "bwrap",
+            "agent_profile": self.agent_profile or None,
         }
+
+    @property
+    def run_artifact(self) -> str:
+        """The name of the artifact holding this run's folder (what a resume downloads)."""
+        return self.agent_artifact or self.artifact_name
 
     def is_self(self, login: str | None) -> bool:
         return bool(login) and login in self.identities
@@ -224,10 +253,12 @@ class ActionSettings:
             diff_feedback=_bool(e, "CHIMERA_DIFF_FEEDBACK", False),
             memory=_bool(e, "CHIMERA_MEMORY", True),
             artifact_name=e.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run",
+            agent_artifact=e.get("CHIMERA_AGENT_ARTIFACT", "").strip(),
             sandbox=_sandbox(e),
             runner_ephemeral=_bool(e, "CHIMERA_RUNNER_EPHEMERAL", False),
             llm_key_variable=_variable(e),
             api_base=e.get("CHIMERA_API_BASE", "").strip(),
             litellm=_pairs(e, "CHIMERA_LITELLM_SETTINGS"),
             deps_dir=_deps_dir(e),
+            agent_profile=_agent_profile(e),
         )

@@ -32,6 +32,7 @@ from chimera.github.artifacts import (
 from chimera.github.events import Act, decide
 from chimera.github.feedback import feedback_task, review_comments
 from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.memory import propose, recall_branch
 from chimera.github.permissions import Resolution, resolve
 from chimera.orchestration.graph import Card, CardStatus
 from chimera.orchestration.state import RunStore
@@ -45,7 +46,13 @@ __all__ = ["AgentResult", "agent_job"]
 _MODES = {Act.RUN: "new", Act.RESUME: "resume", Act.RERUN: "rerun"}
 # The run never needs a GitHub token, and a child that has none cannot leak one; nor the
 # runner's own tokens (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*: every ACTIONS_*).
-_SECRET_ENV = ("GITHUB_TOKEN", "CHIMERA_GITHUB_TOKEN", "GH_TOKEN", "CHIMERA_LLM_API_KEY")
+_SECRET_ENV = (
+    "GITHUB_TOKEN",
+    "CHIMERA_GITHUB_TOKEN",
+    "GH_TOKEN",
+    "CHIMERA_LLM_API_KEY",
+    "CHIMERA_HELDOUT_SPECS",  # verify's alone; never the agent's, even if a workflow errs
+)
 LLM_KEY_ENV = "CHIMERA_LLM_API_KEY"
 
 
@@ -170,7 +177,7 @@ def agent_job(
         pull=decision.pull,
         decision=decision.to_json(),
         workflow_run=ctx.workflow_run,
-        artifact=settings.artifact_name,
+        artifact=settings.run_artifact,
         detail=decision.reason,
     )
     if decision.action not in _MODES:
@@ -294,6 +301,8 @@ def _run(
         )
         started_by = decision.actor
     request = request.model_copy(update=settings.run_overrides())
+    # Before the child starts: the token reaches only these git processes, never the run.
+    recalled_before = recall_branch(root, client, settings, token=ctx.github.token)
     proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():
@@ -309,6 +318,7 @@ def _run(
     patch = make_patch(root, base_sha)
     (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
     collect_run(root, run_id, artifacts)
+    propose(root, artifacts, run_id, recalled_before)
     summary = _audit_summary(store.run_dir(run_id), state.audit_head)
     write_summary(artifacts, summary)
     cards = [Card.from_json(raw) for raw in state.cards]

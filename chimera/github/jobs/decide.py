@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
 from chimera.github.commands import DECIDE_VERBS
 from chimera.github.events import Act, Decision, decide
+from chimera.github.identity import BotLoginMismatch, check_identities
 from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
@@ -55,6 +56,7 @@ class DecideResult:
         status: ``running``, ``queued``, ``refused``, or the decision's action.
         admission: the ChangeQueue's reason, for a new run.
         decided: what the later jobs receive (when ``proceed``).
+        notes: warnings for the job summary (a person's token acting as Chimera).
     """
 
     event_decision: Decision
@@ -63,6 +65,7 @@ class DecideResult:
     status: str
     admission: str | None = None
     decided: Decided | None = None
+    notes: tuple[str, ...] = ()
 
     def to_job(self) -> JobResult:
         ignored = self.final.action is Act.IGNORE
@@ -80,7 +83,8 @@ class DecideResult:
         }
         if self.proceed and self.decided is not None:
             outputs |= self.decided.to_outputs()
-        return JobResult(outputs=outputs, record=record)
+        summary = "".join(f"**Chimera decide:** {note}\n" for note in self.notes)
+        return JobResult(outputs=outputs, record=record, summary=summary)
 
 
 def dry_run(ctx: ActionContext, settings: ActionSettings, mode: str) -> JobResult:
@@ -89,9 +93,29 @@ def dry_run(ctx: ActionContext, settings: ActionSettings, mode: str) -> JobResul
     return JobResult(outputs={}, record=decision.to_json() | {"mode": mode, "dry_run": True})
 
 
-def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decided | str:
+def profile_problem(client: GitHubClient, path: str, sha: str) -> str | None:
+    """Why the agent profile ``path`` (the ``agent`` input) cannot be used at commit ``sha``,
+    in one line (its first problem at ``file:line:col``), or ``None`` when it is valid."""
+    from chimera.github.contents import file_at
+    from chimera.meta.loader import check_profile_text
+
+    text = file_at(client, path, sha)
+    if text is None:
+        return f"the agent profile {path} (the agent input) is not in commit {sha[:12]}"
+    checked = check_profile_text(text, path)
+    if checked.ok:
+        return None
+    more = len(checked.problems) - 1
+    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"the agent profile is invalid: {checked.problems[0]}{extra}"
+
+
+def _decided(
+    ctx: ActionContext, client: GitHubClient, res: Resolution, settings: ActionSettings
+) -> Decided | str:
     """What the later jobs receive, read through the API now; a refusal reason instead when
-    a resume's base or acceptance cannot be carried over."""
+    a resume's base or acceptance cannot be carried over, or the agent profile is invalid at
+    the base commit (a resume re-checks the recorded profile in the agent job instead)."""
     final = res.decision
     assert final.issue is not None and final.actor is not None
     body = client.issue(final.issue).body
@@ -99,10 +123,14 @@ def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decid
     blocks = tuple(json.loads(acceptance))
     if final.action is Act.RUN:
         branch = ctx.base_ref or ctx.default_branch
+        base = client.branch_sha(branch)
+        problem = settings.agent_profile and profile_problem(client, settings.agent_profile, base)
+        if problem:
+            return problem
         return Decided(
             issue=final.issue,
             mode="run",
-            base_sha=client.branch_sha(branch),
+            base_sha=base,
             acceptance=blocks,
             acceptance_sha256=digest,
             base_ref=branch,
@@ -113,6 +141,11 @@ def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decid
     if final.action is Act.RERUN:
         base_sha = client.branch_sha(res.pull.base_ref)
         started_by = final.actor
+        problem = settings.agent_profile and profile_problem(
+            client, settings.agent_profile, base_sha
+        )
+        if problem:
+            return problem
     else:
         base_sha = str(marker.get("base") or "")
         started_by = str(marker.get("started_by") or "")
@@ -157,12 +190,28 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         # Not a command, or one the command workflow answers: nothing to do or say here.
         return DecideResult(decision, decision, proceed=False, status="ignored")
     client = ctx.connect()
+    try:
+        checked = check_identities(client, settings)
+    except BotLoginMismatch as exc:
+        # The run cannot tell Chimera's own events from people's: nothing starts, and the
+        # issue says why (the job summary says it too, in one line).
+        if decision.issue is not None and decision.action is not Act.IGNORE:
+            post_outcome(
+                ctx,
+                client,
+                int(decision.pull or decision.issue),
+                "refused",
+                f"Nothing was done: Chimera's configuration is wrong: {exc}.",
+                authors=settings.identities,
+            )
+        raise
+    settings = checked.settings
     if comment and decision.action is Act.IGNORE:
         if decision.explain:
             explain_command(ctx, client, settings, decision)
         return DecideResult(decision, decision, proceed=False, status="refused")
     try:
-        result = _gate(ctx, settings, decision, client)
+        result = replace(_gate(ctx, settings, decision, client), notes=checked.warnings)
         if comment and (result.proceed or result.final.action is Act.START_CI):
             acknowledge(client, dict(ctx.payload))
         if result.proceed:
@@ -224,7 +273,15 @@ def _gate(
             admission = make_queue(client, settings).admit(
                 final.issue, final.actor, claimed=final.from_queue
             )
-            decided = _decided(ctx, client, res) if admission.admitted else None
+            decided = _decided(ctx, client, res, settings) if admission.admitted else None
+            if isinstance(decided, str):
+                # The slot was taken for a run that cannot start: give it back.
+                make_queue(client, settings).release(final.issue)
+                post_outcome(
+                    ctx, client, final.issue, "refused", f"{decided}.", authors=settings.identities
+                )
+                refused = final.ignore(decided)
+                return DecideResult(decision, refused, proceed=False, status="refused")
             return DecideResult(
                 decision,
                 final,
@@ -233,7 +290,7 @@ def _gate(
                 admission=admission.reason,
                 decided=decided if isinstance(decided, Decided) else None,
             )
-        decided = _decided(ctx, client, res)
+        decided = _decided(ctx, client, res, settings)
         if isinstance(decided, str):
             refused = final.ignore(decided)
             post_outcome(

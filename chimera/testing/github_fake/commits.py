@@ -1,10 +1,14 @@
-"""Commits, read from the repository's remote (``GET /repos/{o}/{r}/commits/{ref}``)."""
+"""Commits and file contents, read from the repository's remote
+(``GET /repos/{o}/{r}/commits/{ref}``, the list ``GET /repos/{o}/{r}/commits?sha=REF``, newest
+first, paginated, and ``GET /repos/{o}/{r}/contents/{path}?ref=``)."""
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from typing import Any
 
+from chimera.testing.github_fake.gitdata import verification
 from chimera.testing.github_fake.routing import (
     FakeRequest,
     FakeResponse,
@@ -30,6 +34,63 @@ class Commits(Resource):
             raise HttpError(422, f"No commit found for SHA: {req.params['ref']}")
         return FakeResponse(200, self._json(repo, fields))
 
+    @route("GET", "{repo}/contents/{path:path}")
+    def get_contents(self, req: FakeRequest) -> FakeResponse:
+        """A file's content (base64) at ``?ref=`` (default: the default branch); 404 for a
+        missing file or ref, a folder's listing is not served."""
+        repo = self.repo(req)
+        if repo.remote is None:
+            raise HttpError(404, "Not Found")
+        ref = req.query.get("ref") or repo.default_branch
+        rev = repo.head_sha(ref) or ref
+        path = req.params["path"].strip("/")
+        git = ["git", "--git-dir", str(repo.remote)]
+        kind = subprocess.run(
+            [*git, "cat-file", "-t", f"{rev}:{path}"], capture_output=True, text=True, check=False
+        )
+        if kind.returncode != 0 or kind.stdout.strip() != "blob":
+            raise HttpError(404, "Not Found")
+        blob = subprocess.run([*git, "show", f"{rev}:{path}"], capture_output=True, check=True)
+        sha = subprocess.run(
+            [*git, "rev-parse", f"{rev}:{path}"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        return FakeResponse(
+            200,
+            {
+                "type": "file",
+                "encoding": "base64",
+                "size": len(blob.stdout),
+                "name": path.rsplit("/", 1)[-1],
+                "path": path,
+                "sha": sha,
+                "content": base64.encodebytes(blob.stdout).decode(),
+            },
+        )
+
+    @route("GET", "{repo}/commits")
+    def list_commits(self, req: FakeRequest) -> FakeResponse:
+        """The commits reachable from ``sha`` (a branch or a SHA; default the default branch),
+        newest first; 404 without a remote or for an unknown ref (as GitHub answers)."""
+        repo = self.repo(req)
+        if repo.remote is None:
+            raise HttpError(404, "Not Found")
+        ref = req.query.get("sha") or repo.default_branch
+        proc = subprocess.run(
+            ["git", "--git-dir", str(repo.remote), "rev-list", repo.head_sha(ref) or ref, "--"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise HttpError(404, "Not Found")
+        shas = proc.stdout.split()
+        per_page = int(req.query.get("per_page", "30"))
+        page = int(req.query.get("page", "1"))
+        # Only the requested page is rendered (each commit is one git call).
+        shown = set(shas[(page - 1) * per_page : page * per_page])
+        items = [self._json(repo, _show(repo, s) or []) if s in shown else {} for s in shas]
+        return self.paginate(req, items)
+
     def _json(self, repo: FakeRepo, fields: list[str]) -> dict[str, Any]:
         sha, tree, parents, an, ae, ad, cn, ce, cd, *message = fields
         api = f"{self.fake.api_url}/repos/{repo.full_name}"
@@ -47,16 +108,13 @@ class Commits(Resource):
                 "message": "\n".join(message).strip(),
                 "comment_count": 0,
                 "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
-                "verification": {
-                    "verified": False,
-                    "reason": "unsigned",
-                    "payload": None,
-                    "signature": None,
-                    "verified_at": None,
-                },
+                "verification": verification(repo, sha, cd),
             },
-            # A git identity maps to no account here: GitHub answers null then too.
-            "author": None,
+            # A git identity maps to no account here (GitHub answers null then too), except
+            # the token's own account for a commit GitHub made for it through the API.
+            "author": self.json.user(signer)
+            if (signer := repo.verified_commits.get(sha))
+            else None,
             "committer": None,
             "parents": [
                 {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "workflows"
 WORKFLOWS = sorted(EXAMPLES.glob("*.yml")) + sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 SECRET = re.compile(r"\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}")
+HELDOUT_SECRET = "CHIMERA_HELDOUT_SPECS"
+ACTION = ROOT / "action.yml"
 
 # (workflow, job) → the exact permissions, and the secrets it may reference.
 EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
@@ -47,22 +49,25 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
         )
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
+    # verify's one secret: the held-out specs, on its Chimera step only.
     **{
-        (wf, "verify"): ({"contents": "read"}, set())
+        (wf, "verify"): ({"contents": "read"}, {HELDOUT_SECRET})
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
     **{
         (wf, "publish"): (
             {"contents": "write", "pull-requests": "write", "issues": "write", "checks": "write"},
-            set(),
+            # fix's publish signs a scheduled run's finish in the schedules' journal
+            {"CHIMERA_JOURNAL_SIGNING_KEY"} if wf == "chimera-fix.yml" else set(),
         )
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
     ("chimera-review.yml", "start-ci"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
-    # The schedule tick: no LLM key; the App token writes the journal and dispatches.
+    # The schedule tick: no LLM key; the App token writes the journal and dispatches; the
+    # journal's signing key signs the tick's commits.
     ("chimera-tick.yml", "tick"): (
         {"contents": "read"},
-        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"},
+        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY", "CHIMERA_JOURNAL_SIGNING_KEY"},
     ),
 }
 
@@ -128,6 +133,9 @@ def test_verify_runs_without_credentials_on_decides_base(workflow: str) -> None:
     for output in DECIDE_OUTPUTS:
         name, _ = input_env("decide", output)
         assert inputs[name] == f"${{{{ needs.decide.outputs.{output} }}}}"
+    # The agent attempt's own artifact, never the base name (a re-run's would clash).
+    assert inputs["agent-artifact"] == "${{ needs.agent.outputs.artifact }}"
+    assert jobs["agent"]["outputs"]["artifact"] == "${{ steps.agent.outputs.artifact }}"
     # verify's outputs are exactly the four publish needs, from its own step.
     assert set(verify["outputs"]) == set(VERIFY_OUTPUTS)
     assert all(v == f"${{{{ steps.verify.outputs.{k} }}}}" for k, v in verify["outputs"].items())
@@ -147,8 +155,10 @@ def test_every_publish_input_comes_from_decide_verify_or_the_patch(workflow: str
             sources[name] = ".".join(found[0])
     expected = {input_env("decide", o)[0]: f"decide.{o}" for o in DECIDE_OUTPUTS}
     expected |= {input_env("verify", o)[0]: f"verify.{o}" for o in VERIFY_OUTPUTS}
-    # The agent's audit head is recorded next to publish's own log, never acted on.
+    # The agent's audit head is recorded next to publish's own log, never acted on; its
+    # artifact name says which attempt's patch to download (publish re-hashes it).
     expected["agent-audit-head"] = "agent.audit-head"
+    expected["agent-artifact"] = "agent.artifact"
     assert sources == expected
     # The patch itself comes from the artifact (action.yml downloads it in publish mode);
     # publish's token is the workflow's own, so its PR starts no workflow.
@@ -166,3 +176,57 @@ def test_ci_starts_only_through_the_app_after_an_approval() -> None:
     app = next(s for s in start["steps"] if s.get("id") == "app")
     assert app["with"]["permission-pull-requests"] == "write"
     assert [k for k in app["with"] if k.startswith("permission-")] == ["permission-pull-requests"]
+
+
+def test_each_agent_attempt_uploads_its_own_artifact_and_verify_publish_download_it() -> None:
+    steps = {s.get("name"): s for s in load(ROOT / "action.yml")["runs"]["steps"]}
+    naming = steps["Name the run artifact"]
+    assert naming["id"] == "artifact" and naming["if"] == "inputs.mode == 'agent'"
+    assert naming["env"]["CHIMERA_RUN_ATTEMPT"] == "${{ github.run_attempt }}"
+    upload = steps["Upload the run artifact"]["with"]
+    assert upload["name"] == "${{ steps.artifact.outputs.name }}"
+    download = steps["Download the run artifact"]
+    assert download["with"]["name"] == "${{ inputs.agent-artifact }}"
+    assert "inputs.agent-artifact != ''" in download["if"]  # never every artifact of the run
+    publish_log = steps["Upload publish's audit log"]["with"]["name"]
+    assert "${{ github.run_attempt }}" in publish_log
+    outputs = load(ROOT / "action.yml")["outputs"]
+    assert outputs["artifact"]["value"] == "${{ steps.artifact.outputs.name }}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_the_heldout_secret_reaches_only_the_verify_step(path: Path) -> None:
+    """The held-out specs are referenced once per verify job, as its Chimera step's
+    ``heldout-specs`` input, and nowhere else (no env, no other step or job)."""
+    text = path.read_text(encoding="utf-8")
+    jobs = load(path)["jobs"]
+    found: list[tuple[str, str]] = []
+    for name, job in jobs.items():
+        for step in job.get("steps", []):
+            dumped = yaml.safe_dump(step)
+            if f"secrets.{HELDOUT_SECRET}" in dumped:
+                found.append((name, str(step.get("with", {}).get("mode"))))
+                assert step["with"]["heldout-specs"] == f"${{{{ secrets.{HELDOUT_SECRET} }}}}"
+                others = {k: v for k, v in step["with"].items() if k != "heldout-specs"}
+                assert HELDOUT_SECRET not in yaml.safe_dump(others)
+        assert HELDOUT_SECRET not in yaml.safe_dump({k: v for k, v in job.items() if k != "steps"})
+    verify_jobs = [n for n, j in jobs.items() if any(chimera_steps_verify(j))]
+    assert found == [(n, "verify") for n in verify_jobs]
+    assert text.count(f"secrets.{HELDOUT_SECRET}") == len(verify_jobs)
+
+
+def chimera_steps_verify(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in chimera_steps(job) if s.get("with", {}).get("mode") == "verify"]
+
+
+def test_action_yml_maps_the_heldout_input_into_the_verify_run_only() -> None:
+    action = load(ACTION)
+    refs: list[tuple[str, str]] = []
+    for step in action["runs"]["steps"]:
+        for key, value in (step.get("env") or {}).items():
+            if "inputs.heldout-specs" in str(value):
+                refs.append((str(step.get("id")), key))
+                assert value == "${{ inputs.mode == 'verify' && inputs.heldout-specs || '' }}"
+        for part in ("run", "with", "if"):
+            assert "heldout-specs" not in yaml.safe_dump(step.get(part, "")), step.get("name")
+    assert refs == [("chimera", "CHIMERA_HELDOUT_SPECS")]
