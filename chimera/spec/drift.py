@@ -102,7 +102,9 @@ class DriftSession:
         self._fresh: dict[str, Any] = {}
         if self.engine.result_cache is not None:
             self.engine.track_reads()
-            self._store = ReportStore(str(self.engine.root))
+            self._store = ReportStore(
+                str(self.engine.root), max_bytes=self.engine.options.cache_max_bytes
+            )
             self._key = report_key(
                 str(self.engine.root),
                 self.engine.options,

@@ -17,7 +17,8 @@ run falls back to the per-file result cache.
 
 Trust is that of :class:`~chimera.spec.engine.cache.ResultCache` (the caller only builds one
 when that cache is on and not refused). Writes are atomic; the directory keeps the
-:data:`MAX_ENTRIES` most recently written entries.
+:data:`MAX_ENTRIES` most recently written entries, each at most an eighth of the result
+cache's byte bound.
 """
 
 # Stat and path calls run once per recorded file: plain os calls, as in files.py.
@@ -180,10 +181,17 @@ def stat_of(real: str) -> tuple[int, int, int, int] | None:
 
 
 class ReportStore:
-    """The stored reports of one root (``.chimera/cache/report-<key>.json``)."""
+    """The stored reports of one root (``.chimera/cache/report-<key>.json``).
 
-    def __init__(self, root_real: str) -> None:
+    Args:
+        root_real: the checked tree (real path).
+        max_bytes: bound of all entries together; an entry over its share
+            (``max_bytes / MAX_ENTRIES``) is not written.
+    """
+
+    def __init__(self, root_real: str, *, max_bytes: int) -> None:
         self.directory = os.path.join(root_real, CACHE_DIR)
+        self.max_entry_bytes = max_bytes // MAX_ENTRIES
 
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, f"{PREFIX}{key}.json")
@@ -209,6 +217,9 @@ class ReportStore:
         data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode(
             "utf-8", "surrogatepass"
         )
+        if len(data) > self.max_entry_bytes:
+            log.debug("report of %d bytes is over the cache's share; not stored", len(data))
+            return
         try:
             os.makedirs(self.directory, exist_ok=True)
             ignore = os.path.join(self.directory, ".gitignore")

@@ -181,6 +181,14 @@ def test_the_cache_is_bounded(repo: Path) -> None:
     assert len(stored(repo)) == reports.MAX_ENTRIES
 
 
+def test_a_report_over_its_share_of_the_bound_is_not_stored(repo: Path) -> None:
+    options = EngineOptions(result_cache=True, cache_max_bytes=reports.MAX_ENTRIES * 100)
+    DriftSession(SPEC, repo, options=options).report()
+    assert stored(repo) == []
+    DriftSession(SPEC, repo, options=EngineOptions(result_cache=True)).report()
+    assert len(stored(repo)) == 1
+
+
 def test_a_damaged_report_is_only_slower(repo: Path) -> None:
     first, _ = run(repo)
     stored(repo)[0].write_text("{not json", encoding="utf-8")
