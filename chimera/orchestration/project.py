@@ -36,6 +36,7 @@ from chimera.config.run import DEFAULT_HIGH_RISK_PATHS
 from chimera.core.heldout import HELD_OUTCOME, PUBLIC_MESSAGE, HeldOutGate
 from chimera.errors import ChimeraError, SpecError, UsageError
 from chimera.governance.wiring import trusted_commands
+from chimera.orchestration.basis import BASIS_KEY, Basis, base_spec, block_ids
 from chimera.orchestration.goal import (
     Goal,
     extract_spec_blocks,
@@ -173,6 +174,9 @@ class OrchestratorOptions:
     # Held-out requirements ([tool.chimera.heldout]): a card passing the visible checks is
     # accepted only when they pass too.
     heldout: HeldOutGate | None = None
+    # Iterating on an earlier change (a review re-run): the goal is judged against this
+    # commit, not the tree the run starts from (chimera.orchestration.basis).
+    basis: Basis | None = None
 
 
 SpecLoader = Callable[[Sequence[Path]], Spec]
@@ -223,6 +227,8 @@ class ProjectOrchestrator:
         self._risk_spec = pathspec.GitIgnoreSpec.from_lines(self.options.high_risk_paths)
         self._started = time.monotonic()
         self._elapsed_before = 0.0
+        # Requirements red on the basis commit (this process's base checks), by id.
+        self._basis_red: dict[str, Any] = {}
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -243,6 +249,21 @@ class ProjectOrchestrator:
             counts=report.counts(),
             red={r.id: r.status.value for r in report.red},
         )
+        return report
+
+    def _base_drift(
+        self, state: RunState, spec: Spec, ids: Sequence[str] | None = None
+    ) -> DriftReport:
+        """The base report: the work tree now, or the basis commit's tree when iterating."""
+        commit = state.extra.get(BASIS_KEY)
+        if not commit:
+            return self._drift(spec, ids)
+        report = Basis(str(commit)).report(
+            self.root, spec, runner=self.runner, only=ids, options=self.options.check_options
+        )
+        self._basis_red.update({r.id: r for r in report.red})
+        red = {r.id: r.status.value for r in report.red}
+        self._emit("check_drift", counts=report.counts(), red=red, basis=commit)
         return report
 
     def _save(self, state: RunState, graph: TaskGraph) -> None:
@@ -333,10 +354,16 @@ class ProjectOrchestrator:
             model=model,
         )
         spec = self._spec()
+        basis = self.options.basis
+        if basis is not None:
+            state.extra[BASIS_KEY] = basis.commit
         # Commands a tainted run may execute come from the base spec only: requirements the
         # task or the agent add are untrusted (DESIGN.md, governance).
-        state.extra["trusted_commands"] = trusted_commands(spec)
-        base = self._drift(spec)
+        trusted = (
+            spec if basis is None else base_spec(basis, self.root, self.spec_paths, self._load_spec)
+        )
+        state.extra["trusted_commands"] = trusted_commands(trusted)
+        base = self._base_drift(state, spec)
         state.base_green = sorted(base.green_ids)
         state.base_red = [r.id for r in base.red]
         if task:
@@ -484,6 +511,11 @@ class ProjectOrchestrator:
             return None, base
         if not blocks:
             return None, base
+        ids = block_ids(blocks) if state.extra.get(BASIS_KEY) else None
+        if ids and all(i in spec.by_id() for i in ids):
+            # Iterating: an earlier round wrote these requirements into the tree already.
+            self._emit("acceptance_carried", ids=ids)
+            return self._vetted(state, ids, base, self._base_drift(state, spec, ids))
         try:
             new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
         except ChimeraError as exc:
@@ -493,13 +525,9 @@ class ProjectOrchestrator:
         self._emit("acceptance_written", source=source, ids=new_ids)
         full = self._spec()
         denied = self._denied_commands(full, new_ids)
-        base_new = self._drift(full, [i for i in new_ids if i not in denied])
-        accepted, rejected = vet_acceptance([i for i in new_ids if i not in denied], base_new)
-        rejected.update(denied)
-        state.acceptance_ids = accepted
-        state.rejected_acceptance = rejected
-        for rid, why in rejected.items():
-            self._emit("acceptance_rejected", id=rid, reason=why)
+        base_new = self._base_drift(state, full, [i for i in new_ids if i not in denied])
+        goal, merged = self._vetted(state, new_ids, base, base_new, denied)
+        accepted = list(state.acceptance_ids)
         # Rejected requirements leave the spec: a denied command must never run later, and a
         # broken one must not turn the final check red.
         kept = [r for r in reqs if isinstance(r, dict) and str(r.get("id")) in set(accepted)]
@@ -507,9 +535,29 @@ class ProjectOrchestrator:
             self._write_spec_file(target, kept)
         else:
             target.unlink(missing_ok=True)
+        return goal, merged
+
+    def _vetted(
+        self,
+        state: RunState,
+        ids: Sequence[str],
+        base: DriftReport,
+        base_new: DriftReport,
+        denied: dict[str, str] | None = None,
+    ) -> tuple[Goal | None, DriftReport]:
+        denied = denied or {}
+        accepted, rejected = vet_acceptance([i for i in ids if i not in denied], base_new)
+        rejected.update(denied)
+        state.acceptance_ids = accepted
+        state.rejected_acceptance = rejected
+        for rid, why in rejected.items():
+            self._emit("acceptance_rejected", id=rid, reason=why)
         if not accepted:
             return None, base
-        merged = DriftReport(base.results + tuple(r for r in base_new if r.id in accepted))
+        known = {r.id for r in base.results}
+        merged = DriftReport(
+            base.results + tuple(r for r in base_new if r.id in accepted and r.id not in known)
+        )
         return Goal.task(accepted, merged), merged
 
     def _write_acceptance(
@@ -707,7 +755,12 @@ class ProjectOrchestrator:
         # report (what passes now must keep passing) instead of checking the tree again.
         before = self._drift(spec)
         now = before.by_id().get(card.requirement_id)
-        if now is not None and now.passed:
+        was = self._basis_red.get(card.requirement_id) if state.iterations == 0 else None
+        if was is not None and now is not None and now.passed:
+            # Iterating: the head already passes (the earlier rounds' change), but the run
+            # exists to act on feedback, so its first card is judged from the basis.
+            before = DriftReport(tuple(was if r.id == was.id else r for r in before.results))
+        elif now is not None and now.passed:
             # An earlier card made it pass; solving it again would be a hollow success.
             card.status = CardStatus.ACCEPTED
             card.notes.append("already passes (an earlier card made it green)")

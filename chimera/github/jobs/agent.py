@@ -30,7 +30,7 @@ from chimera.github.artifacts import (
     write_summary,
 )
 from chimera.github.events import Act, decide
-from chimera.github.feedback import feedback_task, review_comments
+from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import Resolution, resolve
 from chimera.orchestration.graph import Card, CardStatus
@@ -109,6 +109,20 @@ def _checkout(root: Path, rev: str, branch: str) -> str:
     if _git(root, "rev-parse", "HEAD") != sha:
         _git(root, "checkout", "--quiet", "--force", "--detach", sha)
     return sha
+
+
+def _basis(root: Path, commit: str) -> str:
+    """``commit`` as a full SHA present in the checkout (fetched when missing).
+
+    Raises:
+        ChimeraError: no commit is named, or it cannot be found.
+    """
+    if not commit:
+        raise ChimeraError("a re-run needs decide's base commit (the PR marker names none)")
+    have = ["rev-parse", "--verify", "-q", f"{commit}^{{commit}}"]
+    if subprocess.run(["git", *have], cwd=root, capture_output=True, check=False).returncode:
+        _git(root, "fetch", "--quiet", "origin", commit)
+    return _git(root, *have)
 
 
 def start_child(
@@ -212,6 +226,7 @@ def _run(
     tmp = ctx.runner_temp or Path(tempfile.gettempdir())
     base_ref: str | None = None
     branch_head: str | None = None
+    basis: str | None = None  # a re-run's: the commit its goal is judged against
     # decide's base commit (a job output) is the base; without it (a local run) the checkout.
     decided_base = ctx.decided_base
     if decision.action is Act.RUN:
@@ -224,17 +239,11 @@ def _run(
         assert res.pull is not None
         branch_head = res.pull.head_sha
         base_ref = res.pull.base_ref
-        if decision.action is Act.RESUME:
-            # The paused run continues on the PR's head (its verified change is there).
-            base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
-        else:
-            # A re-run is a fresh attempt from the base branch, with the feedback (and each
-            # inline comment's file and line) as its task; it updates the same PR (pushed with
-            # a lease on the current head). Building on the PR's head instead needs the goal
-            # judged against decide's base, not the head (where the goal already passes).
-            base_sha = _checkout(
-                root, decided_base or f"origin/{res.pull.base_ref}", res.pull.base_ref
-            )
+        # A paused run continues on the PR's head (its verified change is there); a re-run
+        # iterates on it, with the feedback (and each inline comment's file and line) as its
+        # task and its goal judged against decide's base (the basis): publish adds its commit
+        # on top of the PR's branch (pushed with a lease on the head decide saw).
+        base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
     if decision.action is Act.RESUME:
         marker = res.marker or {}
         run_id = str(marker.get("run_id") or "")
@@ -266,6 +275,12 @@ def _run(
                 if decision.review_id is not None and decision.event == "pull_request_review"
                 else []
             )
+            earlier = earlier_attempts(
+                client,
+                res.marker or {},
+                settings.artifact_name,
+                tmp / f"chimera-earlier-{decision.pull}-{uuid.uuid4().hex[:8]}",
+            )
             task = feedback_task(
                 issue.title,
                 issue.body,
@@ -273,7 +288,9 @@ def _run(
                 pull=decision.pull,
                 feedback=decision.feedback or "",
                 inline=inline,
+                earlier=earlier,
             )
+            basis = _basis(root, decided_base or str((res.marker or {}).get("base") or ""))
         # Unset or zero limits: the repository's configuration decides.
         request = AgentRequest(
             version=REQUEST_VERSION,
@@ -291,6 +308,7 @@ def _run(
             budget_tokens=settings.budget_tokens or None,
             diff_feedback=True if settings.diff_feedback else None,
             memory=settings.memory,
+            basis_commit=basis,
         )
         started_by = decision.actor
     request = request.model_copy(update=settings.run_overrides())
@@ -302,9 +320,11 @@ def _run(
             f"the run exited {proc.returncode} without a run state: " + " / ".join(tail)
         )
     state = store.load(run_id)
-    # A resume continues on the PR's head, but verify and publish judge and apply the whole
-    # change from decide's base: the patch is cumulative.
-    if decided_base and decision.action is Act.RESUME:
+    # A resume or a re-run continues on the PR's head, but verify and publish judge and apply
+    # the whole change from decide's base: the patch is cumulative.
+    if decision.action is Act.RERUN and basis:
+        base_sha = basis
+    elif decided_base and decision.action is Act.RESUME:
         base_sha = decided_base
     patch = make_patch(root, base_sha)
     (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
