@@ -24,6 +24,10 @@ Modes (``--mode``):
   starting the next queued issues by dispatching the fix workflow with the original labeller.
 * ``command`` — ``@chimera stop`` and ``@chimera status`` in comments, and the help reply to
   an unknown verb (``issues: write``, ``actions: write``); see :mod:`chimera.github.commands`.
+* ``refresh`` — a push to a Chimera PR's branch (``pull_request_target``): decide's outputs
+  for verify with mode ``refresh`` (it judges base..head); ``spec-check`` re-derives what
+  verify judged and posts the Spec check run on the head (``checks: write``); see
+  :mod:`chimera.github.jobs.refresh`.
 
 ``--dry-run`` decides from the payload alone, offline: it prints the decision as one JSON
 object, with the API checks it would still make, and changes nothing.
@@ -63,7 +67,18 @@ if TYPE_CHECKING:
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
     from chimera.github.settings import ActionSettings
 
-MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain", "command")
+MODES = (
+    "check",
+    "decide",
+    "agent",
+    "verify",
+    "publish",
+    "start-ci",
+    "drain",
+    "command",
+    "refresh",
+    "spec-check",
+)
 # Modes that run model-written code: a reused self-hosted runner would keep what it left.
 UNTRUSTED_CODE_MODES = ("agent", "verify")
 EXIT_GITHUB = 1
@@ -250,6 +265,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
             return _report(jobs.start_ci_job(ctx, settings).to_job())
         if args.mode == "command":
             return _report(jobs.command_job(ctx, settings).to_job())
+        if args.mode == "refresh":
+            return _report(jobs.refresh_job(ctx, settings).to_job())
         root = _root(args)
         artifacts = _artifacts(args, root)
         if args.mode == "agent":
@@ -263,6 +280,11 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
         from chimera.github.trust import Verified
 
         verified = Verified.from_env(os.environ)
+        if args.mode == "spec-check":
+            results = _env("CHIMERA_VERIFIED_RESULTS")
+            return _report(
+                jobs.spec_check_job(ctx, settings, root, decided, verified, results).to_job()
+            )
         audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
         return _report(
             jobs.publish_job(

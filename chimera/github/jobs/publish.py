@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chimera.errors import UsageError
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.publish import PublishContext, PublishResult, publish
 from chimera.github.trust import Decided, Verified
@@ -61,6 +62,8 @@ def publish_job(
         UsageError: no repository or no token.
         GitHubError: the API failed after retries (a rate limit is reported on the issue first).
     """
+    if decided.mode == "refresh":
+        raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
     client = ctx.connect()
     pctx = PublishContext(
         root=root,

@@ -16,6 +16,7 @@ verdict as advisory from its own setting, never from anything verify says.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from chimera.errors import ChimeraError, ConfigError, SandboxError
 from chimera.github.artifacts import read_patch
 from chimera.github.basecommit import read_base_files, sha256_text, spec_digest
 from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.jobs.refresh import commit_patch
 from chimera.github.reverify import GoalVerdict, judge_patch, prepare_trees
 from chimera.github.summary import code
 from chimera.github.trust import Decided, Verified
@@ -60,7 +62,12 @@ class VerifyResult:
                     f"| {code(rid, 80)} | {g.before.get(rid, '-')} | {g.after.get(rid, '-')} |"
                 )
         return JobResult(
-            outputs={**self.verified.to_outputs(), "status": g.verdict},
+            outputs={
+                **self.verified.to_outputs(),
+                "status": g.verdict,
+                # Requirement id -> status after the change: data for the Spec check job.
+                "results": json.dumps(g.after, sort_keys=True),
+            },
             record={**self.verified.to_outputs(), **g.to_json(), "sandbox": self.sandbox},
             summary="\n".join(lines),
         )
@@ -100,9 +107,13 @@ def verify_job(
     Raises:
         ChimeraError: the base commit cannot be found.
     """
-    patch = read_patch(artifacts)
     base = decided.base_sha
     _ensure_commit(root, base)
+    if decided.mode == "refresh" and decided.head_sha:
+        # A person's push: the change is base..head from git itself, not an agent's artifact.
+        patch = commit_patch(root, base, decided.head_sha)
+    else:
+        patch = read_patch(artifacts)
     digest = spec_digest(root, base, settings.spec_path, decided.acceptance_sha256)
     mode = "scrubbed" if settings.sandbox == "scrubbed" else "bwrap"
     temp_parent = ctx.runner_temp if ctx.runner_temp and ctx.runner_temp.is_dir() else None

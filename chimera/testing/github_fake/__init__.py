@@ -29,7 +29,8 @@ What it models:
   commit statuses, with the combined status of a ref;
 * branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip),
   workflow runs (read, cancel: 409 once completed);
-* webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``);
+* webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``,
+  ``pull_request``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
   ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``; a ``mergePullRequest``
   mutation or ``PUT .../merge`` is recorded as a merge attempt and refused (Chimera must never
@@ -67,7 +68,11 @@ from chimera.testing.github_fake.state import (
     RepoEvent,
     TokenKind,
 )
-from chimera.testing.github_fake.webhooks import add_workflow_run, comment_event
+from chimera.testing.github_fake.webhooks import (
+    add_workflow_run,
+    comment_event,
+    pull_request_event,
+)
 
 __all__ = [
     "ACTIONS_LOGIN",
@@ -83,5 +88,6 @@ __all__ = [
     "add_workflow_run",
     "comment_event",
     "make_bare_remote",
+    "pull_request_event",
     "push_branch",
 ]
