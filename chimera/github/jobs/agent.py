@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ from chimera.github.events import Act, decide
 from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import Resolution, resolve
+from chimera.github.watch import AttemptProgress, attempts_table, progress_line, watch_child
 from chimera.orchestration.graph import Card, CardStatus
 from chimera.orchestration.state import RunStore
 
@@ -125,32 +127,49 @@ def _basis(root: Path, commit: str) -> str:
     return _git(root, *have)
 
 
-def start_child(
-    request: AgentRequest, folder: Path, *, llm_key_variable: str = ""
-) -> subprocess.CompletedProcess[str]:
-    """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent_child` on it, with
-    no GitHub token and no ``ACTIONS_*`` variable in the child's environment; the LLM key
-    (``CHIMERA_LLM_API_KEY``, set only on the agent step) is passed under
-    ``llm_key_variable``, the name the provider reads. Returns the finished process (output
-    captured).
-
-    ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
-    shadow the installed package.
-    """
-    path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
+def child_env(llm_key_variable: str = "") -> dict[str, str]:
+    """The child's environment: this one without any GitHub token or ``ACTIONS_*`` variable;
+    the LLM key (``CHIMERA_LLM_API_KEY``, set only on the agent step) under
+    ``llm_key_variable``, the name the provider reads."""
     env = {
         k: v for k, v in os.environ.items() if k not in _SECRET_ENV and not k.startswith("ACTIONS_")
     }
     key = os.environ.get(LLM_KEY_ENV, "")
     if key and llm_key_variable:
         env[llm_key_variable] = key
-    return subprocess.run(
-        [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)],
-        capture_output=True,
+    return env
+
+
+def start_child(
+    request: AgentRequest,
+    folder: Path,
+    *,
+    llm_key_variable: str = "",
+    on_attempt: Callable[[AttemptProgress], None] | None = None,
+    interval_s: float = 5.0,
+) -> subprocess.CompletedProcess[str]:
+    """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent_child` on it in
+    :func:`child_env`; while it runs, each attempt its audit log records goes to
+    ``on_attempt`` (polled every ``interval_s`` seconds). Returns the finished process
+    (output captured).
+
+    ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
+    shadow the installed package.
+    """
+    path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
+    argv = [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        env=env,
-        check=False,
+        env=child_env(llm_key_variable),
     )
+    audit = RunStore(request.root).run_dir(request.run_id) / "audit.jsonl"
+    out, err, _seen = watch_child(
+        proc, audit, on_attempt or (lambda _p: None), interval_s=interval_s
+    )
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _audit_summary(run_dir: Path, head: str | None) -> str:
@@ -312,7 +331,17 @@ def _run(
         )
         started_by = decision.actor
     request = request.model_copy(update=settings.run_overrides())
-    proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
+    attempts: list[AttemptProgress] = []
+
+    def on_attempt(progress: AttemptProgress) -> None:
+        # The job log, live (GitHub shows a step's summary only when the step ends).
+        attempts.append(progress)
+        sys.stderr.write(progress_line(progress) + "\n")
+        sys.stderr.flush()
+
+    proc = start_child(
+        request, tmp, llm_key_variable=settings.llm_key_variable, on_attempt=on_attempt
+    )
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
@@ -329,7 +358,7 @@ def _run(
     patch = make_patch(root, base_sha)
     (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
     collect_run(root, run_id, artifacts)
-    summary = _audit_summary(store.run_dir(run_id), state.audit_head)
+    summary = attempts_table(attempts) + _audit_summary(store.run_dir(run_id), state.audit_head)
     write_summary(artifacts, summary)
     cards = [Card.from_json(raw) for raw in state.cards]
     risk = [

@@ -15,10 +15,14 @@ permission check, so a person without write access hears why, not a usage hint).
 
 from __future__ import annotations
 
+import tempfile
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.github.commands import COMMAND_VERBS
+from chimera.github.costs import MAX_RUNS, cost_lines, run_cost, spending_runs
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.permissions import chimera_pull, has_write
@@ -161,10 +165,14 @@ def _status(ctx: ActionContext, client: GitHubClient, settings: ActionSettings, 
         lines.append(f"- pull request: #{pull.number} at `{pull.head_sha[:12]}`")
     if len(lines) == 1:
         lines.append("- nothing is running, queued or open")
-    lines.append(
-        "- cost: the run's job log prints its cost and tokens as it goes; the outcome comment "
-        "gives the total"
-    )
+    tmp = ctx.runner_temp or Path(tempfile.gettempdir())
+    costs = [
+        run_cost(
+            client, run, settings.artifact_name, tmp / f"chimera-cost-{run}-{uuid.uuid4().hex[:6]}"
+        )
+        for run in spending_runs(client, settings, issue)[:MAX_RUNS]
+    ]
+    lines += cost_lines(costs)
     return "\n".join(lines)
 
 
