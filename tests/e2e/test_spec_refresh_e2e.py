@@ -141,7 +141,9 @@ def test_a_push_to_the_chimera_pr_refreshes_the_spec_check_on_the_new_head(world
     assert green["conclusion"] == "success" and spec_runs(world, broken) == [run]
 
 
-def test_verify_outputs_that_do_not_match_the_head_are_refused_not_shown(world: World) -> None:
+def test_verify_outputs_that_do_not_match_the_head_are_refused_and_other_branches_ignored(
+    world: World,
+) -> None:
     pr = open_pr(world)
     push(world, "alice", "def add(a, b):\n    return a + b\n")
     jobs = refresh(world, pr, 94)
@@ -168,10 +170,7 @@ def test_verify_outputs_that_do_not_match_the_head_are_refused_not_shown(world: 
     assert "total-defined" not in latest["output"]["summary"]
     assert any("another change" in a["message"] for a in latest["annotations"])
 
-
-def test_a_branch_that_is_not_chimeras_is_not_refreshed(world: World) -> None:
-    pr = open_pr(world)
-    event = pull_request_event(world.fake, "octo/app", pr, sender="alice")
+    # A branch that is not Chimera's is not refreshed (and nothing is read for it).
     event["pull_request"]["head"]["ref"] = "feature/x"
     gate = world.job(
         "refresh", "pull_request_target", event, run=96, token=world.workflow_token(REFRESH_DECIDE)
