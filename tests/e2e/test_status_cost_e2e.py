@@ -110,3 +110,4 @@ def test_status_reports_the_runs_tokens_and_usd_and_the_summary_each_attempt(
     assert f"  - run 111: {tokens} tokens, {usd}" in reply
     assert "- run 112: still in its agent job" in reply
     assert "run 113" not in reply  # the status reply's own run spent nothing
+    assert "- latest run: https://github.example/octo/app/actions/runs/112" in reply

@@ -157,7 +157,9 @@ def _status(ctx: ActionContext, client: GitHubClient, settings: ActionSettings, 
         lines.append(f"- queued: place {place} of {len(order)}")
     if LABEL_AWAITING in labels:
         lines.append("- paused: a risky change awaits a person's approval of the PR's head")
-    runs = progress_runs(client, settings, issue)
+    # Every run that reached its agent job, newest first (a finished run's comment is its
+    # outcome now, no longer "running").
+    runs = spending_runs(client, settings, issue)
     if runs:
         lines.append(f"- latest run: {artifact_link(ctx.server_url, ctx.repository, runs[0])}")
     pull, _marker = chimera_pull(client, settings, issue)
@@ -170,7 +172,7 @@ def _status(ctx: ActionContext, client: GitHubClient, settings: ActionSettings, 
         run_cost(
             client, run, settings.artifact_name, tmp / f"chimera-cost-{run}-{uuid.uuid4().hex[:6]}"
         )
-        for run in spending_runs(client, settings, issue)[:MAX_RUNS]
+        for run in runs[:MAX_RUNS]
     ]
     lines += cost_lines(costs)
     return "\n".join(lines)
