@@ -21,6 +21,7 @@ from chimera.orchestration.graph import Card
 from chimera.orchestration.project import CardOutcome, OrchestratorOptions, ProjectOrchestrator
 from chimera.orchestration.state import RunStatus, RunStore, StopReason
 from chimera.runner import LocalRunner
+from chimera.sandbox import Sandbox, bwrap_available, probe_bwrap
 from chimera.spec.loader import load_spec
 from chimera.spec.model import Requirement
 from chimera.spec.results import DriftReport
@@ -145,3 +146,36 @@ def test_block_ids() -> None:
     ]
     assert block_ids(["not: [a list"]) is None
     assert block_ids(["just a string"]) is None
+
+
+def test_command_checks_of_the_base_report_run_in_the_basis_tree(tmp_path: Path) -> None:
+    root, base = repo(tmp_path)
+    spec_file = root / "specs" / "cmd.yaml"
+    spec_file.write_text(
+        "requirements:\n  - id: cart-file\n    command: {run: 'test -f cart.txt', timeout: 30}\n"
+    )
+    spec = load_spec([root / "specs"])
+    on_tree = Basis(git_head(root)).report(root, spec, runner=LocalRunner(), only=["cart-file"])
+    on_base = Basis(base).report(root, spec, runner=LocalRunner(), only=["cart-file"])
+    assert on_tree.by_id()["cart-file"].passed
+    assert not on_base.by_id()["cart-file"].passed
+
+
+def git_head(root: Path) -> str:
+    out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+@pytest.mark.bwrap
+@pytest.mark.skipif(not bwrap_available(), reason=f"bubblewrap unusable: {probe_bwrap().reason}")
+def test_the_basis_tree_is_judged_inside_the_real_sandbox(tmp_path: Path) -> None:
+    root, base = repo(tmp_path)
+    (root / "specs" / "cmd.yaml").write_text(
+        "requirements:\n  - id: cart-file\n    command: {run: 'test -f cart.txt', timeout: 30}\n"
+    )
+    spec = load_spec([root / "specs"])
+    sandbox = Sandbox(root, mode="bwrap")
+    on_base = Basis(base).report(root, spec, runner=sandbox, only=["cart-file"])
+    on_tree = Basis(git_head(root)).report(root, spec, runner=sandbox, only=["cart-file"])
+    assert on_tree.by_id()["cart-file"].passed, on_tree.by_id()["cart-file"].message
+    assert not on_base.by_id()["cart-file"].passed
