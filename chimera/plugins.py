@@ -7,6 +7,22 @@ each hook implementation separately (so a clash can name both plugins) and valid
 returns, and :class:`KindRegistry` is the read-only ``name -> class`` result. Only the wording
 of the errors differs per part, so it is a parameter (:class:`Wording`).
 
+The parts' own files share two shapes more: the pluggy markers (:data:`hookspec`,
+:data:`hookimpl`, one project name for every part; each part keeps its hook and entry-point
+group in its own ``hookspecs`` module) and :class:`KindCheck`, one validated file of a part.
+A third-party plugin of any part looks the same (here a crew kind)::
+
+    # pyproject.toml of a plugin distribution: the part's entry-point group
+    [project.entry-points."chimera.crews"]
+    debate = "my_pkg.crew_kinds"
+
+    # my_pkg/crew_kinds.py: the part's hook, returning its kind classes
+    from chimera.plugins import hookimpl
+
+    @hookimpl
+    def chimera_crew_kinds():
+        return [Debate]
+
 This module is on the ground floor and imports only :mod:`pluggy` and :mod:`chimera.errors`:
 the pytest plugin reaches it through :mod:`chimera.spec.registry` and must stay light.
 """
@@ -15,17 +31,81 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import pluggy
 
-from chimera.errors import PluginError
+from chimera.errors import PluginError, SpecProblem
 
-__all__ = ["KindRegistry", "Wording", "build_plugin_manager", "collect_kinds"]
+__all__ = [
+    "PROJECT_NAME",
+    "KindCheck",
+    "KindRegistry",
+    "Wording",
+    "build_plugin_manager",
+    "collect_kinds",
+    "hookimpl",
+    "hookspec",
+    "kinds_hookspec",
+]
 
 T = TypeVar("T")
+
+PROJECT_NAME = "chimera"
+"""The pluggy project name of every part's hooks (their entry-point groups differ)."""
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+"""Marks a hook specification in a part's ``hookspecs`` module."""
+
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+"""Marks a plugin's hook implementation (any part's)."""
+
+
+def kinds_hookspec(hook: str, kinds: str) -> Callable[[], list[type[Any]]]:
+    """The hook specification ``hook()`` of a part whose plugins return ``kinds`` classes.
+
+    Two kinds with one ``kind_name``, from any plugins, make the part's registry raise
+    :class:`chimera.errors.PluginError`; so does a name the part reserves for its fields.
+    """
+
+    def spec() -> list[type[Any]]:
+        raise NotImplementedError  # never called: pluggy calls the implementations
+
+    spec.__name__ = spec.__qualname__ = hook
+    spec.__doc__ = f"Return the {kinds} this plugin provides (a list of classes)."
+    marked: Callable[[], list[type[Any]]] = hookspec(spec)
+    return marked
+
+
+@dataclass(frozen=True)
+class KindCheck(Generic[T]):
+    """One file of a part validated in one pass (a crew file, an agent profile): the value when
+    the file is valid, else every problem — one file's :class:`chimera.spec.loader.SpecLoad`.
+
+    Attributes:
+        source: the file as problems show it (or the caller's label for text).
+        value: the validated object; ``None`` whenever there is a problem.
+        problems: every problem, in line order.
+    """
+
+    source: str
+    value: T | None = None
+    problems: list[SpecProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the file has no problem."""
+        return not self.problems
+
+    @classmethod
+    def of(cls, source: str, value: T | None, problems: Iterable[SpecProblem]) -> Self:
+        """The check of ``source``: ``problems`` sorted by line and column; ``value`` kept only
+        when there are none."""
+        ordered = sorted(problems, key=lambda p: (p.line, p.col))
+        return cls(source, None if ordered else value, ordered)
+
 
 _KIND_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

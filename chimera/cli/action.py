@@ -24,6 +24,11 @@ Modes (``--mode``):
   starting the next queued issues by dispatching the fix workflow with the original labeller.
 * ``command`` — ``@chimera stop`` and ``@chimera status`` in comments, and the help reply to
   an unknown verb (``issues: write``, ``actions: write``); see :mod:`chimera.github.commands`.
+* ``tick`` — the schedules (``.chimera.d/schedules/``): replay the journal branch, claim
+  what is due there, then file or update each job's issue and dispatch the fix workflow for
+  it. Calls no model, runs no project code; an App token (``contents``, ``issues``,
+  ``actions`` write, ``checks`` read) and the journal's signing key
+  (``CHIMERA_JOURNAL_SIGNING_KEY``). See :mod:`chimera.github.jobs.tick`.
 * ``refresh`` — a push to a Chimera PR's branch (``pull_request_target``): decide's outputs
   for verify with mode ``refresh`` (it judges base..head); ``spec-check`` re-derives what
   verify judged and posts the Spec check run on the head (``checks: write``); see
@@ -76,6 +81,7 @@ MODES = (
     "start-ci",
     "drain",
     "command",
+    "tick",
     "refresh",
     "spec-check",
 )
@@ -268,6 +274,14 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
         if args.mode == "refresh":
             return _report(jobs.refresh_job(ctx, settings).to_job())
         root = _root(args)
+        if args.mode == "tick":
+            from chimera.github.jobs.tick import run_tick
+            from chimera.scheduler.clock import SystemClock
+
+            key = _signing_key(ctx)
+            return _report(
+                run_tick(ctx, settings, root, clock=SystemClock(), signing_key=key).to_job()
+            )
         artifacts = _artifacts(args, root)
         if args.mode == "agent":
             return _report(jobs.agent_job(ctx, settings, root, artifacts).to_job())
@@ -286,15 +300,38 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
                 jobs.spec_check_job(ctx, settings, root, decided, verified, results).to_job()
             )
         audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
+        from chimera.github.jobs.tick import journal_for
+        from chimera.scheduler.clock import SystemClock
+
+        # A scheduled run's finish goes to the journal only when signed like the tick's.
+        key = _signing_key(ctx) if settings.is_self(decided.started_by) else None
+        journal = journal_for(root, settings, key) if key is not None else None
         return _report(
             jobs.publish_job(
-                ctx, settings, root, artifacts, decided, verified, agent_audit_head=audit_head
+                ctx, settings, root, artifacts, decided, verified,
+                agent_audit_head=audit_head, journal=journal, clock=SystemClock(),
             ).to_job()
-        )
+        )  # fmt: skip
     except GitHubError as exc:
         err(f"chimera action: {exc}")
         _set_outputs({"status": "github-error"})
         return EXIT_GITHUB
+
+
+def _signing_key(ctx: ActionContext) -> Path | None:
+    """``CHIMERA_JOURNAL_SIGNING_KEY`` (an SSH private key, from a secret) in a file only this
+    user can read, for git's SSH signing of journal commits; ``None`` when unset."""
+    import tempfile
+
+    text = os.environ.get("CHIMERA_JOURNAL_SIGNING_KEY", "").strip()
+    if not text:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="chimera-journal-key-", dir=ctx.runner_temp))
+    path = folder / "key"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text + "\n")
+    return path
 
 
 def _refuse_reused_runner(settings: ActionSettings) -> None:

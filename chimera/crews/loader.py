@@ -11,7 +11,6 @@ input: :func:`check_crew_file` returns the problems, :func:`load_crew` raises
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from chimera.crews.model import (
 )
 from chimera.crews.registry import CrewKindRegistry, get_crew_registry
 from chimera.errors import CrewError, SpecProblem, UsageError
+from chimera.plugins import KindCheck
 from chimera.spec.loader import display_path
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
 from chimera.spec.yamlproblems import node_label, pydantic_problems, unknown_message
@@ -47,17 +47,13 @@ CREWS_DIR = Path(".chimera.d") / "crews"
 _WRITE_TOOLS = ("write_file", "edit_file", "run_command")
 
 
-@dataclass
-class CrewCheck:
-    """One file's validation: the definition when valid, else every problem (line order)."""
-
-    path: Path
-    definition: CrewDefinition | None = None
-    problems: list[SpecProblem] = field(default_factory=list)
+class CrewCheck(KindCheck[CrewDefinition]):
+    """One crew file's validation (:class:`~chimera.plugins.KindCheck`)."""
 
     @property
-    def ok(self) -> bool:
-        return not self.problems
+    def definition(self) -> CrewDefinition | None:
+        """The valid crew (``value``), ``None`` when the file has a problem."""
+        return self.value
 
 
 def discover_crews(root: Path) -> list[Path]:
@@ -124,28 +120,19 @@ class _Validator:
         self.problems.append(SpecProblem(self.display, line, col, message))
 
     def run(self) -> CrewCheck:
-        result = CrewCheck(self.path)
         try:
             text = self.path.read_bytes().decode("utf-8-sig")
         except OSError as exc:
             self.add(None, f"cannot read crew file: {exc.strerror or exc}")
-            return self._done(result)
+            return CrewCheck.of(self.display, None, self.problems)
         except UnicodeDecodeError as exc:
             self.add(None, f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at {exc.start}")
-            return self._done(result)
+            return CrewCheck.of(self.display, None, self.problems)
         self.doc = parse_yaml(text)
         for issue in self.doc.issues:
             self.add(issue.mark, issue.message)
-        if self.doc.syntax_error:
-            return self._done(result)
-        result.definition = self._top()
-        return self._done(result)
-
-    def _done(self, result: CrewCheck) -> CrewCheck:
-        result.problems = sorted(self.problems, key=lambda p: (p.line, p.col))
-        if result.problems:
-            result.definition = None
-        return result
+        definition = None if self.doc.syntax_error else self._top()
+        return CrewCheck.of(self.display, definition, self.problems)
 
     def _top(self) -> CrewDefinition | None:
         doc, value = self.doc, self.doc.value

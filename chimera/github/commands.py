@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chimera.github.events import Act, ApiCheck, Decision, run_checks
+from chimera.github.decision import Act, ApiCheck, Decision, run_checks
 from chimera.github.settings import ActionSettings
 
 __all__ = [

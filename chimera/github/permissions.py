@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chimera.github.client import GitHubClient, IssueInfo, PullInfo
-from chimera.github.events import WRITE_ROLES, Act, Decision
-from chimera.github.settings import ActionSettings
+from chimera.github.decision import WRITE_ROLES, Act, Decision
+from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 from chimera.github.summary import parse_marker
 
 __all__ = ["Resolution", "chimera_pull", "has_write", "resolve"]
@@ -92,6 +92,8 @@ def resolve(decision: Decision, client: GitHubClient, settings: ActionSettings) 
 
 def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSettings) -> Resolution:
     assert decision.issue is not None and decision.actor is not None
+    if decision.from_queue and settings.is_self(decision.actor):
+        return _resolve_scheduled(decision, client, settings)
     if decision.from_queue:
         # Whose label queued the issue comes from the issue's events, never the dispatch's
         # input: every workflow's GITHUB_TOKEN is github-actions[bot], so any could send one.
@@ -109,6 +111,32 @@ def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSetti
     refusal = _actor_refusal(client, settings, decision.actor, what)
     if refusal is not None:
         return Resolution(decision.ignore(refusal))
+    return _resolve_issue(decision, client, settings, settings.label)
+
+
+def _resolve_scheduled(
+    decision: Decision, client: GitHubClient, settings: ActionSettings
+) -> Resolution:
+    """A dispatch by Chimera naming itself: a scheduled run. No person's role counts here;
+    what counts is that Chimera's own identity added ``chimera:schedule`` (the tick, acting
+    for a schedule reviewed on the default branch). A person's label is refused."""
+    assert decision.issue is not None
+    labeller = client.labeller(decision.issue, SCHEDULE_LABEL)
+    if labeller is None or not settings.is_self(labeller):
+        who = f"was added by {labeller}" if labeller else "is not on its record"
+        return Resolution(
+            decision.ignore(
+                f"#{decision.issue}'s {SCHEDULE_LABEL!r} label {who}, not by Chimera's own "
+                "identity; only the tick starts scheduled runs"
+            )
+        )
+    return _resolve_issue(decision, client, settings, SCHEDULE_LABEL)
+
+
+def _resolve_issue(
+    decision: Decision, client: GitHubClient, settings: ActionSettings, trigger: str
+) -> Resolution:
+    assert decision.issue is not None
     issue = client.issue(decision.issue)
     if issue.is_pull:
         return Resolution(
@@ -125,12 +153,12 @@ def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSetti
             decision.ignore(f"#{issue.number} is locked; unlock it and add the label again"),
             issue=issue,
         )
-    if (decision.event == "issues" or decision.from_queue) and settings.label not in issue.labels:
+    if (decision.event == "issues" or decision.from_queue) and trigger not in issue.labels:
         # The label was removed before this run started, or this is "Re-run all jobs" of an
         # old run whose trigger is gone (a run removes it when it ends): not admitted again.
         return Resolution(
             decision.ignore(
-                f"the {settings.label!r} label is no longer on #{issue.number} (removed since "
+                f"the {trigger!r} label is no longer on #{issue.number} (removed since "
                 "the event, or this is a re-run of a finished run); add it again to start"
             ),
             issue=issue,

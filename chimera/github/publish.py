@@ -44,7 +44,7 @@ from chimera.github.queue import (
     ChangeQueue,
 )
 from chimera.github.report import RunReport, read_report
-from chimera.github.settings import ActionSettings
+from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 from chimera.github.summary import artifact_link, code, outcome_comment, pr_body
 from chimera.github.trust import Decided, Verified
 
@@ -294,7 +294,10 @@ class Publisher:
         info = self.client.issue(self.decided.issue)
         run = self.decided.mode == "run"
         by_label = run and self.ctx.event_name != "issue_comment"
-        unlabelled = by_label and self.settings.label not in info.labels
+        # A scheduled run (the tick's dispatch) hangs on chimera:schedule instead.
+        scheduled = self.settings.is_self(self.decided.started_by)
+        trigger = SCHEDULE_LABEL if scheduled else self.settings.label
+        unlabelled = by_label and trigger not in info.labels
         released = run and not by_label and LABEL_RUNNING not in info.labels
         if info.state == "open" and not unlabelled and not released:
             return None
@@ -305,7 +308,7 @@ class Publisher:
         if info.state != "open":
             return f"#{info.number} was closed"
         if unlabelled:
-            return f"the {self.settings.label!r} label was removed"
+            return f"the {trigger!r} label was removed"
         return "`@chimera stop` stopped the run"
 
     def _cancelled(self, why: str) -> PublishResult:

@@ -17,9 +17,12 @@ from typing import Any
 
 from chimera.errors import ConfigError
 
-__all__ = ["GITHUB_ACTIONS_BOT", "ActionSettings"]
+__all__ = ["GITHUB_ACTIONS_BOT", "SCHEDULE_LABEL", "ActionSettings"]
 
 GITHUB_ACTIONS_BOT = "github-actions[bot]"
+SCHEDULE_LABEL = "chimera:schedule"
+"""The label of a scheduled job's issue: the tick files it; decide starts a run from it only
+when Chimera's own identity added it (a person's is refused, with the reason)."""
 
 
 def _split(value: str) -> tuple[str, ...]:

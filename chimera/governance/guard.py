@@ -24,8 +24,6 @@ The kernel's rules are lexical and never a boundary; the sandbox that runs the t
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -34,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.governance.actions import Action
 from chimera.governance.kernel import Decision, TrustKernel
+from chimera.governance.redactor import SecretRedactor
 from chimera.protocols import Tool, ToolResult, ToolSchema
 
 if TYPE_CHECKING:
@@ -83,135 +82,6 @@ class DeniedAction:
 
 
 DecisionHook = Callable[[Action, Decision], None]
-
-_EXAMPLE_ENV = re.compile(r"\.env\.(example|sample|template|dist|defaults|tmpl|schema|test)$")
-
-
-class SecretRedactor:
-    """Remove secrets from tool output before the model sees it.
-
-    Lexical rules cannot see every way a secret can be read — ``grep -r KEY .`` or the
-    ``search`` tool may walk into a ``.env`` file, a test may print its environment. Output
-    redaction is the second line: every value of a credential-named environment variable
-    (``*_TOKEN``, ``*_API_KEY``, ``*PASSWORD*`` ... of at least ``min_length`` characters),
-    every value in the workspace's dotenv files at any depth (``.env``, ``config/.env.local``
-    ...; examples and templates excepted), and every known credential format (AWS, GitHub,
-    OpenAI, Anthropic, Slack ... tokens) is replaced by ``[REDACTED:<name>]`` in the tool's
-    output, so it reaches neither the provider, the transcript nor the audit log.
-
-    Args:
-        values: secret values by name.
-        min_length: shorter values are not redacted (they would match ordinary text).
-    """
-
-    def __init__(self, values: Mapping[str, str] | None = None, *, min_length: int = 8) -> None:
-        self.min_length = min_length
-        self._values: dict[str, str] = {}
-        self._secrets: set[str] = set()
-        for name, value in (values or {}).items():
-            self.add(name, value)
-
-    @classmethod
-    def from_environment(
-        cls,
-        environ: Mapping[str, str] | None = None,
-        *,
-        workspace: Path | str | None = None,
-        min_length: int = 8,
-    ) -> SecretRedactor:
-        """Secrets from ``environ`` (default ``os.environ``) and, when given, the dotenv files
-        at the workspace root (``.env``, ``.env.local`` ...; read with python-dotenv when
-        installed; a file that cannot be read is skipped)."""
-        from chimera.governance.rules import is_secret_name
-
-        env = os.environ if environ is None else environ
-        redactor = cls(min_length=min_length)
-        for name, value in env.items():
-            if is_secret_name(name):
-                redactor.add(name, value)
-        if workspace is not None:
-            from chimera.sandbox.layout import dotenv_files
-
-            root = Path(workspace)
-            # Every depth (config/.env too): the same files the sandbox masks.
-            for path in dotenv_files(root):
-                label = (
-                    path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
-                )
-                for name, value in _dotenv_values(path).items():
-                    redactor.add(f"{label}:{name}", value)
-        return redactor
-
-    def add(self, name: str, value: str | None) -> None:
-        """Redact ``value`` as ``name``, and its reversed, hex and base64 forms (a test that
-        copies a secret can encode it first; base64 at each of the three byte alignments,
-        without the edge characters the surrounding bytes change)."""
-        if not value or len(value.strip()) < self.min_length:
-            return
-        secret = value.strip()
-        self._values.setdefault(secret, name)
-        self._secrets.add(secret)
-        raw = secret.encode("utf-8", "surrogateescape")
-        variants = {
-            f"{name} (reversed)": [secret[::-1]],
-            f"{name} (hex)": [raw.hex(), raw.hex().upper()],
-            f"{name} (base64)": [_b64_core(raw, shift) for shift in range(3)],
-        }
-        for label, forms in variants.items():
-            for form in forms:
-                if len(form) >= self.min_length and form not in self._values:
-                    self._values[form] = label
-
-    def __len__(self) -> int:
-        """The number of secret values (their encoded forms not counted)."""
-        return len(self._secrets)
-
-    def redact(self, text: str) -> tuple[str, list[str]]:
-        """``text`` with secrets replaced, and the names of what was redacted (never values)."""
-        from chimera.governance.rules import find_secret_formats
-
-        names: list[str] = []
-        for value in sorted(self._values, key=len, reverse=True):
-            if value in text:
-                name = self._values[value]
-                text = text.replace(value, f"[REDACTED:{name}]")
-                names.append(name)
-        for label, match in find_secret_formats(text):
-            if match in text:
-                text = text.replace(match, f"[REDACTED:{label}]")
-                names.append(label)
-        return text, names
-
-
-def _b64_core(raw: bytes, shift: int) -> str:
-    """The base64 characters of ``raw`` that do not depend on its neighbours, when it starts
-    ``shift`` bytes into a 3-byte group."""
-    import base64
-
-    text = base64.b64encode(b"\0" * shift + raw).decode("ascii")
-    start = 4 if shift else 0
-    # The last group may mix in the following bytes (or padding): drop it.
-    return text[start:-4]
-
-
-def _dotenv_values(path: Path) -> dict[str, str]:
-    try:
-        from dotenv import dotenv_values
-    except ImportError:
-        values: dict[str, str] = {}
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return {}
-        for line in lines:
-            key, sep, value = line.strip().removeprefix("export ").partition("=")
-            if sep and key and not key.startswith("#"):
-                values[key.strip()] = value.strip().strip("'\"")
-        return values
-    try:
-        return {k: v for k, v in dotenv_values(path).items() if v}
-    except (OSError, UnicodeDecodeError):
-        return {}
 
 
 class Guard:
@@ -488,5 +358,6 @@ __all__ = [
     "DeniedAction",
     "GovernedTool",
     "Guard",
+    "SecretRedactor",
     "govern_registry",
 ]

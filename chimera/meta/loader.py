@@ -12,7 +12,6 @@ problems, :func:`load_profile` raises :class:`~chimera.errors.ProfileError` with
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from chimera.errors import ProfileError, SpecProblem
 from chimera.meta.profile import AGENT_TOOLS, COMMON_FIELDS, Profile, ProfileFields, ProfileKind
 from chimera.meta.registry import ProfileKindRegistry, get_profile_registry
+from chimera.plugins import KindCheck
 from chimera.spec.loader import display_path
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
 from chimera.spec.yamlproblems import pydantic_problems, unknown_message
@@ -28,17 +28,13 @@ from chimera.spec.yamlproblems import pydantic_problems, unknown_message
 __all__ = ["ProfileCheck", "check_profile_file", "check_profile_text", "load_profile"]
 
 
-@dataclass
-class ProfileCheck:
-    """One profile's validation: the profile when valid, else every problem (line order)."""
-
-    source: str
-    profile: Profile | None = None
-    problems: list[SpecProblem] = field(default_factory=list)
+class ProfileCheck(KindCheck[Profile]):
+    """One profile's validation (:class:`~chimera.plugins.KindCheck`)."""
 
     @property
-    def ok(self) -> bool:
-        return not self.problems
+    def profile(self) -> Profile | None:
+        """The valid profile (``value``), ``None`` when it has a problem."""
+        return self.value
 
 
 def load_profile(path: Path, *, registry: ProfileKindRegistry | None = None) -> Profile:
@@ -100,8 +96,7 @@ class _Validator:
         for issue in doc.issues:
             self.add(issue.mark, issue.message)
         profile = None if doc.syntax_error else self._top()
-        problems = sorted(self.problems, key=lambda p: (p.line, p.col))
-        return ProfileCheck(self.source, None if problems else profile, problems)
+        return ProfileCheck.of(self.source, profile, self.problems)
 
     def _top(self) -> Profile | None:
         doc, value = self.doc, self.doc.value

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from chimera.core.workspace import Snapshot, WorkspaceGuard
 from chimera.errors import WorkspaceError
-from chimera.orchestration.project import ChangeSummary
+from chimera.orchestration.collaborators import ChangeSummary
 
 
 class GuardSnapshots:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from chimera.core.autonomous import AutonomousAgent, SolveResult
 from chimera.core.deps import ReplayCursor
+from chimera.orchestration.collaborators import CardOutcome
 from chimera.orchestration.graph import Card
-from chimera.orchestration.project import CardOutcome
 from chimera.orchestration.state import RunState
 from chimera.protocols import SupportsComplete
 from chimera.spec.model import Requirement, Spec

@@ -66,7 +66,7 @@ OPT_OUT = 'set [tool.chimera.sandbox] mode = "scrubbed" to run without isolation
 
 def workspace_secret_files(workspace: Path) -> tuple[Path, ...]:
     """The workspace's dotenv files at every depth (examples and templates excepted), which
-    bubblewrap masks and :class:`chimera.governance.guard.SecretRedactor` redacts."""
+    bubblewrap masks and :class:`chimera.governance.redactor.SecretRedactor` redacts."""
     return dotenv_files(workspace)
 
 

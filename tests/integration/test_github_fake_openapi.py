@@ -327,3 +327,29 @@ def _request(
 ) -> requests.Response:
     headers = {"Authorization": f"token {token}", "Accept": "application/vnd.github+json"}
     return requests.request(method, fake.api_url + path, json=body, headers=headers, timeout=5)
+
+
+def test_the_ticks_answers_match_the_openapi_schemas(
+    world: tuple[GitHubFake, str], subset: dict[str, Any]
+) -> None:
+    """A filed issue (POST answers the ``issue`` GET describes) and a commit GitHub verified,
+    attributed to the App that made it."""
+    fake, token = world
+    made = _request(
+        fake, token, "POST", "/repos/octo/app/issues",
+        {"title": "Scheduled: nightly", "body": "b", "labels": ["chimera:schedule"]},
+    )  # fmt: skip
+    assert made.status_code == 201, made.text[:200]
+    issue = _validator(subset, "get", "/repos/{owner}/{repo}/issues/{issue_number}", "200")
+    assert not list(issue.iter_errors(made.json()))
+    assert [label["name"] for label in made.json()["labels"]] == ["chimera:schedule"]
+    repo = fake.repos["octo/app"]
+    sha = repo.head_sha("main")
+    assert sha is not None
+    repo.verified_commits[sha] = "chimera-app[bot]"
+    got = _request(fake, token, "GET", f"/repos/octo/app/commits/{sha}", None)
+    commit = _validator(subset, "get", "/repos/{owner}/{repo}/commits/{ref}", "200")
+    assert not list(commit.iter_errors(got.json()))
+    assert got.json()["commit"]["verification"]["verified"] is True
+    assert got.json()["author"]["login"] == "chimera-app[bot]"
+    assert not fake.internal_errors

@@ -6,26 +6,39 @@ it the job's context and turns its result into step outputs and the job summary.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.errors import UsageError
+from chimera.errors import JournalError, UsageError
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
+from chimera.github.jobs.tick import record_finish, scheduled_run
 from chimera.github.publish import PublishContext, PublishResult, publish
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
+    from chimera.github.client import GitHubClient
     from chimera.github.settings import ActionSettings
+    from chimera.scheduler.clock import Clock
+    from chimera.scheduler.journal import GitJournal
 
 __all__ = ["PublishJobResult", "publish_job"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class PublishJobResult:
-    """What publishing did (see :class:`~chimera.github.publish.PublishResult`)."""
+    """What publishing did (see :class:`~chimera.github.publish.PublishResult`).
+
+    Attributes:
+        finish: for a scheduled run, what became of its ``finish`` record in the schedules'
+            journal (the commit, or why there is none); ``""`` for any other run.
+    """
 
     result: PublishResult
+    finish: str = ""
 
     def to_job(self) -> JobResult:
         result = self.result
@@ -38,7 +51,7 @@ class PublishJobResult:
                 "pr-url": result.pr_url or "",
                 "audit-head": result.audit_head or "",
             },
-            record=result.to_json(),
+            record=result.to_json() | ({"schedule_finish": self.finish} if self.finish else {}),
             summary=f"**Chimera publish:** {result.outcome}{link}"
             + (f" · publish audit head `{result.audit_head}`" if result.audit_head else ""),
         )
@@ -53,6 +66,8 @@ def publish_job(
     verified: Verified,
     *,
     agent_audit_head: str | None = None,
+    journal: GitJournal | None = None,
+    clock: Clock | None = None,
 ) -> PublishJobResult:
     """Publish the verified change from the checkout ``root`` (its remote takes pushes): the
     patch from ``artifacts``, everything else from ``decided`` and ``verified``. publish's own
@@ -61,6 +76,10 @@ def publish_job(
     Raises:
         UsageError: no repository or no token.
         GitHubError: the API failed after retries (a rate limit is reported on the issue first).
+
+    A run the tick started (``decided.started_by`` is Chimera itself) ends with a ``finish``
+    record in the schedules' ``journal`` (signed as the tick's are), so the job's next run
+    need not wait out its lease; without a journal, or when the write fails, the lease ends it.
     """
     if decided.mode == "refresh":
         raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
@@ -78,4 +97,28 @@ def publish_job(
         event_name=ctx.event_name,
     )
     queue = make_queue(client, settings)
-    return PublishJobResult(publish(pctx, client, settings, queue, decided, verified))
+    result = publish(pctx, client, settings, queue, decided, verified)
+    if not settings.is_self(decided.started_by):
+        return PublishJobResult(result)
+    return PublishJobResult(result, _finish(ctx, client, settings, decided, journal, clock))
+
+
+def _finish(
+    ctx: ActionContext,
+    client: GitHubClient,
+    settings: ActionSettings,
+    decided: Decided,
+    journal: GitJournal | None,
+    clock: Clock | None,
+) -> str:
+    started = scheduled_run(client.comments(decided.issue), settings)
+    if started is None:
+        return "not recorded: no tick comment of Chimera's on the issue"
+    if journal is None or clock is None:
+        return "not recorded: no journal-signing-key (the job's lease ends the run)"
+    run_id = f"finish-{ctx.workflow_run or 'local'}.{ctx.run_attempt or 1}"
+    try:
+        return record_finish(journal, started, clock.now(), run_id)
+    except JournalError as exc:
+        log.warning("the schedules' journal took no finish record: %s", exc)
+        return f"not recorded: {exc}"

@@ -10,37 +10,64 @@ the journal — claim first; a lost race re-reads and re-plans — and only then
 built-in ``check: spec-green`` reads the default branch's latest Spec check run and files the
 red summary on the job's issue; it never runs ``command`` requirements itself.
 
-Token: ``contents: write`` (the journal branch), ``issues: write``, ``actions: write``,
-``checks: read``; no LLM key.
+Token: a GitHub App installation token with ``contents: write`` (the journal branch),
+``issues: write`` (the job's issue, its label and comments), ``actions: write`` (the fix
+workflow's dispatch) and ``checks: read`` (the Spec check run); no LLM key, no other secret
+but the journal's signing key. An App token, not the workflow's ``GITHUB_TOKEN``: the
+dispatch and the ``chimera:schedule`` label must come from Chimera's App identity, which
+decide checks.
+
+A tick run is named ``<GITHUB_RUN_ID>.<GITHUB_RUN_ATTEMPT>`` in the journal, so "Re-run
+jobs" is a new tick (it re-plans from the journal and finds the job already claimed).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from chimera.errors import JournalConflict, UsageError
 from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.settings import SCHEDULE_LABEL
 from chimera.scheduler.events import from_payload, spec_red
+from chimera.scheduler.journal import AnyOf, GitJournal, SignedBy, TrustPolicy, VerifiedBy
 from chimera.scheduler.loader import load_schedules
+from chimera.scheduler.model import ScheduleLoad
+from chimera.scheduler.state import FinishOp
 from chimera.scheduler.tick import Run, TickPlan, plan_tick
 
 if TYPE_CHECKING:
     from chimera.github.client import IssueInfo
     from chimera.github.settings import ActionSettings
+    from chimera.github.tickapi import CheckRunSeen
     from chimera.scheduler.clock import Clock
-    from chimera.scheduler.journal import GitJournal, TrustPolicy
 
-__all__ = ["LABEL", "TickGitHub", "TickResult", "tick_job"]
+__all__ = [
+    "LABEL",
+    "SIGNERS_FILE",
+    "SPEC_CHECK",
+    "TickGitHub",
+    "TickResult",
+    "journal_for",
+    "record_finish",
+    "run_tick",
+    "scheduled_run",
+    "tick_job",
+]
 
-LABEL = "chimera:schedule"
+LABEL = SCHEDULE_LABEL
+SPEC_CHECK = "spec"
+"""The check run the built-in ``spec-green`` reads: the job id of ``chimera-check.yml``."""
+SIGNERS_FILE = Path(".chimera.d") / "journal-signers"
+"""git's allowed-signers file on the default branch: the keys whose journal commits count."""
 
 
 class TickGitHub(Protocol):
-    """What the tick needs from GitHub. :class:`~chimera.github.client.GitHubClient` has the
-    first three; ``create_issue`` and ``latest_check_run`` are still to be added to it."""
+    """What the tick needs from GitHub (:class:`~chimera.github.tickapi.TickClient`)."""
 
     def issues_with_label(self, label: str) -> list[IssueInfo]: ...
 
@@ -48,12 +75,11 @@ class TickGitHub(Protocol):
 
     def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> None: ...
 
-    def create_issue(self, title: str, body: str, labels: Sequence[str]) -> int: ...
-
-    def latest_check_run(self, ref: str, name: str) -> tuple[str, str | None, str] | None:
-        """``(head sha, conclusion, output summary)`` of the newest check run ``name`` on
-        ``ref`` (conclusion ``None`` while it runs), or ``None``."""
+    def create_issue(self, title: str, body: str, labels: Sequence[str], *, marker: str) -> int:
+        """The open issue labelled ``labels[0]`` whose body holds ``marker``, else a new one."""
         ...
+
+    def latest_check_run(self, ref: str, name: str) -> CheckRunSeen | None: ...
 
 
 @dataclass(frozen=True)
@@ -88,7 +114,7 @@ def tick_job(
     trust: TrustPolicy,
     clock: Clock,
     run_id: str,
-    spec_check: str = "spec",
+    spec_check: str = SPEC_CHECK,
     attempts: int = 3,
 ) -> TickResult:
     """One tick (see the module docstring).
@@ -98,17 +124,16 @@ def tick_job(
         JournalConflict: other ticks kept winning the journal race ``attempts`` times.
         JournalError: git failed. GitHubError: the API failed after retries.
     """
-    load = load_schedules(root)
-    if not load.ok:
-        raise UsageError(f"the schedules do not validate, nothing runs: {load.problems[0]}")
+    load = _load(root)
     now = clock.now()
     events = from_payload(ctx.event_name, ctx.payload, now)
     red_summary = ""
     if any(s.fields.check == "spec-green" for s in load.schedules):
         seen = github.latest_check_run(ctx.default_branch, spec_check)
         if seen is not None:
-            events += spec_red(seen[0], seen[1], now)
-            red_summary = seen[2] if events and events[-1].kind == "spec-red-on-main" else ""
+            events += spec_red(seen.head_sha, seen.conclusion, now)
+            red = events and events[-1].kind == "spec-red-on-main"
+            red_summary = (seen.summary or f"the `{spec_check}` check failed") if red else ""
     for attempt in range(1, attempts + 1):
         tip = journal.fetch()
         replay = journal.replay(trust, tip=tip)
@@ -123,13 +148,22 @@ def tick_job(
     return TickResult(plan, head, tuple(a for a in acted if a))
 
 
-def _issue_for(github: TickGitHub, job: str, title: str) -> int:
+def _load(root: Path) -> ScheduleLoad:
+    """The declarations, or a one-line ``file:line:col: message`` error (the first problem)."""
+    load = load_schedules(root)
+    if not load.ok:
+        more = f" (and {len(load.problems) - 1} more)" if len(load.problems) > 1 else ""
+        raise UsageError(f"{load.problems[0]}{more}; the schedules do not validate, nothing ran")
+    return load
+
+
+def _issue_for(github: TickGitHub, job: str, title: str, task: str | None) -> int:
+    """The job's one open issue (found by its marker), filed when there is none. A task's
+    text is the issue's body: the run works from the issue, as for a person's."""
     marker = f"<!-- chimera:schedule {job} -->"
-    for issue in github.issues_with_label(LABEL):
-        if issue.state == "open" and marker in issue.body:
-            return issue.number
-    body = f"Chimera's schedule `{job}` reports here.\n\n{marker}"
-    return github.create_issue(title, body, [LABEL])
+    about = f"Chimera's schedule `{job}` files this issue"
+    body = f"{task}\n\n---\n{about}.\n{marker}" if task else f"{about}.\n\n{marker}"
+    return github.create_issue(title, body, [LABEL], marker=marker)
 
 
 def _act(
@@ -144,14 +178,128 @@ def _act(
     if run.check == "spec-green":
         if not red_summary:
             return ""  # green (or no check run yet): nothing to file
-        number = _issue_for(github, run.job, "The Spec is red on the default branch")
-        body = f"Spec red on `{ctx.default_branch}` ({when}):\n\n{red_summary[:6000]}"
-        github.comment(number, body, marker=f"<!-- chimera:tick {run_id} {run.job} -->")
+        number = _issue_for(github, run.job, "The Spec is red on the default branch", None)
+        marker = f"<!-- chimera:tick {run_id} {run.job} -->"
+        body = f"Spec red on `{ctx.default_branch}` ({when}):\n\n{red_summary[:6000]}\n\n{marker}"
+        github.comment(number, body, marker=marker)
         return f"{run.job}: reported on #{number}"
-    number = _issue_for(github, run.job, f"Scheduled: {run.job}")
-    body = f"Scheduled run of `{run.job}` ({when}):\n\n{run.task or ''}"
-    github.comment(number, body, marker=f"<!-- chimera:tick {run_id} {run.job} -->")
+    number = _issue_for(github, run.job, f"Scheduled: {run.job}", run.task)
+    # The marker makes the comment idempotent and tells publish which tick started the run.
+    marker = f"<!-- chimera:tick {run_id} {run.job} -->"
+    github.comment(number, f"Scheduled run of `{run.job}` ({when}).\n\n{marker}", marker=marker)
     labeller = settings.identities[0] if settings.identities else ""
     inputs = {"issue-number": str(number), "labeller": labeller}
     github.dispatch_workflow(settings.fix_workflow, ctx.dispatch_ref or ctx.default_branch, inputs)
     return f"{run.job}: dispatched {settings.fix_workflow} for #{number}"
+
+
+def journal_for(root: Path, settings: ActionSettings, signing_key: Path | None) -> GitJournal:
+    """The journal branch through the checkout ``root``'s ``origin`` (the token
+    ``actions/checkout`` persisted), written as Chimera's App and signed with
+    ``signing_key``; verified against ``.chimera.d/journal-signers`` when the checkout has it.
+
+    This is where a GitHub-signed writer (commits made through the API, which GitHub signs
+    for the App) takes the place of git's SSH signing: replay already trusts such commits
+    (:func:`run_tick`'s :class:`~chimera.scheduler.journal.VerifiedBy`).
+    """
+    login = settings.identities[0]
+    signers = root / SIGNERS_FILE
+    return GitJournal(
+        root,
+        identity=(login, f"{login}@users.noreply.github.com"),
+        signing_key=signing_key,
+        allowed_signers=signers if signers.is_file() else None,
+    )
+
+
+def run_tick(
+    ctx: ActionContext,
+    settings: ActionSettings,
+    root: Path,
+    *,
+    clock: Clock,
+    signing_key: Path | None,
+) -> TickResult:
+    """``chimera action --mode tick``: connect, build the journal and its trust, tick.
+
+    A journal commit counts when it carries a good signature by a key of
+    ``.chimera.d/journal-signers`` on the default branch (reviewed like code), or when GitHub
+    verified it and attributes it to Chimera's identity. Without a signing key the tick's own
+    commits would count for nothing, so it refuses to run.
+
+    Raises:
+        UsageError: no bot login, no signing key, no workflow run id, or broken schedules.
+        JournalConflict / JournalError / GitHubError: as :func:`tick_job`.
+    """
+    from chimera.github.settings import GITHUB_ACTIONS_BOT
+    from chimera.github.tickapi import TickClient
+
+    if settings.identities[0] == GITHUB_ACTIONS_BOT:
+        raise UsageError(
+            "tick: set bot-login to the App's login; the tick acts as Chimera's App, whose "
+            "label and dispatch decide trusts"
+        )
+    if signing_key is None:
+        raise UsageError(
+            "tick: journal-signing-key is empty; unsigned journal commits would count for "
+            "nothing, and every job would start its clock again each tick"
+        )
+    if not ctx.workflow_run:
+        raise UsageError("tick: GITHUB_RUN_ID is not set; the journal names each tick by it")
+    run_id = f"{ctx.workflow_run}.{ctx.run_attempt or 1}"
+    _load(root)  # before connecting: a broken file makes no API call at all
+    github = TickClient(ctx.connect())
+    journal = journal_for(root, settings, signing_key)
+    policies: list[TrustPolicy] = [VerifiedBy(github.made_by(settings.identities))]
+    if journal.allowed_signers is not None:
+        policies.insert(0, SignedBy())
+    return tick_job(
+        ctx,
+        settings,
+        root,
+        github=github,
+        journal=journal,
+        trust=AnyOf(policies),
+        clock=clock,
+        run_id=run_id,
+    )
+
+
+_TICK_MARK = re.compile(
+    r"<!-- chimera:tick (?P<run>[A-Za-z0-9._-]{1,128}) (?P<job>[^\s>]{1,200}) -->"
+)
+
+
+def scheduled_run(
+    comments: Sequence[tuple[int, str, str]], settings: ActionSettings
+) -> tuple[str, str] | None:
+    """``(tick run id, job id)`` of the last tick comment Chimera's identity left on an issue
+    (``comments`` as :meth:`~chimera.github.client.GitHubClient.comments` lists them), or
+    ``None``. Comments by anyone else are never read: a person could write the marker."""
+    found: tuple[str, str] | None = None
+    for _cid, author, body in comments:
+        match = _TICK_MARK.search(body) if settings.is_self(author) else None
+        if match is not None:
+            found = (match.group("run"), match.group("job"))
+    return found
+
+
+def record_finish(
+    journal: GitJournal, started: tuple[str, str], at: datetime, run_id: str, *, attempts: int = 3
+) -> str:
+    """Append ``finish`` for the job ``started[1]`` that tick ``started[0]`` fired, as the
+    journal file of ``run_id`` (the publish job's run); returns the commit. A lost race
+    re-reads the tip and tries again (a finish depends on nothing else in the journal).
+
+    Raises:
+        JournalConflict: other writers kept winning ``attempts`` times.
+        JournalError: git failed, or this run already recorded its finish.
+    """
+    op = FinishOp(run=started[0], at=at, job=started[1])
+    for attempt in range(1, attempts + 1):
+        try:
+            return journal.append(run_id, [op], parent=journal.fetch())
+        except JournalConflict:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover

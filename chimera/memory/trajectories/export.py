@@ -10,7 +10,7 @@ Chimera collects; it never trains. What is included:
 
 Attempts of tainted runs and of Action artifacts (verdicts computed by an unprivileged job,
 ``verified: false``) are left out unless asked for, and counted. Every string of every row and
-metadata line passes the governance :class:`~chimera.governance.guard.SecretRedactor`
+metadata line passes the governance :class:`~chimera.governance.redactor.SecretRedactor`
 (credential-named environment variables, the projects' dotenv files, known token formats).
 Rows come out in a stable order (card, task, run, attempt), keys sorted.
 """
@@ -234,7 +234,7 @@ def _jsonl(rows: list[Row]) -> str:
 
 def _redactor(runs: list[RunRead]) -> Callable[[str], tuple[str, list[str]]]:
     """Secrets of the environment and of every local run's project (its dotenv files)."""
-    from chimera.governance.guard import SecretRedactor
+    from chimera.governance.redactor import SecretRedactor
 
     roots = sorted(
         {

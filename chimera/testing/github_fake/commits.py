@@ -32,6 +32,7 @@ class Commits(Resource):
 
     def _json(self, repo: FakeRepo, fields: list[str]) -> dict[str, Any]:
         sha, tree, parents, an, ae, ad, cn, ce, cd, *message = fields
+        signer = repo.verified_commits.get(sha)
         api = f"{self.fake.api_url}/repos/{repo.full_name}"
         web = f"{self.fake.web_url}/{repo.full_name}"
         return {
@@ -48,15 +49,16 @@ class Commits(Resource):
                 "comment_count": 0,
                 "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
                 "verification": {
-                    "verified": False,
-                    "reason": "unsigned",
+                    "verified": signer is not None,
+                    "reason": "valid" if signer is not None else "unsigned",
                     "payload": None,
                     "signature": None,
-                    "verified_at": None,
+                    "verified_at": cd if signer is not None else None,
                 },
             },
-            # A git identity maps to no account here: GitHub answers null then too.
-            "author": None,
+            # A git identity maps to no account here (GitHub answers null then too), except
+            # for a verified commit, which GitHub attributes to the account that made it.
+            "author": self.json.user(signer) if signer is not None else None,
             "committer": None,
             "parents": [
                 {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}

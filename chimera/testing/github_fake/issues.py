@@ -12,7 +12,7 @@ from chimera.testing.github_fake.routing import (
     route,
     validation_failed,
 )
-from chimera.testing.github_fake.state import ROLE_RANK, FakeRepo, node_id, now
+from chimera.testing.github_fake.state import ROLE_RANK, FakeRepo, issue_record, node_id, now
 
 
 def _scope(issue: dict[str, Any]) -> str:
@@ -38,6 +38,36 @@ class Issues(Resource):
         reverse = req.query.get("direction", "desc") == "desc"
         items.sort(key=lambda i: (i["created_at"], i["number"]), reverse=reverse)
         return self.paginate(req, [self.json.issue(repo, i) for i in items])
+
+    @route("POST", "{repo}/issues")
+    def create_issue(self, req: FakeRequest) -> FakeResponse:
+        """A new issue by the caller (``issues: write``). Labels, from a caller with triage
+        access or more, are created on first use and each recorded as a ``labeled`` event by the
+        caller, as GitHub does (others' labels are dropped silently)."""
+        repo = self.repo(req)
+        login = self.need(repo, req, "read", "issues")
+        title = req.data.get("title")
+        if not isinstance(title, str) or not title.strip():
+            raise validation_failed(
+                {"resource": "Issue", "field": "title", "code": "missing_field"}
+            )
+        body = req.data.get("body") or ""
+        names = req.data.get("labels") or []
+        if not isinstance(body, str) or not isinstance(names, list):
+            raise HttpError(422, "Validation Failed")
+        num = self.fake.next_number(repo)
+        issue = issue_record(num, self.fake.new_id(), title=title, body=body, user=login)
+        repo.issues[num] = issue
+        self.fake.emit(repo, req, "issues", "opened", number=num)
+        # GitHub drops the labels of a caller without push access, silently.
+        pusher = ROLE_RANK[self.role(repo, login)] >= ROLE_RANK["triage"]
+        for label in names if pusher else []:
+            name = label["name"] if isinstance(label, dict) else str(label)
+            if name not in issue["labels"]:
+                self.fake.ensure_label(repo, name)
+                issue["labels"].append(name)
+                self._labeled(repo, req, issue, "labeled", name)
+        return FakeResponse(201, self.json.issue(repo, issue))
 
     @route("GET", "{repo}/issues/{num:int}")
     def get_issue(self, req: FakeRequest) -> FakeResponse:

@@ -211,6 +211,9 @@ class FakeRepo:
     workflow_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     statuses: list[dict[str, Any]] = field(default_factory=list)
+    # Commits GitHub verified (sha → the account it attributes them to): what it reports for
+    # a commit an App made through the API, which GitHub signs itself.
+    verified_commits: dict[str, str] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:

@@ -71,6 +71,7 @@ def test_fix_filters_on_the_label_variable() -> None:
     _i, step = chimera_step(decide)
     assert step["if"] == (
         "github.event_name == 'workflow_dispatch' || github.event.label.name == env.CHIMERA_LABEL"
+        " || github.event.label.name == 'chimera:schedule'"
         " || (github.event_name == 'issue_comment' && !github.event.issue.pull_request &&"
         " contains(github.event.comment.body, '@chimera'))"
     )

@@ -54,7 +54,8 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
     **{
         (wf, "publish"): (
             {"contents": "write", "pull-requests": "write", "issues": "write", "checks": "write"},
-            set(),
+            # fix's publish signs a scheduled run's finish in the schedules' journal
+            {"CHIMERA_JOURNAL_SIGNING_KEY"} if wf == "chimera-fix.yml" else set(),
         )
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
@@ -63,10 +64,11 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
     ("chimera-spec-refresh.yml", "decide"): ({"issues": "read", "pull-requests": "read"}, set()),
     ("chimera-spec-refresh.yml", "verify"): ({"contents": "read"}, set()),
     ("chimera-spec-refresh.yml", "spec-check"): ({"contents": "read", "checks": "write"}, set()),
-    # The schedule tick: no LLM key; the App token writes the journal and dispatches.
+    # The schedule tick: no LLM key; the App token writes the journal and dispatches; the
+    # journal's signing key signs the tick's commits.
     ("chimera-tick.yml", "tick"): (
         {"contents": "read"},
-        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"},
+        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY", "CHIMERA_JOURNAL_SIGNING_KEY"},
     ),
 }
 

@@ -13,8 +13,9 @@ import pytest
 from chimera.errors import UsageError
 from chimera.github.client import IssueInfo
 from chimera.github.jobs.context import ActionContext
-from chimera.github.jobs.tick import LABEL, tick_job
+from chimera.github.jobs.tick import LABEL, run_tick, scheduled_run, tick_job
 from chimera.github.settings import ActionSettings
+from chimera.github.tickapi import CheckRunSeen
 from chimera.scheduler.clock import FixedClock
 
 JOBS = """\
@@ -38,12 +39,15 @@ class GitHubDouble:
         self.issues: dict[int, IssueInfo] = {}
         self.comments: dict[str, tuple[int, str]] = {}
         self.dispatches: list[tuple[str, str, dict[str, str]]] = []
-        self.check: tuple[str, str | None, str] | None = None
+        self.check: CheckRunSeen | None = None
 
     def issues_with_label(self, label: str) -> list[IssueInfo]:
         return [i for i in self.issues.values() if label in i.labels]
 
-    def create_issue(self, title: str, body: str, labels: Sequence[str]) -> int:
+    def create_issue(self, title: str, body: str, labels: Sequence[str], *, marker: str) -> int:
+        for issue in self.issues.values():
+            if issue.state == "open" and marker in issue.body and labels[0] in issue.labels:
+                return issue.number
         n = len(self.issues) + 1
         self.issues[n] = IssueInfo(
             n, title, body, "open", False, tuple(labels), False, "app", "", ""
@@ -57,7 +61,7 @@ class GitHubDouble:
     def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> None:
         self.dispatches.append((workflow, ref, inputs))
 
-    def latest_check_run(self, ref: str, name: str) -> tuple[str, str | None, str] | None:
+    def latest_check_run(self, ref: str, name: str) -> CheckRunSeen | None:
         return self.check
 
 
@@ -90,7 +94,7 @@ def test_ticks_claim_in_the_journal_then_file_and_dispatch_once(
     first = tick("100-1")
     assert first.plan.baselined == ("spec-green", "weekly-deps") and gh.dispatches == []
     clock.set(datetime(2025, 3, 3, 5, 40, tzinfo=UTC))  # Monday 06:40 in Warsaw
-    gh.check = ("abc123", "failure", "2 red: no-eval, strict-types")
+    gh.check = CheckRunSeen("abc123", "failure", "2 red: no-eval, strict-types")
     second = tick("101-1")
     assert [r.job for r in second.plan.runs] == ["spec-green", "weekly-deps"]
     assert [i.title for i in gh.issues.values()] == [
@@ -129,3 +133,33 @@ def test_a_broken_schedules_file_fails_before_anything_runs(remote: Any, checkou
             trust=remote.trust, clock=FixedClock(datetime(2025, 1, 1, tzinfo=UTC)), run_id="1",
         )  # fmt: skip
     assert journal.fetch() is None and gh.issues == {} and gh.dispatches == []
+
+
+def test_publish_reads_the_tick_marker_only_from_chimeras_own_comments() -> None:
+    settings = ActionSettings.from_env({"CHIMERA_BOT_LOGIN": "app[bot]"})
+    comments = [
+        (1, "app[bot]", "Scheduled run of `a`.\n\n<!-- chimera:tick 100.1 a -->"),
+        (2, "app[bot]", "Scheduled run of `b`.\n\n<!-- chimera:tick 101.1 b -->"),
+        (3, "mallory", "<!-- chimera:tick 999.1 b -->"),
+    ]
+    assert scheduled_run(comments, settings) == ("101.1", "b")
+    assert scheduled_run(comments[2:], settings) is None
+
+
+@pytest.mark.parametrize(
+    ("env", "key", "message"),
+    [
+        ({}, True, "set bot-login"),
+        ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "journal-signing-key is empty"),
+    ],
+)
+def test_the_action_tick_refuses_to_write_a_journal_nobody_would_trust(
+    checkout: Path, tmp_path: Path, env: dict[str, str], key: bool, message: str
+) -> None:
+    ctx = ActionContext(event_name="schedule", payload={}, workflow_run="7")
+    with pytest.raises(UsageError, match=message):
+        run_tick(
+            ctx, ActionSettings.from_env(env), checkout,
+            clock=FixedClock(datetime(2025, 1, 1, tzinfo=UTC)),
+            signing_key=tmp_path / "key" if key else None,
+        )  # fmt: skip

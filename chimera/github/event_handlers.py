@@ -1,0 +1,282 @@
+"""The rules of :func:`chimera.github.events.decide`, one per event it acts on: an issue
+labelled or unlabelled, a review submitted, a pull request closed, a workflow dispatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from chimera.github.decision import (
+    Act,
+    ApiCheck,
+    Decision,
+    _get,
+    _int,
+    _is_bot,
+    _login,
+    dispatch_issue,
+    run_checks,
+)
+from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
+
+
+def _issue_labeled(
+    payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    label = _get(payload, "label", "name")
+    number = _int(_get(payload, "issue", "number"))
+    sender = base["sender"]
+    base = base | {"issue": number, "actor": sender}
+    if label == SCHEDULE_LABEL and number is not None:
+        return _schedule_labeled(sender, number, settings, base)
+    if label != settings.label:
+        return Decision(
+            Act.IGNORE, f"label {label!r} is not the trigger label {settings.label!r}", **base
+        )
+    if number is None:
+        return Decision(Act.IGNORE, "the payload names no issue", **base)
+    if settings.is_self(sender):
+        return Decision(
+            Act.IGNORE,
+            f"the label was added by Chimera itself ({sender}); Chimera never triggers itself",
+            **base,
+        )
+    if _is_bot(payload.get("sender")) and sender not in settings.allowed_bots:
+        return Decision(
+            Act.IGNORE,
+            f"{sender} is a bot and is not in allowed-bots; a person "
+            "with write access must add the label",
+            explain=True,
+            **base,
+        )
+    issue = payload.get("issue") or {}
+    if _get(issue, "pull_request") is not None:
+        return Decision(
+            Act.IGNORE,
+            f"#{number} is a pull request; Chimera works from issues "
+            "(open an issue describing the change and label it)",
+            explain=True,
+            **base,
+        )
+    if _get(issue, "state") == "closed":
+        return Decision(
+            Act.IGNORE,
+            f"#{number} is closed; reopen it and add the label again",
+            explain=True,
+            **base,
+        )
+    if _get(issue, "locked") is True:
+        return Decision(
+            Act.IGNORE,
+            f"#{number} is locked; unlock it and add the label again",
+            explain=True,
+            **base,
+        )
+    assert sender is not None
+    return Decision(
+        Act.RUN,
+        f"{sender} added {settings.label!r} to #{number}",
+        checks=(
+            ApiCheck("not_bot", sender, "the labeller is not a bot"),
+            *run_checks(sender, number),
+        ),
+        **base,
+    )
+
+
+def _schedule_labeled(
+    sender: str | None, number: int, settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    # The tick files a job's issue with this label and then dispatches the run itself, so the
+    # label starts nothing; a person adding it is told why (schedules are reviewed code).
+    if settings.is_self(sender):
+        return Decision(
+            Act.IGNORE,
+            f"Chimera's tick labelled #{number} {SCHEDULE_LABEL!r}; it dispatches the run itself",
+            **base,
+        )
+    return Decision(
+        Act.IGNORE,
+        f"{sender} added {SCHEDULE_LABEL!r} to #{number}, but only Chimera's tick adds it "
+        "(schedules are declared in .chimera.d/schedules/ on the default branch and reviewed "
+        f"like code); to start a run, add the {settings.label!r} label instead",
+        explain=True,
+        **base,
+    )
+
+
+def _issue_unlabeled(
+    payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    label = _get(payload, "label", "name")
+    number = _int(_get(payload, "issue", "number"))
+    sender = base["sender"]
+    base = base | {"issue": number, "actor": sender}
+    if label != settings.label or number is None:
+        return Decision(Act.IGNORE, f"label {label!r} is not the trigger label", **base)
+    if settings.is_self(sender):
+        return Decision(
+            Act.IGNORE,
+            f"Chimera ({sender}) removed its own label after a run; nothing is cancelled",
+            **base,
+        )
+    if _is_bot(payload.get("sender")) and sender not in settings.allowed_bots:
+        return Decision(
+            Act.IGNORE, f"{sender} is a bot; only a person cancels Chimera work", **base
+        )
+    return Decision(
+        Act.CANCEL,
+        f"{sender} removed {settings.label!r} from #{number}: queued or paused work for it is "
+        "cancelled",
+        checks=(ApiCheck("chimera_pr", f"#{number}", "a paused Chimera PR is closed"),),
+        **base,
+    )
+
+
+def _review_submitted(
+    payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    pr = payload.get("pull_request") or {}
+    review = payload.get("review") or {}
+    head_ref = str(_get(pr, "head", "ref") or "")
+    number = _int(_get(pr, "number"))
+    issue = settings.issue_of_branch(head_ref)
+    reviewer = _login(review.get("user")) or base["sender"]
+    state = str(review.get("state") or "").lower()
+    base = base | {
+        "pull": number,
+        "issue": issue,
+        "actor": reviewer,
+        "head_sha": _get(pr, "head", "sha"),
+        "review_commit": review.get("commit_id"),
+        "review_id": _int(review.get("id")),
+    }
+    if issue is None:
+        return Decision(
+            Act.IGNORE, f"PR #{number} is not a Chimera PR (branch {head_ref!r})", **base
+        )
+    if settings.is_self(reviewer):
+        return Decision(Act.IGNORE, f"the review is Chimera's own ({reviewer})", **base)
+    if state not in ("approved", "changes_requested"):
+        return Decision(
+            Act.IGNORE, f"a {state or 'blank'} review neither approves nor requests changes", **base
+        )
+    if _is_bot(review.get("user")) and reviewer not in settings.allowed_bots:
+        return Decision(
+            Act.IGNORE, f"{reviewer} is a bot; only a person's review counts", explain=True, **base
+        )
+    assert reviewer is not None
+    perm = ApiCheck("permission", reviewer, f"{reviewer} needs the write, maintain or admin role")
+    pr_check = ApiCheck("chimera_pr", f"#{number}", "the PR carries Chimera's state marker")
+    if state == "approved":
+        if base["review_commit"] and base["head_sha"] and base["review_commit"] != base["head_sha"]:
+            return Decision(
+                Act.IGNORE,
+                f"the approval is of {str(base['review_commit'])[:12]}, "
+                f"not the head {str(base['head_sha'])[:12]}: approve the current "
+                "head commit",
+                explain=True,
+                **base,
+            )
+        return Decision(
+            Act.RESUME,
+            f"{reviewer} approved PR #{number}: the paused run for #{issue} resumes",
+            checks=(
+                perm,
+                pr_check,
+                ApiCheck(
+                    "not_triggerer",
+                    reviewer,
+                    "the approver did not trigger the run (unless allow-self-approval)",
+                ),
+                ApiCheck(
+                    "head_commit",
+                    f"#{number}",
+                    "the approval is of the PR's current head (a later push makes it stale)",
+                ),
+            ),
+            **base,
+        )
+    body = review.get("body")
+    return Decision(
+        Act.RERUN,
+        f"{reviewer} requested changes on PR #{number}: #{issue} runs again on the same branch "
+        "with the review as (tainted) feedback",
+        feedback=str(body) if isinstance(body, str) else "",
+        checks=(perm, pr_check),
+        **base,
+    )
+
+
+def _pull_closed(
+    payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    pr = payload.get("pull_request") or {}
+    number = _int(_get(pr, "number"))
+    head_ref = str(_get(pr, "head", "ref") or "")
+    issue = settings.issue_of_branch(head_ref)
+    base = base | {"pull": number, "issue": issue, "actor": base["sender"]}
+    if issue is None:
+        return Decision(
+            Act.DRAIN, f"PR #{number} closed (not Chimera's): a queue slot may be free", **base
+        )
+    if _get(pr, "merged") is True:
+        return Decision(Act.DRAIN, f"Chimera PR #{number} was merged: its slot is free", **base)
+    if settings.is_self(base["sender"]):
+        return Decision(Act.DRAIN, f"Chimera closed its own PR #{number}; its slot is free", **base)
+    return Decision(
+        Act.CANCEL,
+        f"{base['sender']} closed Chimera PR #{number} without merging: work for #{issue} is "
+        "cancelled",
+        **base,
+    )
+
+
+def _dispatch(
+    payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
+) -> Decision:
+    inputs = payload.get("inputs") or {}
+    number = dispatch_issue(inputs)
+    sender = base["sender"]
+    if number is None:
+        return Decision(Act.DRAIN, f"manual dispatch by {sender}: drain the ChangeQueue", **base)
+    if settings.is_self(sender):
+        labeller = _get(inputs, "labeller")
+        if not isinstance(labeller, str) or not labeller.strip():
+            return Decision(
+                Act.IGNORE,
+                f"a queue dispatch for #{number} carries no labeller; "
+                "nobody's permission can count",
+                explain=True,
+                issue=number,
+                **base,
+            )
+        actor = labeller.strip().lstrip("@")
+        from_queue = True
+    else:
+        actor = str(sender)
+        from_queue = False
+    who: tuple[ApiCheck, ...] = (
+        ApiCheck("not_bot", actor, "the person whose permission counts is not a bot"),
+        *run_checks(actor, number)[:1],
+    )
+    if from_queue and settings.is_self(actor):
+        # A scheduled run: no person's role counts, the label's author does.
+        reason = f"Chimera's tick started #{number} (a scheduled run)"
+        who = (
+            ApiCheck("schedule_label", f"#{number}", f"Chimera itself added {SCHEDULE_LABEL!r}"),
+        )
+    elif from_queue:
+        reason = f"the ChangeQueue started #{number} for {actor}"
+    else:
+        reason = f"{actor} dispatched a run for #{number}"
+    return Decision(
+        Act.RUN,
+        reason,
+        issue=number,
+        actor=actor,
+        from_queue=from_queue,
+        checks=(*who, *run_checks(actor, number)[1:]),
+        **base,
+    )

@@ -1,0 +1,177 @@
+"""A run's goal: the whole Spec (repair) or a task's acceptance requirements (written by a
+model when the task brings none, vetted, kept in the run's own spec file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chimera.atomic import atomic_write_text
+from chimera.errors import ChimeraError, SpecError
+from chimera.orchestration.basis import BASIS_KEY, block_ids
+from chimera.orchestration.goal import Goal, extract_spec_blocks, vet_acceptance
+from chimera.orchestration.orchestrator_base import OrchestratorBase
+from chimera.orchestration.state import RunState
+from chimera.spec.model import Spec
+from chimera.spec.results import DriftReport
+
+
+class GoalSetting(OrchestratorBase):
+    """The goal of a run (a layer of ProjectOrchestrator)."""
+
+    def _task_goal(
+        self, state: RunState, task: str, spec: Spec, base: DriftReport
+    ) -> tuple[Goal | None, DriftReport]:
+        """The task's goal (``None`` when no acceptance requirement is usable) and the base
+        report extended with the accepted requirements' base results."""
+        blocks = extract_spec_blocks(task)
+        source = "task"
+        try:
+            if not blocks and self.acceptance_writer is not None:
+                source = "agent"
+                blocks = [self.acceptance_writer.write_acceptance(task, spec)]
+        except ChimeraError as exc:
+            state.rejected_acceptance = {"(spec block)": f"writing acceptance failed: {exc}"}
+            self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
+            return None, base
+        if not blocks:
+            return None, base
+        ids = block_ids(blocks) if state.extra.get(BASIS_KEY) else None
+        if ids and all(i in spec.by_id() for i in ids):
+            # Iterating: an earlier round wrote these requirements into the tree already.
+            self._emit("acceptance_carried", ids=ids)
+            return self._vetted(state, ids, base, self._base_drift(state, spec, ids))
+        try:
+            new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
+        except ChimeraError as exc:
+            state.rejected_acceptance = {"(spec block)": str(exc)}
+            self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
+            return None, base
+        self._emit("acceptance_written", source=source, ids=new_ids)
+        full = self._spec()
+        denied = self._denied_commands(full, new_ids)
+        base_new = self._base_drift(state, full, [i for i in new_ids if i not in denied])
+        goal, merged = self._vetted(state, new_ids, base, base_new, denied)
+        accepted = list(state.acceptance_ids)
+        # Rejected requirements leave the spec: a denied command must never run later, and a
+        # broken one must not turn the final check red.
+        kept = [r for r in reqs if isinstance(r, dict) and str(r.get("id")) in set(accepted)]
+        if kept:
+            self._write_spec_file(target, kept)
+        else:
+            target.unlink(missing_ok=True)
+        return goal, merged
+
+    def _vetted(
+        self,
+        state: RunState,
+        ids: Sequence[str],
+        base: DriftReport,
+        base_new: DriftReport,
+        denied: dict[str, str] | None = None,
+    ) -> tuple[Goal | None, DriftReport]:
+        denied = denied or {}
+        accepted, rejected = vet_acceptance([i for i in ids if i not in denied], base_new)
+        rejected.update(denied)
+        state.acceptance_ids = accepted
+        state.rejected_acceptance = rejected
+        for rid, why in rejected.items():
+            self._emit("acceptance_rejected", id=rid, reason=why)
+        if not accepted:
+            return None, base
+        known = {r.id for r in base.results}
+        merged = DriftReport(
+            base.results + tuple(r for r in base_new if r.id in accepted and r.id not in known)
+        )
+        return Goal.task(accepted, merged), merged
+
+    def _write_acceptance(
+        self, state: RunState, blocks: Sequence[str], spec: Spec
+    ) -> tuple[list[str], list[Any], Path]:
+        """Add the blocks' requirements as a new spec file.
+
+        Returns:
+            Their ids, the raw requirement mappings, and the file written.
+
+        Raises:
+            ChimeraError: the blocks are not a valid spec, or clash with existing ids (the
+                file is removed again).
+        """
+        import yaml
+
+        reqs: list[Any] = []
+        for body in blocks:
+            try:
+                data = yaml.safe_load(body)
+            except yaml.YAMLError as exc:
+                first = str(exc).splitlines()[0]
+                raise ChimeraError(f"the chimera block is not valid YAML: {first}") from exc
+            items = data.get("requirements") if isinstance(data, dict) else data
+            if not isinstance(items, list):
+                raise ChimeraError("the chimera block must hold a 'requirements:' list")
+            reqs.extend(items)
+        name = self.options.task_spec_name or f"task-{state.run_id}.yaml"
+        first_dir = self.root / self.spec_paths[0]
+        target_dir = first_dir if first_dir.is_dir() else first_dir.parent
+        target = target_dir / name
+        if target.exists():
+            raise ChimeraError(f"{target.name} already exists in the spec; not overwritten")
+        self._write_spec_file(target, reqs)
+        try:
+            self._spec()
+            # Ids are unique across the whole spec directory, whatever --spec selected.
+            self._load_spec([target_dir])
+        except SpecError as exc:
+            target.unlink()
+            # The file existed only to be validated: name the block, and every problem.
+            problems = "; ".join(
+                f"line {p.line}:{p.col}: {p.message}" if p.line else p.message
+                for p in exc.problems
+                if Path(p.file).name == target.name
+            ) or "; ".join(str(p) for p in exc.problems)
+            raise ChimeraError(f"the chimera block is not a valid spec: {problems}") from exc
+        except ChimeraError:
+            target.unlink()
+            raise
+        return [str(r.get("id")) for r in reqs if isinstance(r, dict)], reqs, target
+
+    @staticmethod
+    def _write_spec_file(target: Path, reqs: list[Any]) -> None:
+        import yaml
+
+        text = yaml.safe_dump({"requirements": reqs}, sort_keys=False, allow_unicode=True)
+        header = "# Acceptance requirements of a Chimera task run (added, never edited).\n"
+        atomic_write_text(target, header + text)
+
+    def _denied_commands(self, spec: Spec, ids: Sequence[str]) -> dict[str, str]:
+        """New requirements whose ``command`` the TrustKernel does not allow (untrusted text:
+        it never runs, even in the sandbox, unless the kernel lets it)."""
+        from chimera.governance.kernel import TrustKernel
+
+        kernel = TrustKernel()
+        by_id = spec.by_id()
+        denied: dict[str, str] = {}
+        for rid in ids:
+            run = getattr(by_id[rid].check, "run", None) if rid in by_id else None
+            if not isinstance(run, str):
+                continue
+            decision = kernel.evaluate_command(run, self.root)
+            if decision.denied:
+                denied[rid] = f"its command is denied by governance: {decision.message()}"
+                self._emit(
+                    "acceptance_command_denied",
+                    id=rid,
+                    verdict=decision.verdict.value,
+                    rules=list(decision.rule_ids),
+                )
+        return denied
+
+    def _goal(self, state: RunState) -> Goal:
+        return Goal(
+            mode=state.mode,
+            goal_ids=tuple(state.goal_ids),
+            protected=frozenset(state.base_green),
+            unrelated_red=tuple(state.unrelated_red),
+        )

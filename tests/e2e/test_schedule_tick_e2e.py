@@ -1,0 +1,278 @@
+"""The schedules' tick end to end on the GitHub fake, with an injected clock.
+
+The tick (Chimera's App token, a real SSH signing key, the journal branch on the fake's git
+remote) files the job's issue labelled ``chimera:schedule`` and dispatches the fix workflow;
+decide admits the dispatch because Chimera's own identity added the label; agent, verify and
+publish run as separate jobs (tests/e2e/conftest.py); publish records the run's ``finish`` in
+the journal, which a fresh replay trusts. A second tick for the same fire time files nothing;
+a person's ``chimera:schedule`` label is refused with the reason; a broken declaration fails
+the tick with one ``file:line:col`` line before any API call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from chimera.github.client import RetryPolicy
+from chimera.github.jobs.context import ActionContext, GitHubAccess
+from chimera.github.jobs.tick import LABEL, TickResult, journal_for, run_tick
+from chimera.github.settings import ActionSettings
+from chimera.scheduler.clock import FixedClock
+from chimera.scheduler.journal import SignedBy
+from chimera.testing.github_fake import push_branch
+
+if TYPE_CHECKING:
+    from conftest import World  # tests/e2e/conftest.py: the harness and its `world` fixture
+
+APP = "chimera-app[bot]"
+WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
+CALC = "def add(a, b):\n    return a + b\n"
+TASK = """The calculator needs a total() of a list.
+
+```chimera
+requirements:
+  - id: total-defined
+    defines: {path: calc.py, symbol: total, kind: function}
+```
+"""
+SCHEDULES = {
+    "schedules": [
+        {"id": "nightly-total", "cron": {"expr": "0 6 * * *", "timezone": "UTC"}, "task": TASK},
+        {
+            "id": "spec-green",
+            "cron": {"expr": "0 6 * * *", "timezone": "UTC"},
+            "check": "spec-green",
+        },
+    ]
+}
+TICK_PERMS = {"contents": "write", "issues": "write", "actions": "write", "checks": "read"}
+
+
+def payload(name: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((WEBHOOKS / f"{name}.json").read_text(encoding="utf-8"))
+    data["repository"] |= {"full_name": "octo/app", "name": "app", "default_branch": "main"}
+    for path, value in changes.items():
+        cur = data
+        keys = path.split("__")
+        for key in keys[:-1]:
+            cur = cur[key]
+        cur[keys[-1]] = value
+    return data
+
+
+def model_script(path: Path) -> str:
+    content = CALC + "\n\ndef total(xs):\n    return sum(xs)\n"
+    turns = [
+        {"purpose": "plan", "text": "1. Write calc.py."},
+        {
+            "purpose": "act",
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
+            ],
+        },
+        {"purpose": "act", "text": "Wrote calc.py."},
+        {"purpose": "review", "text": "APPROVE"},
+    ]
+    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
+    return f"scripted:{path}"
+
+
+class Ticker:
+    """Runs ``chimera action --mode tick``'s job as the tick workflow would, on a fresh
+    checkout of main each time, with the clock the test sets."""
+
+    def __init__(self, world: World, key: Path) -> None:
+        self.world = world
+        self.key = key
+        self.token = world.fake.add_app_token("chimera-app", repos=(), permissions=TICK_PERMS)
+        self.settings = ActionSettings.from_env({"CHIMERA_BOT_LOGIN": APP})
+
+    def tick(self, run: int, at: datetime) -> TickResult:
+        ctx = ActionContext(
+            event_name="schedule",
+            payload={"schedule": "*/15 * * * *", "repository": {"full_name": "octo/app"}},
+            repository_env="octo/app",
+            workflow_run=str(run),
+            run_attempt="1",
+            github=GitHubAccess(
+                token=self.token,
+                api_url=self.world.fake.api_url,
+                retry=RetryPolicy(attempts=2, backoff_s=0.01, max_wait_s=1, timeout_s=5),
+                throttle=False,
+            ),
+        )
+        root = self.world.clone(self.token)
+        return run_tick(ctx, self.settings, root, clock=FixedClock(at), signing_key=self.key)
+
+    def replay(self) -> Any:
+        root = self.world.clone()
+        journal = journal_for(root, self.settings, None)
+        return journal.replay(SignedBy(), tip=journal.fetch())
+
+
+@pytest.fixture
+def ticker(world: World) -> Ticker:
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen is not installed (it signs the journal's commits)")
+    key = world.tmp / "journal_key"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "journal", "-f", str(key)],
+        check=True,
+    )
+    public = key.with_suffix(".pub").read_text().strip()
+    files = {
+        ".chimera.d/schedules/jobs.yaml": yaml.safe_dump(SCHEDULES, sort_keys=False),
+        ".chimera.d/journal-signers": f'{APP}@users.noreply.github.com namespaces="git" {public}\n',
+    }
+    push_branch(world.clone(), "main", files, start="origin/main", message="schedules")
+    world.env["CHIMERA_JOURNAL_SIGNING_KEY"] = key.read_text()
+    world.model = model_script(world.tmp / "model.yaml")
+    return Ticker(world, key)
+
+
+def red_spec_check(world: World) -> None:
+    """The Spec check run of main, red (as chimera-check.yml's `spec` job would leave it)."""
+    sha = world.repo.head_sha("main")
+    assert sha is not None
+    gh = world.fake.pygithub(world.app_token).get_repo("octo/app")
+    gh.create_check_run(
+        name="spec",
+        head_sha=sha,
+        status="completed",
+        conclusion="failure",
+        output={"title": "1 red", "summary": "red: keeps-add"},
+    )
+
+
+@pytest.mark.slow
+def test_a_scheduled_task_is_filed_once_admitted_run_and_finished(
+    world: World, ticker: Ticker
+) -> None:
+    day = datetime(2031, 3, 3, tzinfo=UTC)
+    first = ticker.tick(900, day + timedelta(hours=5))
+    assert set(first.plan.baselined) == {"nightly-total", "spec-green"} and first.plan.runs == ()
+    assert world.repo.issues == {} and world.repo.dispatches == []
+
+    red_spec_check(world)
+    due = ticker.tick(901, day + timedelta(hours=6, minutes=5))
+    assert [r.job for r in due.plan.runs] == ["nightly-total", "spec-green"]
+    titles = {i["title"]: n for n, i in world.repo.issues.items()}
+    task_issue = titles["Scheduled: nightly-total"]
+    red_issue = titles["The Spec is red on the default branch"]
+    for number in (task_issue, red_issue):
+        issue = world.repo.issues[number]
+        assert issue["user"] == APP and LABEL in issue["labels"]
+    assert any("red: keeps-add" in c for c in world.comments(red_issue))
+    assert TASK.strip() in world.repo.issues[task_issue]["body"]
+    (dispatch,) = world.repo.dispatches
+    assert dispatch["by"] == APP
+    assert dispatch["inputs"] == {"issue-number": str(task_issue), "labeller": APP}
+
+    # An overlapping tick for the same fire time (another runner, a minute later) claims
+    # nothing: the journal already holds the fire; no second issue, no second dispatch.
+    issues = len(world.repo.issues)
+    again = ticker.tick(902, day + timedelta(hours=6, minutes=6))
+    assert again.plan.runs == () and len(world.repo.issues) == issues
+    assert len(world.repo.dispatches) == 1
+    assert ticker.replay().state.job("nightly-total").in_flight == ("901.1", due.plan.now)
+
+    # The App's label event starts nothing by itself; the dispatch is the run.
+    label_event = payload(
+        "issues.labeled",
+        label__name=LABEL,
+        issue__number=task_issue,
+        sender__login=APP,
+        sender__type="Bot",
+    )
+    quiet = world.job(
+        "decide", "issues", label_event, run=950, token=world.workflow_token(world.decide_perms)
+    )
+    assert quiet["proceed"] == "false" and quiet["status"] == "ignore"
+    started = payload("workflow_dispatch", inputs=dispatch["inputs"], sender__login=APP)
+    jobs = world.pipeline("workflow_dispatch", started, run=951)
+    gate, pub = jobs["decide"], jobs["publish"]
+    assert gate["proceed"] == "true" and gate["started-by"] == APP
+    assert pub["rc"] == 0 and pub["status"] == "pr_opened"
+    (pull,) = world.repo.pulls()
+    assert pull["head"] == f"chimera/issue-{task_issue}"
+
+    # publish recorded the finish, signed: a fresh replay trusts it and the job is free.
+    replay = ticker.replay()
+    assert replay.untrusted == () and replay.problems == ()
+    assert replay.state.job("nightly-total").in_flight is None
+    finish = [op for op in replay.ops if op.op == "finish"]
+    assert [(op.run, op.job) for op in finish] == [("901.1", "nightly-total")]
+
+
+def test_a_persons_schedule_label_is_refused_with_the_reason(world: World) -> None:
+    world.fake.add_issue(
+        "octo/app", title="Sneaky", body="b", user="alice", labels=(LABEL,), labelled_by="alice"
+    )
+    event = payload("issues.labeled", label__name=LABEL, issue__number=1, sender__login="alice")
+    gate = world.job(
+        "decide", "issues", event, run=960, token=world.workflow_token(world.decide_perms)
+    )
+    assert gate["proceed"] == "false" and gate["status"] == "ignore"
+    (reply,) = world.comments(1)
+    assert "only Chimera's tick adds it" in reply and "'chimera' label instead" in reply
+    # A dispatch naming Chimera as the labeller does not launder a person's label either.
+    inputs = {"issue-number": "1", "labeller": APP}
+    started = payload("workflow_dispatch", inputs=inputs, sender__login=APP)
+    gate = world.job(
+        "decide", "workflow_dispatch", started, run=961,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
+    assert gate["proceed"] == "false" and gate["status"] == "refused"
+    assert "was added by alice, not by Chimera's own identity" in world.comments(1)[-1]
+    assert "chimera:running" not in world.repo.issues[1]["labels"]
+
+
+def test_a_broken_declaration_fails_the_tick_before_any_api_call(
+    world: World, ticker: Ticker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = "schedules:\n  - id: nightly\n    cron: {expr: '0 6 * * *'}\n    tsak: typo\n"
+    push_branch(
+        world.clone(),
+        "main",
+        {".chimera.d/schedules/broken.yaml": broken},
+        start="origin/main",
+        message="broken",
+    )
+    root = world.clone(ticker.token)
+    calls = len(world.fake.calls)
+    capsys.readouterr()
+    out = world.job(
+        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=970, token=ticker.token, root=root
+    )
+    assert out["rc"] == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert re.search(r"\.chimera\.d/schedules/broken\.yaml:\d+:\d+: .*nothing ran$", err[0])
+    # No API call at all (the only requests are this job's own clone, before it started).
+    assert [c for c in world.fake.calls[calls:] if not c.path.startswith("/web/")] == []
+    assert world.repo.issues == {} and world.repo.dispatches == []
+    assert world.repo.head_sha("chimera/journal") is None
+
+
+def test_the_action_cli_ticks_and_signs_its_journal(world: World, ticker: Ticker) -> None:
+    """``chimera action --mode tick`` itself (the system clock: a first tick baselines)."""
+    root = world.clone(ticker.token)
+    out = world.job(
+        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=980, token=ticker.token, root=root
+    )
+    assert out["rc"] == 0 and out["status"] == "ticked" and out["ran"] == ""
+    replay = ticker.replay()
+    assert len(replay.trusted) == 1 and replay.untrusted == ()
+    assert set(replay.state.jobs) == {"nightly-total", "spec-green"}
+    (key,) = (world.tmp / "runner-980").glob("chimera-journal-key-*/key")
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert world.repo.issues == {} and world.repo.dispatches == []
