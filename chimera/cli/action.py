@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, err
-from chimera.errors import GitHubError, UsageError
+from chimera.errors import ConfigError, GitHubError, UsageError
 
 if TYPE_CHECKING:
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
@@ -241,9 +241,9 @@ def _handle(args: argparse.Namespace) -> int:
     ctx = _context(args)
     try:
         return _run_job(args, settings, ctx)
-    except UsageError as exc:
-        # A bad input (a dispatch's issue-number): there may be no issue to comment on, so the
-        # job summary says it, in one line.
+    except (UsageError, ConfigError) as exc:
+        # A bad input (a dispatch's issue-number, a bot-login that is not Chimera's): there may
+        # be no issue to comment on, so the job summary says it, in one line.
         _summary(f"**Chimera {args.mode}:** {exc}")
         raise
 
@@ -265,6 +265,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
     try:
         if args.mode == "decide":
             return _report(jobs.decide_job(ctx, settings).to_job())
+        if args.mode in ("drain", "start-ci", "command"):
+            settings = _own_identities(ctx, settings)
         if args.mode == "drain":
             return _report(jobs.drain_job(ctx, settings).to_job())
         if args.mode == "start-ci":
@@ -332,6 +334,17 @@ def _signing_key(ctx: ActionContext) -> Path | None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text + "\n")
     return path
+
+
+def _own_identities(ctx: ActionContext, settings: ActionSettings) -> ActionSettings:
+    """The settings with the token's own login among Chimera's identities (the App token of
+    drain and start-ci); a bot-login that is not that login stops the job."""
+    from chimera.github.identity import check_identities
+
+    checked = check_identities(ctx.connect(), settings)
+    for note in checked.warnings:
+        _summary(f"**Chimera:** {note}")
+    return checked.settings
 
 
 def _refuse_reused_runner(settings: ActionSettings) -> None:

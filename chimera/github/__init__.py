@@ -8,7 +8,11 @@
 * :mod:`chimera.github.publish` — apply, scan, push, open or update the PR, label, comment.
 * :mod:`chimera.github.scan` — the publish scan of a patch (paths as git reads them, the
   block/review table, secrets in any spelling, governance rules over added code, limits).
-* :mod:`chimera.github.summary` — PR body, outcome comments and the state markers.
+* :mod:`chimera.github.render` — the one renderer of the PR body and the outcome comment
+  (typed sections, trusted or fenced); :mod:`chimera.github.documents` builds both;
+  :mod:`chimera.github.summary` — the state markers and inert code spans.
+* :mod:`chimera.github.identity` — Chimera's own identities, read from its tokens;
+  :mod:`chimera.github.starter` — who started a queued run, which labels hold slots.
 * :mod:`chimera.github.artifacts` — the folder carried from the agent job to publish/resume.
 * :mod:`chimera.github.report` — the run report (``report.json``): untrusted display data.
 * :mod:`chimera.github.jobs` — the Action's jobs (decide, agent, publish, drain); the agent

@@ -11,10 +11,11 @@ data: only numbers are read from it, and a malformed one counts as "unknown".
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ChimeraError, GitHubApiError
 
@@ -22,7 +23,15 @@ if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
     from chimera.github.settings import ActionSettings
 
-__all__ = ["MAX_RUNS", "RUN_KINDS", "RunCost", "cost_lines", "run_cost", "spending_runs"]
+__all__ = [
+    "MAX_RUNS",
+    "RUN_KINDS",
+    "RunCost",
+    "cost_lines",
+    "latest_artifact",
+    "run_cost",
+    "spending_runs",
+]
 
 # Runs whose artifacts one status reply downloads at most (newest first).
 MAX_RUNS = 5
@@ -88,9 +97,33 @@ class RunCost:
     receipts: int = 0
 
 
+def latest_artifact(client: GitHubClient, workflow_run: int, base: str) -> str | None:
+    """The name of the newest agent artifact of ``workflow_run``: ``<base>-attempt-<n>`` with
+    the highest ``n`` (a re-run job uploads its own), else ``base`` itself (a local run's);
+    ``None`` when it has neither (the agent job has not ended).
+
+    Raises:
+        GitHubError: the API failed after retries.
+    """
+    url = f"/repos/{client.repository}/actions/runs/{workflow_run}/artifacts?per_page=100"
+
+    def get() -> Any:
+        return client._raw("GET", url)
+
+    listing = client._call(f"GET artifacts of run {workflow_run}", get)
+    items = listing.get("artifacts", []) if isinstance(listing, dict) else []
+    names = {str(a.get("name")) for a in items if isinstance(a, dict) and not a.get("expired")}
+    pattern = re.compile(re.escape(base) + r"-attempt-(\d+)")
+    attempts = [(int(m.group(1)), n) for n in names if (m := pattern.fullmatch(n))]
+    if attempts:
+        return max(attempts)[1]
+    return base if base in names else None
+
+
 def run_cost(client: GitHubClient, workflow_run: int, artifact: str, folder: Path) -> RunCost:
-    """Download ``artifact`` of ``workflow_run`` into ``folder`` (removed again) and read its
-    counters; ``finished=False`` when the run has no such artifact yet.
+    """Download the newest agent artifact of ``workflow_run`` (``artifact`` is the base name,
+    see :func:`latest_artifact`) into ``folder`` (removed again) and read its counters;
+    ``finished=False`` when the run has none yet.
 
     Raises:
         GitHubError: the API failed after retries (other than a missing artifact).
@@ -98,8 +131,11 @@ def run_cost(client: GitHubClient, workflow_run: int, artifact: str, folder: Pat
     from chimera.economics.receipts import RECEIPTS_FILE, read_receipts, summarize_delegations
     from chimera.github.report import read_report
 
+    name = latest_artifact(client, workflow_run, artifact)
+    if name is None:
+        return RunCost(workflow_run, finished=False)
     try:
-        client.download_artifact(workflow_run, artifact, folder)
+        client.download_artifact(workflow_run, name, folder)
     except GitHubApiError as exc:
         if exc.status != 404:
             raise

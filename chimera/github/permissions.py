@@ -25,6 +25,7 @@ from typing import Any
 from chimera.github.client import GitHubClient, IssueInfo, PullInfo
 from chimera.github.decision import WRITE_ROLES, Act, Decision
 from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
+from chimera.github.starter import queued_starter
 from chimera.github.summary import parse_marker
 
 __all__ = ["Resolution", "chimera_pull", "has_write", "resolve"]
@@ -94,24 +95,28 @@ def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSetti
     assert decision.issue is not None and decision.actor is not None
     if decision.from_queue and settings.is_self(decision.actor):
         return _resolve_scheduled(decision, client, settings)
+    by_command = False
     if decision.from_queue:
-        # Whose label queued the issue comes from the issue's events, never the dispatch's
-        # input: every workflow's GITHUB_TOKEN is github-actions[bot], so any could send one.
-        labeller = client.labeller(decision.issue, settings.label)
-        if labeller is None or settings.is_self(labeller):
+        # Who queued the issue (a label, or an `@chimera run` comment) comes from the issue's
+        # record, never the dispatch's input: every workflow's GITHUB_TOKEN is
+        # github-actions[bot], so any could send one.
+        starter = queued_starter(client, decision.issue, settings.label, settings.identities)
+        if starter is None:
             return Resolution(
                 decision.ignore(
-                    f"no person's {settings.label!r} label is on #{decision.issue}'s record, so "
-                    "nobody's permission can count for this dispatch"
+                    f"no person's {settings.label!r} label or `@chimera run` is on "
+                    f"#{decision.issue}'s record, so nobody's permission can count for this "
+                    "dispatch"
                 )
             )
-        decision = replace(decision, actor=labeller)
+        by_command = starter.via == "command"
+        decision = replace(decision, actor=starter.login)
     assert decision.issue is not None and decision.actor is not None
     what = "starting Chimera" if not decision.from_queue else "the queued run (its labeller)"
     refusal = _actor_refusal(client, settings, decision.actor, what)
     if refusal is not None:
         return Resolution(decision.ignore(refusal))
-    return _resolve_issue(decision, client, settings, settings.label)
+    return _resolve_issue(decision, client, settings, settings.label, label_required=not by_command)
 
 
 def _resolve_scheduled(
@@ -134,7 +139,12 @@ def _resolve_scheduled(
 
 
 def _resolve_issue(
-    decision: Decision, client: GitHubClient, settings: ActionSettings, trigger: str
+    decision: Decision,
+    client: GitHubClient,
+    settings: ActionSettings,
+    trigger: str,
+    *,
+    label_required: bool = True,
 ) -> Resolution:
     assert decision.issue is not None
     issue = client.issue(decision.issue)
@@ -153,7 +163,9 @@ def _resolve_issue(
             decision.ignore(f"#{issue.number} is locked; unlock it and add the label again"),
             issue=issue,
         )
-    if (decision.event == "issues" or decision.from_queue) and trigger not in issue.labels:
+    # A queued `@chimera run` has no label to re-check: its comment is its trigger.
+    needs_label = decision.event == "issues" or (decision.from_queue and label_required)
+    if needs_label and trigger not in issue.labels:
         # The label was removed before this run started, or this is "Re-run all jobs" of an
         # old run whose trigger is gone (a run removes it when it ends): not admitted again.
         return Resolution(

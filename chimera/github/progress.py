@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
+from chimera.github.documents import outcome_comment
 from chimera.github.outcome import post_outcome_once
-from chimera.github.summary import code, outcome_comment, parse_marker
+from chimera.github.summary import code, parse_marker
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient

@@ -30,6 +30,7 @@ from typing import Any
 from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, GitHubRateLimited
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome, read_patch
 from chimera.github.client import GitHubClient, PullInfo
+from chimera.github.documents import outcome_comment, pr_body
 from chimera.github.gitops import PublishGit
 from chimera.github.outcome import REPLACEABLE, find_outcome, outcome_key, post_outcome_once
 from chimera.github.permissions import chimera_pull
@@ -45,7 +46,7 @@ from chimera.github.queue import (
 )
 from chimera.github.report import RunReport, read_report
 from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
-from chimera.github.summary import artifact_link, code, outcome_comment, pr_body
+from chimera.github.summary import artifact_link, code
 from chimera.github.trust import Decided, Verified
 
 __all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "publish"]
@@ -414,7 +415,7 @@ class Publisher:
             "issue": d.issue,
             "run_id": self.outcome.run_id if self.outcome else None,
             "workflow_run": self.ctx.workflow_run,
-            "artifact": self.settings.artifact_name,
+            "artifact": self.settings.run_artifact,
             "status": "awaiting_approval" if awaiting else "ready",
             "paused": paused,
             "started_by": d.started_by,

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from chimera.github.client import GitHubClient, IssueInfo, PullInfo
+from chimera.github.starter import holds_slot
 from chimera.github.summary import code, parse_marker, render_marker
 
 __all__ = [
@@ -154,7 +155,12 @@ class ChangeQueue:
         ]
 
     def running(self) -> list[IssueInfo]:
-        return self.client.issues_with_label(LABEL_RUNNING)
+        """Issues holding a running slot: labelled ``chimera:running`` by Chimera itself (a
+        person with triage rights can add the label too; theirs holds none)."""
+        labelled = self.client.issues_with_label(LABEL_RUNNING)
+        return [
+            i for i in labelled if holds_slot(self.client, i.number, LABEL_RUNNING, self.identities)
+        ]
 
     def slots(self, *, exclude_issue: int | None = None) -> Slots:
         pulls = self.open_pulls()

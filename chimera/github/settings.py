@@ -133,7 +133,11 @@ class ActionSettings:
         model, spec_path, max_attempts, max_iterations, budget_usd, budget_tokens,
         diff_feedback: passed on to ``chimera run``.
         memory: the run recalls and records memories (input ``memory: false`` turns it off).
-        artifact_name: the run artifact's name (one per workflow run).
+        artifact_name: the run artifact's base name.
+        agent_artifact: the artifact the agent job's attempt uploads
+            (``<artifact_name>-attempt-<n>``, action.yml names it; verify and publish
+            get it as ``agent-artifact``); empty: a local run, :attr:`run_artifact` is
+            the base name.
         max_patch_bytes / max_file_bytes: publish scan limits.
         sandbox: ``strict`` (bubblewrap, fail closed) or ``scrubbed`` (the loud opt-out:
             verify's verdict is advisory, the PR a draft labelled ``risk:high``).
@@ -167,6 +171,7 @@ class ActionSettings:
     diff_feedback: bool = False
     memory: bool = True
     artifact_name: str = "chimera-run"
+    agent_artifact: str = ""
     max_patch_bytes: int = 1_000_000
     max_file_bytes: int = 200_000
     extra_high_risk: tuple[str, ...] = field(default_factory=tuple)
@@ -186,6 +191,11 @@ class ActionSettings:
             "litellm": dict(self.litellm) or None,
             "deps_dir": Path(self.deps_dir) if self.deps_dir else None,
         }
+
+    @property
+    def run_artifact(self) -> str:
+        """The name of the artifact holding this run's folder (what a resume downloads)."""
+        return self.agent_artifact or self.artifact_name
 
     def is_self(self, login: str | None) -> bool:
         return bool(login) and login in self.identities
@@ -227,6 +237,7 @@ class ActionSettings:
             diff_feedback=_bool(e, "CHIMERA_DIFF_FEEDBACK", False),
             memory=_bool(e, "CHIMERA_MEMORY", True),
             artifact_name=e.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run",
+            agent_artifact=e.get("CHIMERA_AGENT_ARTIFACT", "").strip(),
             sandbox=_sandbox(e),
             runner_ephemeral=_bool(e, "CHIMERA_RUNNER_EPHEMERAL", False),
             llm_key_variable=_variable(e),

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from chimera.cli import main
 from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
 from chimera.testing.github_fake import FakeRepo, GitHubFake, make_bare_remote
 
+ROOT = Path(__file__).resolve().parents[2]
 E2E_SPEC = """\
 requirements:
   - id: keeps-add
@@ -186,9 +191,34 @@ class World:
                         os.environ[k] = v
         return read_outputs(Path(env["GITHUB_OUTPUT"])) | {"rc": rc}
 
-    def upload(self, run: int, folder: Path) -> None:
-        """What actions/upload-artifact does at the end of the agent job."""
-        self.fake.add_artifact("octo/app", run, "chimera-run", folder)
+    def attempt(self, run: int) -> int:
+        """The run's current attempt (``GITHUB_RUN_ATTEMPT``; the fake's "Re-run jobs" adds
+        one)."""
+        if run not in self.repo.workflow_runs:
+            self.fake.add_workflow_run("octo/app", run)
+        return int(self.repo.workflow_runs[run]["run_attempt"])
+
+    def artifact_name(self, run: int) -> str:
+        """The agent attempt's artifact name, from action.yml's own naming step (run as the
+        runner would, with its ``${{ }}`` values filled in)."""
+        return action_step_output(
+            "artifact",
+            "name",
+            {"inputs.artifact-name": "chimera-run", "github.run_attempt": str(self.attempt(run))},
+            self.tmp,
+        )
+
+    def upload(self, run: int, name: str, folder: Path) -> None:
+        """What actions/upload-artifact does at the end of the agent job (409 on a name the
+        run already holds)."""
+        self.fake.add_artifact("octo/app", run, name, folder)
+
+    def download(self, run: int, name: str, dest: Path) -> Path:
+        """What actions/download-artifact does at the start of verify and publish: exactly
+        ``name``, into a fresh folder."""
+        if dest.exists():
+            shutil.rmtree(dest)
+        return self.fake.download_artifact("octo/app", run, name, dest)
 
     def comments(self, issue: int) -> list[str]:
         return [c["body"] for c in self.repo.issue_comments(issue)]
@@ -218,29 +248,71 @@ class World:
         if after_decide is not None:
             after_decide()
         decided = decided_env(gate)
-        artifacts = self.tmp / f"artifacts-{run}"
-        result["agent"] = self.job(
+        result["agent"] = self.agent(event_name, event, run=run, forge=forge, decided=decided)
+        name = str(result["agent"]["artifact"])
+        return result | self.verify_publish(
+            event_name, event, run=run, name=name, decided=decided, tamper=tamper,
+            audit_head=str(result["agent"].get("audit-head", "")),
+        )  # fmt: skip
+
+    def agent(
+        self,
+        event_name: str,
+        event: dict[str, Any],
+        *,
+        run: int,
+        decided: dict[str, str],
+        forge: Callable[[Path], None] | None = None,
+    ) -> dict[str, Any]:
+        """The agent job in the run's current attempt: it names its artifact as action.yml
+        does, runs, and uploads (``forge`` edits the folder first); its outputs carry the
+        name (``artifact``)."""
+        attempt = self.attempt(run)
+        name = self.artifact_name(run)
+        folder = self.tmp / f"agent-{run}-attempt-{attempt}"
+        out = self.job(
             "agent",
             event_name,
             event,
             run=run,
             token=self.workflow_token(AGENT_PERMS),
             root=self.clone(),
-            artifacts=artifacts,
+            artifacts=folder,
             separate_process=True,
+            GITHUB_RUN_ATTEMPT=str(attempt),
+            CHIMERA_AGENT_ARTIFACT=name,
             **decided,
         )
         if forge is not None:
-            forge(artifacts)
-        self.upload(run, artifacts)
-        result["verify"] = self.job(
+            forge(folder)
+        self.upload(run, name, folder)
+        return out | {"artifact": name}
+
+    def verify_publish(
+        self,
+        event_name: str,
+        event: dict[str, Any],
+        *,
+        run: int,
+        name: str,
+        decided: dict[str, str],
+        audit_head: str,
+        tamper: Callable[[Path], None] | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """verify, then publish, each downloading exactly artifact ``name`` (publish's copy
+        is ``artifacts-<run>``; ``tamper`` edits it first)."""
+        attempt = str(self.attempt(run))
+        checked = self.download(run, name, self.tmp / f"verify-{run}")
+        verify = self.job(
             "verify", event_name, event, run=run, token="", root=self.clone(),
-            artifacts=artifacts, **decided,
+            artifacts=checked, GITHUB_RUN_ATTEMPT=attempt, CHIMERA_AGENT_ARTIFACT=name,
+            **decided,
         )  # fmt: skip
+        artifacts = self.download(run, name, self.tmp / f"artifacts-{run}")
         if tamper is not None:
             tamper(artifacts)
         token = self.workflow_token(PUBLISH_PERMS)
-        result["publish"] = self.job(
+        publish = self.job(
             "publish",
             event_name,
             event,
@@ -248,11 +320,34 @@ class World:
             token=token,
             root=self.clone(token),
             artifacts=artifacts,
-            CHIMERA_AGENT_AUDIT_HEAD=str(result["agent"].get("audit-head", "")),
+            CHIMERA_AGENT_AUDIT_HEAD=audit_head,
+            GITHUB_RUN_ATTEMPT=attempt,
+            CHIMERA_AGENT_ARTIFACT=name,
             **decided,
-            **verified_env(result["verify"]),
+            **verified_env(verify),
         )
-        return result
+        return {"verify": verify, "publish": publish}
+
+
+def action_step_output(step_id: str, output: str, values: dict[str, str], tmp: Path) -> str:
+    """Run action.yml's ``run:`` step ``step_id`` under bash with its ``env`` expressions
+    replaced by ``values`` (``{"inputs.artifact-name": ...}``); returns its output ``output``."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == step_id]
+    env = {}
+    for key, expr in step.get("env", {}).items():
+        inner = re.fullmatch(r"\$\{\{\s*([\w.-]+)\s*\}\}", str(expr))
+        assert inner is not None and inner.group(1) in values, (step_id, expr)
+        env[key] = values[inner.group(1)]
+    out = tmp / f"step-{step_id}-{uuid.uuid4().hex[:8]}.txt"
+    out.write_text("")
+    subprocess.run(
+        ["bash", "-c", step["run"]],
+        env={"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(out), **env},
+        check=True,
+    )
+    found = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
+    return found[output]
 
 
 @pytest.fixture

@@ -8,13 +8,17 @@ PR, no lost issue, and exactly one outcome comment per run stating the final tru
 from __future__ import annotations
 
 import re
+import subprocess
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import yaml
 
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import FakeFault
+from chimera.testing.github_fake.routing import HttpError
 
 if TYPE_CHECKING:
     from conftest import World
@@ -80,6 +84,7 @@ def publish_again(world: World, jobs: dict[str, dict[str, Any]], run: int, attem
         root=world.clone(token),
         artifacts=world.tmp / f"artifacts-{run}",
         CHIMERA_AGENT_AUDIT_HEAD=str(jobs["agent"].get("audit-head", "")),
+        CHIMERA_AGENT_ARTIFACT=str(jobs["agent"]["artifact"]),
         GITHUB_RUN_ATTEMPT=str(attempt),
         **world.decided_env(jobs["decide"]),
         **world.verified_env(jobs["verify"]),
@@ -352,3 +357,41 @@ def test_a_dispatch_naming_a_labeller_runs_as_whoever_labelled_per_the_issue_eve
     named["inputs"]["labeller"] = "bob"
     gate = world.job("decide", "workflow_dispatch", named, run=62, token=token)
     assert gate["proceed"] == "true" and gate["started-by"] == "alice"  # not bob
+
+
+def test_rerunning_the_agent_job_uploads_its_own_artifact_and_publish_ships_that_one(
+    world: World,
+) -> None:
+    setup(world)
+    token = world.workflow_token(world.decide_perms)
+    gate = world.job("decide", "issues", labeled(1, "alice"), run=71, token=token)
+    decided = world.decided_env(gate)
+    first = world.agent("issues", labeled(1, "alice"), run=71, decided=decided)
+    assert first["artifact"] == "chimera-run-attempt-1"
+    # "Re-run jobs": the agent job again in the same workflow run, now writing a second total().
+    second_total = TOTAL.replace("return sum(xs)", "return sum(xs, 0)")
+    model = Path(world.model.removeprefix("scripted:"))
+    model.write_text(model.read_text().replace("sum(xs)", "sum(xs, 0)"))
+    assert world.fake.rerun("octo/app", 71) == 2
+    with pytest.raises(HttpError) as clash:  # what one fixed name did: upload-artifact's 409
+        world.upload(71, "chimera-run-attempt-1", world.tmp / "agent-71-attempt-1")
+    assert clash.value.status == 409
+    again = world.agent("issues", labeled(1, "alice"), run=71, decided=decided)
+    assert again["artifact"] == "chimera-run-attempt-2"
+    names = [a["name"] for a in world.repo.artifacts[71]]
+    assert names == ["chimera-run-attempt-1", "chimera-run-attempt-2"]
+    jobs = world.verify_publish(
+        "issues", labeled(1, "alice"), run=71, name=again["artifact"], decided=decided,
+        audit_head=str(again.get("audit-head", "")),
+    )  # fmt: skip
+    assert jobs["publish"]["status"] == "pr_opened"
+    pull = one_open_pr(world)
+    head = world.repo.head_sha("chimera/issue-1")
+    shipped = subprocess.run(
+        ["git", "--git-dir", str(world.remote), "show", f"{head}:calc.py"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert shipped == second_total  # attempt 2's patch, not attempt 1's
+    marker = parse_marker(pull["body"], "pr")
+    assert marker is not None and marker["artifact"] == "chimera-run-attempt-2"  # what resumes get
+    assert outcomes(world) == [("pr_opened", "71:1")]

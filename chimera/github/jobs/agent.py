@@ -203,7 +203,7 @@ def agent_job(
         pull=decision.pull,
         decision=decision.to_json(),
         workflow_run=ctx.workflow_run,
-        artifact=settings.artifact_name,
+        artifact=settings.run_artifact,
         detail=decision.reason,
     )
     if decision.action not in _MODES:

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.errors import UsageError
 from chimera.github.client import DEFAULT_API_URL, GitHubClient, RetryPolicy
+from chimera.github.documents import outcome_comment
 from chimera.github.outcome import post_outcome_once
 from chimera.github.queue import ChangeQueue, QueueLimits
-from chimera.github.summary import artifact_link, outcome_comment
+from chimera.github.summary import artifact_link
 
 if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
 from chimera.github.commands import DECIDE_VERBS
 from chimera.github.events import Act, Decision, decide
+from chimera.github.identity import BotLoginMismatch, check_identities
 from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
@@ -55,6 +56,7 @@ class DecideResult:
         status: ``running``, ``queued``, ``refused``, or the decision's action.
         admission: the ChangeQueue's reason, for a new run.
         decided: what the later jobs receive (when ``proceed``).
+        notes: warnings for the job summary (a person's token acting as Chimera).
     """
 
     event_decision: Decision
@@ -63,6 +65,7 @@ class DecideResult:
     status: str
     admission: str | None = None
     decided: Decided | None = None
+    notes: tuple[str, ...] = ()
 
     def to_job(self) -> JobResult:
         ignored = self.final.action is Act.IGNORE
@@ -80,7 +83,8 @@ class DecideResult:
         }
         if self.proceed and self.decided is not None:
             outputs |= self.decided.to_outputs()
-        return JobResult(outputs=outputs, record=record)
+        summary = "".join(f"**Chimera decide:** {note}\n" for note in self.notes)
+        return JobResult(outputs=outputs, record=record, summary=summary)
 
 
 def dry_run(ctx: ActionContext, settings: ActionSettings, mode: str) -> JobResult:
@@ -159,12 +163,28 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         # Not a command, or one the command workflow answers: nothing to do or say here.
         return DecideResult(decision, decision, proceed=False, status="ignored")
     client = ctx.connect()
+    try:
+        checked = check_identities(client, settings)
+    except BotLoginMismatch as exc:
+        # The run cannot tell Chimera's own events from people's: nothing starts, and the
+        # issue says why (the job summary says it too, in one line).
+        if decision.issue is not None and decision.action is not Act.IGNORE:
+            post_outcome(
+                ctx,
+                client,
+                int(decision.pull or decision.issue),
+                "refused",
+                f"Nothing was done: Chimera's configuration is wrong: {exc}.",
+                authors=settings.identities,
+            )
+        raise
+    settings = checked.settings
     if comment and decision.action is Act.IGNORE:
         if decision.explain:
             explain_command(ctx, client, settings, decision)
         return DecideResult(decision, decision, proceed=False, status="refused")
     try:
-        result = _gate(ctx, settings, decision, client)
+        result = replace(_gate(ctx, settings, decision, client), notes=checked.warnings)
         if comment and (result.proceed or result.final.action is Act.START_CI):
             acknowledge(client, dict(ctx.payload))
         if result.proceed:

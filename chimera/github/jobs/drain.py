@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubPermissionDenied
+from chimera.github.documents import outcome_comment
 from chimera.github.events import Act, Decision, decide
 from chimera.github.heal import Healed, heal, mark_dispatched, running_record
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.outcome import outcome_key
 from chimera.github.permissions import chimera_pull
 from chimera.github.queue import LABEL_PR_OPEN, QueueEntry
-from chimera.github.summary import artifact_link, code, outcome_comment
+from chimera.github.summary import artifact_link, code
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient

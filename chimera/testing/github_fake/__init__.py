@@ -27,8 +27,12 @@ What it models:
   recorded as ``push`` (and ``pull_request`` ``synchronize``) events;
 * check runs (Apps and the ``GITHUB_TOKEN`` only: a personal token gets GitHub's 403) and
   commit statuses, with the combined status of a ref;
-* branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip),
-  workflow runs (read, cancel: 409 once completed);
+* branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip;
+  a name is unique within a run across its attempts: a second upload is GitHub's 409),
+  workflow runs (read, cancel: 409 once completed; "Re-run jobs" starts the next attempt,
+  :mod:`.runs`);
+* ``GET /app``: the App behind an installation token (``github-actions`` for a workflow's
+  ``GITHUB_TOKEN``; 401 for a person's token);
 * webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``,
   ``pull_request``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,

@@ -9,7 +9,7 @@ from chimera.testing.github_fake.routing import (
     Resource,
     route,
 )
-from chimera.testing.github_fake.state import LEGACY_PERMISSION, ROLE_RANK
+from chimera.testing.github_fake.state import LEGACY_PERMISSION, ROLE_RANK, TokenKind
 
 
 def _permissions(role: str) -> dict[str, bool]:
@@ -33,6 +33,24 @@ class Repos(Resource):
             # Installation tokens and the GITHUB_TOKEN cannot read /user.
             raise HttpError(403, "Resource not accessible by integration")
         return FakeResponse(200, self.json.full_user(who.login))
+
+    @route("GET", "/app")
+    def get_app(self, req: FakeRequest) -> FakeResponse:
+        """The App behind an installation token (a workflow's ``GITHUB_TOKEN`` belongs to the
+        ``github-actions`` App); a person's token is not an App's credential: 401."""
+        who = req.identity
+        if who is None or who.kind is TokenKind.PERSONAL:
+            raise HttpError(401, "A JSON web token could not be decoded")
+        slug = who.login.removesuffix("[bot]")
+        return FakeResponse(
+            200,
+            {
+                "id": sum(map(ord, slug)),
+                "slug": slug,
+                "name": slug,
+                "owner": self.json.user(who.login),
+            },
+        )
 
     @route("GET", "/users/{who}")
     def get_user(self, req: FakeRequest) -> FakeResponse:

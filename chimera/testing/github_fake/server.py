@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import itertools
 import re
 import threading
-import zipfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +20,7 @@ from chimera.testing.github_fake.payloads import Payloads
 from chimera.testing.github_fake.resources import all_resources
 from chimera.testing.github_fake.routing import FakeRequest, FakeResponse, HttpError
 from chimera.testing.github_fake.routing import Handler as RouteHandler
+from chimera.testing.github_fake.runs import RunsMixin
 from chimera.testing.github_fake.state import (
     ACTIONS_LOGIN,
     FakeFault,
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     import github
 
 
-class GitHubFake(LocalServer):
+class GitHubFake(RunsMixin, LocalServer):
     """A threaded, stateful GitHub API fake on ``127.0.0.1`` (see the package docstring).
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. ``api_url`` is the
@@ -270,46 +269,6 @@ class GitHubFake(LocalServer):
             }
             repo.reviews.setdefault(number, []).append(review)
             return review
-
-    def add_artifact(self, full_name: str, run_id: int, name: str, folder: Path) -> int:
-        """Store ``folder`` zipped as an artifact of workflow run ``run_id`` (as upload-artifact
-        would); returns the artifact id."""
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-            for path in sorted(folder.rglob("*")):
-                if path.is_file():
-                    zf.write(path, path.relative_to(folder).as_posix())
-        repo = self.repos[full_name]
-        with self._lock:
-            art_id = next(self._ids)
-            repo.artifacts.setdefault(run_id, []).append(
-                {"id": art_id, "name": name, "data": buf.getvalue(), "created_at": now()}
-            )
-            return art_id
-
-    def add_workflow_run(
-        self,
-        full_name: str,
-        run_id: int,
-        *,
-        status: str = "in_progress",
-        conclusion: str | None = None,
-    ) -> dict[str, Any]:
-        """Arrange a workflow run (``status``: ``queued``, ``in_progress``, ``completed``)."""
-        run = {"id": run_id, "status": status, "conclusion": conclusion}
-        with self._lock:
-            self.repos[full_name].workflow_runs[run_id] = run
-        return run
-
-    def settle_cancels(self, full_name: str) -> list[int]:
-        """Finish the cancels GitHub was asked for (they are asynchronous); returns the runs."""
-        done = []
-        with self._lock:
-            for run in self.repos[full_name].workflow_runs.values():
-                if run.get("cancel_requested") and run["status"] != "completed":
-                    run.update(status="completed", conclusion="cancelled")
-                    done.append(int(run["id"]))
-        return done
 
     def inject(self, *faults: FakeFault) -> None:
         """Queue faults; each is consumed by the first ``times`` requests it matches."""

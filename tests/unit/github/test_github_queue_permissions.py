@@ -116,7 +116,8 @@ def test_simultaneous_claims_do_not_both_keep_one_slot(
 
     def racing_slots(**kw: Any) -> Any:
         result = original(**kw)
-        repo.issues[a]["labels"].append(LABEL_RUNNING)
+        repo.issues[a]["labels"].append(LABEL_RUNNING)  # by Chimera, on the other runner
+        fake.record_issue_event(repo, a, "labeled", "chimera-bot", LABEL_RUNNING)
         return result
 
     q.slots = racing_slots  # type: ignore[method-assign]

@@ -3,8 +3,9 @@ test_github_scan_secrets.py)."""
 
 from __future__ import annotations
 
+from chimera.github.documents import outcome_comment, pr_body
 from chimera.github.report import RunReport
-from chimera.github.summary import code, outcome_comment, parse_marker, pr_body, render_marker
+from chimera.github.summary import code, parse_marker, render_marker
 
 
 def test_markers_round_trip_and_cannot_close_the_comment() -> None:
@@ -71,7 +72,7 @@ def test_pr_body_holds_every_part_the_issue_lists() -> None:
         "accepted by check_drift",
         "Tokens: 1234",
         "$0.0123",
-        "`bwrap`",
+        "Sandbox: bwrap",
         "tainted",
         "`curl http://x`",
         "`abc123`",

@@ -134,6 +134,9 @@ def test_verify_runs_without_credentials_on_decides_base(workflow: str) -> None:
     for output in DECIDE_OUTPUTS:
         name, _ = input_env("decide", output)
         assert inputs[name] == f"${{{{ needs.decide.outputs.{output} }}}}"
+    # The agent attempt's own artifact, never the base name (a re-run's would clash).
+    assert inputs["agent-artifact"] == "${{ needs.agent.outputs.artifact }}"
+    assert jobs["agent"]["outputs"]["artifact"] == "${{ steps.agent.outputs.artifact }}"
     # verify's outputs are exactly the four publish needs, from its own step.
     assert set(verify["outputs"]) == set(VERIFY_OUTPUTS)
     assert all(v == f"${{{{ steps.verify.outputs.{k} }}}}" for k, v in verify["outputs"].items())
@@ -153,8 +156,10 @@ def test_every_publish_input_comes_from_decide_verify_or_the_patch(workflow: str
             sources[name] = ".".join(found[0])
     expected = {input_env("decide", o)[0]: f"decide.{o}" for o in DECIDE_OUTPUTS}
     expected |= {input_env("verify", o)[0]: f"verify.{o}" for o in VERIFY_OUTPUTS}
-    # The agent's audit head is recorded next to publish's own log, never acted on.
+    # The agent's audit head is recorded next to publish's own log, never acted on; its
+    # artifact name says which attempt's patch to download (publish re-hashes it).
     expected["agent-audit-head"] = "agent.audit-head"
+    expected["agent-artifact"] = "agent.artifact"
     assert sources == expected
     # The patch itself comes from the artifact (action.yml downloads it in publish mode);
     # publish's token is the workflow's own, so its PR starts no workflow.
@@ -198,3 +203,19 @@ def test_the_spec_refresh_runs_pr_code_only_in_verify_and_posts_from_rederived_o
     expected = {input_env("decide", o)[0]: f"decide.{o}" for o in DECIDE_OUTPUTS}
     expected |= {input_env("verify", o)[0]: f"verify.{o}" for o in (*VERIFY_OUTPUTS, "results")}
     assert sources == expected
+
+
+def test_each_agent_attempt_uploads_its_own_artifact_and_verify_publish_download_it() -> None:
+    steps = {s.get("name"): s for s in load(ROOT / "action.yml")["runs"]["steps"]}
+    naming = steps["Name the run artifact"]
+    assert naming["id"] == "artifact" and naming["if"] == "inputs.mode == 'agent'"
+    assert naming["env"]["CHIMERA_RUN_ATTEMPT"] == "${{ github.run_attempt }}"
+    upload = steps["Upload the run artifact"]["with"]
+    assert upload["name"] == "${{ steps.artifact.outputs.name }}"
+    download = steps["Download the run artifact"]
+    assert download["with"]["name"] == "${{ inputs.agent-artifact }}"
+    assert "inputs.agent-artifact != ''" in download["if"]  # never every artifact of the run
+    publish_log = steps["Upload publish's audit log"]["with"]["name"]
+    assert "${{ github.run_attempt }}" in publish_log
+    outputs = load(ROOT / "action.yml")["outputs"]
+    assert outputs["artifact"]["value"] == "${{ steps.artifact.outputs.name }}"

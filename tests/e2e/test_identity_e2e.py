@@ -1,0 +1,169 @@
+"""Chimera's own identities come from its tokens (issue "one outcome", the last row): a typed
+``bot-login`` that is a placeholder, or that is not who the job's token acts as, stops the job
+in one line; a person's token makes that person Chimera (said in the job summary)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from chimera.github.summary import parse_marker
+from chimera.testing.github_fake import comment_event
+
+if TYPE_CHECKING:
+    from conftest import World
+
+TASK = "Add total().\n\n```chimera\nrequirements:\n  - id: t\n    defines: {path: calc.py}\n```\n"
+
+
+def setup(world: World) -> None:
+    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+
+
+def labeled(issue: int, sender: str) -> dict[str, Any]:
+    return {
+        "action": "labeled",
+        "label": {"name": "chimera"},
+        "issue": {"number": issue, "state": "open", "locked": False},
+        "sender": {"login": sender, "type": "User"},
+        "repository": {"full_name": "octo/app", "default_branch": "main"},
+    }
+
+
+def outcomes(world: World) -> list[tuple[str, str]]:
+    markers = (parse_marker(body, "outcome") for body in world.comments(1))
+    return [(str(m.get("kind")), str(m["key"])) for m in markers if m is not None]
+
+
+def _unlabeled(issue: int, sender: str, kind: str = "User") -> dict[str, Any]:
+    event = labeled(issue, sender) | {"action": "unlabeled"}
+    event["sender"] = {"login": sender, "type": kind}
+    return event
+
+
+def _summary(world: World, run: int) -> list[str]:
+    path = world.tmp / f"summary-{run}.md"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_placeholder_bot_login_stops_decide_in_one_line_and_says_so_on_the_issue(
+    world: World,
+) -> None:
+    world.env["CHIMERA_BOT_LOGIN"] = "my-chimera-app[bot]"  # the example workflow's placeholder
+    setup(world)
+    gate = world.job(
+        "decide", "issues", labeled(1, "alice"), run=81,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
+    assert gate["rc"] != 0 and gate.get("proceed") != "true"
+    (line,) = _summary(world, 81)
+    assert "my-chimera-app[bot] is no GitHub account" in line
+    assert outcomes(world) == [("refused", "81:1")]
+    assert "configuration is wrong" in world.comments(1)[0]
+    assert "chimera:running" not in world.repo.issues[1]["labels"] and world.repo.pulls() == []
+
+
+def test_the_configured_app_login_passes_decide(world: World) -> None:
+    setup(world)  # CHIMERA_BOT_LOGIN is chimera-app[bot], an installed App's bot
+    gate = world.job(
+        "decide", "issues", labeled(1, "alice"), run=82,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
+    assert gate["proceed"] == "true" and _summary(world, 82) == []
+
+
+def test_a_bot_login_that_is_not_the_apps_stops_drain(world: World) -> None:
+    world.env["CHIMERA_BOT_LOGIN"] = "helper[bot]"  # an existing bot, but not this App's
+    setup(world)
+    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=83, token=world.app_token)
+    assert drained["rc"] != 0 and "started" not in drained
+    (line,) = _summary(world, 83)
+    assert "not who this job's token acts as (chimera-app[bot])" in line
+    assert world.comments(1) == []
+
+
+def test_the_apps_own_label_removal_is_not_a_person_cancelling_without_a_bot_login(
+    world: World,
+) -> None:
+    world.env["CHIMERA_BOT_LOGIN"] = ""  # nothing typed: the App token says who Chimera is
+    setup(world)
+    world.repo.issues[1]["labels"].append("chimera:queued")
+    event = _unlabeled(1, "chimera-app[bot]", "Bot")
+    drained = world.job("drain", "issues", event, run=84, token=world.app_token)
+    assert drained["rc"] == 0 and drained["started"] == "1"  # its place kept, then started
+    assert world.comments(1) == []
+    # The same removal by a person cancels the queued place.
+    setup(world)
+    world.repo.issues[2]["labels"].append("chimera:queued")
+    drained = world.job("drain", "issues", _unlabeled(2, "bob"), run=85, token=world.app_token)
+    assert drained["started"] == "" and "chimera:queued" not in world.repo.issues[2]["labels"]
+    assert "`bob`" in world.comments(2)[0]
+
+
+def test_a_maintainers_own_token_makes_the_maintainer_chimera_and_the_summary_says_so(
+    world: World,
+) -> None:
+    # bob's personal token as drain's "App token", bot-login typed as bob: bob IS Chimera
+    # now, so bob's own label removal cancels nothing. The job summary warns.
+    world.env["CHIMERA_BOT_LOGIN"] = "bob"
+    setup(world)
+    world.repo.issues[1]["labels"].append("chimera:queued")
+    token = world.fake.add_token("bob")
+    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=86, token=token)
+    assert drained["rc"] == 0 and drained["started"] == "1"  # bob's removal cancelled nothing
+    assert world.comments(1) == []
+    (line,) = _summary(world, 86)
+    assert "bob's labels, comments and reviews count as Chimera's" in line
+    # Typed as someone else while holding bob's token: refused.
+    world.env["CHIMERA_BOT_LOGIN"] = "alice"
+    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=87, token=token)
+    assert drained["rc"] != 0
+    assert "not who this job's token acts as (bob)" in _summary(world, 87)[0]
+
+
+def test_a_running_label_set_by_a_person_holds_no_queue_slot(world: World) -> None:
+    world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
+    # bob (triage rights would do) labels #1 chimera:running by hand: not Chimera's claim.
+    world.fake.add_issue(
+        "octo/app", title="squat", user="bob", labels=("chimera:running",), labelled_by="bob"
+    )
+    setup(world)  # #2, labelled chimera by alice
+    token = world.workflow_token(world.decide_perms)
+    gate = world.job("decide", "issues", labeled(2, "alice"), run=91, token=token)
+    assert gate["proceed"] == "true" and gate["status"] == "running"
+    # Chimera's own claim does hold the one slot: the next issue waits.
+    setup(world)  # #3
+    gate = world.job("decide", "issues", labeled(3, "alice"), run=92, token=token)
+    assert gate["status"] == "queued"
+
+
+def _say(world: World, number: int, login: str, body: str) -> dict[str, Any]:
+    gh = world.fake.pygithub(world.fake.add_token(login))
+    created = gh.get_repo("octo/app").get_issue(number).create_comment(body)
+    return comment_event(world.fake, "octo/app", created.id)
+
+
+def test_a_queued_run_asked_for_by_comment_starts_as_its_commander(world: World) -> None:
+    world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
+    setup(world)  # #1 takes the only slot
+    token = world.workflow_token(world.decide_perms)
+    first = world.job("decide", "issues", labeled(1, "alice"), run=93, token=token)
+    assert first["status"] == "running"
+    world.fake.add_issue("octo/app", title="two", body=TASK, user="mallory")  # no label
+    asked = _say(world, 2, "bob", "Please.\n@chimera run")
+    gate = world.job("decide", "issue_comment", asked, run=94, token=token)
+    assert gate["status"] == "queued" and "chimera" not in world.repo.issues[2]["labels"]
+    world.repo.workflow_runs[93].update(status="completed", conclusion="cancelled")
+    drained = world.job("drain", "schedule", _SCHEDULE, run=95, token=world.app_token)
+    assert drained["started"] == "2"
+    (sent,) = world.repo.dispatches
+    dispatched = {
+        "inputs": sent["inputs"],
+        "ref": "refs/heads/main",
+        "sender": {"login": "chimera-app[bot]", "type": "Bot"},
+        "repository": {"full_name": "octo/app", "default_branch": "main"},
+    }
+    gate = world.job("decide", "workflow_dispatch", dispatched, run=96, token=token)
+    assert gate["proceed"] == "true" and gate["started-by"] == "bob"  # the commander
+
+
+_SCHEDULE = {"schedule": "*/15 * * * *", "repository": {"full_name": "octo/app"}}
