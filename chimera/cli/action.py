@@ -14,8 +14,8 @@ Modes (``--mode``):
   review's text as tainted feedback. It writes the artifacts folder (outcome, run report,
   patch, run folder, audit summary) and the job summary; it never writes to GitHub.
 * ``verify`` — the patch judged from the base commit in the strict sandbox
-  (``contents: read``, no secrets); outputs ``{base_sha, patch_sha256, spec_digest,
-  verdict}``. See :mod:`chimera.github.jobs.verify`.
+  (``contents: read``, no secret but the held-out specs); outputs ``{base_sha,
+  patch_sha256, spec_digest, verdict}``. See :mod:`chimera.github.jobs.verify`.
 * ``publish`` — apply, scan, push, open or update the PR, label, comment (``GITHUB_TOKEN``;
   no LLM key), from decide's and verify's outputs only. See :mod:`chimera.github.publish`.
 * ``start-ci`` — after a write-access person other than the trigger approves the PR's head
@@ -70,6 +70,7 @@ from chimera.errors import ConfigError, GitHubError, UsageError
 
 if TYPE_CHECKING:
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
+    from chimera.github.jobs.verify import HeldOutInput
     from chimera.github.settings import ActionSettings
 
 MODES = (
@@ -291,7 +292,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
 
         decided = Decided.from_env(os.environ)
         if args.mode == "verify":
-            result = jobs.verify_job(ctx, settings, root, artifacts, decided).to_job()
+            heldout = _heldout_input()
+            result = jobs.verify_job(ctx, settings, root, artifacts, decided, heldout).to_job()
             return _report(result, fenced=True)
         from chimera.github.trust import Verified
 
@@ -345,6 +347,16 @@ def _own_identities(ctx: ActionContext, settings: ActionSettings) -> ActionSetti
     for note in checked.warnings:
         _summary(f"**Chimera:** {note}")
     return checked.settings
+
+
+def _heldout_input() -> HeldOutInput | None:
+    """The verify step's held-out secret (``CHIMERA_HELDOUT_SPECS``) and public key, taken
+    out of this process's environment first: nothing started later inherits the secret."""
+    from chimera.github.jobs.verify import HeldOutInput
+
+    specs = os.environ.pop("CHIMERA_HELDOUT_SPECS", "")
+    key = os.environ.pop("CHIMERA_HELDOUT_PUBLIC_KEY", "").strip()
+    return HeldOutInput(specs, key) if specs.strip() else None
 
 
 def _refuse_reused_runner(settings: ActionSettings) -> None:

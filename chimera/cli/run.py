@@ -249,7 +249,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_iterations is not None:
         if args.max_iterations < 1:
             raise UsageError("--max-iterations must be at least 1")
-        config.run.max_iterations = args.max_iterations
+        # Through with_overrides: an --agent profile rebuilds the configuration from the
+        # values set, and an assigned field of an unset section would be lost.
+        config = config.with_overrides(run__max_iterations=args.max_iterations)
     task: str | None = args.task
     if args.task_file:
         try:

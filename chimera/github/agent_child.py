@@ -101,6 +101,20 @@ class AgentRequest(BaseModel):
             "commit (a review re-run on a PR's head); None: the tree is the base."
         ),
     )
+    sandbox: Literal["bwrap", "scrubbed"] | None = Field(
+        default=None,
+        description=(
+            "The Action's sandbox input (strict: bwrap, failing closed; scrubbed: the opt-out); "
+            "None: configured."
+        ),
+    )
+    agent_profile: str | None = Field(
+        default=None,
+        description=(
+            "The agent input: a profile's path relative to root. start: applied and recorded "
+            "(path and SHA-256) in the run state; approve: must match the recorded one."
+        ),
+    )
 
     @field_validator("version", mode="before")
     @classmethod
@@ -112,6 +126,15 @@ class AgentRequest(BaseModel):
     def _absolute_root(cls, value: Path) -> Path:
         if not value.is_absolute():
             raise ValueError(f"must be an absolute path, got {str(value)!r}")
+        return value
+
+    @field_validator("agent_profile")
+    @classmethod
+    def _relative_profile(cls, value: str | None) -> str | None:
+        if value is not None and (
+            not value or Path(value).is_absolute() or ".." in Path(value).parts
+        ):
+            raise ValueError(f"{value!r}: give a path inside the root")
         return value
 
     @field_validator("spec_paths")
@@ -150,12 +173,17 @@ def read_request(path: Path) -> AgentRequest:
 
 def config_overrides(request: AgentRequest) -> dict[str, Any]:
     """The configuration keys ``request`` fixes for both actions (endpoint, LiteLLM settings,
-    dependency folder) as :meth:`~chimera.config.ChimeraConfig.with_overrides` arguments;
-    ``None`` leaves the repository's value."""
+    dependency folder, sandbox mode) as :meth:`~chimera.config.ChimeraConfig.with_overrides`
+    arguments; ``None`` leaves the repository's value.
+
+    The sandbox mode is the Action's, never the checkout's: a repository configured
+    ``mode = "auto"`` (or ``"scrubbed"``) must not run the agent unisolated when the workflow
+    said ``sandbox: strict``."""
     return {
         "api_base": request.api_base,
         "litellm": request.litellm,
         "deps_dir": None if request.deps_dir is None else str(request.deps_dir),
+        "sandbox": request.sandbox,
     }
 
 
@@ -173,6 +201,7 @@ def run_request(request: AgentRequest) -> RunState:
         ChimeraError: the run could not be set up or its state could not be read.
     """
     from chimera.config import load_config
+    from chimera.github.agent_profile import read_profile, reapply_profile, record_profile
     from chimera.orchestration.session import resolve_model
     from chimera.orchestration.state import RunStore
     from chimera.orchestration.surfaces import (
@@ -187,17 +216,22 @@ def run_request(request: AgentRequest) -> RunState:
     store = RunStore(root)
     overrides = config_overrides(request)
     if request.action == "approve":
-        if not (request.model or store.load(request.run_id).model):
+        paused = store.load(request.run_id)
+        if not (request.model or paused.model):
             raise UsageError(f"run {request.run_id} recorded no model; the request names none")
-        config = load_config(root).with_overrides(model=request.model, **overrides)
-        if request.allow_self_approval is not None:
-            config.run.allow_self_approval = request.allow_self_approval
+        profile = reapply_profile(root, paused, request.agent_profile)
+        # Through with_overrides, not assignment: a profile's overrides rebuild the
+        # configuration from the values set, and an assigned field of an unset section is lost.
+        config = load_config(root).with_overrides(
+            model=request.model, run__allow_self_approval=request.allow_self_approval, **overrides
+        )
         again = ResumeRequest(
             root=root,
             config=config,
             run_id=request.run_id,
             model=request.model,
             memory=request.memory,
+            agent=profile,
         )
         return approve_run(again, by=request.actor).state
     config = load_config(root).with_overrides(
@@ -206,11 +240,14 @@ def run_request(request: AgentRequest) -> RunState:
         diff_feedback=request.diff_feedback,
         budget_usd=request.budget_usd,
         budget_tokens=request.budget_tokens,
+        run__max_iterations=request.max_iterations,
         **overrides,
     )
-    if request.max_iterations is not None:
-        config.run.max_iterations = request.max_iterations
-    model = resolve_model(request.model, config)
+    # Read (and hashed) before the run: what the agent writes to it meanwhile never counts.
+    profile, record = (
+        read_profile(root, request.agent_profile) if request.agent_profile else (None, None)
+    )
+    model = resolve_model(request.model or (profile.fields.model if profile else None), config)
     if not discover_spec_files([root / p for p in request.spec_paths]):
         raise UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(request.spec_paths)}")
     stale = [r for r in store.interrupted() if r != request.run_id]
@@ -232,8 +269,10 @@ def run_request(request: AgentRequest) -> RunState:
         untrusted=request.untrusted,
         run_id=request.run_id,
         memory=request.memory,
+        agent=profile,
     )
-    return start_run(run).state
+    state = start_run(run).state
+    return record_profile(store, state, record) if record is not None else state
 
 
 def _err(line: str) -> None:

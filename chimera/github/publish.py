@@ -53,6 +53,14 @@ __all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "publish"]
 
 log = logging.getLogger(__name__)
 
+# Everything a public surface ever says about a held-out failure: the requirement, its
+# evidence and even how many failed stay with the maintainer's sealed record.
+HELD_DETAIL = (
+    "The visible requirements pass, but a held-out check failed; nothing was published, and "
+    "the run ends here (no retry). Maintainers: the verify job's summary holds the record's "
+    "digest, and its held-out artifact the record, sealed to your key."
+)
+
 ACTIONS_PR_SETTING = (
     'enable Settings → Actions → General → "Allow GitHub Actions to create and approve pull '
     "requests\" (the PR is opened with the workflow's GITHUB_TOKEN, so no CI runs on "
@@ -259,6 +267,8 @@ class Publisher:
                 "The verify job could not judge the patch (see its job summary); nothing was "
                 "published. Add the label again to retry.",
             )
+        if g.verdict == "held":
+            return self._fail("held", HELD_DETAIL)
         paused = self.outcome is not None and self.outcome.status == "awaiting_approval"
         if not patch.strip():
             return self._fail(

@@ -89,6 +89,15 @@ def _deps_dir(env: Mapping[str, str]) -> str:
     return raw
 
 
+def _agent_profile(env: Mapping[str, str]) -> str:
+    raw = env.get("CHIMERA_AGENT_PROFILE", "").strip()
+    if raw and (raw.startswith("/") or ".." in Path(raw).parts):
+        raise ConfigError(
+            f"CHIMERA_AGENT_PROFILE: give a path inside the repository, got {raw[:60]!r}"
+        )
+    return raw
+
+
 def _scalar(value: str) -> str | int | float | bool:
     """A number or ``true``/``false`` as such (``temperature=0.2``), anything else a string."""
     if value in ("true", "false"):
@@ -150,6 +159,9 @@ class ActionSettings:
         litellm: further ``litellm.completion`` settings (``aws_region_name=...`` lines).
         deps_dir: the folder the set-up step installed the project's dependencies into
             (absolute; empty: ``[tool.chimera.sandbox] deps_dir`` of the base commit).
+        agent_profile: an agent profile's path in the repository (the ``agent`` input;
+            ``""``: none): decide validates it at the base commit, the run applies it, and a
+            resume re-applies the profile the run recorded.
     """
 
     label: str = "chimera"
@@ -181,6 +193,7 @@ class ActionSettings:
     api_base: str = ""
     litellm: dict[str, str | int | float | bool] = field(default_factory=dict)
     deps_dir: str = ""
+    agent_profile: str = ""
 
     def run_overrides(self) -> dict[str, Any]:
         """The :class:`~chimera.github.agent_child.AgentRequest` fields these settings fix
@@ -190,6 +203,9 @@ class ActionSettings:
             "api_base": self.api_base or None,
             "litellm": dict(self.litellm) or None,
             "deps_dir": Path(self.deps_dir) if self.deps_dir else None,
+            # strict is bubblewrap failing closed, never the configured "auto" fallback.
+            "sandbox": "scrubbed" if self.sandbox == "scrubbed" else "bwrap",
+            "agent_profile": self.agent_profile or None,
         }
 
     @property
@@ -244,4 +260,5 @@ class ActionSettings:
             api_base=e.get("CHIMERA_API_BASE", "").strip(),
             litellm=_pairs(e, "CHIMERA_LITELLM_SETTINGS"),
             deps_dir=_deps_dir(e),
+            agent_profile=_agent_profile(e),
         )

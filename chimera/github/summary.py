@@ -51,6 +51,7 @@ OUTCOME_TITLES: Mapping[str, str] = {
     "rate_limited": "Rate-limited by GitHub",
     "blocked": "Blocked by governance",
     "hollow": "Hollow success: nothing to publish",
+    "held": "Held: a held-out check failed",
     "queued": "Queued",
     "running": "Started",
     "cancelled": "Cancelled",

@@ -5,8 +5,8 @@ write token (DESIGN.md step 5):
 
 * **decide** (no LLM key): the issue, the mode, the base commit and the acceptance block it
   read through the API just before admitting, with that block's SHA-256 (:class:`Decided`);
-* **verify** (``contents: read``, no secrets, agent code only in the strict sandbox):
-  ``{base_sha, patch_sha256, spec_digest, verdict}`` (:class:`Verified`).
+* **verify** (``contents: read``, no secret but the held-out specs, agent code only in the
+  strict sandbox): ``{base_sha, patch_sha256, spec_digest, verdict}`` (:class:`Verified`).
 
 The workflow maps them into the Action's inputs (``decided-*``, ``verified-*``), which
 ``action.yml`` maps into ``CHIMERA_DECIDED_*`` / ``CHIMERA_VERIFIED_*`` variables. Everything
@@ -56,7 +56,7 @@ DECIDE_OUTPUTS = (
 ``action.yml`` maps to ``CHIMERA_DECIDED_<NAME>`` (see :func:`input_env`)."""
 VERIFY_OUTPUTS = ("base_sha", "patch_sha256", "spec_digest", "verdict")
 """verify's outputs publish receives: as the input ``verified-<name>`` (``_`` → ``-``)."""
-VERDICTS = ("passed", "failed", "error")
+VERDICTS = ("passed", "failed", "error", "held")
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -194,7 +194,8 @@ class Decided:
 
 @dataclass(frozen=True)
 class Verified:
-    """verify's outputs: what it checked and its verdict (``passed``, ``failed``, ``error``)."""
+    """verify's outputs: what it checked and its verdict (``passed``, ``failed``, ``error``,
+    or ``held``: the visible goal passed and a held-out requirement did not)."""
 
     base_sha: str
     patch_sha256: str

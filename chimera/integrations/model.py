@@ -157,12 +157,16 @@ class ConnectorContext:
         sandbox: ``bwrap`` (stdio servers under bubblewrap; fail closed without it) or
             ``scrubbed`` (a plain child with an allowlisted environment: weaker).
         timeout_s: the limit of one remote call, in seconds.
+        hidden: absolute paths no connector may see (the session sandbox's: the held-out
+            spec folder and the run folders that record its verdicts); stdio servers get
+            them masked, documents inside them are refused.
     """
 
     root: Path
     environ: Mapping[str, str] | None = None
     sandbox: Literal["bwrap", "scrubbed"] = "bwrap"
     timeout_s: float = 60.0
+    hidden: tuple[Path, ...] = ()
 
     def env(self) -> Mapping[str, str]:
         import os

@@ -108,7 +108,9 @@ class ConnectorsPart:
         mode: Literal["bwrap", "scrubbed"] = (
             "scrubbed" if getattr(session.sandbox, "mode", "bwrap") == "scrubbed" else "bwrap"
         )
-        ctx = ConnectorContext(root=root, environ=self.environ, sandbox=mode)
+        # The sandbox's hidden paths (held-out requirements) are hidden from servers too.
+        hidden = tuple(Path(p) for p in getattr(session.sandbox, "hidden", ()))
+        ctx = ConnectorContext(root=root, environ=self.environ, sandbox=mode, hidden=hidden)
         session.audit.append(
             "connectors_loaded",
             rev=rev or "working tree",

@@ -70,6 +70,7 @@ def server_command(
     environ: Mapping[str, str] | None = None,
     mode: Literal["bwrap", "scrubbed"] = "bwrap",
     limits: SandboxLimits | None = None,
+    hidden: Sequence[Path] = (),
 ) -> tuple[list[str], dict[str, str]]:
     """``(argv, environment)`` that start a stdio server as described in the module docstring.
 
@@ -81,6 +82,8 @@ def server_command(
         environ: where values come from (default ``os.environ``).
         mode: ``bwrap`` (fail closed without it) or ``scrubbed`` (a plain child with the
             allowlisted environment: weaker, it can read ``/proc`` of its parent).
+        hidden: absolute paths masked whole (the held-out spec folder and the run folders
+            that record its verdicts), as the command sandbox masks them.
 
     Raises:
         ConnectorError: bubblewrap is unusable in ``bwrap`` mode, or a name cannot be passed.
@@ -100,10 +103,16 @@ def server_command(
         )
     env["TMPDIR"] = "/tmp"
     lim = limits or SandboxLimits()
+    present = [Path(p).resolve() for p in hidden if os.path.lexists(p)]
     prefix = bwrap_argv(
         probe,
         layout=_layout(root),
-        mounts=Mounts(workspace=root, read_only=(root,), masked=dotenv_files(root)),
+        mounts=Mounts(
+            workspace=root,
+            read_only=(root,),
+            masked=(*dotenv_files(root), *(p for p in present if not p.is_dir())),
+            masked_dirs=tuple(p for p in present if p.is_dir()),
+        ),
         cwd=root,
         env=env,
         network=True,

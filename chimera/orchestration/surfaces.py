@@ -250,7 +250,8 @@ class ResumeRequest:
     or, with :func:`approve_run`, an approval.
 
     ``model``: rung 0 (default: the model the run recorded). ``memory``, ``learning``: as
-    :class:`RunRequest`'s.
+    :class:`RunRequest`'s. ``agent``: the profile the run started with, applied again (the
+    caller checks it is the same one: the Action's agent job compares its recorded hash).
     """
 
     root: Path
@@ -260,6 +261,7 @@ class ResumeRequest:
     events: EventSink | None = None
     memory: bool = True
     learning: bool = True
+    agent: Profile | None = None
 
 
 @dataclass(frozen=True)
@@ -372,10 +374,15 @@ def _reopen(
         memory=request.memory and request.learning,
         learning=request.learning,
     )
+    factory, config = with_agent(factory, request.config, request.agent)
+    if request.agent is not None and (
+        request.agent.fields.model or request.agent.fields.rung is not None
+    ):
+        model = config.models.default or model
     # What earlier processes spent comes off the budget: a resumed run's budget holds whole.
     prepared = factory.prepare(
         request.root,
-        request.config,
+        config,
         model,
         spent_tokens=state.tokens,
         spent_usd=state.cost_usd,
@@ -384,7 +391,7 @@ def _reopen(
         prepared,
         run_id=state.run_id,
         events=request.events,
-        guard_tools=request.config.run.guard,
+        guard_tools=config.run.guard,
     )
     orchestrator, _ = session.project(state.spec_paths)
     return session, orchestrator

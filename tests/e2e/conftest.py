@@ -233,11 +233,13 @@ class World:
         after_decide: Callable[[], None] | None = None,
         tamper: Callable[[Path], None] | None = None,
         gate: dict[str, Any] | None = None,
+        verify_env: dict[str, str] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """decide → agent → verify → publish, each a separate job with its own token and
         checkout, outputs passed as ``needs.*.outputs``. ``forge`` edits the agent's artifact
         before verify downloads it (a compromised agent job); ``tamper`` edits it after
-        verify (in transit to publish); ``after_decide`` acts between decide and the agent."""
+        verify (in transit to publish); ``after_decide`` acts between decide and the agent;
+        ``verify_env`` reaches the verify step only (its held-out secret)."""
         if gate is None:
             gate = self.job(
                 "decide", event_name, event, run=run, token=self.workflow_token(DECIDE_PERMS)
@@ -252,7 +254,7 @@ class World:
         name = str(result["agent"]["artifact"])
         return result | self.verify_publish(
             event_name, event, run=run, name=name, decided=decided, tamper=tamper,
-            audit_head=str(result["agent"].get("audit-head", "")),
+            audit_head=str(result["agent"].get("audit-head", "")), verify_env=verify_env,
         )  # fmt: skip
 
     def agent(
@@ -298,6 +300,7 @@ class World:
         decided: dict[str, str],
         audit_head: str,
         tamper: Callable[[Path], None] | None = None,
+        verify_env: dict[str, str] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """verify, then publish, each downloading exactly artifact ``name`` (publish's copy
         is ``artifacts-<run>``; ``tamper`` edits it first)."""
@@ -306,7 +309,7 @@ class World:
         verify = self.job(
             "verify", event_name, event, run=run, token="", root=self.clone(),
             artifacts=checked, GITHUB_RUN_ATTEMPT=attempt, CHIMERA_AGENT_ARTIFACT=name,
-            **decided,
+            **decided, **(verify_env or {}),
         )  # fmt: skip
         artifacts = self.download(run, name, self.tmp / f"artifacts-{run}")
         if tamper is not None:

@@ -132,3 +132,14 @@ def test_one_run_at_a_time_per_tree_and_interrupted_runs_are_named(
     assert "chimera resume r4" in capsys.readouterr().out
     code = main(["run", *base, "--run-id", "r6", "--force", "--max-iterations", "1"])
     assert code == 4, capsys.readouterr().out
+
+
+def test_max_iterations_holds_with_an_agent_profile(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The profile's overrides rebuild the configuration: --max-iterations must survive it.
+    profile = project.parent / "careful.yaml"
+    profile.write_text("profile: careful\nsolver: {max_attempts: 3}\n", encoding="utf-8")
+    base = ["--root", str(project), "--quiet", "--model", SCRIPT, "--agent", str(profile)]
+    assert main(["run", *base, "--run-id", "r7", "--max-iterations", "1"]) == 4
+    assert "max_iterations" in capsys.readouterr().out

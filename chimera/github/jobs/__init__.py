@@ -11,7 +11,7 @@
   process started from a versioned request file (:mod:`chimera.github.agent_child`); writes
   the artifacts folder.
 * :mod:`~chimera.github.jobs.verify` — the patch judged from the base commit in the strict
-  sandbox (``contents: read``; no secrets); four outputs for publish.
+  sandbox (``contents: read``; no secret but the held-out specs); four outputs for publish.
 * :mod:`~chimera.github.jobs.publish` — apply, scan, push, PR, labels, one comment (the
   workflow's ``GITHUB_TOKEN``; no LLM key), from decide's and verify's outputs only. The
   run report it shows is untrusted display data (:mod:`chimera.github.report`).

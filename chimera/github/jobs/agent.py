@@ -47,7 +47,13 @@ __all__ = ["AgentResult", "agent_job"]
 _MODES = {Act.RUN: "new", Act.RESUME: "resume", Act.RERUN: "rerun"}
 # The run never needs a GitHub token, and a child that has none cannot leak one; nor the
 # runner's own tokens (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*: every ACTIONS_*).
-_SECRET_ENV = ("GITHUB_TOKEN", "CHIMERA_GITHUB_TOKEN", "GH_TOKEN", "CHIMERA_LLM_API_KEY")
+_SECRET_ENV = (
+    "GITHUB_TOKEN",
+    "CHIMERA_GITHUB_TOKEN",
+    "GH_TOKEN",
+    "CHIMERA_LLM_API_KEY",
+    "CHIMERA_HELDOUT_SPECS",  # verify's alone; never the agent's, even if a workflow errs
+)
 LLM_KEY_ENV = "CHIMERA_LLM_API_KEY"
 
 

@@ -93,9 +93,29 @@ def dry_run(ctx: ActionContext, settings: ActionSettings, mode: str) -> JobResul
     return JobResult(outputs={}, record=decision.to_json() | {"mode": mode, "dry_run": True})
 
 
-def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decided | str:
+def profile_problem(client: GitHubClient, path: str, sha: str) -> str | None:
+    """Why the agent profile ``path`` (the ``agent`` input) cannot be used at commit ``sha``,
+    in one line (its first problem at ``file:line:col``), or ``None`` when it is valid."""
+    from chimera.github.contents import file_at
+    from chimera.meta.loader import check_profile_text
+
+    text = file_at(client, path, sha)
+    if text is None:
+        return f"the agent profile {path} (the agent input) is not in commit {sha[:12]}"
+    checked = check_profile_text(text, path)
+    if checked.ok:
+        return None
+    more = len(checked.problems) - 1
+    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"the agent profile is invalid: {checked.problems[0]}{extra}"
+
+
+def _decided(
+    ctx: ActionContext, client: GitHubClient, res: Resolution, settings: ActionSettings
+) -> Decided | str:
     """What the later jobs receive, read through the API now; a refusal reason instead when
-    a resume's base or acceptance cannot be carried over."""
+    a resume's base or acceptance cannot be carried over, or the agent profile is invalid at
+    the base commit (a resume re-checks the recorded profile in the agent job instead)."""
     final = res.decision
     assert final.issue is not None and final.actor is not None
     body = client.issue(final.issue).body
@@ -103,10 +123,14 @@ def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decid
     blocks = tuple(json.loads(acceptance))
     if final.action is Act.RUN:
         branch = ctx.base_ref or ctx.default_branch
+        base = client.branch_sha(branch)
+        problem = settings.agent_profile and profile_problem(client, settings.agent_profile, base)
+        if problem:
+            return problem
         return Decided(
             issue=final.issue,
             mode="run",
-            base_sha=client.branch_sha(branch),
+            base_sha=base,
             acceptance=blocks,
             acceptance_sha256=digest,
             base_ref=branch,
@@ -119,6 +143,11 @@ def _decided(ctx: ActionContext, client: GitHubClient, res: Resolution) -> Decid
         # alone even when the default branch moved on; an older marker: the branch now.
         base_sha = str(marker.get("base") or "") or client.branch_sha(res.pull.base_ref)
         started_by = final.actor
+        problem = settings.agent_profile and profile_problem(
+            client, settings.agent_profile, base_sha
+        )
+        if problem:
+            return problem
     else:
         base_sha = str(marker.get("base") or "")
         started_by = str(marker.get("started_by") or "")
@@ -246,7 +275,15 @@ def _gate(
             admission = make_queue(client, settings).admit(
                 final.issue, final.actor, claimed=final.from_queue
             )
-            decided = _decided(ctx, client, res) if admission.admitted else None
+            decided = _decided(ctx, client, res, settings) if admission.admitted else None
+            if isinstance(decided, str):
+                # The slot was taken for a run that cannot start: give it back.
+                make_queue(client, settings).release(final.issue)
+                post_outcome(
+                    ctx, client, final.issue, "refused", f"{decided}.", authors=settings.identities
+                )
+                refused = final.ignore(decided)
+                return DecideResult(decision, refused, proceed=False, status="refused")
             return DecideResult(
                 decision,
                 final,
@@ -255,7 +292,7 @@ def _gate(
                 admission=admission.reason,
                 decided=decided if isinstance(decided, Decided) else None,
             )
-        decided = _decided(ctx, client, res)
+        decided = _decided(ctx, client, res, settings)
         if isinstance(decided, str):
             refused = final.ignore(decided)
             post_outcome(

@@ -12,18 +12,26 @@ about another goal, is refused there.
 With ``sandbox: scrubbed`` the verdict is computed the same way, but agent-written code ran
 without isolation and could have written this job's outputs itself: publish treats the
 verdict as advisory from its own setting, never from anything verify says.
+
+Held-out requirements (:mod:`chimera.github.heldout`): when the workflow maps the held-out
+secret into this step, a patch whose visible goal passes is also checked against them; a
+failure is the verdict ``held`` (publish opens nothing and says only "a held-out check
+failed"). The job's log, summary and outputs carry the public line and a salted digest; the
+ids and evidence leave the job only sealed to the maintainer's public key.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from chimera.errors import ChimeraError, ConfigError, SandboxError
+from chimera.core.heldout.verdict import PUBLIC_MESSAGE
+from chimera.errors import ChimeraError, ConfigError, MissingExtraError, SandboxError
 from chimera.github.artifacts import read_patch
 from chimera.github.basecommit import read_base_files, sha256_text, spec_digest
 from chimera.github.jobs.context import ActionContext, JobResult
@@ -33,10 +41,27 @@ from chimera.github.summary import code
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
+    from chimera.core.heldout import HeldOutVerdict
     from chimera.github.settings import ActionSettings
     from chimera.runner import CommandRunner
 
-__all__ = ["VerifyResult", "verify_job"]
+__all__ = ["HeldOutInput", "VerifyResult", "verify_job"]
+
+HELD = "held"
+"""verify's verdict when the visible goal passes and a held-out requirement does not."""
+
+
+@dataclass(frozen=True)
+class HeldOutInput:
+    """The held-out secret as the verify step received it (never shown: ``repr`` hides it).
+
+    Attributes:
+        specs: the secret's value (:func:`chimera.github.heldout.materialize`'s ``bundle``).
+        public_key: the maintainer's X25519 public key, base64 (``""``: keep the digest only).
+    """
+
+    specs: str = field(repr=False)
+    public_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,6 +71,9 @@ class VerifyResult:
     verified: Verified
     goal: GoalVerdict
     sandbox: str
+    heldout: dict[str, Any] | None = None
+    """The held-out verdict's public form (``None``: no held-out secret, or not reached)."""
+    sealed: bool = False
 
     def to_job(self) -> JobResult:
         g = self.goal
@@ -55,6 +83,18 @@ class VerifyResult:
             "",
             *(f"- {code(r, 300)}" for r in g.reasons[:20]),
         ]
+        if self.heldout is not None:
+            where = (
+                "sealed to the maintainer's key in this run's held-out artifact"
+                if self.sealed
+                else "not kept (no heldout-public-key)"
+            )
+            lines += [
+                "",
+                f"Held-out requirements: {self.heldout['verdict']} · digest "
+                f"{code(self.heldout['digest'], 80)} · the record is {where}",
+            ]
+        extra = {"heldout": self.heldout} if self.heldout is not None else {}
         if g.before or g.after:
             lines += ["", "| Requirement | Base | Base + patch |", "|---|---|---|"]
             for rid in dict.fromkeys([*g.before, *g.after]):
@@ -65,10 +105,16 @@ class VerifyResult:
             outputs={
                 **self.verified.to_outputs(),
                 "status": g.verdict,
-                # Requirement id -> status after the change: data for the Spec check job.
+                # Visible requirement id -> status after the change (the summary's table):
+                # data for the Spec check job.
                 "results": json.dumps(g.after, sort_keys=True),
             },
-            record={**self.verified.to_outputs(), **g.to_json(), "sandbox": self.sandbox},
+            record={
+                **self.verified.to_outputs(),
+                **g.to_json(),
+                "sandbox": self.sandbox,
+                **extra,
+            },
             summary="\n".join(lines),
         )
 
@@ -91,6 +137,7 @@ def verify_job(
     root: Path,
     artifacts: Path,
     decided: Decided,
+    heldout: HeldOutInput | None = None,
 ) -> VerifyResult:
     """Verify the patch in ``artifacts`` against the goal of ``decided`` (module docstring).
 
@@ -100,12 +147,14 @@ def verify_job(
         root: a checkout holding ``decided.base_sha`` (fetched from ``origin`` if missing).
         artifacts: the agent job's artifact folder (only ``patch.diff`` is read).
         decided: decide's outputs.
+        heldout: the held-out secret, when the workflow maps it into this step.
 
     Returns:
         The outputs; a goal that cannot be rebuilt is verdict ``error``, never an exception.
 
     Raises:
         ChimeraError: the base commit cannot be found.
+        ConfigError: the held-out secret or public key is malformed (never quoted).
     """
     base = decided.base_sha
     _ensure_commit(root, base)
@@ -117,27 +166,49 @@ def verify_job(
     digest = spec_digest(root, base, settings.spec_path, decided.acceptance_sha256)
     mode = "scrubbed" if settings.sandbox == "scrubbed" else "bwrap"
     temp_parent = ctx.runner_temp if ctx.runner_temp and ctx.runner_temp.is_dir() else None
+    held: HeldOutVerdict | None = None
     with tempfile.TemporaryDirectory(prefix="chimera-verify-", dir=temp_parent) as tmp:
-        goal = _judge(root, decided, patch, Path(tmp), settings, mode)
+        goal, held = _judge(root, decided, patch, Path(tmp), settings, mode, heldout, temp_parent)
+    sealed = False
+    if held is not None:
+        if not held.passed:
+            goal = GoalVerdict(HELD, [PUBLIC_MESSAGE], goal.goal, goal.before, goal.after)
+        if heldout is not None and heldout.public_key:
+            from chimera.github.heldout import seal
+
+            try:
+                seal(held, heldout.public_key, ctx.runner_temp)
+                sealed = True
+            except (ConfigError, MissingExtraError) as exc:
+                # Fail closed: a held-out verdict nobody can read back is not a verdict.
+                goal = GoalVerdict("error", [str(exc)], goal.goal, goal.before, goal.after)
     verified = Verified(
         base_sha=base, patch_sha256=sha256_text(patch), spec_digest=digest, verdict=goal.verdict
     )
-    return VerifyResult(verified, goal, mode)
+    public = held.public() if held is not None else None
+    return VerifyResult(verified, goal, mode, public, sealed)
 
 
 def _judge(
-    root: Path, decided: Decided, patch: str, tmp: Path, settings: ActionSettings, mode: str
-) -> GoalVerdict:
+    root: Path,
+    decided: Decided,
+    patch: str,
+    tmp: Path,
+    settings: ActionSettings,
+    mode: str,
+    heldout: HeldOutInput | None,
+    temp_parent: Path | None,
+) -> tuple[GoalVerdict, HeldOutVerdict | None]:
     spec_path = settings.spec_path
     if not patch.strip():
-        return GoalVerdict("failed", ["the patch changes nothing: a hollow success"])
+        return GoalVerdict("failed", ["the patch changes nothing: a hollow success"]), None
     try:
         base_files = read_base_files(root, decided.base_sha, spec_path, tmp / "base-files")
         trees = prepare_trees(root, decided.base_sha, patch, tmp)
     except ConfigError as exc:
-        return GoalVerdict("error", [str(exc)])
+        return GoalVerdict("error", [str(exc)]), None
     except ChimeraError as exc:
-        return GoalVerdict("failed", [str(exc)])
+        return GoalVerdict("failed", [str(exc)]), None
     from chimera.orchestration.session import verify_sandbox
     from chimera.spec.settings import engine_options
 
@@ -153,14 +224,45 @@ def _judge(
             deps_dir=deps,
         )
 
+    options = engine_options(base_files.check)
     try:
-        return judge_patch(
+        goal = judge_patch(
             base_files,
             decided.acceptance,
             trees,
             spec_path=spec_path,
             runner_for=runner_for,
-            options=engine_options(base_files.check),
+            options=options,
         )
     except SandboxError as exc:
-        return GoalVerdict("error", [str(exc)])
+        return GoalVerdict("error", [str(exc)]), None
+    if heldout is None or goal.verdict != "passed":
+        return goal, None
+    if mode == "scrubbed":
+        # Held-out commands would run next to agent-written code with nothing between them.
+        why = "held-out requirements need sandbox: strict (the verify step says scrubbed)"
+        return GoalVerdict("error", [why], goal.goal, goal.before, goal.after), None
+    from chimera.core.heldout import evaluate_heldout
+    from chimera.github.heldout import folder_name, materialize
+
+    try:
+        name = folder_name(base_files.config.heldout.dir)
+        folder = materialize(heldout.specs, temp_parent, name)
+    except ConfigError as exc:
+        return GoalVerdict("error", [str(exc)], goal.goal, goal.before, goal.after), None
+    try:
+        passing = {rid for rid, status in goal.after.items() if status == "passed"}
+        held = evaluate_heldout(
+            folder,
+            trees[0],
+            trees[1],
+            runner_for(trees[1]),
+            visible_spec=(spec_path.strip("/") or ".",),
+            visible_passed=passing,
+            options=options,
+        )
+    except SandboxError as exc:
+        return GoalVerdict("error", [str(exc)], goal.goal, goal.before, goal.after), None
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
+    return goal, held

@@ -119,6 +119,7 @@ class McpConnector(ConnectorKind):
                 env_names=self.env,
                 environ=env,
                 mode=ctx.sandbox,
+                hidden=ctx.hidden,
             )
             connection = McpConnection(
                 argv=argv, env=environment, cwd=ctx.root, timeout_s=self.timeout_s

@@ -170,6 +170,9 @@ class OpenApiConnector(ConnectorKind):
         return f"OpenAPI {self.document} over HTTP to {self.base_url}"
 
     def open(self, ctx: ConnectorContext) -> OpenConnector:
+        path = (Path(ctx.root) / self.document).resolve()
+        if any(path.is_relative_to(h) for h in ctx.hidden):
+            raise ConnectorError(f"{self.document}: lies in a folder hidden from connectors")
         raw, ops = read_document(Path(ctx.root) / self.document, self.operations)
         if len(ops) > self.max_tools:
             raise ConnectorError(

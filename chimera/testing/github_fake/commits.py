@@ -1,7 +1,9 @@
-"""Commits, read from the repository's remote (``GET /repos/{o}/{r}/commits/{ref}``)."""
+"""Commits and file contents, read from the repository's remote
+(``GET /repos/{o}/{r}/commits/{ref}``, ``GET /repos/{o}/{r}/contents/{path}?ref=``)."""
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from typing import Any
 
@@ -29,6 +31,39 @@ class Commits(Resource):
         if fields is None:
             raise HttpError(422, f"No commit found for SHA: {req.params['ref']}")
         return FakeResponse(200, self._json(repo, fields))
+
+    @route("GET", "{repo}/contents/{path:path}")
+    def get_contents(self, req: FakeRequest) -> FakeResponse:
+        """A file's content (base64) at ``?ref=`` (default: the default branch); 404 for a
+        missing file or ref, a folder's listing is not served."""
+        repo = self.repo(req)
+        if repo.remote is None:
+            raise HttpError(404, "Not Found")
+        ref = req.query.get("ref") or repo.default_branch
+        rev = repo.head_sha(ref) or ref
+        path = req.params["path"].strip("/")
+        git = ["git", "--git-dir", str(repo.remote)]
+        kind = subprocess.run(
+            [*git, "cat-file", "-t", f"{rev}:{path}"], capture_output=True, text=True, check=False
+        )
+        if kind.returncode != 0 or kind.stdout.strip() != "blob":
+            raise HttpError(404, "Not Found")
+        blob = subprocess.run([*git, "show", f"{rev}:{path}"], capture_output=True, check=True)
+        sha = subprocess.run(
+            [*git, "rev-parse", f"{rev}:{path}"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        return FakeResponse(
+            200,
+            {
+                "type": "file",
+                "encoding": "base64",
+                "size": len(blob.stdout),
+                "name": path.rsplit("/", 1)[-1],
+                "path": path,
+                "sha": sha,
+                "content": base64.encodebytes(blob.stdout).decode(),
+            },
+        )
 
     def _json(self, repo: FakeRepo, fields: list[str]) -> dict[str, Any]:
         sha, tree, parents, an, ae, ad, cn, ce, cd, *message = fields

@@ -62,11 +62,13 @@ def test_artifacts_and_retention_match_the_action() -> None:
     assert names == {
         "${{ steps.artifact.outputs.name }}",
         "${{ inputs.artifact-name }}-publish-attempt-${{ github.run_attempt }}",
+        "${{ inputs.artifact-name }}-heldout-attempt-${{ github.run_attempt }}",
     }
     naming = next(s for s in action["runs"]["steps"] if s.get("id") == "artifact")
     assert "${CHIMERA_ARTIFACT_NAME}-attempt-${CHIMERA_RUN_ATTEMPT}" in naming["run"]
     assert action["inputs"]["artifact-name"]["default"] == "chimera-run"
     assert "`chimera-run-attempt-<n>`" in GUIDE and "`chimera-run-publish-attempt-<n>`" in GUIDE
+    assert "`chimera-run-heldout-attempt-<n>`" in GUIDE
     (days,) = {s["with"]["retention-days"] for s in uploads}
     assert f"**{days} days**" in GUIDE
 

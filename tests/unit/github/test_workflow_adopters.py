@@ -164,7 +164,11 @@ def test_without_a_set_up_script_the_folder_is_empty_and_said_so(tmp_path: Path)
 def test_check_mode_installs_the_plain_package() -> None:
     action = load(ROOT / "action.yml")
     (install,) = [s for s in action["runs"]["steps"] if s.get("name") == "Install Chimera"]
-    assert install["env"]["CHIMERA_EXTRA"] == "${{ inputs.mode == 'agent' && '[agent]' || '' }}"
+    # verify adds only PyNaCl, and only when it seals held-out evidence to a key.
+    assert install["env"]["CHIMERA_EXTRA"] == (
+        "${{ inputs.mode == 'agent' && '[agent]' || (inputs.mode == 'verify' && "
+        "inputs.heldout-public-key != '' && '[heldout]') || '' }}"
+    )
     assert "[agent]" not in install["run"], "the extra comes from CHIMERA_EXTRA only"
 
 

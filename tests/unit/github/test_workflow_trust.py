@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "workflows"
 WORKFLOWS = sorted(EXAMPLES.glob("*.yml")) + sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 SECRET = re.compile(r"\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}")
+HELDOUT_SECRET = "CHIMERA_HELDOUT_SPECS"
+ACTION = ROOT / "action.yml"
 
 # (workflow, job) → the exact permissions, and the secrets it may reference.
 EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
@@ -47,8 +49,9 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
         )
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
+    # verify's one secret: the held-out specs, on its Chimera step only.
     **{
-        (wf, "verify"): ({"contents": "read"}, set())
+        (wf, "verify"): ({"contents": "read"}, {HELDOUT_SECRET})
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
     **{
@@ -62,7 +65,7 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
     ("chimera-review.yml", "start-ci"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
     # A person's push to a Chimera PR: the Spec check judged by verify, posted by spec-check.
     ("chimera-spec-refresh.yml", "decide"): ({"issues": "read", "pull-requests": "read"}, set()),
-    ("chimera-spec-refresh.yml", "verify"): ({"contents": "read"}, set()),
+    ("chimera-spec-refresh.yml", "verify"): ({"contents": "read"}, {HELDOUT_SECRET}),
     ("chimera-spec-refresh.yml", "spec-check"): ({"contents": "read", "checks": "write"}, set()),
     # The schedule tick: no LLM key; the App token writes the journal and dispatches; the
     # journal's signing key signs the tick's commits.
@@ -219,3 +222,41 @@ def test_each_agent_attempt_uploads_its_own_artifact_and_verify_publish_download
     assert "${{ github.run_attempt }}" in publish_log
     outputs = load(ROOT / "action.yml")["outputs"]
     assert outputs["artifact"]["value"] == "${{ steps.artifact.outputs.name }}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_the_heldout_secret_reaches_only_the_verify_step(path: Path) -> None:
+    """The held-out specs are referenced once per verify job, as its Chimera step's
+    ``heldout-specs`` input, and nowhere else (no env, no other step or job)."""
+    text = path.read_text(encoding="utf-8")
+    jobs = load(path)["jobs"]
+    found: list[tuple[str, str]] = []
+    for name, job in jobs.items():
+        for step in job.get("steps", []):
+            dumped = yaml.safe_dump(step)
+            if f"secrets.{HELDOUT_SECRET}" in dumped:
+                found.append((name, str(step.get("with", {}).get("mode"))))
+                assert step["with"]["heldout-specs"] == f"${{{{ secrets.{HELDOUT_SECRET} }}}}"
+                others = {k: v for k, v in step["with"].items() if k != "heldout-specs"}
+                assert HELDOUT_SECRET not in yaml.safe_dump(others)
+        assert HELDOUT_SECRET not in yaml.safe_dump({k: v for k, v in job.items() if k != "steps"})
+    verify_jobs = [n for n, j in jobs.items() if any(chimera_steps_verify(j))]
+    assert found == [(n, "verify") for n in verify_jobs]
+    assert text.count(f"secrets.{HELDOUT_SECRET}") == len(verify_jobs)
+
+
+def chimera_steps_verify(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in chimera_steps(job) if s.get("with", {}).get("mode") == "verify"]
+
+
+def test_action_yml_maps_the_heldout_input_into_the_verify_run_only() -> None:
+    action = load(ACTION)
+    refs: list[tuple[str, str]] = []
+    for step in action["runs"]["steps"]:
+        for key, value in (step.get("env") or {}).items():
+            if "inputs.heldout-specs" in str(value):
+                refs.append((str(step.get("id")), key))
+                assert value == "${{ inputs.mode == 'verify' && inputs.heldout-specs || '' }}"
+        for part in ("run", "with", "if"):
+            assert "heldout-specs" not in yaml.safe_dump(step.get(part, "")), step.get("name")
+    assert refs == [("chimera", "CHIMERA_HELDOUT_SPECS")]

@@ -157,3 +157,55 @@ def test_a_plain_child_would_see_the_secret(
     # The parent's /proc/PID/environ (its environment at exec, the LLM key included when
     # it was set then) is readable from a plain child: the hole bubblewrap closes.
     assert str(os.getpid()) in seen["pids"]
+
+
+HELDOUT_SERVER = '''
+import json
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("heldout-probe")
+
+
+@server.tool()
+def probe(marker: str) -> str:
+    """What the server can read of the held-out folder."""
+    try:
+        text = Path("specs-heldout/hidden.yaml").read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    try:
+        names = sorted(p.name for p in Path("specs-heldout").iterdir())
+    except OSError:
+        names = []
+    return json.dumps({"text": text, "names": names})
+
+
+if __name__ == "__main__":
+    server.run("stdio")
+'''
+
+
+def _read_heldout(root: Path, hidden: tuple[Path, ...]) -> dict[str, Any]:
+    kind = McpConnector(command=sys.executable, args=("server.py",))
+    opened = kind.open(ConnectorContext(root=root, sandbox="bwrap", timeout_s=60, hidden=hidden))
+    try:
+        result = opened.tools[0](marker="x")
+        assert result.ok, result.output
+        seen: dict[str, Any] = json.loads(result.output)
+        return seen
+    finally:
+        opened.close()
+
+
+@needs_bwrap
+@pytest.mark.bwrap
+def test_a_stdio_server_cannot_see_the_held_out_folder(tmp_path: Path) -> None:
+    (tmp_path / "server.py").write_text(HELDOUT_SERVER, encoding="utf-8")
+    folder = tmp_path / "specs-heldout"
+    folder.mkdir()
+    (folder / "hidden.yaml").write_text("HELDOUT-CANARY-e5\n", encoding="utf-8")
+    # The control: without the session's hidden paths the server reads it.
+    assert _read_heldout(tmp_path, ())["text"] == "HELDOUT-CANARY-e5\n"
+    seen = _read_heldout(tmp_path, (folder,))
+    assert seen == {"text": "", "names": []}

@@ -255,3 +255,13 @@ def test_an_unreachable_api_is_an_error_result(tmp_path: Path) -> None:
     ]
     result = tool()
     assert not result.ok and "request failed" in result.output
+
+
+def test_a_document_in_a_hidden_folder_is_refused(tmp_path: Path) -> None:
+    hidden = tmp_path / "specs-heldout"
+    hidden.mkdir()
+    (hidden / "api.yaml").write_text(yaml.safe_dump(document()), encoding="utf-8")
+    kind = OpenApiConnector(document="specs-heldout/api.yaml", base_url="http://127.0.0.1:9")
+    assert kind.open(ConnectorContext(root=tmp_path)).tools  # the control: it loads
+    with pytest.raises(ConnectorError, match="hidden from connectors"):
+        kind.open(ConnectorContext(root=tmp_path, hidden=(hidden.resolve(),)))
