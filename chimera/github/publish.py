@@ -44,6 +44,7 @@ from chimera.github.queue import (
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
+from chimera.github.render import Section
 from chimera.github.report import RunReport, read_report
 from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 from chimera.github.summary import artifact_link, code
@@ -85,6 +86,8 @@ class PublishContext:
         agent_audit_head: the agent job's audit head, received as a job output.
         event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
             which has no trigger label to lose; ``None``: unknown, read as a label's run).
+        sections: the PR body's sections from features (memory's:
+            :func:`chimera.github.memory.memory_sections`).
     """
 
     root: Path
@@ -98,6 +101,7 @@ class PublishContext:
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
     event_name: str | None = None
+    sections: tuple[Section, ...] = ()
 
 
 @dataclass
@@ -449,6 +453,7 @@ class Publisher:
             verification=self._verification(g, held_unmet),
             spec_met=not held_unmet,
             advisory=g.advisory,
+            sections=self.ctx.sections,
         )
         title = f"Chimera: {self._title()} (#{d.issue})"
         base_ref = d.base_ref or self.ctx.default_branch

@@ -33,6 +33,7 @@ from chimera.github.artifacts import (
 from chimera.github.events import Act, decide
 from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
 from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.memory import propose, recall_branch
 from chimera.github.permissions import Resolution, resolve
 from chimera.github.watch import AttemptProgress, attempts_table, progress_line, watch_child
 from chimera.orchestration.graph import Card, CardStatus
@@ -345,6 +346,8 @@ def _run(
         sys.stderr.write(progress_line(progress) + "\n")
         sys.stderr.flush()
 
+    # Before the child starts: the token reaches only these git processes, never the run.
+    recalled_before = recall_branch(root, client, settings, token=ctx.github.token)
     proc = start_child(
         request, tmp, llm_key_variable=settings.llm_key_variable, on_attempt=on_attempt
     )
@@ -364,6 +367,7 @@ def _run(
     patch = make_patch(root, base_sha)
     (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
     collect_run(root, run_id, artifacts)
+    propose(root, artifacts, run_id, recalled_before)
     summary = attempts_table(attempts) + _audit_summary(store.run_dir(run_id), state.audit_head)
     write_summary(artifacts, summary)
     cards = [Card.from_json(raw) for raw in state.cards]

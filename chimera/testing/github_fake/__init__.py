@@ -36,7 +36,9 @@ What it models:
 * webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``,
   ``pull_request``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
-  ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``; a ``mergePullRequest``
+  ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``, ``createCommitOnBranch``
+  (:mod:`.gitdata`: a commit GitHub signs for the token — its REST ``verification`` is
+  ``valid`` — while commits pushed with git report ``unsigned``); a ``mergePullRequest``
   mutation or ``PUT .../merge`` is recorded as a merge attempt and refused (Chimera must never
   merge);
 * faults, consumed in order: an HTTP status (500, secondary rate limit 403/429 with
