@@ -7,7 +7,7 @@ it can do is print to its job log, which GitHub shows live: :func:`watch_child` 
 (:class:`AttemptProgress`: its number, card, verdict, tokens and cost, and the run's totals so
 far) to a callback. Only numbers and Chimera's own identifiers are taken from a line; a card
 label is clipped and reduced to a safe character set, so nothing the model wrote reaches the
-log through it. The clock and the sleep are injected (tests run without waiting).
+log through it. The poll interval is a parameter (tests poll every few milliseconds).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import json
 import re
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,10 +157,11 @@ def watch_child(
     on_attempt: Callable[[AttemptProgress], None],
     *,
     interval_s: float = 5.0,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[str, str, list[AttemptProgress]]:
     """Wait for ``proc`` (started with ``stdout``/``stderr`` pipes), calling ``on_attempt``
-    for each attempt the run's ``audit`` log records meanwhile, every ``interval_s`` seconds.
+    for each attempt the run's ``audit`` log records meanwhile, at least every ``interval_s``
+    seconds. It waits on the process itself between polls, so it returns as soon as the child
+    exits (no trailing sleep).
 
     Returns:
         The child's captured stdout, stderr, and every attempt seen (in order).
@@ -188,9 +188,13 @@ def watch_child(
     ]
     for thread in threads:
         thread.start()
-    while proc.poll() is None:
+    while True:
         drain()
-        sleep(interval_s)
+        try:
+            proc.wait(timeout=interval_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
     for thread in threads:
         thread.join()
     drain()
