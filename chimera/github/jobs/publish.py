@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.errors import JournalError
+from chimera.errors import JournalError, UsageError
 from chimera.github.artifacts import read_patch
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.jobs.tick import record_finish, scheduled_run
@@ -93,6 +93,8 @@ def publish_job(
     record in the schedules' ``journal`` (signed as the tick's are), so the job's next run
     need not wait out its lease; without a journal, or when the write fails, the lease ends it.
     """
+    if decided.mode == "refresh":
+        raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
     client = ctx.connect()
     audit_dir = (ctx.runner_temp or artifacts.parent) / "chimera-publish"
     # Memory first: the PR body says what was remembered. Its failures are noted, not raised.

@@ -33,7 +33,8 @@ What it models:
   :mod:`.runs`);
 * ``GET /app``: the App behind an installation token (``github-actions`` for a workflow's
   ``GITHUB_TOKEN``; 401 for a person's token);
-* webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``);
+* webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``,
+  ``pull_request``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
   ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``, ``createCommitOnBranch``
   (:mod:`.gitdata`: a commit GitHub signs for the token — its REST ``verification`` is
@@ -73,7 +74,11 @@ from chimera.testing.github_fake.state import (
     RepoEvent,
     TokenKind,
 )
-from chimera.testing.github_fake.webhooks import add_workflow_run, comment_event
+from chimera.testing.github_fake.webhooks import (
+    add_workflow_run,
+    comment_event,
+    pull_request_event,
+)
 
 __all__ = [
     "ACTIONS_LOGIN",
@@ -89,5 +94,6 @@ __all__ = [
     "add_workflow_run",
     "comment_event",
     "make_bare_remote",
+    "pull_request_event",
     "push_branch",
 ]
