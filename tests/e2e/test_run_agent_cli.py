@@ -98,3 +98,41 @@ def test_a_run_started_without_a_profile_is_not_resumed_under_one(
     assert "started without an agent profile" in one_line_error(capsys)
     assert main(["approve", "r2", *base, "--by", "bob"]) == 0
     assert profile_audits(project, "r2") == []
+
+
+class Killed(BaseException):
+    """The process 'dies' here (BaseException: nothing on the way catches it)."""
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_card_keeps_its_record_and_resumes_under_the_profile(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chimera.cli.run_agent import start_profile, start_recorded
+    from chimera.config import ChimeraConfig
+    from chimera.orchestration.surfaces import RunRequest
+
+    profile = project.parent / "careful.yaml"
+    profile.write_text(CAREFUL, encoding="utf-8")
+
+    def die_on_first_attempt(event: str, _fields: dict[str, object]) -> None:
+        if event == "attempt_started":
+            raise Killed
+
+    agent, record = start_profile(project, str(profile))
+    run = RunRequest(
+        root=project,
+        config=ChimeraConfig().with_overrides(sandbox="scrubbed"),
+        model=SCRIPT,
+        agent=agent,
+        started_by="alice",
+        spec_paths=("specs",),
+        events=die_on_first_attempt,
+    )
+    with pytest.raises(Killed):
+        start_recorded(run, record)
+    (run_id,) = RunStore(project).record_ids()
+    assert RunStore(project).load(run_id).extra["agent_profile"]["path"] == str(profile.resolve())
+    base = ["--root", str(project), "--quiet", "--model", SCRIPT]
+    assert main(["resume", run_id, *base]) == 5, capsys.readouterr()
+    assert profile_audits(project, run_id) == ["careful", "careful"]
