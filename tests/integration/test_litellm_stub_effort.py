@@ -112,7 +112,9 @@ def test_chimera_solve_applies_the_configured_effort(
     ]
     script = tmp_path / "s.yaml"
     script.write_text(yaml.safe_dump({"model": "s", "turns": turns}))
-    code = main(["solve", "Add total()", "--root", str(root), "--model", f"scripted:{script}"])
+    # --no-learning: the after-run reflection's own call would be a fifth, off-script turn.
+    argv = ["solve", "Add total()", "--root", str(root), "--model", f"scripted:{script}"]
+    code = main([*argv, "--no-learning"])
     assert code == 0, capsys.readouterr()
     (run_dir,) = (root / ".chimera" / "runs").iterdir()
     events = [json.loads(x) for x in (run_dir / "audit.jsonl").read_text().splitlines()]
