@@ -17,7 +17,6 @@ from chimera.evolution.branchstore import (
     PROPOSALS_NAME,
     BranchProposals,
     Lander,
-    writer_for,
 )
 from chimera.evolution.proposals import Proposal, ProposalLedger
 from chimera.evolution.reflection import LEARNING_FILE, REFLECTED_FILE, ReflectionPart
@@ -140,7 +139,7 @@ class RacingWriter:
 
 def _sink(tmp_path: Path, remote: str, name: str) -> BranchProposals:
     branch = GitBranch(tmp_path / f"{name}.git", remote, branch=LEARNING_BRANCH)
-    return BranchProposals(branch, writer_for(branch))
+    return BranchProposals(branch, branch)
 
 
 def test_the_branch_adapter_appends_one_commit_per_run_and_retries_a_lost_race(
