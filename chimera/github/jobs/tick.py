@@ -56,6 +56,7 @@ __all__ = [
     "TickGitHub",
     "TickResult",
     "journal_for",
+    "journal_trust",
     "record_finish",
     "run_tick",
     "scheduled_run",
