@@ -304,12 +304,16 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
                 jobs.spec_check_job(ctx, settings, root, decided, verified, results).to_job()
             )
         audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
-        from chimera.github.jobs.tick import journal_for
+        from chimera.github.jobs.tick import signed_journal
         from chimera.scheduler.clock import SystemClock
 
-        # A scheduled run's finish goes to the journal only when signed like the tick's.
-        key = _signing_key(ctx) if settings.is_self(decided.started_by) else None
-        journal = journal_for(root, settings, key) if key is not None else None
+        # A scheduled run's finish goes to the journal only when signed like the tick's
+        # (GitHub-signed for an App token, else SSH-signed with the key).
+        journal = (
+            signed_journal(root, settings, ctx.connect(), _signing_key(ctx))
+            if settings.is_self(decided.started_by)
+            else None
+        )
         return _report(
             jobs.publish_job(
                 ctx, settings, root, artifacts, decided, verified,
@@ -324,7 +328,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
 
 def _signing_key(ctx: ActionContext) -> Path | None:
     """``CHIMERA_JOURNAL_SIGNING_KEY`` (an SSH private key, from a secret) in a file only this
-    user can read, for git's SSH signing of journal commits; ``None`` when unset."""
+    user can read, for git's SSH signing of journal commits when the job holds no App token;
+    ``None`` when unset."""
     import tempfile
 
     text = os.environ.get("CHIMERA_JOURNAL_SIGNING_KEY", "").strip()

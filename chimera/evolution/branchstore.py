@@ -7,11 +7,16 @@ Proposal` records — provisional and tainted — in ``proposals.jsonl`` on an o
 runner and a person can read them.
 
 The adapter needs two things of the branch store, as small protocols: a reader (``fetch()`` →
-tip, ``read(commit, path)``) and a writer whose ``land(parent, files, message)`` commits
-``files`` on ``parent`` and raises :class:`~chimera.errors.JournalConflict` when the branch
-moved (then it re-reads and appends again). That is the branch store's writer interface (a git
-push, or GitHub's signed ``createCommitOnBranch`` in the Action); for a ``GitBranch`` without
-``land``, :class:`PlumbingLander` builds the commit with its ``git`` plumbing and ``push``.
+tip, ``read(commit, path)``, ``history(tip)``) and a writer whose ``land(parent, files,
+message)`` commits ``files`` on ``parent`` and raises :class:`~chimera.errors.JournalConflict`
+when the branch moved (then it re-reads and appends again). That is memory's
+:class:`~chimera.memory.branch.BranchWriter`: ``GitBranch`` itself (a git push), or GitHub's
+``createCommitOnBranch`` in the Action when publish holds an App token, which GitHub signs.
+
+Any ``contents: write`` token can push to the branch, so :meth:`BranchProposals.proposals`
+takes a :class:`~chimera.memory.trust.TrustPolicy` (in the Action, the same GitHub lookup as
+memory's): only the lines a trusted commit *added* are read, so a forged commit can neither
+add a proposal nor, by rewriting the file, take one back.
 
 Nothing on the branch is ever retrieved into a prompt: ``chimera playbook fetch`` copies the
 proposals into the local ledger (still pending, still tainted) and a person accepts one with
@@ -21,52 +26,35 @@ proposals into the local ledger (still pending, still tainted) and a person acce
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol
 
 from chimera.errors import ChimeraError, JournalConflict
 from chimera.evolution.proposals import Proposal
+from chimera.memory.trust import CommitInfo, TrustPolicy
 
 LEARNING_BRANCH = "chimera-learning"
 PROPOSALS_NAME = "proposals.jsonl"
 
 
 class BranchReader(Protocol):
-    """What the adapter reads: the tip (fetched) and a file at a commit ('' when absent)."""
+    """What the adapter reads: the tip (fetched), a file at a commit ('' when absent), and the
+    first-parent history to a tip, oldest first (as memory's ``GitBranch`` gives them)."""
 
     def fetch(self) -> str | None: ...
 
     def read(self, commit: str, path: str, /) -> str: ...
 
+    def history(self, tip: str, /) -> list[CommitInfo]: ...
 
-@runtime_checkable
+
 class Lander(Protocol):
     """The branch store's writer: one commit of ``files`` on ``parent``; its sha.
 
     Raises ``JournalConflict`` when the branch moved since ``parent``."""
 
     def land(self, parent: str | None, files: Mapping[str, str], message: str) -> str: ...
-
-
-class PlumbingLander:
-    """:class:`Lander` over a ``GitBranch`` that has ``git`` plumbing and ``push(commit) ->
-    bool`` (``False``: rejected as non-fast-forward) but no ``land`` of its own. The tree holds
-    only ``files`` (the learning branch holds nothing else)."""
-
-    def __init__(self, branch: Any) -> None:
-        self.branch = branch
-
-    def land(self, parent: str | None, files: Mapping[str, str], message: str) -> str:
-        entries = ""
-        for path, text in sorted(files.items()):
-            blob = str(self.branch.git("hash-object", "-w", "--stdin", stdin=text)).strip()
-            entries += f"100644 blob {blob}\t{path}\n"
-        tree = str(self.branch.git("mktree", stdin=entries)).strip()
-        args = ["commit-tree", tree, "-m", message, *(["-p", parent] if parent else [])]
-        commit = str(self.branch.git(*args, *(["-S"] if self.branch.sign else []))).strip()
-        if not self.branch.push(commit):
-            raise JournalConflict(f"the learning branch moved since {parent or 'empty'}")
-        return commit
 
 
 class ProposalSink(Protocol):
@@ -91,8 +79,13 @@ class BranchProposals:
         self.writer = writer
         self.attempts = attempts
 
-    def proposals(self) -> list[Proposal]:
-        """Every proposal on the branch's tip (``[]`` when the branch does not exist).
+    def proposals(self, trust: TrustPolicy | None = None) -> list[Proposal]:
+        """The proposals on the branch (``[]`` when it does not exist), each provisional and
+        untrusted whatever its line claims.
+
+        Args:
+            trust: read only the lines commits it trusts added, in commit order (``None``:
+                every line of the tip's file, for a local remote no one else can push to).
 
         Raises:
             ChimeraError: git fails.
@@ -100,13 +93,33 @@ class BranchProposals:
         tip = self.reader.fetch()
         if tip is None:
             return []
+        if trust is None:
+            lines = self.reader.read(tip, PROPOSALS_NAME).splitlines()
+        else:
+            lines = self._trusted_lines(tip, trust)
         out: list[Proposal] = []
-        for line in self.reader.read(tip, PROPOSALS_NAME).splitlines():
+        for line in lines:
             try:
                 out.append(Proposal.from_json(json.loads(line)))
             except ValueError:
                 continue  # written only by publish; a bad line is skipped, never trusted
         return out
+
+    def _trusted_lines(self, tip: str, trust: TrustPolicy) -> list[str]:
+        kept: list[str] = []
+        seen: set[str] = set()
+        for commit in self.reader.history(tip):
+            if not trust.trusted(commit):
+                continue
+            before = self.reader.read(commit.parent, PROPOSALS_NAME) if commit.parent else ""
+            after = self.reader.read(commit.sha, PROPOSALS_NAME).splitlines()
+            added = Counter(after)
+            added.subtract(Counter(before.splitlines()))
+            for line in after:
+                if added[line] > 0 and line not in seen:
+                    seen.add(line)
+                    kept.append(line)
+        return kept
 
     def store(self, proposals: Sequence[Proposal], *, run_id: str, issue: int | None) -> str | None:
         """One commit appending ``proposals`` (forced provisional and untrusted) to
@@ -140,18 +153,11 @@ class BranchProposals:
         )
 
 
-def writer_for(branch: Any) -> Lander:
-    """``branch`` itself when it lands commits, else :class:`PlumbingLander` over it."""
-    return branch if isinstance(branch, Lander) else PlumbingLander(branch)
-
-
 __all__ = [
     "LEARNING_BRANCH",
     "PROPOSALS_NAME",
     "BranchProposals",
     "BranchReader",
     "Lander",
-    "PlumbingLander",
     "ProposalSink",
-    "writer_for",
 ]

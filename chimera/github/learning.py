@@ -6,7 +6,9 @@ key and untrusted input. Publish applies :func:`~chimera.evolution.action.publis
 to it with only what publish re-derived: verify's verdict, the file count of the patch *whose
 hash verify judged* (any other patch keeps nothing), and the skills of the base commit
 (a promoted one is never replaced). What is accepted goes to the branch store
-(:class:`~chimera.evolution.branchstore.BranchProposals`) as provisional, tainted proposals.
+(:class:`~chimera.evolution.branchstore.BranchProposals`) as provisional, tainted proposals,
+committed through GitHub's ``createCommitOnBranch`` when publish holds Chimera's App token (so
+GitHub signs it for the App, as memory's commits), else pushed with git.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from chimera.evolution.branchstore import (
     LEARNING_BRANCH,
     BranchProposals,
     ProposalSink,
-    writer_for,
 )
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
@@ -34,6 +35,7 @@ from chimera.github.basecommit import sha256_text
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
+    from chimera.github.client import GitHubClient
     from chimera.github.jobs.context import ActionContext
     from chimera.github.publish import PublishResult
 
@@ -126,13 +128,18 @@ def base_skills(root: Path, commit: str) -> dict[str, LearnedSkill]:
     return out
 
 
-def branch_sink(root: Path, cache: Path, *, remote: str = "origin") -> BranchProposals:
+def branch_sink(
+    root: Path, cache: Path, *, remote: str = "origin", client: GitHubClient | None = None
+) -> BranchProposals:
     """The learning branch of ``root``'s ``remote`` through memory's ``GitBranch`` (its bare
-    cache at ``cache``).
+    cache at ``cache``), written through ``createCommitOnBranch`` when ``client`` holds an App
+    token (:func:`~chimera.github.branchcommit.app_writer`), else pushed with git.
 
     Raises:
-        ChimeraError: ``remote`` has no URL, or git fails.
+        ChimeraError: ``remote`` has no URL, git fails, or the API fails asking who the
+            token is.
     """
+    from chimera.github.branchcommit import app_writer
     from chimera.memory.branch import GitBranch
 
     proc = subprocess.run(
@@ -145,20 +152,28 @@ def branch_sink(root: Path, cache: Path, *, remote: str = "origin") -> BranchPro
     if proc.returncode != 0 or not url:
         raise ChimeraError(f"git remote {remote}: no URL to store learning proposals on")
     branch = GitBranch(cache, url, branch=LEARNING_BRANCH)
-    return BranchProposals(branch, writer_for(branch))
+    writer = app_writer(client, branch) if client is not None else None
+    return BranchProposals(branch, writer or branch)
 
 
 def publish_learning(
-    root: Path, artifacts: Path, verified: Verified, *, cache: Path, run_id: str, issue: int
+    root: Path,
+    artifacts: Path,
+    verified: Verified,
+    *,
+    cache: Path,
+    run_id: str,
+    issue: int,
+    client: GitHubClient | None = None,
 ) -> dict[str, object]:
     """:func:`learn_from_artifact` into the learning branch of ``root``'s ``origin`` (its git
-    cache at ``cache``), as a JSON-ready report (``{}``: the artifact proposes nothing, and the
-    branch is not touched). Learning never fails a publish: an error is the report's
-    ``error``."""
+    cache at ``cache``; ``client``: see :func:`branch_sink`), as a JSON-ready report (``{}``:
+    the artifact proposes nothing, and the branch is not touched). Learning never fails a
+    publish: an error is the report's ``error``."""
     if not (artifacts / RUN_DIR / LEARNING_FILE).is_file():
         return {}
     try:
-        sink = branch_sink(root, cache)
+        sink = branch_sink(root, cache, client=client)
         learned = learn_from_artifact(root, artifacts, verified, sink, run_id=run_id, issue=issue)
     except ChimeraError as exc:
         return {"error": str(exc)[:300]}
@@ -172,9 +187,12 @@ def learn_after_publish(
     decided: Decided,
     verified: Verified,
     result: PublishResult,
+    *,
+    client: GitHubClient | None = None,
 ) -> dict[str, object]:
     """The publish job's one call, after publishing: only when the verified change was pushed
-    (a PR exists), :func:`publish_learning`; its report is one ``learning`` event in its own
+    (a PR exists), :func:`publish_learning` (signed by GitHub when ``client`` holds an App
+    token); its report is one ``learning`` event in its own
     audit log, ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its
     order), and is returned."""
     if result.pr_number is None:
@@ -183,7 +201,7 @@ def learn_after_publish(
     run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
     report = publish_learning(
         root, artifacts, verified, cache=temp / "chimera-learning.git", run_id=run_id,
-        issue=decided.issue,
+        issue=decided.issue, client=client,
     )  # fmt: skip
     if report:
         from chimera.github.publish_gate import PublishAudit

@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ChimeraError
 from chimera.github.basecommit import sha256_text
-from chimera.github.branchcommit import ApiWriter, github_trust
+from chimera.github.branchcommit import ApiWriter, chimera_trust
 from chimera.github.render import Line, Section, Span, Trust, lines_section, trusted
-from chimera.github.settings import GITHUB_ACTIONS_BOT
 from chimera.memory.artifact import admit_artifact, derived_fact, outcome_text, proposal
 from chimera.memory.branch import DEFAULT_BRANCH, GitBranch, publish
 from chimera.memory.items import TRUSTED, JournalOp, OpKind, now
@@ -88,8 +87,7 @@ def memory_branch(root: Path, remote: str = "origin", *, token: str | None = Non
 
 def branch_trust(client: GitHubClient, settings: ActionSettings) -> VerifiedBy:
     """Commits GitHub signed for Chimera's App, or verified commits by write-access people."""
-    apps = {i for i in settings.identities if i.endswith("[bot]") and i != GITHUB_ACTIONS_BOT}
-    return github_trust(client, apps, branch=os.environ.get(BRANCH_VARIABLE) or DEFAULT_BRANCH)
+    return chimera_trust(client, settings, os.environ.get(BRANCH_VARIABLE) or DEFAULT_BRANCH)
 
 
 def _fresh_store(root: Path) -> MemoryStore:

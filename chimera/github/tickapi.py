@@ -1,16 +1,16 @@
 """The API calls the schedules' tick makes beyond :class:`~chimera.github.client.GitHubClient`:
-file an issue at most once, read a ref's latest check run, and ask whether GitHub verified a
-commit Chimera's identity made (the journal's trust lookup).
+file an issue at most once and read a ref's latest check run. (Which journal commits to trust
+is :func:`chimera.github.branchcommit.github_trust`'s question, as for every branch store.)
 
 Kept apart from ``client.py`` (already long): :class:`TickClient` wraps one client, adds
-these three calls through the client's retry and error mapping, and passes the calls the tick
+these two calls through the client's retry and error mapping, and passes the calls the tick
 shares with the other jobs through unchanged, so it satisfies
 :class:`~chimera.github.jobs.tick.TickGitHub`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -20,7 +20,7 @@ from chimera.errors import GitHubApiError, GitHubNotFound
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient, IssueInfo
 
-__all__ = ["CheckRunSeen", "CommitVerification", "TickClient"]
+__all__ = ["CheckRunSeen", "TickClient"]
 
 
 @dataclass(frozen=True)
@@ -36,22 +36,6 @@ class CheckRunSeen:
     head_sha: str
     conclusion: str | None
     summary: str
-
-
-@dataclass(frozen=True)
-class CommitVerification:
-    """What ``GET /repos/{o}/{r}/commits/{sha}`` says of a commit's signature.
-
-    Attributes:
-        verified: GitHub verified the signature (its own, for a commit an App made through
-            the API; else a key registered to the signer's account).
-        reason: GitHub's ``verification.reason`` (``valid``, ``unsigned``, ``unknown_key`` ...).
-        author: the account GitHub attributes the commit to (``None``: none matched).
-    """
-
-    verified: bool
-    reason: str
-    author: str | None
 
 
 class TickClient:
@@ -138,45 +122,6 @@ class TickClient:
             if _absent(exc):
                 return None
             raise
-
-    def commit_verification(self, sha: str) -> CommitVerification | None:
-        """GitHub's verification of commit ``sha`` (``None``: no such commit here, 404 or 422).
-
-        Raises:
-            GitHubError: the API failed after retries.
-        """
-        url = f"/repos/{self.client.repository}/commits/{quote(sha, safe='')}"
-
-        def get() -> CommitVerification:
-            data = self.client._raw("GET", url)
-            found = (data.get("commit") or {}).get("verification") or {}
-            author = data.get("author") or {}
-            return CommitVerification(
-                verified=found.get("verified") is True,
-                reason=str(found.get("reason") or ""),
-                author=str(author["login"]) if author.get("login") else None,
-            )
-
-        try:
-            return self.client._call(f"GET commit {sha[:12]}", get)
-        except GitHubApiError as exc:
-            if _absent(exc):
-                return None
-            raise
-
-    def made_by(self, identities: Collection[str]) -> Callable[[str], bool]:
-        """A lookup for :class:`~chimera.scheduler.journal.VerifiedBy`: a commit counts when
-        GitHub verified it and attributes it to one of ``identities`` (Chimera's App). Answers
-        are remembered for the life of this client (one tick replays each commit once)."""
-        seen: dict[str, bool] = {}
-
-        def lookup(sha: str) -> bool:
-            if sha not in seen:
-                found = self.commit_verification(sha)
-                seen[sha] = bool(found and found.verified and found.author in identities)
-            return seen[sha]
-
-        return lookup
 
 
 def _absent(exc: GitHubApiError) -> bool:

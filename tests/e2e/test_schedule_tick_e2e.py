@@ -1,12 +1,15 @@
 """The schedules' tick end to end on the GitHub fake, with an injected clock.
 
-The tick (Chimera's App token, a real SSH signing key, the journal branch on the fake's git
-remote) files the job's issue labelled ``chimera:schedule`` and dispatches the fix workflow;
-decide admits the dispatch because Chimera's own identity added the label; agent, verify and
-publish run as separate jobs (tests/e2e/conftest.py); publish records the run's ``finish`` in
-the journal, which a fresh replay trusts. A second tick for the same fire time files nothing;
-a person's ``chimera:schedule`` label is refused with the reason; a broken declaration fails
-the tick with one ``file:line:col`` line before any API call.
+The tick (Chimera's App token, the journal branch on the fake's git remote) commits its
+journal through ``createCommitOnBranch``, so GitHub signs it for the App, files the job's
+issue labelled ``chimera:schedule`` and dispatches the fix workflow; decide admits the
+dispatch because Chimera's own identity added the label; agent, verify and publish run as
+separate jobs (tests/e2e/conftest.py); publish, with the App token too, records the run's
+``finish`` in the journal, which a fresh replay trusts. A second tick for the same fire time
+files nothing; a commit pushed with git by any other write token replays untrusted; without
+an App token a real SSH signing key is the second way, and with neither the tick refuses in
+one line; a person's ``chimera:schedule`` label is refused with the reason; a broken
+declaration fails the tick with one ``file:line:col`` line before any API call.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from chimera.github.client import RetryPolicy
+from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.jobs.context import ActionContext, GitHubAccess
-from chimera.github.jobs.tick import LABEL, TickResult, journal_for, run_tick
+from chimera.github.jobs.tick import LABEL, TickResult, journal_for, journal_trust, run_tick
 from chimera.github.settings import ActionSettings
 from chimera.scheduler.clock import FixedClock
-from chimera.scheduler.journal import SignedBy
+from chimera.scheduler.journal import GitJournal, Replay
+from chimera.scheduler.state import FinishOp, dump_ops
 from chimera.testing.github_fake import push_branch
 
 if TYPE_CHECKING:
@@ -90,13 +94,12 @@ class Ticker:
     """Runs ``chimera action --mode tick``'s job as the tick workflow would, on a fresh
     checkout of main each time, with the clock the test sets."""
 
-    def __init__(self, world: World, key: Path) -> None:
+    def __init__(self, world: World) -> None:
         self.world = world
-        self.key = key
         self.token = world.fake.add_app_token("chimera-app", repos=(), permissions=TICK_PERMS)
         self.settings = ActionSettings.from_env({"CHIMERA_BOT_LOGIN": APP})
 
-    def tick(self, run: int, at: datetime) -> TickResult:
+    def tick(self, run: int, at: datetime, key: Path | None = None) -> TickResult:
         ctx = ActionContext(
             event_name="schedule",
             payload={"schedule": "*/15 * * * *", "repository": {"full_name": "octo/app"}},
@@ -111,16 +114,38 @@ class Ticker:
             ),
         )
         root = self.world.clone(self.token)
-        return run_tick(ctx, self.settings, root, clock=FixedClock(at), signing_key=self.key)
+        return run_tick(ctx, self.settings, root, clock=FixedClock(at), signing_key=key)
 
-    def replay(self) -> Any:
-        root = self.world.clone()
-        journal = journal_for(root, self.settings, None)
-        return journal.replay(SignedBy(), tip=journal.fetch())
+    def journal(self) -> GitJournal:
+        return journal_for(self.world.clone(), self.settings, None)
+
+    def replay(self) -> Replay:
+        """A fresh replay with the tick's own trust (GitHub's word, asked with a read token)."""
+        client = GitHubClient(
+            "octo/app", self.world.app_token, api_url=self.world.fake.api_url, throttle=False
+        )
+        journal = self.journal()
+        return journal.replay(journal_trust(client, self.settings, journal), tip=journal.fetch())
+
+    def root_only_untrusted(self, replay: Replay) -> bool:
+        """Only the branch's empty root is untrusted: git pushed it (``createCommitOnBranch``
+        cannot start a branch) and it carries no operations."""
+        (root,) = self.journal().store.history(replay.tip or "")[:1]
+        return [sha for sha, _ in replay.untrusted] == [root.sha] and root.parent == ""
 
 
 @pytest.fixture
 def ticker(world: World) -> Ticker:
+    files = {".chimera.d/schedules/jobs.yaml": yaml.safe_dump(SCHEDULES, sort_keys=False)}
+    push_branch(world.clone(), "main", files, start="origin/main", message="schedules")
+    world.model = model_script(world.tmp / "model.yaml")
+    return Ticker(world)
+
+
+@pytest.fixture
+def signing_key(world: World, ticker: Ticker) -> Path:
+    """The second way, for a job without an App token: an SSH key whose public half is in
+    ``.chimera.d/journal-signers`` on main, its private half in the workflow's secret."""
     if shutil.which("ssh-keygen") is None:
         pytest.skip("ssh-keygen is not installed (it signs the journal's commits)")
     key = world.tmp / "journal_key"
@@ -129,14 +154,22 @@ def ticker(world: World) -> Ticker:
         check=True,
     )
     public = key.with_suffix(".pub").read_text().strip()
-    files = {
-        ".chimera.d/schedules/jobs.yaml": yaml.safe_dump(SCHEDULES, sort_keys=False),
-        ".chimera.d/journal-signers": f'{APP}@users.noreply.github.com namespaces="git" {public}\n',
+    signers = {
+        ".chimera.d/journal-signers": f'{APP}@users.noreply.github.com namespaces="git" {public}\n'
     }
-    push_branch(world.clone(), "main", files, start="origin/main", message="schedules")
+    push_branch(world.clone(), "main", signers, start="origin/main", message="journal signers")
     world.env["CHIMERA_JOURNAL_SIGNING_KEY"] = key.read_text()
-    world.model = model_script(world.tmp / "model.yaml")
-    return Ticker(world, key)
+    return key
+
+
+def publish_as_the_app(world: World) -> None:
+    """The publish job gets Chimera's App token (as with actions/create-github-app-token)."""
+    plain = world.workflow_token
+
+    def token(permissions: dict[str, str]) -> str:
+        return str(world.app_token) if "checks" in permissions else str(plain(permissions))
+
+    object.__setattr__(world, "workflow_token", token)
 
 
 def red_spec_check(world: World) -> None:
@@ -157,10 +190,12 @@ def red_spec_check(world: World) -> None:
 def test_a_scheduled_task_is_filed_once_admitted_run_and_finished(
     world: World, ticker: Ticker
 ) -> None:
+    publish_as_the_app(world)
     day = datetime(2031, 3, 3, tzinfo=UTC)
     first = ticker.tick(900, day + timedelta(hours=5))
     assert set(first.plan.baselined) == {"nightly-total", "spec-green"} and first.plan.runs == ()
     assert world.repo.issues == {} and world.repo.dispatches == []
+    assert world.repo.verified_commits.get(first.journal_head) == APP  # GitHub signed it
 
     red_spec_check(world)
     due = ticker.tick(901, day + timedelta(hours=6, minutes=5))
@@ -205,9 +240,11 @@ def test_a_scheduled_task_is_filed_once_admitted_run_and_finished(
     (pull,) = world.repo.pulls()
     assert pull["head"] == f"chimera/issue-{task_issue}"
 
-    # publish recorded the finish, signed: a fresh replay trusts it and the job is free.
+    # publish recorded the finish, GitHub-signed for the App: a fresh replay trusts it and
+    # the job is free.
     replay = ticker.replay()
-    assert replay.untrusted == () and replay.problems == ()
+    assert world.repo.verified_commits.get(replay.tip or "") == APP
+    assert ticker.root_only_untrusted(replay) and replay.problems == ()
     assert replay.state.job("nightly-total").in_flight is None
     finish = [op for op in replay.ops if op.op == "finish"]
     assert [(op.run, op.job) for op in finish] == [("901.1", "nightly-total")]
@@ -263,7 +300,9 @@ def test_a_broken_declaration_fails_the_tick_before_any_api_call(
     assert world.repo.head_sha("chimera/journal") is None
 
 
-def test_the_action_cli_ticks_and_signs_its_journal(world: World, ticker: Ticker) -> None:
+def test_the_action_cli_ticks_with_github_signed_commits_and_no_key(
+    world: World, ticker: Ticker
+) -> None:
     """``chimera action --mode tick`` itself (the system clock: a first tick baselines)."""
     root = world.clone(ticker.token)
     out = world.job(
@@ -271,8 +310,62 @@ def test_the_action_cli_ticks_and_signs_its_journal(world: World, ticker: Ticker
     )
     assert out["rc"] == 0 and out["status"] == "ticked" and out["ran"] == ""
     replay = ticker.replay()
-    assert len(replay.trusted) == 1 and replay.untrusted == ()
+    assert len(replay.trusted) == 1 and ticker.root_only_untrusted(replay)
+    assert world.repo.verified_commits[replay.trusted[0]] == APP
     assert set(replay.state.jobs) == {"nightly-total", "spec-green"}
-    (key,) = (world.tmp / "runner-980").glob("chimera-journal-key-*/key")
-    assert key.stat().st_mode & 0o777 == 0o600
+    assert list((world.tmp / "runner-980").glob("chimera-journal-key-*")) == []
     assert world.repo.issues == {} and world.repo.dispatches == []
+
+
+def test_a_commit_pushed_with_git_replays_untrusted(world: World, ticker: Ticker) -> None:
+    """Any ``contents: write`` token can push to the journal, and name itself Chimera: a
+    forged ``finish`` (which would free a job early) counts for nothing."""
+    day = datetime(2031, 3, 3, tzinfo=UTC)
+    ticker.tick(990, day + timedelta(hours=5))
+    due = ticker.tick(991, day + timedelta(hours=6, minutes=5))
+    assert "nightly-total" in [r.job for r in due.plan.runs]
+    forged = dump_ops([FinishOp(run="991.1", at=day + timedelta(hours=7), job="nightly-total")])
+    work = world.clone(world.workflow_token({"contents": "write"}))
+    subprocess.run(["git", "fetch", "-q", "origin", "chimera/journal"], cwd=work, check=True)
+    for key, value in (("user.name", APP), ("user.email", f"{APP}@users.noreply.github.com")):
+        subprocess.run(["git", "config", key, value], cwd=work, check=True)
+    push_branch(work, "chimera/journal", {"runs/forged.1.jsonl": forged}, start="FETCH_HEAD")
+    replay = ticker.replay()
+    tip = replay.tip or ""
+    assert tip not in world.repo.verified_commits
+    assert tip in [sha for sha, _ in replay.untrusted] and len(replay.trusted) == 2
+    assert [op for op in replay.ops if op.op == "finish"] == []
+    assert replay.state.job("nightly-total").in_flight is not None
+
+
+def test_without_an_app_token_the_ssh_key_signs_the_journal(
+    world: World, ticker: Ticker, signing_key: Path
+) -> None:
+    """The second way (a person's or machine user's token, no App): git pushes the journal,
+    SSH-signed; replay trusts it through ``.chimera.d/journal-signers`` on main."""
+    token = world.fake.add_token("alice")
+    out = world.job(
+        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=981, token=token,
+        root=world.clone(token),
+    )  # fmt: skip
+    assert out["rc"] == 0 and out["status"] == "ticked"
+    replay = ticker.replay()
+    assert len(replay.trusted) == 1 and replay.untrusted == ()
+    assert replay.trusted[0] not in world.repo.verified_commits  # git's signature, not GitHub's
+    (key,) = (world.tmp / "runner-981").glob("chimera-journal-key-*/key")
+    assert key.stat().st_mode & 0o777 == 0o600
+
+
+def test_with_neither_an_app_token_nor_a_key_the_tick_refuses(
+    world: World, ticker: Ticker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = world.fake.add_token("alice")
+    capsys.readouterr()
+    out = world.job(
+        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=982, token=token,
+        root=world.clone(token),
+    )  # fmt: skip
+    assert out["rc"] == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "no GitHub App's and journal-signing-key is empty" in line
+    assert world.repo.head_sha("chimera/journal") is None

@@ -90,7 +90,8 @@ def publish_job(
         GitHubError: the API failed after retries (a rate limit is reported on the issue first).
 
     A run the tick started (``decided.started_by`` is Chimera itself) ends with a ``finish``
-    record in the schedules' ``journal`` (signed as the tick's are), so the job's next run
+    record in the schedules' ``journal`` (GitHub-signed for an App token, else SSH-signed, as
+    the tick's are), so the job's next run
     need not wait out its lease; without a journal, or when the write fails, the lease ends it.
     """
     if decided.mode == "refresh":
@@ -118,7 +119,7 @@ def publish_job(
     )
     queue = make_queue(client, settings)
     result = publish(pctx, client, settings, queue, decided, verified)
-    learn_after_publish(ctx, root, artifacts, decided, verified, result)
+    learn_after_publish(ctx, root, artifacts, decided, verified, result, client=client)
     if not settings.is_self(decided.started_by):
         return PublishJobResult(result, memory=note)
     finish = _finish(ctx, client, settings, decided, journal, clock)
@@ -137,7 +138,7 @@ def _finish(
     if started is None:
         return "not recorded: no tick comment of Chimera's on the issue"
     if journal is None or clock is None:
-        return "not recorded: no journal-signing-key (the job's lease ends the run)"
+        return "not recorded: no App token and no journal-signing-key (the lease ends the run)"
     run_id = f"finish-{ctx.workflow_run or 'local'}.{ctx.run_attempt or 1}"
     try:
         return record_finish(journal, started, clock.now(), run_id)

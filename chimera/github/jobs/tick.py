@@ -12,10 +12,12 @@ red summary on the job's issue; it never runs ``command`` requirements itself.
 
 Token: a GitHub App installation token with ``contents: write`` (the journal branch),
 ``issues: write`` (the job's issue, its label and comments), ``actions: write`` (the fix
-workflow's dispatch) and ``checks: read`` (the Spec check run); no LLM key, no other secret
-but the journal's signing key. An App token, not the workflow's ``GITHUB_TOKEN``: the
-dispatch and the ``chimera:schedule`` label must come from Chimera's App identity, which
-decide checks.
+workflow's dispatch) and ``checks: read`` (the Spec check run); no LLM key and no other
+secret. An App token, not the workflow's ``GITHUB_TOKEN``: the dispatch and the
+``chimera:schedule`` label must come from Chimera's App identity, which decide checks. With
+it, journal commits go through GitHub's ``createCommitOnBranch``, which signs them for the App
+(as memory's); an SSH signing key (``journal-signing-key``) is the way for a job without an
+App token, whose commits git pushes and signs.
 
 A tick run is named ``<GITHUB_RUN_ID>.<GITHUB_RUN_ATTEMPT>`` in the journal, so "Re-run
 jobs" is a new tick (it re-plans from the journal and finds the job already claimed).
@@ -31,17 +33,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from chimera.errors import JournalConflict, UsageError
+from chimera.github.branchcommit import app_writer, chimera_trust
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.settings import SCHEDULE_LABEL
 from chimera.scheduler.events import from_payload, spec_red
-from chimera.scheduler.journal import AnyOf, GitJournal, SignedBy, TrustPolicy, VerifiedBy
+from chimera.scheduler.journal import AnyOf, GitJournal, SignedBy, TrustPolicy
 from chimera.scheduler.loader import load_schedules
 from chimera.scheduler.model import ScheduleLoad
 from chimera.scheduler.state import FinishOp
 from chimera.scheduler.tick import Run, TickPlan, plan_tick
 
 if TYPE_CHECKING:
-    from chimera.github.client import IssueInfo
+    from chimera.github.client import GitHubClient, IssueInfo
     from chimera.github.settings import ActionSettings
     from chimera.github.tickapi import CheckRunSeen
     from chimera.scheduler.clock import Clock
@@ -53,9 +56,11 @@ __all__ = [
     "TickGitHub",
     "TickResult",
     "journal_for",
+    "journal_trust",
     "record_finish",
     "run_tick",
     "scheduled_run",
+    "signed_journal",
     "tick_job",
 ]
 
@@ -193,23 +198,59 @@ def _act(
     return f"{run.job}: dispatched {settings.fix_workflow} for #{number}"
 
 
-def journal_for(root: Path, settings: ActionSettings, signing_key: Path | None) -> GitJournal:
+def journal_for(
+    root: Path,
+    settings: ActionSettings,
+    signing_key: Path | None,
+    *,
+    client: GitHubClient | None = None,
+) -> GitJournal:
     """The journal branch through the checkout ``root``'s ``origin`` (the token
-    ``actions/checkout`` persisted), written as Chimera's App and signed with
-    ``signing_key``; verified against ``.chimera.d/journal-signers`` when the checkout has it.
+    ``actions/checkout`` persisted), verified against ``.chimera.d/journal-signers`` when the
+    checkout has it. Commits land through ``createCommitOnBranch`` when ``client`` holds an
+    App token (GitHub signs them for the App); else git pushes them as Chimera's login, signed
+    with ``signing_key`` when given.
 
-    This is where a GitHub-signed writer (commits made through the API, which GitHub signs
-    for the App) takes the place of git's SSH signing: replay already trusts such commits
-    (:func:`run_tick`'s :class:`~chimera.scheduler.journal.VerifiedBy`).
+    Raises:
+        GitHubError: the API failed asking who ``client``'s token is.
     """
     login = settings.identities[0]
     signers = root / SIGNERS_FILE
-    return GitJournal(
+    journal = GitJournal(
         root,
         identity=(login, f"{login}@users.noreply.github.com"),
         signing_key=signing_key,
         allowed_signers=signers if signers.is_file() else None,
     )
+    writer = app_writer(client, journal.store) if client is not None else None
+    if writer is not None:
+        journal.writer = writer
+    return journal
+
+
+def signed_journal(
+    root: Path, settings: ActionSettings, client: GitHubClient, signing_key: Path | None
+) -> GitJournal | None:
+    """:func:`journal_for` when its commits will be signed — GitHub-signed for the App token
+    ``client`` holds, or SSH-signed with ``signing_key`` — else ``None``: an unsigned commit
+    would count for nothing on replay.
+
+    Raises:
+        GitHubError: the API failed asking who ``client``'s token is.
+    """
+    journal = journal_for(root, settings, signing_key, client=client)
+    return journal if journal.writer is not journal.store or signing_key else None
+
+
+def journal_trust(
+    client: GitHubClient, settings: ActionSettings, journal: GitJournal
+) -> TrustPolicy:
+    """Which journal commits replay: GitHub verified them for Chimera's App or a write-access
+    person (:func:`~chimera.github.branchcommit.chimera_trust`, memory's lookup), or — when
+    the checkout has ``.chimera.d/journal-signers``, reviewed like code — git verifies a good
+    signature by one of its keys."""
+    github: TrustPolicy = chimera_trust(client, settings, journal.branch)
+    return AnyOf([SignedBy(), github] if journal.allowed_signers is not None else [github])
 
 
 def run_tick(
@@ -222,13 +263,12 @@ def run_tick(
 ) -> TickResult:
     """``chimera action --mode tick``: connect, build the journal and its trust, tick.
 
-    A journal commit counts when it carries a good signature by a key of
-    ``.chimera.d/journal-signers`` on the default branch (reviewed like code), or when GitHub
-    verified it and attributes it to Chimera's identity. Without a signing key the tick's own
-    commits would count for nothing, so it refuses to run.
+    The journal's commits are GitHub-signed when the job holds an App token, else SSH-signed
+    with ``signing_key``; with neither they would count for nothing, so the tick refuses.
 
     Raises:
-        UsageError: no bot login, no signing key, no workflow run id, or broken schedules.
+        UsageError: no bot login, no workflow run id, broken schedules, or neither an App
+            token nor a signing key.
         JournalConflict / JournalError / GitHubError: as :func:`tick_job`.
     """
     from chimera.github.settings import GITHUB_ACTIONS_BOT
@@ -239,27 +279,24 @@ def run_tick(
             "tick: set bot-login to the App's login; the tick acts as Chimera's App, whose "
             "label and dispatch decide trusts"
         )
-    if signing_key is None:
-        raise UsageError(
-            "tick: journal-signing-key is empty; unsigned journal commits would count for "
-            "nothing, and every job would start its clock again each tick"
-        )
     if not ctx.workflow_run:
         raise UsageError("tick: GITHUB_RUN_ID is not set; the journal names each tick by it")
     run_id = f"{ctx.workflow_run}.{ctx.run_attempt or 1}"
     _load(root)  # before connecting: a broken file makes no API call at all
-    github = TickClient(ctx.connect())
-    journal = journal_for(root, settings, signing_key)
-    policies: list[TrustPolicy] = [VerifiedBy(github.made_by(settings.identities))]
-    if journal.allowed_signers is not None:
-        policies.insert(0, SignedBy())
+    client = ctx.connect()
+    journal = signed_journal(root, settings, client, signing_key)
+    if journal is None:
+        raise UsageError(
+            "tick: the token is no GitHub App's and journal-signing-key is empty; unsigned "
+            "journal commits would count for nothing (use Chimera's App token, or set the key)"
+        )
     return tick_job(
         ctx,
         settings,
         root,
-        github=github,
+        github=TickClient(client),
         journal=journal,
-        trust=AnyOf(policies),
+        trust=journal_trust(client, settings, journal),
         clock=clock,
         run_id=run_id,
     )

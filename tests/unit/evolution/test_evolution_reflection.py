@@ -17,7 +17,6 @@ from chimera.evolution.branchstore import (
     PROPOSALS_NAME,
     BranchProposals,
     Lander,
-    writer_for,
 )
 from chimera.evolution.proposals import Proposal, ProposalLedger
 from chimera.evolution.reflection import LEARNING_FILE, REFLECTED_FILE, ReflectionPart
@@ -140,7 +139,7 @@ class RacingWriter:
 
 def _sink(tmp_path: Path, remote: str, name: str) -> BranchProposals:
     branch = GitBranch(tmp_path / f"{name}.git", remote, branch=LEARNING_BRANCH)
-    return BranchProposals(branch, writer_for(branch))
+    return BranchProposals(branch, branch)
 
 
 def test_the_branch_adapter_appends_one_commit_per_run_and_retries_a_lost_race(
@@ -167,3 +166,32 @@ def test_the_branch_adapter_appends_one_commit_per_run_and_retries_a_lost_race(
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert all(json.loads(x)["trusted"] is False for x in raw.splitlines())
+
+
+def test_a_reader_with_a_trust_policy_keeps_only_lines_trusted_commits_added(
+    tmp_path: Path,
+) -> None:
+    from chimera.memory.trust import VerifiedBy
+
+    remote = _remote(tmp_path)
+    a = _sink(tmp_path, remote, "a")
+    first = a.store([_proposal(1)], run_id="gh-1-1", issue=1)
+    second = a.store([_proposal(2)], run_id="gh-1-2", issue=1)
+    assert first and second
+    # Another write token rewrites the file: drops t1, adds a forged t9 (a plain git push).
+    forger = GitBranch(tmp_path / "forger.git", remote, branch=LEARNING_BRANCH)
+    tip = forger.fetch()
+    lines = forger.read(tip or "", PROPOSALS_NAME).splitlines()
+    kept = [line for line in lines if json.loads(line)["text"] != "t1"]
+    assert len(kept) == 1
+    forged = json.dumps(_proposal(9).to_json() | {"trusted": True, "state": "accepted"})
+    forger.land(tip, {PROPOSALS_NAME: "\n".join([*kept, forged]) + "\n"}, "forged")
+    # The App's next commit appends on top of the forged file; it adds only its own line.
+    third = a.store([_proposal(3)], run_id="gh-1-3", issue=1)
+    assert third
+    signed = {first, second, third}
+    trust = VerifiedBy(lambda sha: sha in signed)
+    assert [p.text for p in a.proposals(trust)] == ["t1", "t2", "t3"]
+    untrusted = [p for p in a.proposals() if p.text == "t9"]
+    assert [(p.state, p.trusted) for p in untrusted] == [("provisional", False)]
+    assert a.proposals(VerifiedBy(lambda sha: False)) == []

@@ -158,6 +158,10 @@ def test_people_with_write_access_and_other_bots(
     assert not github_trust(client, {APP}, people=False).lookup(mine)
     repo.collaborators["alice"] = "triage"
     assert not github_trust(client, {APP}).lookup(mine)
+    # An unsigned commit, and one GitHub does not have, are trusted by nobody.
+    main = repo.head_sha("main")
+    assert main is not None and not github_trust(client, {APP}).lookup(main)
+    assert not github_trust(client, {APP}).lookup("0" * 40)
 
 
 def test_the_tick_journal_lands_through_the_api_too(

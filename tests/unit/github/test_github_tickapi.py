@@ -1,9 +1,8 @@
 """TickClient on the GitHub fake: an issue filed at most once (a lost reply, a retried tick),
-the newest check run of a name on a ref, and GitHub's verification of a commit."""
+and the newest check run of a name on a ref."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,37 +79,3 @@ def test_the_latest_check_run_of_a_name_on_a_branch(
     running = tick.latest_check_run(sha, "lint")
     assert running is not None and running.conclusion is None
     assert tick.latest_check_run("no-such-branch", "spec") is None
-
-
-def test_commit_verification_counts_only_chimeras_verified_commits(
-    fake: GitHubFake, repo: FakeRepo, tick: TickClient, work: tuple[Path, Path]
-) -> None:
-    sha = repo.head_sha("main")
-    assert sha is not None
-    plain = tick.commit_verification(sha)
-    assert plain is not None and (plain.verified, plain.reason, plain.author) == (
-        False,
-        "unsigned",
-        None,
-    )
-    made_by = tick.made_by(("chimera-app[bot]",))
-    assert not made_by(sha)
-    repo.verified_commits[sha] = "chimera-app[bot]"
-    # Answers are remembered for one tick: the same lookup still says no.
-    assert not made_by(sha)
-    assert tick.made_by(("chimera-app[bot]",))(sha)
-    assert not tick.made_by(("someone-else[bot]",))(sha)
-    found = tick.commit_verification(sha)
-    assert found is not None and (found.verified, found.reason, found.author) == (
-        True,
-        "valid",
-        "chimera-app[bot]",
-    )
-    unknown = (
-        subprocess.run(
-            ["git", "hash-object", "--stdin"], input=b"x", capture_output=True, check=True
-        )
-        .stdout.decode()
-        .strip()
-    )
-    assert tick.commit_verification(unknown) is None and not tick.made_by(("x[bot]",))(unknown)

@@ -12,11 +12,12 @@ import pytest
 
 from chimera.errors import UsageError
 from chimera.github.client import IssueInfo
-from chimera.github.jobs.context import ActionContext
+from chimera.github.jobs.context import ActionContext, GitHubAccess
 from chimera.github.jobs.tick import LABEL, run_tick, scheduled_run, tick_job
 from chimera.github.settings import ActionSettings
 from chimera.github.tickapi import CheckRunSeen
 from chimera.scheduler.clock import FixedClock
+from chimera.testing.github_fake import GitHubFake, make_bare_remote
 
 JOBS = """\
 schedules:
@@ -150,16 +151,28 @@ def test_publish_reads_the_tick_marker_only_from_chimeras_own_comments() -> None
     ("env", "key", "message"),
     [
         ({}, True, "set bot-login"),
-        ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "journal-signing-key is empty"),
+        ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "GITHUB_RUN_ID is not set"),
+        ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "no GitHub App's and journal-signing-key"),
     ],
 )
 def test_the_action_tick_refuses_to_write_a_journal_nobody_would_trust(
     checkout: Path, tmp_path: Path, env: dict[str, str], key: bool, message: str
 ) -> None:
-    ctx = ActionContext(event_name="schedule", payload={}, workflow_run="7")
-    with pytest.raises(UsageError, match=message):
-        run_tick(
-            ctx, ActionSettings.from_env(env), checkout,
-            clock=FixedClock(datetime(2025, 1, 1, tzinfo=UTC)),
-            signing_key=tmp_path / "key" if key else None,
+    run = "" if "GITHUB_RUN_ID" in message else "7"
+    with GitHubFake() as fake:
+        repo = fake.add_repo("octo/app", remote=make_bare_remote(tmp_path / "origin")[0])
+        fake.add_user("alice")
+        repo.collaborators["alice"] = "write"
+        # A person's token: its API commits would be alice's, never the App's.
+        access = GitHubAccess(token=fake.add_token("alice"), api_url=fake.api_url, throttle=False)
+        ctx = ActionContext(
+            event_name="schedule", payload={}, workflow_run=run, repository_env="octo/app",
+            github=access,
         )  # fmt: skip
+        with pytest.raises(UsageError, match=message):
+            run_tick(
+                ctx, ActionSettings.from_env(env), checkout,
+                clock=FixedClock(datetime(2025, 1, 1, tzinfo=UTC)),
+                signing_key=tmp_path / "key" if key else None,
+            )  # fmt: skip
+        assert repo.head_sha("chimera/journal") is None
