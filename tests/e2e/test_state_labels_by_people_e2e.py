@@ -143,3 +143,56 @@ def test_hostile_issue_text_forges_no_marker_and_pings_nobody(world: World) -> N
     assert forged not in pull["body"] and forged not in pull["title"]
     # (A title is plain text: GitHub neither renders nor notifies from it.)
     assert not re.search(r"(?<![`\w])@bob\b", pull["body"]), pull["body"]
+
+
+def test_a_refused_queue_dispatch_gives_its_slot_back(world: World) -> None:
+    # alice's issue waits in the queue; she loses write access before its turn. The drain
+    # claims the slot and dispatches; decide refuses. Before the fix the slot stayed claimed
+    # and, 20 minutes later, heal put the issue back in the queue: a refusal every drain.
+    world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
+    for title in ("busy", "later"):
+        world.fake.add_issue("octo/app", title=title, body=TASK, user="alice",
+                             labels=("chimera",), labelled_by="alice")  # fmt: skip
+    token = world.workflow_token(world.decide_perms)
+    world.job("decide", "issues", labeled(1, "alice"), run=80, token=token)
+    assert world.job("decide", "issues", labeled(2, "alice"), run=81, token=token)["status"] == (
+        "queued"
+    )
+    world.repo.collaborators["alice"] = "read"
+    world.repo.workflow_runs[80].update(status="completed", conclusion="success")
+    assert world.job("drain", "schedule", SCHEDULE, run=82, token=world.app_token)["started"] == (
+        "2"
+    )
+    (sent,) = world.repo.dispatches
+    dispatched = {
+        "inputs": sent["inputs"],
+        "ref": "refs/heads/main",
+        "sender": {"login": "chimera-app[bot]", "type": "Bot"},
+        "repository": {"full_name": "octo/app", "default_branch": "main"},
+    }
+    gate = world.job("decide", "workflow_dispatch", dispatched, run=83, token=token)
+    assert gate["status"] == "refused" and "'read' role" in world.comments(2)[-1]
+    labels = world.repo.issues[2]["labels"]
+    assert "chimera:running" not in labels and "chimera:queued" not in labels
+    # The slot is free for bob's issue.
+    world.fake.add_issue("octo/app", title="next", body=TASK, user="bob",
+                         labels=("chimera",), labelled_by="bob")  # fmt: skip
+    assert world.job("decide", "issues", labeled(3, "bob"), run=84, token=token)["status"] == (
+        "running"
+    )
+
+
+def test_a_queue_dispatch_without_a_labeller_gives_its_slot_back(world: World) -> None:
+    world.fake.add_issue("octo/app", title="t", body=TASK, user="alice")
+    app = world.fake.pygithub(world.app_token).get_repo("octo/app").get_issue(1)
+    app.add_to_labels("chimera:running")  # the drain's claim for the dispatch
+    dispatched = {
+        "inputs": {"issue-number": "1", "labeller": ""},
+        "ref": "refs/heads/main",
+        "sender": {"login": "chimera-app[bot]", "type": "Bot"},
+        "repository": {"full_name": "octo/app", "default_branch": "main"},
+    }
+    token = world.workflow_token(world.decide_perms)
+    gate = world.job("decide", "workflow_dispatch", dispatched, run=85, token=token)
+    assert gate["proceed"] == "false" and "carries no labeller" in world.comments(1)[-1]
+    assert "chimera:running" not in world.repo.issues[1]["labels"]

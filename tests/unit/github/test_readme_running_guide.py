@@ -4,11 +4,16 @@ its table (a guide followed literally must not meet a name that is not there).""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+
+from chimera.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -141,3 +146,20 @@ def test_the_uv_set_up_script_says_it_needs_uv_and_so_does_the_guide() -> None:
     script = (EXAMPLES / "setup" / "uv.sh").read_text("utf-8")
     assert re.search(r"^\S*\s*uv sync ", script, re.M) or " uv sync " in script
     assert "astral-sh/setup-uv" in script and "astral-sh/setup-uv" in GUIDE
+
+
+def test_the_dry_run_example_event_is_decided_as_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Followed literally, the guide's dry run needs an event.json it did not show.
+    tail = README[README.index("chimera action --dry-run\n```") :]
+    (example,) = re.findall(r"^`(\{.*?\})`\.$", tail[:1500], re.M | re.S)
+    event = tmp_path / "event.json"
+    event.write_text(example.replace("\n", " "), encoding="utf-8")
+    for key in [k for k in os.environ if k.startswith(("GITHUB_", "CHIMERA_"))]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "issues")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    assert main(["action", "--dry-run"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    assert decision["action"] == "run" and decision["issue"] == 7
