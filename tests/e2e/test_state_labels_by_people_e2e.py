@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.github.summary import render_marker
-from chimera.testing.github_fake import push_branch
+from chimera.testing.github_fake import comment_event, push_branch
 
 if TYPE_CHECKING:
     from conftest import World
@@ -108,6 +108,12 @@ def test_a_fork_pr_named_like_chimeras_with_a_forged_marker_starts_no_ci(world: 
     approval["pull_request"]["head"] |= {"ref": "chimera/issue-1", "sha": head}
     token = world.workflow_token(world.decide_perms | {"pull-requests": "write"})
     gate = world.job("decide", "pull_request_review", approval, run=70, token=token)
+    assert gate["proceed"] == "false" and gate["start-ci"] == "false", gate
+    # The same approval as a command: the comment's run holds a write token even for a fork.
+    said = world.fake.pygithub(world.fake.add_token("bob")).get_repo("octo/app")
+    created = said.get_issue(pull.number).create_comment(f"@chimera approve {head[:7]}")
+    command = comment_event(world.fake, "octo/app", created.id)
+    gate = world.job("decide", "issue_comment", command, run=71, token=token)
     assert gate["proceed"] == "false" and gate["start-ci"] == "false", gate
     assert world.repo.issues[pull.number]["state"] == "open"  # not closed and reopened
     assert world.repo.dispatches == []
