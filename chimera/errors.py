@@ -41,8 +41,8 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     │   └── StructuredOutputError  a model's JSON stayed invalid after one repair round
     ├── HandoffError            a file handed between jobs or processes is missing, invalid
     │                           or of an unknown version (the run report, the agent request)
-    ├── JournalError            the schedules' op journal (a git branch) cannot be read or written
-    │   └── JournalConflict         another tick wrote the journal first (re-read, re-plan)
+    ├── JournalError            an op journal branch (memory, schedules) cannot be read/written
+    │   └── JournalConflict         another writer landed first (re-read, try again)
     └── GitHubError             the GitHub API failed (mapped from PyGithub)
         └── GitHubApiError          an HTTP call failed (``status``, ``retry_after``)
             ├── GitHubRateLimited       still rate-limited after the retries allowed
@@ -230,7 +230,8 @@ class HandoffError(ChimeraError):
 
 
 class JournalError(ChimeraError):
-    """The scheduler's op journal (an orphan git branch) cannot be read or written."""
+    """An op journal branch (the memory branch store, the scheduler's tick journal) cannot
+    be read or written."""
 
 
 class JournalConflict(JournalError):

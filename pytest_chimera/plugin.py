@@ -175,6 +175,11 @@ class ChimeraState:
             drift.prepare(batch)
         return drift.result(requirement_id)
 
+    def save_reports(self) -> None:
+        """Store the outcomes evaluated so far in the report cache (when it is on)."""
+        if self._drift is not None:
+            self._drift.save()
+
     @property
     def planned(self) -> frozenset[str]:
         """Requirement ids whose work this session (this xdist worker) has planned."""
@@ -353,6 +358,18 @@ class SpecYamlFile(pytest.File):
             yield RequirementItem.from_parent(self, name=requirement.id, requirement=requirement)
 
 
+_MARKS: dict[str, pytest.MarkDecorator] = {}
+
+
+def _mark(name: str) -> pytest.MarkDecorator:
+    """The decorator of marker ``name``, looked up once: ``pytest.mark``'s lookup validates the
+    name each time, a cost every one of thousands of items would pay again."""
+    found = _MARKS.get(name)
+    if found is None:
+        found = _MARKS[name] = getattr(pytest.mark, name)
+    return found
+
+
 class RequirementFailed(Exception):
     """Raised by :meth:`RequirementItem.runtest` when the requirement is red."""
 
@@ -371,8 +388,8 @@ class RequirementItem(pytest.Item):
     def __init__(self, *, requirement: Requirement, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.requirement = requirement
-        self.add_marker("chimera")
-        self.add_marker(f"risk_{requirement.risk.value}")
+        self.add_marker(_mark("chimera"))
+        self.add_marker(_mark(f"risk_{requirement.risk.value}"))
         self.extra_keyword_matches.add(requirement.kind)
         self.user_properties.append(("chimera_kind", requirement.kind))
         self.user_properties.append(("chimera_risk", requirement.risk.value))
@@ -462,6 +479,13 @@ def _worker_queue(session: pytest.Session) -> Callable[[], list[str]] | None:
         return out
 
     return upcoming
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Store this session's outcomes in the whole-report cache (when it is on)."""
+    state = get_state(session.config)
+    if state is not None:
+        state.save_reports()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -29,6 +29,10 @@ Modes (``--mode``):
   it. Calls no model, runs no project code; an App token (``contents``, ``issues``,
   ``actions`` write, ``checks`` read) and the journal's signing key
   (``CHIMERA_JOURNAL_SIGNING_KEY``). See :mod:`chimera.github.jobs.tick`.
+* ``refresh`` — a push to a Chimera PR's branch (``pull_request_target``): decide's outputs
+  for verify with mode ``refresh`` (it judges base..head); ``spec-check`` re-derives what
+  verify judged and posts the Spec check run on the head (``checks: write``); see
+  :mod:`chimera.github.jobs.refresh`.
 
 ``--dry-run`` decides from the payload alone, offline: it prints the decision as one JSON
 object, with the API checks it would still make, and changes nothing.
@@ -69,7 +73,19 @@ if TYPE_CHECKING:
     from chimera.github.jobs.verify import HeldOutInput
     from chimera.github.settings import ActionSettings
 
-MODES = ("check", "decide", "agent", "verify", "publish", "start-ci", "drain", "command", "tick")
+MODES = (
+    "check",
+    "decide",
+    "agent",
+    "verify",
+    "publish",
+    "start-ci",
+    "drain",
+    "command",
+    "tick",
+    "refresh",
+    "spec-check",
+)
 # Modes that run model-written code: a reused self-hosted runner would keep what it left.
 UNTRUSTED_CODE_MODES = ("agent", "verify")
 EXIT_GITHUB = 1
@@ -258,6 +274,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
             return _report(jobs.start_ci_job(ctx, settings).to_job())
         if args.mode == "command":
             return _report(jobs.command_job(ctx, settings).to_job())
+        if args.mode == "refresh":
+            return _report(jobs.refresh_job(ctx, settings).to_job())
         root = _root(args)
         if args.mode == "tick":
             from chimera.github.jobs.tick import run_tick
@@ -280,6 +298,11 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
         from chimera.github.trust import Verified
 
         verified = Verified.from_env(os.environ)
+        if args.mode == "spec-check":
+            results = _env("CHIMERA_VERIFIED_RESULTS")
+            return _report(
+                jobs.spec_check_job(ctx, settings, root, decided, verified, results).to_job()
+            )
         audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
         from chimera.github.jobs.tick import journal_for
         from chimera.scheduler.clock import SystemClock

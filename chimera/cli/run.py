@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, memory_line, resolve_root
 from chimera.cli._progress import Progress
+from chimera.cli.run_agent import add_agent_flag
 from chimera.errors import UsageError
 
 if TYPE_CHECKING:
@@ -67,11 +68,7 @@ def register(subparsers: Subparsers) -> None:
     )
     _common(run)
     run.add_argument("--max-iterations", type=int, metavar="N", help="card iterations")
-    run.add_argument(
-        "--agent",
-        metavar="PROFILE.yaml",
-        help="an agent profile (chimera meta design): its model, budget, tools, instructions",
-    )
+    add_agent_flag(run, resume=False)
     run.add_argument("--budget-usd", type=float, metavar="X", help="USD budget of the run")
     run.add_argument("--budget-tokens", type=int, metavar="N", help="token budget of the run")
     run.add_argument("--max-attempts", type=int, metavar="N", help="attempts per card")
@@ -107,6 +104,7 @@ def register(subparsers: Subparsers) -> None:
     resume = subparsers.add_parser("resume", help="continue a run after a crash or a stop")
     resume.add_argument("run_id", metavar="RUN_ID")
     _common(resume)
+    add_agent_flag(resume, resume=True)
     resume.set_defaults(handler=_resume)
 
     approve = subparsers.add_parser(
@@ -115,6 +113,7 @@ def register(subparsers: Subparsers) -> None:
     approve.add_argument("run_id", metavar="RUN_ID")
     approve.add_argument("--by", required=True, metavar="NAME", help="who approves")
     _common(approve)
+    add_agent_flag(approve, resume=True)
     approve.set_defaults(handler=_approve)
 
     status = subparsers.add_parser("status", help="show where a run stands (default: latest)")
@@ -233,8 +232,9 @@ def _config(root: Path, **overrides: Any) -> ChimeraConfig:
 def _run(args: argparse.Namespace) -> int:
     import getpass
 
+    from chimera.cli.run_agent import start_profile, start_recorded
     from chimera.orchestration.session import resolve_model
-    from chimera.orchestration.surfaces import RunRequest, start_run
+    from chimera.orchestration.surfaces import RunRequest
 
     root = _root(args)
     config = _config(
@@ -258,10 +258,9 @@ def _run(args: argparse.Namespace) -> int:
             task = Path(args.task_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--task-file {args.task_file}: {exc.strerror or exc}") from exc
-    from chimera.cli.meta import agent_profile
-
-    agent = agent_profile(args.agent)
-    outcome = start_run(
+    # Read and hashed before the run, and recorded: resume and approve re-apply it.
+    agent, record = start_profile(root, args.agent)
+    outcome = start_recorded(
         RunRequest(
             root=root,
             config=config,
@@ -277,7 +276,8 @@ def _run(args: argparse.Namespace) -> int:
             events=Progress(args.quiet, nested=True),
             memory=not args.no_memory,
             learning=not args.no_learning,
-        )
+        ),
+        record,
     )
     return _report(outcome.state, args, outcome.sandbox, outcome.parts)
 
@@ -291,10 +291,13 @@ def _approve(args: argparse.Namespace) -> int:
 
 
 def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
-    """``resume`` (no ``by``) or ``approve --by NAME``: one request, the same reopened session."""
+    """``resume`` (no ``by``) or ``approve --by NAME``: one request, the same reopened session,
+    under the profile the run started with."""
+    from chimera.cli.run_agent import resume_profile
     from chimera.orchestration.surfaces import ResumeRequest, approve_run, resume_run
 
     root = _root(args)
+    agent = resume_profile(root, args.run_id, args.agent)
     request = ResumeRequest(
         root=root,
         config=_config(root, model=args.model),
@@ -303,6 +306,7 @@ def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
         events=Progress(args.quiet, nested=True),
         memory=not args.no_memory,
         learning=not args.no_learning,
+        agent=agent,
     )
     outcome = resume_run(request) if by is None else approve_run(request, by=by)
     return _report(outcome.state, args, outcome.sandbox, outcome.parts)

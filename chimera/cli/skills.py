@@ -1,4 +1,6 @@
-"""``chimera skills``: inspect and steer learned skills; ``chimera playbook show``.
+"""``chimera skills``: inspect and steer learned skills; ``chimera playbook show`` and the
+runs' pending proposals (``chimera playbook proposals|accept|reject``, and ``fetch`` for the
+Action's, from the learning branch).
 
 Skills live in ``.chimera/skills/<name>/SKILL.md`` (AgentSkills format); every change made
 here is a line in ``.chimera/skills/audit.jsonl`` (hash-chained). Promotion by a person makes a
@@ -39,6 +41,18 @@ def register(subparsers: Subparsers) -> None:
     show = play_sub.add_parser("show", help="print the playbook")
     show.add_argument("--root", metavar="DIR")
     show.add_argument("--budget", type=int, metavar="TOKENS", help="as a prompt would see it")
+    listing = play_sub.add_parser("proposals", help="pending proposals from runs' reflection")
+    listing.add_argument("--root", metavar="DIR")
+    for action in ("accept", "reject"):
+        p = play_sub.add_parser(action, help=f"{action} one proposal (a person's decision)")
+        p.add_argument("id", help="the proposal id (lp-...)")
+        p.add_argument("--root", metavar="DIR")
+        p.add_argument("--by", help="who decides (default: the current user)")
+    fetch = play_sub.add_parser(
+        "fetch", help="copy the Action's proposals from the learning branch (still pending)"
+    )
+    fetch.add_argument("--root", metavar="DIR")
+    fetch.add_argument("--remote", default="origin", help="the git remote (default: origin)")
     play.set_defaults(handler=run_playbook)
 
 
@@ -102,6 +116,33 @@ def run(args: argparse.Namespace) -> int:
 
 def run_playbook(args: argparse.Namespace) -> int:
     from chimera.evolution.playbook import Playbook
+    from chimera.evolution.proposals import ProposalLedger, accept, reject
+
+    if args.playbook_command == "proposals":
+        pending = ProposalLedger.at(_root(args)).pending()
+        sys.stdout.write("".join(f"{p.describe()}\n" for p in pending) or "no pending proposals\n")
+        return 0
+    if args.playbook_command == "fetch":
+        from chimera.github.learning import branch_sink
+
+        root = _root(args)
+        cache = root / ".chimera" / "learning" / "branch.git"
+        found = branch_sink(root, cache, remote=args.remote).proposals()
+        before = len(ProposalLedger.at(root).proposals())
+        ProposalLedger.at(root).record(found)
+        added = len(ProposalLedger.at(root).proposals()) - before
+        sys.stdout.write(f"{len(found)} proposal(s) on the branch, {added} new (pending)\n")
+        return 0
+    if args.playbook_command in ("accept", "reject"):
+        who = args.by or getpass.getuser()
+        if args.playbook_command == "accept":
+            sys.stdout.write(
+                f"{args.id}: accepted by {who}: {accept(_root(args), args.id, by=who)}\n"
+            )
+        else:
+            reject(_root(args), args.id, by=who)
+            sys.stdout.write(f"{args.id}: rejected by {who}\n")
+        return 0
 
     path = _root(args) / ".chimera" / "playbook.md"
     if not path.is_file():

@@ -239,7 +239,7 @@ class ChimeraConfig(Section):
         """
         # Only what was set: which sections the file has stays known (an absent
         # [tool.chimera.effort] applies no effort policy).
-        data = self.model_dump(exclude_unset=True)
+        data = _dump_set(self)
         flags: dict[tuple[str, ...], str] = {}
         for name, value in cli_values.items():
             if value is None:
@@ -267,6 +267,21 @@ class ChimeraConfig(Section):
             loc = tuple(str(p) for p in first["loc"])
             name = next((f for p, f in flags.items() if loc[: len(p)] == p), ".".join(loc))
             raise ConfigError(f"command line: --{_flag(name)}: {first['msg']}") from exc
+
+
+def _dump_set(model: BaseModel) -> dict[str, Any]:
+    """``model_dump(exclude_unset=True)``, plus every section holding a set field although its
+    parent never set the section: a value assigned on a section the file lacks
+    (``config.run.max_iterations = 5``) is in the section's ``model_fields_set`` only, and a
+    plain unset-excluding dump drops it on the rebuild."""
+    data = model.model_dump(exclude_unset=True)
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            inner = _dump_set(value)
+            if inner or name in data:
+                data[name] = inner
+    return data
 
 
 _CLI_KEYS: dict[str, tuple[str, ...]] = {

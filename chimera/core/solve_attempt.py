@@ -97,6 +97,10 @@ class Attempting(Planning):
         self._purpose = Purpose.ACT
         # The tools as the model saw them: a trajectory export's `tools` column.
         self._transcript("tools", tools=run.tools.schemas())
+        from chimera.governance.redactor import SecretRedactor
+
+        # Per attempt: a dotenv file written by an earlier attempt's command counts too.
+        self._audit_redactor = SecretRedactor.from_environment(workspace=self.workspace)
         agent = Agent(
             backend, run.tools, max_steps=self.config.max_steps, on_event=self._agent_event
         )
@@ -224,11 +228,40 @@ class Attempting(Planning):
             diff_path=seen.diff_rel.as_posix(),
         )
 
+    def _redacted_call(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """A ``tool_call`` event's arguments and output with secrets replaced, their names
+        (never values) under ``redacted``.
+
+        The model writes the arguments: a token it read or was given lands there verbatim (a
+        pasted ``Authorization`` header, a key written into a file), and the audit log keeps
+        what it is handed, so known credential formats and the run's secret values are
+        replaced before the write. The tool itself ran with what the model wrote (governance
+        judged that); only the record is redacted.
+        """
+        redactor = self._audit_redactor
+        if redactor is None:
+            from chimera.governance.redactor import SecretRedactor
+
+            redactor = self._audit_redactor = SecretRedactor.from_environment(
+                workspace=self.workspace
+            )
+        names: list[str] = []
+        for key in ("arguments", "output"):
+            value = fields.get(key)
+            if isinstance(value, str):
+                fields[key], found = redactor.redact(value)
+                names.extend(found)
+        if names:
+            fields["redacted"] = sorted(set(names))
+        return fields
+
     def _agent_event(self, event: str, fields: dict[str, Any]) -> None:
         if event == "message":
             self._transcript("message", index=fields["index"], message=fields["message"])
             return
         fields = {"attempt": self._attempt, **fields}
+        if event == "tool_call":
+            fields = self._redacted_call(fields)
         if event == "model_call":
             fields["transcript"] = self.transcript_path.name
         if event == "step":

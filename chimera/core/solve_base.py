@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera.config import AgentConfig
 from chimera.core.agent import UsageTotals
@@ -21,6 +21,9 @@ from chimera.protocols import Completion, Message, Purpose, SupportsComplete
 from chimera.spec.drift import check_drift
 from chimera.spec.model import Spec
 from chimera.spec.results import DriftReport
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 
 class SolveBase:
@@ -67,6 +70,8 @@ class SolveBase:
         self._untrusted = self._tainted = False
         self._model = model_name(self.ladder[0])
         self._purpose: Purpose = Purpose.PLAN
+        # Redacts tool calls on their way to the audit log (built per attempt, see Attempting).
+        self._audit_redactor: SecretRedactor | None = None
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.transcript_path = self.run_dir / "transcript.jsonl"
         self._attempt_dir = self.run_dir / "attempts" / label

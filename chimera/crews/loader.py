@@ -10,12 +10,9 @@ input: :func:`check_crew_file` returns the problems, :func:`load_crew` raises
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
+from chimera.crews.kindfile import KindFileValidator
 from chimera.crews.model import (
     COMMON_FIELDS,
     READ_ONLY_TOOLS,
@@ -26,11 +23,11 @@ from chimera.crews.model import (
     RoleBudget,
 )
 from chimera.crews.registry import CrewKindRegistry, get_crew_registry
-from chimera.errors import CrewError, SpecProblem, UsageError
+from chimera.errors import CrewError, UsageError
 from chimera.plugins import KindCheck
 from chimera.spec.loader import display_path
-from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
-from chimera.spec.yamlproblems import node_label, pydantic_problems, unknown_message
+from chimera.spec.yamlload import NodePath, parse_yaml, type_name
+from chimera.spec.yamlproblems import node_label, unknown_message
 
 __all__ = [
     "CREWS_DIR",
@@ -106,79 +103,54 @@ def check_crew_file(path: Path, *, registry: CrewKindRegistry | None = None) -> 
     return _Validator(Path(path), registry or get_crew_registry()).run()
 
 
-class _Validator:
+class _Validator(KindFileValidator):
     def __init__(self, path: Path, registry: CrewKindRegistry) -> None:
+        super().__init__(display_path(path), registry.names, COMMON_FIELDS)
         self.path = path
         self.registry = registry
-        self.display = display_path(path)
-        self.doc = YamlDocument()
-        self.problems: list[SpecProblem] = []
-
-    def add(self, mark: Mark | None, message: str) -> None:
-        message = " ".join(message.split())
-        line, col = (mark.line, mark.col) if mark else (0, 0)
-        self.problems.append(SpecProblem(self.display, line, col, message))
 
     def run(self) -> CrewCheck:
         try:
             text = self.path.read_bytes().decode("utf-8-sig")
         except OSError as exc:
             self.add(None, f"cannot read crew file: {exc.strerror or exc}")
-            return CrewCheck.of(self.display, None, self.problems)
+            return CrewCheck.of(self.source, None, self.problems)
         except UnicodeDecodeError as exc:
             self.add(None, f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at {exc.start}")
-            return CrewCheck.of(self.display, None, self.problems)
+            return CrewCheck.of(self.source, None, self.problems)
         self.doc = parse_yaml(text)
         for issue in self.doc.issues:
             self.add(issue.mark, issue.message)
         definition = None if self.doc.syntax_error else self._top()
-        return CrewCheck.of(self.display, definition, self.problems)
+        return CrewCheck.of(self.source, definition, self.problems)
 
     def _top(self) -> CrewDefinition | None:
-        doc, value = self.doc, self.doc.value
-        kinds = self.registry.names
-        if doc.empty or value is None:
-            if not doc.issues:
-                self.add(Mark(1, 1), "empty crew file: expected a mapping with 'roles:' and a kind")
+        doc = self.doc
+        value = self.top_mapping(
+            "empty crew file: expected a mapping with 'roles:' and a kind", "a crew file"
+        )
+        if value is None:
             return None
-        if not isinstance(value, dict):
-            self.add(doc.mark(()), f"a crew file must be a mapping, got {type_name(value)}")
-            return None
-        allowed = (*COMMON_FIELDS, *kinds)
-        chosen: list[str] = []
-        misspelt_kind = False
-        for key in value:
-            if key in kinds:
-                chosen.append(key)
-            elif key not in COMMON_FIELDS:
-                self.add(doc.key_mark((key,)), unknown_message(key, "at the top level", allowed))
-                close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
-                misspelt_kind = misspelt_kind or (bool(close) and close[0] in kinds)
+        chosen, misspelt_kind = self.kind_keys(value)
         name = value.get("crew", self.path.stem)
         if not isinstance(name, str) or not name.strip():
             self.add(doc.mark(("crew",)), f"'crew' must be a name, got {type_name(name)}")
         description = value.get("description", "")
         if not isinstance(description, str):
             self.add(doc.mark(("description",)), "'description' must be text")
-        budget = self._model(("budget",), RoleBudget, value.get("budget", {}))
-        settings = self._model(("consolidate",), ConsolidateSettings, value.get("consolidate", {}))
+        budget = self.model(("budget",), RoleBudget, value.get("budget", {}))
+        settings = self.model(("consolidate",), ConsolidateSettings, value.get("consolidate", {}))
         roles = self._roles(value.get("roles"))
-        if not chosen and not misspelt_kind:  # a misspelt kind key already explains it
-            self.add(doc.mark(()), f"the crew has no kind: add exactly one of {', '.join(kinds)}")
-        elif len(chosen) > 1:
-            self.add(
-                doc.key_mark((chosen[1],)),
-                f"the crew has {len(chosen)} kinds ({', '.join(chosen)}): keep exactly one",
-            )
+        chosen_kind = self.one_kind(chosen, misspelt_kind)
         process: CrewKind | None = None
-        if len(chosen) == 1:
-            kind = self.registry.get(chosen[0])
+        if chosen_kind is not None:
+            kind = self.registry.get(chosen_kind)
             assert kind is not None
-            raw = value[chosen[0]]
-            process = self._model((chosen[0],), kind, {} if raw is None else raw)
+            raw = value[chosen_kind]
+            process = self.model((chosen_kind,), kind, {} if raw is None else raw)
             if process is not None and roles is not None:
                 for sub, message in process.check_roles(roles):
-                    self.add(doc.mark((chosen[0], *sub)), message)
+                    self.add(doc.mark((chosen_kind, *sub)), message)
         if self.problems or None in (budget, settings, roles, process):
             return None
         assert isinstance(budget, RoleBudget) and isinstance(settings, ConsolidateSettings)
@@ -189,7 +161,7 @@ class _Validator:
             process=process,
             budget=budget,
             consolidate=settings,
-            source=self.display,
+            source=self.source,
             description=description if isinstance(description, str) else "",
         )
 
@@ -220,7 +192,7 @@ class _Validator:
                     )
                 elif isinstance(name, str):
                     first[name] = path
-            role = self._model(path, Role, item)
+            role = self.model(path, Role, item)
             if isinstance(role, Role):
                 roles.append(role)
             else:
@@ -243,25 +215,3 @@ class _Validator:
             else:
                 where = f"in '{node_label((*path, 'tools'))}'"
                 self.add(mark, unknown_message(tool, where, READ_ONLY_TOOLS, what="tool"))
-
-    def _model(self, path: NodePath, model: type[BaseModel], raw: object) -> Any:
-        if path in self.doc.broken:
-            return None
-        try:
-            return model.model_validate(raw)
-        except ValidationError as exc:
-            for mark, message in pydantic_problems(
-                exc,
-                self.doc,
-                path,
-                model,
-                top="crew",
-                unknown_parent=lambda label: label or "crew",
-                missing_in=lambda label: f"'{label}'",
-            ):
-                self.add(mark, message)
-        except (
-            Exception
-        ) as exc:  # a plugin kind's validator raised something pydantic does not wrap
-            self.add(self.doc.mark(path), f"validation failed: {type(exc).__name__}: {exc}")
-        return None

@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -31,16 +32,16 @@ from pydantic import BaseModel
 from chimera.errors import (
     BudgetExceeded,
     CascadeExhausted,
-    ProviderError,
     ToolTurnRefused,
 )
 from chimera.fusion.accounting import (
-    FAILED_USAGE,
     CallRecord,
     SupportsAudit,
-    describe_error,
-    sum_records,
+    recorded_call,
+    require_distinct,
+    spent_calls,
     sum_usage,
+    usage_fields,
 )
 from chimera.fusion.structured import parse_structured
 from chimera.protocols import Completion, Message, Purpose, SupportsComplete, ToolSchema, Usage
@@ -237,9 +238,7 @@ class CascadeHop:
         return {
             "tier": self.tier,
             "model": self.model,
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-            "cost_usd": self.usage.cost_usd,
+            **usage_fields(self.usage),
             "accepted": self.accepted,
             "verdicts": [v.to_json() for v in self.verdicts],
             "error": self.error,
@@ -285,9 +284,7 @@ class CascadeBackend:
     ) -> None:
         if not tiers:
             raise ValueError("a cascade needs at least one tier")
-        names = [t.name for t in tiers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"cascade tier names must be distinct: {names}")
+        require_distinct([t.name for t in tiers], "cascade tier")
         self.tiers = tuple(tiers)
         self.audit = audit
         self.on_exhausted = on_exhausted
@@ -320,41 +317,37 @@ class CascadeBackend:
         last: Completion | None = None
         for tier in self.tiers:
             cap = tier.max_tokens if max_tokens is None else max_tokens
-            started = self._clock()
-            try:
-                answer = tier.backend.complete(messages, purpose=purpose, max_tokens=cap)
-            except BudgetExceeded as exc:
+            rec, answer, failure = recorded_call(
+                partial(tier.backend.complete, messages, purpose=purpose, max_tokens=cap),
+                role="tier",
+                name=tier.name,
+                model=tier.model,
+                clock=self._clock,
+            )
+            if failure is not None:
                 hop = CascadeHop(
                     tier.name,
                     tier.model,
-                    FAILED_USAGE,
-                    error=describe_error(exc),
-                    elapsed_s=self._clock() - started,
+                    rec.usage,
+                    error=rec.error,
+                    elapsed_s=rec.elapsed_s,
+                    calls=spent_calls(failure),
                 )
                 self._hop(hop, purpose)
-                raise
-            except ProviderError as exc:
-                spent = tuple(c for c in getattr(exc, "calls", ()) if isinstance(c, CallRecord))
-                hop = CascadeHop(
-                    tier.name,
-                    tier.model,
-                    sum_records(spent) if spent else FAILED_USAGE,
-                    error=describe_error(exc),
-                    elapsed_s=self._clock() - started,
-                    calls=spent,
-                )
-                hops.append(hop)
-                self._hop(hop, purpose)
+                if isinstance(failure, BudgetExceeded):
+                    raise failure  # the budget is a hard ceiling: the cascade stops
+                hops.append(hop)  # a provider failure is a hop: escalate
                 continue
+            assert answer is not None
             verdicts = tuple(g.check(answer, messages) for g in tier.gates)
             accepted = all(v.ok for v in verdicts)
             hop = CascadeHop(
                 tier.name,
-                answer.model or tier.model,
-                answer.usage,
+                rec.model,
+                rec.usage,
                 verdicts,
                 accepted=accepted,
-                elapsed_s=self._clock() - started,
+                elapsed_s=rec.elapsed_s,
             )
             hops.append(hop)
             self._hop(hop, purpose)
@@ -406,9 +399,7 @@ class CascadeBackend:
                 cascade=self.name,
                 answered_by=answered_by,
                 hops=len(hops),
-                prompt_tokens=total.prompt_tokens,
-                completion_tokens=total.completion_tokens,
-                cost_usd=total.cost_usd,
+                **usage_fields(total),
             )
 
 

@@ -83,8 +83,10 @@ def reflect(
     shown: Sequence[Bullet],
     *,
     validator: SkillValidator | None = None,
+    max_tokens: int | None = None,
 ) -> Reflected:
-    """Ask the Reflector (purpose ``summarize``) about one attempt.
+    """Ask the Reflector (purpose ``summarize``) about one attempt (``max_tokens``: the cap
+    on each answer; ``None``: the backend's default).
 
     Raises:
         ProviderError, BudgetExceeded: from the backend (an answer still invalid after the
@@ -111,7 +113,7 @@ def reflect(
     try:
         answer, _ = ask_structured(
             backend, messages, Reflection, schema_hint=SCHEMA_HINT, role="reflector",
-            name="reflector", purpose=Purpose.SUMMARIZE,
+            name="reflector", purpose=Purpose.SUMMARIZE, max_tokens=max_tokens,
         )  # fmt: skip
     except StructuredOutputError as exc:
         return Reflected((), (), (f"reflection unusable: {exc}",))

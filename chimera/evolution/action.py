@@ -108,9 +108,10 @@ def publish_acceptance(
         except ConfigError as exc:
             refused.append(str(exc))
             continue
+        # Every claim about the skill's history is the artifact's word: reset it.
         skill = replace(
             skill, state=SkillState.PROVISIONAL, trusted=False, sources=(proposal.run_id,),
-            uses=0, successes=0,
+            uses=0, successes=0, version=1, last_used="",
         )  # fmt: skip
         problems = validate_skill(skill, checker)
         current = existing.get(skill.name)

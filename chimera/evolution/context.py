@@ -287,6 +287,10 @@ class EvolutionPart:
         """End of the session: skill use / success counters (see :func:`finish_learning`)."""
         return finish_learning(self, result)
 
+    def shown_bullet_ids(self) -> list[str]:
+        """The ids of every playbook bullet a prompt of this session carried, in order."""
+        return list(dict.fromkeys(i for b in self._shown.values() for i in b.bullets))
+
     def used_lines(self) -> list[str]:
         """One line per skill and bullet shown in this session (for the PR body)."""
         skills = dict.fromkeys((n, v, t) for b in self._shown.values() for n, v, t in b.skills)
@@ -295,7 +299,7 @@ class EvolutionPart:
         return lines + [f"playbook bullet {i}" for i in bullets]
 
 
-def _verdict(result: Any) -> bool | None:
+def run_passed(result: Any) -> bool | None:
     """Whether a finished session's result passed: a solve's ``ok``, a project run's
     ``done`` with its goal met; ``None`` while undecided (running, awaiting approval)."""
     ok = getattr(result, "ok", None)
@@ -316,7 +320,7 @@ def finish_learning(part: EvolutionPart, result: Any) -> dict[str, Any]:
 
     if not part._shown or part.context is None:
         return {}
-    passed = _verdict(result)
+    passed = run_passed(result)
     names = list(dict.fromkeys(n for b in part._shown.values() for n, _, _ in b.skills))
     if passed is not None:
         when = datetime.now(UTC).isoformat(timespec="seconds")

@@ -5,17 +5,21 @@ failures* of a skill's current version, and its passing set, which a refinement 
 regress). Lines are appended by the evolver's keep-or-discard tests and by refinement rounds;
 nothing rewrites them. A line is data written by Chimera about its own re-runs, and a
 refinement re-derives every score it gates on anyway.
+
+Writes are append-only and crash-safe (:mod:`chimera.evolution.jsonl`: a file lock, one
+``write`` per line, ``fsync``); a torn last line left by a killed process is skipped with a
+warning on read and cut off by the next append.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chimera.errors import UsageError
+from chimera.evolution.jsonl import append_record, read_records
 
 EVALS_FILE = "evals.jsonl"
 
@@ -49,24 +53,24 @@ class SkillEvalLog:
         self.path = path
 
     def append(self, entry: SkillEval) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry.to_json(), sort_keys=True) + "\n")
+        """Append one entry (one fsync'd line under the ledger's file lock).
+
+        Raises:
+            ChimeraError: the file cannot be written.
+        """
+        append_record(self.path, entry.to_json())
 
     def entries(self) -> list[SkillEval]:
-        """Every line, in order.
+        """Every entry, in order (a torn last line skipped with a warning).
 
         Raises:
             UsageError: a line is not a ledger entry (``file:line: message``).
         """
-        if not self.path.is_file():
-            return []
         out: list[SkillEval] = []
-        for number, line in enumerate(self.path.read_text("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
+        for number, raw in read_records(self.path):
             try:
-                raw = json.loads(line)
+                if not isinstance(raw["passed"], bool):
+                    raise TypeError("'passed' is not true or false")
                 out.append(
                     SkillEval(
                         str(raw["skill"]),

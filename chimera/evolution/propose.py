@@ -96,11 +96,13 @@ def propose_skill(
     *,
     validator: SkillValidator | None = None,
     created: str = "",
+    max_tokens: int | None = None,
 ) -> Proposed:
     """Ask ``backend`` (purpose ``summarize``) for a skill distilled from ``evidence``.
 
     The evidence must already have passed the diff-gate (the caller's job). ``created`` is
-    the mint time (ISO-8601; the skill's default when empty).
+    the mint time (ISO-8601; the skill's default when empty); ``max_tokens`` caps each
+    answer (``None``: the backend's default).
 
     Returns:
         :class:`Proposed`: a provisional skill (trusted only when the run was) or problems.
@@ -119,6 +121,7 @@ def propose_skill(
             role="skill-proposer",
             name="proposer",
             purpose=Purpose.SUMMARIZE,
+            max_tokens=max_tokens,
         )
     except StructuredOutputError as exc:
         spent = sum(getattr(getattr(c, "usage", None), "total_tokens", 0) for c in exc.calls)

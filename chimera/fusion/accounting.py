@@ -8,11 +8,13 @@ for any priced call makes the total cost unknown (``None``) rather than an under
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chimera.protocols import AuditSink, Usage
+from chimera.errors import BudgetExceeded, ProviderError
+from chimera.protocols import AuditSink, Completion, Usage
 
 SupportsAudit = AuditSink
 """Alias kept for this layer's callers: :class:`chimera.protocols.AuditSink`."""
@@ -48,9 +50,7 @@ class CallRecord:
             "role": self.role,
             "name": self.name,
             "model": self.model,
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-            "cost_usd": self.usage.cost_usd,
+            **usage_fields(self.usage),
             "ok": self.ok,
             "error": self.error,
             "elapsed_s": round(self.elapsed_s, 4),
@@ -82,3 +82,58 @@ def describe_error(exc: BaseException) -> str:
     """``"ErrorType: message"`` on one line, for records and audit events."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def usage_fields(usage: Usage) -> dict[str, Any]:
+    """``prompt_tokens``, ``completion_tokens`` and ``cost_usd`` (``None``: unknown) of
+    ``usage``, as records and audit events carry them."""
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost_usd": usage.cost_usd,
+    }
+
+
+def spent_calls(exc: BaseException) -> tuple[CallRecord, ...]:
+    """The calls a failed composite backend already paid for (its error's ``calls``)."""
+    return tuple(c for c in getattr(exc, "calls", ()) if isinstance(c, CallRecord))
+
+
+def recorded_call(
+    call: Callable[[], Completion],
+    *,
+    role: str,
+    name: str,
+    model: str,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[CallRecord, Completion | None, ProviderError | BudgetExceeded | None]:
+    """Make one model call of a composite answer and account for it.
+
+    Args:
+        call: the call (``backend.complete(...)`` bound to its arguments).
+        role, name: the record's role and member, tier or worker name.
+        model: the model asked (the record names the answer's own model when it has one).
+        clock: seconds, monotonic (``elapsed_s`` of the record).
+
+    Returns:
+        ``(record, answer, None)``, or for a provider failure or budget refusal
+        ``(record, None, error)``: the error is returned, not raised, so each caller decides
+        whether it ends the answer; its record is ``ok=False`` with the usage of the calls
+        the error says were spent (:func:`spent_calls`), else :data:`FAILED_USAGE`.
+    """
+    started = clock()
+    try:
+        answer = call()
+    except (ProviderError, BudgetExceeded) as exc:
+        spent = spent_calls(exc)
+        usage = sum_records(spent) if spent else FAILED_USAGE
+        error = describe_error(exc)
+        return CallRecord(role, name, model, usage, False, error, clock() - started), None, exc
+    usage, used = answer.usage, answer.model or model
+    return CallRecord(role, name, used, usage, elapsed_s=clock() - started), answer, None
+
+
+def require_distinct(names: Sequence[str], what: str) -> None:
+    """Raise ``ValueError`` unless ``names`` (of ``what``: tiers, panel members) are distinct."""
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what} names must be distinct: {list(names)}")

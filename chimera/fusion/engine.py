@@ -17,10 +17,11 @@ itemises them per member.
 from __future__ import annotations
 
 import contextvars
-import time
+import dataclasses
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from chimera.errors import (
@@ -33,11 +34,13 @@ from chimera.errors import (
     StructuredOutputError,
 )
 from chimera.fusion.accounting import (
-    FAILED_USAGE,
     CallRecord,
     SupportsAudit,
     describe_error,
+    recorded_call,
+    require_distinct,
     sum_records,
+    usage_fields,
 )
 from chimera.fusion.analysis import (
     SCHEMA_HINT,
@@ -93,9 +96,7 @@ class FusionEngine:
     ) -> None:
         if not panel:
             raise ValueError("a fusion panel needs at least one member")
-        names = [m.name for m in panel]
-        if len(set(names)) != len(names):
-            raise ValueError(f"fusion panel member names must be distinct: {names}")
+        require_distinct([m.name for m in panel], "fusion panel member")
         self.quorum = quorum if quorum is not None else len(panel) // 2 + 1
         if not 1 <= self.quorum <= len(panel):
             raise ValueError(f"fusion quorum {self.quorum} is outside 1..{len(panel)}")
@@ -176,39 +177,25 @@ class FusionEngine:
                 f"{self.name}: the judge failed: {describe_error(exc)}", calls=tuple(calls)
             ) from exc
         self._log("fusion.judge", ok=True, analysis=analysis.model_dump(mode="json"))
-        started = time.monotonic()
-        try:
-            final = self.synthesizer.backend.complete(
+        syn = self.synthesizer
+        rec, final, failure = recorded_call(
+            partial(
+                syn.backend.complete,
                 synthesis_messages(messages, answers, analysis),
                 purpose=purpose,
                 max_tokens=max_tokens,
-            )
-        except (ProviderError, BudgetExceeded) as exc:
-            calls.append(
-                CallRecord(
-                    "synthesizer",
-                    self.synthesizer.name,
-                    self.synthesizer.model,
-                    FAILED_USAGE,
-                    ok=False,
-                    error=describe_error(exc),
-                    elapsed_s=time.monotonic() - started,
-                )
-            )
-            if isinstance(exc, BudgetExceeded):
-                raise
-            raise FusionError(
-                f"{self.name}: the synthesizer failed: {describe_error(exc)}", calls=tuple(calls)
-            ) from exc
-        calls.append(
-            CallRecord(
-                "synthesizer",
-                self.synthesizer.name,
-                final.model or self.synthesizer.model,
-                final.usage,
-                elapsed_s=time.monotonic() - started,
-            )
+            ),
+            role="synthesizer",
+            name=syn.name,
+            model=syn.model,
         )
+        calls.append(rec)
+        if isinstance(failure, BudgetExceeded):
+            raise failure
+        if failure is not None or final is None:
+            raise FusionError(
+                f"{self.name}: the synthesizer failed: {rec.error}", calls=tuple(calls)
+            ) from failure
         usage = sum_records(calls)
         report: dict[str, Any] = {
             "calls": [c.to_json() for c in calls],
@@ -219,9 +206,7 @@ class FusionEngine:
         }
         self._log(
             "fusion.done",
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cost_usd=usage.cost_usd,
+            **usage_fields(usage),
             calls=report["calls"],
         )
         return Completion(text=final.text, usage=usage, model=self.name, raw={"fusion": report})
@@ -234,35 +219,18 @@ class FusionEngine:
         calls: list[CallRecord],
     ) -> tuple[dict[str, str], dict[str, str]]:
         def ask(member: PanelMember) -> tuple[CallRecord, str | None]:
-            started = time.monotonic()
-            try:
-                out = member.backend.complete(messages, purpose=purpose, max_tokens=max_tokens)
-            except (ProviderError, BudgetExceeded) as exc:
-                rec = CallRecord(
-                    "panel",
-                    member.name,
-                    member.model,
-                    FAILED_USAGE,
-                    ok=False,
-                    error=describe_error(exc),
-                    elapsed_s=time.monotonic() - started,
-                )
+            rec, out, _ = recorded_call(
+                partial(member.backend.complete, messages, purpose=purpose, max_tokens=max_tokens),
+                role="panel",
+                name=member.name,
+                model=member.model,
+            )
+            if out is None:
                 return rec, None
-            elapsed = time.monotonic() - started
             if not out.text.strip():
-                rec = CallRecord(
-                    "panel",
-                    member.name,
-                    out.model or member.model,
-                    out.usage,
-                    ok=False,
-                    error="EmptyAnswer: the member returned no text",
-                    elapsed_s=elapsed,
-                )
-                return rec, None
-            return CallRecord(
-                "panel", member.name, out.model or member.model, out.usage, elapsed_s=elapsed
-            ), out.text
+                error = "EmptyAnswer: the member returned no text"
+                return dataclasses.replace(rec, ok=False, error=error), None
+            return rec, out.text
 
         with ThreadPoolExecutor(max_workers=len(self.panel), thread_name_prefix="fusion") as pool:
             # Each member runs in a copy of the caller's context, so call_context() facts

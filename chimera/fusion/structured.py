@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from chimera.errors import BudgetExceeded, ProviderError, StructuredOutputError
-from chimera.fusion.accounting import FAILED_USAGE, CallRecord, describe_error
+from chimera.errors import StructuredOutputError
+from chimera.fusion.accounting import CallRecord, recorded_call
 from chimera.protocols import Completion, Message, Purpose, SupportsComplete
 
 M = TypeVar("M", bound=BaseModel)
@@ -171,35 +171,16 @@ def _call(
     purpose: Purpose,
     max_tokens: int | None,
 ) -> Completion:
-    started = time.monotonic()
-    try:
-        completion = backend.complete(messages, purpose=purpose, max_tokens=max_tokens)
-    except (ProviderError, BudgetExceeded) as exc:
-        _note(
-            records,
-            ledger,
-            CallRecord(
-                role,
-                name,
-                model_name,
-                FAILED_USAGE,
-                ok=False,
-                error=describe_error(exc),
-                elapsed_s=time.monotonic() - started,
-            ),
-        )
-        raise
-    _note(
-        records,
-        ledger,
-        CallRecord(
-            role,
-            name,
-            completion.model or model_name,
-            completion.usage,
-            elapsed_s=time.monotonic() - started,
-        ),
+    rec, completion, failure = recorded_call(
+        partial(backend.complete, messages, purpose=purpose, max_tokens=max_tokens),
+        role=role,
+        name=name,
+        model=model_name,
     )
+    _note(records, ledger, rec)
+    if failure is not None:
+        raise failure
+    assert completion is not None
     return completion
 
 

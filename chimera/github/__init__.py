@@ -4,7 +4,9 @@
   run / resume / rerun / cancel / drain / ignore, with a reason and the API checks to make.
 * :mod:`chimera.github.permissions` — :func:`~chimera.github.permissions.resolve`: those checks.
 * :mod:`chimera.github.client` — :class:`~chimera.github.client.GitHubClient` (errors mapped,
-  retries, no duplicate PRs).
+  retries, no duplicate PRs): :mod:`~chimera.github.client_core` (the one error mapping and
+  retry loop) under one mixin per endpoint group (``client_issues``, ``client_pulls``,
+  ``client_merge``, ``client_actions``, ``client_commits``); shapes in ``client_shapes``.
 * :mod:`chimera.github.publish` — apply, scan, push, open or update the PR, label, comment.
 * :mod:`chimera.github.scan` — the publish scan of a patch (paths as git reads them, the
   block/review table, secrets in any spelling, governance rules over added code, limits).

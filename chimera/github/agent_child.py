@@ -93,6 +93,14 @@ class AgentRequest(BaseModel):
     deps_dir: Path | None = Field(
         default=None, description="The set-up step's dependency folder; None: configured."
     )
+    basis_commit: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{40}$",
+        description=(
+            "start: iterate on the change in the work tree, judging the goal against this "
+            "commit (a review re-run on a PR's head); None: the tree is the base."
+        ),
+    )
     sandbox: Literal["bwrap", "scrubbed"] | None = Field(
         default=None,
         description=(
@@ -248,7 +256,10 @@ def run_request(request: AgentRequest) -> RunState:
             f"run {stale[-1]} was interrupted and its tree may hold a half-made change; "
             "this checkout cannot start another run"
         )
+    from chimera.orchestration.basis import Basis
+
     run = RunRequest(
+        basis=Basis(request.basis_commit) if request.basis_commit else None,
         root=root,
         config=config,
         model=model,

@@ -82,7 +82,14 @@ def record_profile(store: RunStore, state: RunState, record: ProfileRecord) -> R
     return state
 
 
-def reapply_profile(root: Path, state: RunState, requested: str | None) -> Profile | None:
+def reapply_profile(
+    root: Path,
+    state: RunState,
+    requested: str | None,
+    *,
+    named_by: str = "the agent input",
+    restart: str = "close the PR and start again",
+) -> Profile | None:
     """The profile run ``state`` started with, read again from ``root`` (``None``: it started
     without one and none is requested).
 
@@ -91,20 +98,23 @@ def reapply_profile(root: Path, state: RunState, requested: str | None) -> Profi
             recorded none); the recorded file is gone, or its bytes changed since the run
             started (both hashes in the message).
         ProfileError: the file is unchanged but no longer valid (a newer Chimera's rules).
+
+    ``named_by`` (what names the profile: the Action's input, the CLI's ``--agent``) and
+    ``restart`` (what to do instead) only word the refusals.
     """
     recorded = ProfileRecord.of(state.extra)
     run = state.run_id
     if recorded is None:
         if requested:
             raise UsageError(
-                f"run {run} started without an agent profile; the agent input now names "
+                f"run {run} started without an agent profile; {named_by} now names "
                 f"{requested}: a paused run resumes as it started"
             )
         return None
     path, digest = recorded.path, recorded.sha256
     if requested and requested != path:
         raise UsageError(
-            f"run {run} started with the agent profile {path}; the agent input now names "
+            f"run {run} started with the agent profile {path}; {named_by} now names "
             f"{requested}: a paused run resumes with the profile it started with"
         )
     if not (root / path).is_file():
@@ -114,7 +124,7 @@ def reapply_profile(root: Path, state: RunState, requested: str | None) -> Profi
         raise UsageError(
             f"run {run}'s agent profile {path} changed since the run started (sha256 "
             f"{digest[:12]} then, {now[:12]} now): it does not resume under another profile; "
-            "close the PR and start again"
+            f"{restart}"
         )
     profile, _ = read_profile(root, path)
     return profile

@@ -12,7 +12,7 @@ command                where       meaning
 ``fix <text>``         Chimera PR  a run on the same branch whose task is ``<text>``
 ``stop``               either      cancel the running workflow run, the queued place and
                                    a paused run
-``status``             either      queue position, run link, PR
+``status``             either      queue position, run link, PR, cost so far
 =====================  ==========  =====================================================
 
 Rules (the same as for labels and reviews): only a ``created`` comment event counts (an

@@ -68,3 +68,20 @@ class PublishGit:
         trees = [self.run("rev-parse", f"{sha}^{{tree}}").stdout.strip() for sha in (current, head)]
         parents = [self.run("rev-parse", f"{sha}^").stdout.strip() for sha in (current, head)]
         return trees[0] == trees[1] and parents[0] == parents[1]
+
+    def on_top(self, remote: str, commit: str, parent: str, message: str) -> str:
+        """A new commit with ``commit``'s tree and ``parent`` as its only parent (fetched
+        from ``remote`` when missing), checked out in its place; returns its SHA, or
+        ``parent`` itself when the trees are equal (an empty commit says nothing).
+
+        Raises:
+            ChimeraError: ``parent`` cannot be found, or git failed.
+        """
+        self.ensure_commit(remote, parent)
+        tree = self.run("rev-parse", f"{commit}^{{tree}}").stdout.strip()
+        if tree == self.run("rev-parse", f"{parent}^{{tree}}").stdout.strip():
+            self.run("reset", "--quiet", "--soft", parent)
+            return parent
+        sha = self.run("commit-tree", tree, "-p", parent, "-m", message).stdout.strip()
+        self.run("reset", "--quiet", "--soft", sha)
+        return sha

@@ -44,6 +44,7 @@ from chimera.github.queue import (
     LABEL_SPEC_CHANGE,
     ChangeQueue,
 )
+from chimera.github.render import Section
 from chimera.github.report import RunReport, read_report
 from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 from chimera.github.summary import artifact_link, code
@@ -85,6 +86,8 @@ class PublishContext:
         agent_audit_head: the agent job's audit head, received as a job output.
         event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
             which has no trigger label to lose; ``None``: unknown, read as a label's run).
+        sections: the PR body's sections from features (memory's:
+            :func:`chimera.github.memory.memory_sections`).
     """
 
     root: Path
@@ -98,6 +101,7 @@ class PublishContext:
     audit_dir: Path | None = None
     agent_audit_head: str | None = None
     event_name: str | None = None
+    sections: tuple[Section, ...] = ()
 
 
 @dataclass
@@ -346,13 +350,11 @@ class Publisher:
         branch = self.settings.branch(d.issue)
         remote = self.ctx.remote
         current = self.git.remote_sha(remote, branch)
-        if d.head_sha and current != d.head_sha:
-            return self._fail(
-                "blocked",
-                f"{branch} moved (now {current[:12] or 'deleted'}; the run started from "
-                f"{d.head_sha[:12]}): a person pushed meanwhile, and Chimera never overwrites "
-                "that. Review the PR, then approve or request changes again.",
-            )
+        # A person's push since decide is never overwritten; a re-run's own earlier push (this
+        # step run again) is told apart below, once the commit it would push is known.
+        moved = bool(d.head_sha) and current != d.head_sha
+        if moved and d.mode != "rerun":
+            return self._fail_moved(branch, current)
         self.git.run("checkout", "--quiet", "--force", "-B", branch, d.base_sha)
         with tempfile.NamedTemporaryFile("wb", suffix=".diff", delete=False) as fh:
             fh.write(g.patch.encode("utf-8", "surrogateescape"))
@@ -370,8 +372,14 @@ class Publisher:
         message = f"chimera: {self._title()} (#{d.issue})\n\nVerified patch {g.patch_sha[:16]}."
         self.git.run("commit", "--quiet", "--no-verify", "-m", message)
         head = self.git.run("rev-parse", "HEAD").stdout.strip()
+        if d.mode == "rerun" and d.head_sha:
+            # Iterating on review: the same tree (base + the cumulative patch) as one new
+            # commit on the PR's head, so the PR keeps its history and gains a commit.
+            head = self.git.on_top(remote, head, d.head_sha, message)
         if current and self.git.same_change(remote, branch, current, head):
             head = current  # a re-run of this step: the branch already holds this change
+        elif moved:
+            return self._fail_moved(branch, current)
         else:
             push = self.git.run(
                 "push",
@@ -396,6 +404,14 @@ class Publisher:
                 f"GitHub refused to open the pull request ({code(str(exc), 200)}): "
                 f"{ACTIONS_PR_SETTING}.",
             )
+
+    def _fail_moved(self, branch: str, current: str) -> PublishResult:
+        return self._fail(
+            "blocked",
+            f"{branch} moved (now {current[:12] or 'deleted'}; the run started from "
+            f"{(self.decided.head_sha or '')[:12]}): a person pushed meanwhile, and Chimera "
+            "never overwrites that. Review the PR, then approve or request changes again.",
+        )
 
     def _title(self) -> str:
         try:
@@ -437,6 +453,7 @@ class Publisher:
             verification=self._verification(g, held_unmet),
             spec_met=not held_unmet,
             advisory=g.advisory,
+            sections=self.ctx.sections,
         )
         title = f"Chimera: {self._title()} (#{d.issue})"
         base_ref = d.base_ref or self.ctx.default_branch

@@ -39,7 +39,8 @@ __all__ = [
     "patch_risk",
 ]
 
-MODES = ("run", "resume", "rerun")
+# "refresh": a person pushed to a Chimera PR; its Spec check is judged again (no publish).
+MODES = ("run", "resume", "rerun", "refresh")
 DECIDE_OUTPUTS = (
     "issue",
     "mode",
@@ -112,7 +113,7 @@ class Decided:
 
     Attributes:
         issue: the issue decide admitted.
-        mode: ``run``, ``resume`` or ``rerun``.
+        mode: ``run``, ``resume``, ``rerun`` or ``refresh`` (verify and the Spec check only).
         base_sha: the base commit (40 hex digits) the change must apply to.
         acceptance: the bodies of the issue's ``chimera`` blocks as decide read them.
         acceptance_sha256: the hash decide recorded of the JSON list of those bodies.

@@ -34,7 +34,8 @@ from chimera.governance.rules import (
     secret_dir_reason,
     secret_file_reason,
 )
-from chimera.governance.taint import TaintAllowlist, TaintedSource
+from chimera.governance.taint import TaintedSource
+from chimera.governance.taint_allowlist import TaintAllowlist
 
 if TYPE_CHECKING:
     from chimera.governance.audit import AuditLog

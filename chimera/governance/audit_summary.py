@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chimera.governance.audit import AuditVerification, verify_audit_log
+from chimera.governance.audit_chain import AuditVerification, verify_audit_log
 from chimera.governance.sanitize import sanitize
 
 __all__ = ["render_audit_summary"]

@@ -1,15 +1,20 @@
-"""The branch store: memory that outlives a runner, on GitHub itself.
+"""The branch store: op journals on an orphan git branch, one commit per run.
 
-An orphan branch (default ``chimera-memory``) holds one append-only JSONL **op journal** per
-tier (``episodic.jsonl``, ``semantic.jsonl``, ``persona.jsonl``) and nothing else — no workflow
-files, so a push starts nothing. Each run that changed memory adds **one commit** naming the
-run and the issue. The local SQLite store is a cache derived by replaying the journals
-(:mod:`chimera.memory.replay`); it is never committed.
+Memory (default branch ``chimera-memory``) and the scheduler's tick journal
+(:mod:`chimera.scheduler.journal`) both keep their state here: JSONL op journals on an orphan
+branch that holds nothing else — no workflow files, so a push starts nothing. Each run adds
+**one commit** on top of the tip it read; the derived state (memory's SQLite cache, the
+schedules' fold) is rebuilt by replaying the commits through a
+:class:`~chimera.memory.trust.TrustPolicy`, never committed.
 
-Commits are built with git plumbing (``hash-object``, ``mktree``, ``commit-tree``) in a bare
-cache repository, so no work tree is checked out and the project's own checkout is untouched.
-A push rejected as non-fast-forward (another run landed first) fetches the new tip, appends the
-same ops to its journals and pushes again, so two runs finishing together both land.
+:class:`GitBranch` is the plumbing (``read-tree``/``update-index``/``write-tree``/
+``commit-tree`` against a throw-away index), so no work tree is checked out and a project
+checkout is untouched. A commit lands through a :class:`BranchWriter`: ``GitBranch`` itself
+pushes with git (never forced); the Action uses GitHub's ``createCommitOnBranch``
+(:mod:`chimera.github.branchcommit`), which GitHub signs. Either raises
+:class:`~chimera.errors.JournalConflict` when the branch moved since the parent was read; the
+caller re-reads and tries again (:func:`publish` does for memory, so two runs finishing
+together both land).
 """
 
 from __future__ import annotations
@@ -17,17 +22,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from chimera.errors import ChimeraError
+from chimera.errors import JournalConflict, JournalError
 from chimera.memory.items import PERSISTED_TIERS, JournalOp, Tier
+from chimera.memory.trust import CommitInfo
 
 DEFAULT_BRANCH = "chimera-memory"
 JOURNALS = tuple(f"{t.value}.jsonl" for t in PERSISTED_TIERS)
-_TIP_REF = "refs/chimera-memory/tip"
-_REJECTED = ("non-fast-forward", "fetch first", "[rejected]", "stale info", "failed to lock")
+_SEP = "\x00"
+_END = "\x1e"
 
 
 @dataclass(frozen=True)
@@ -38,42 +46,40 @@ class Identity:
     email: str = "chimera[bot]@users.noreply.github.com"
 
 
-@dataclass(frozen=True)
-class CommitInfo:
-    """One commit of the branch as replay sees it.
+class BranchWriter(Protocol):
+    """Lands one commit on the branch."""
 
-    Attributes:
-        sha, parent: the commit and its first parent ('' for the root).
-        author, email: the author's name and e-mail (claims, not proof).
-        signature: git's ``%G?`` (``G`` good and valid, ``N`` none, ``B`` bad, ...).
-        signer: git's ``%GS`` (the signer, e.g. the principal from the allowed-signers file).
-        message: the commit message.
-    """
+    def land(self, parent: str | None, files: Mapping[str, str], message: str) -> str:
+        """Commit ``files`` (path → full text; other files of ``parent`` kept) on top of
+        ``parent`` (``None``: the orphan root) and move the branch to it.
 
-    sha: str
-    parent: str
-    author: str
-    email: str
-    signature: str
-    signer: str
-    message: str
+        Returns:
+            The new commit's sha (fetched into the local cache).
+
+        Raises:
+            JournalConflict: the branch moved since ``parent`` (re-read and try again).
+            JournalError: anything else failed.
+        """
+        ...
 
 
 class GitBranch:
-    """Plumbing over a bare cache repository that tracks one branch of ``remote``.
+    """One branch of ``remote``, through a local repository.
 
     Args:
-        cache: the bare repository folder (created on first use), e.g.
-            ``.chimera/memory-branch.git``.
-        remote: the remote's URL or path.
+        cache: a git repository (bare or a work tree; only refs and objects change), created
+            bare when the folder is not one, e.g. ``.chimera/memory-branch.git``.
+        remote: the remote's name, URL or path.
         branch: the branch name.
         identity: the committer and author.
-        sign: sign commits (``commit-tree -S``; the cache's ``user.signingkey`` and
-            ``gpg.format`` decide the key).
-        config: extra ``git config`` pairs for the cache (signing and verification keys).
+        sign: sign commits (``commit-tree -S``; ``config``'s ``user.signingkey`` and
+            ``gpg.format`` choose the key).
+        config: ``git -c`` pairs for every command (signing and verification keys).
+        env: extra environment for every git command (e.g. ``GIT_CONFIG_*`` credentials,
+            which stay out of the process list and out of any config file).
 
     Raises:
-        ChimeraError: git fails (the message names the command and its stderr).
+        JournalError: git fails (the message names the command and the last line of stderr).
     """
 
     def __init__(
@@ -85,133 +91,163 @@ class GitBranch:
         identity: Identity | None = None,
         sign: bool = False,
         config: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.cache = Path(cache)
+        self.env = dict(env or {})
         self.remote = remote
         self.branch = branch
         self.identity = identity or Identity()
         self.sign = sign
-        if not (self.cache / "HEAD").exists():
+        self.config = dict(config or {})
+        self.local_ref = f"refs/chimera/tips/{branch}"
+        if not ((self.cache / "HEAD").exists() or (self.cache / ".git").exists()):
             self.cache.mkdir(parents=True, exist_ok=True)
             self.git("init", "-q", "--bare")
-        for key, value in (config or {}).items():
-            self.git("config", key, value)
 
-    def git(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
-        env = {
-            **os.environ,
+    def git(
+        self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None
+    ) -> str:
+        """Run git in the cache; its stdout.
+
+        Raises:
+            JournalError: git exits non-zero or cannot start.
+        """
+        flags = ["-c", "core.hooksPath=/dev/null"]
+        for key, value in self.config.items():
+            flags += ["-c", f"{key}={value}"]
+        who = {
             "GIT_AUTHOR_NAME": self.identity.name,
             "GIT_AUTHOR_EMAIL": self.identity.email,
             "GIT_COMMITTER_NAME": self.identity.name,
             "GIT_COMMITTER_EMAIL": self.identity.email,
-            "GIT_TERMINAL_PROMPT": "0",
         }
-        proc = subprocess.run(
-            ["git", "--git-dir", str(self.cache), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        if check and proc.returncode != 0:
-            raise ChimeraError(f"git {args[0]} failed: {proc.stderr.strip()[-400:]}")
-        if not check and proc.returncode != 0:
-            raise _GitFailed(proc.stderr + proc.stdout)
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(self.cache), *flags, *args],
+                input=stdin,
+                capture_output=True,
+                text=True,
+                env={**os.environ, **who, "GIT_TERMINAL_PROMPT": "0", **self.env, **(env or {})},
+                timeout=120,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise JournalError(f"git {args[0]}: {exc}") from exc
+        if proc.returncode != 0:
+            tail = proc.stderr.strip().splitlines()
+            raise JournalError(
+                f"git {args[0]} {self.branch} failed (exit {proc.returncode}): "
+                f"{tail[-1] if tail else ''}"
+            )
         return proc.stdout
 
     # -- reading ----------------------------------------------------------------------------
 
-    def fetch(self) -> str | None:
-        """Fetch the branch; its tip sha, or ``None`` when the remote has no such branch."""
-        try:
-            self.git(
-                "fetch", "-q", "--no-tags", self.remote, f"+refs/heads/{self.branch}:{_TIP_REF}",
-                check=False,
-            )  # fmt: skip
-        except _GitFailed as exc:
-            if "couldn't find remote ref" in exc.stderr or "no such ref" in exc.stderr.lower():
-                return None
-            raise ChimeraError(f"git fetch {self.branch} failed: {exc.stderr.strip()}") from exc
-        return self.git("rev-parse", _TIP_REF).strip()
+    def remote_tip(self) -> str | None:
+        """The branch's tip on the remote, without fetching (``None``: no such branch)."""
+        out = self.git("ls-remote", "--heads", self.remote, f"refs/heads/{self.branch}")
+        return out.split()[0] if out.strip() else None
 
-    def read(self, commit: str, name: str) -> str:
-        """The file ``name`` at ``commit`` ('' when absent)."""
+    def fetch(self) -> str | None:
+        """Fetch the branch into the cache; its tip, or ``None`` when the remote has none."""
+        if self.remote_tip() is None:
+            return None
+        refspec = f"+refs/heads/{self.branch}:{self.local_ref}"
+        self.git("fetch", "-q", "--no-tags", self.remote, refspec)
+        return self.tip()
+
+    def tip(self) -> str | None:
+        """The tip last fetched or landed (``None``: none yet)."""
         try:
-            return self.git("cat-file", "blob", f"{commit}:{name}", check=False)
-        except _GitFailed:
-            return ""
+            return self.git("rev-parse", "--verify", "-q", f"{self.local_ref}^{{commit}}").strip()
+        except JournalError:
+            return None
 
     def history(self, tip: str) -> list[CommitInfo]:
-        """The first-parent chain to ``tip``, oldest first."""
-        fmt = "%H%x00%P%x00%an%x00%ae%x00%G?%x00%GS%x00%B%x1e"
+        """The first-parent chain to ``tip``, oldest first, with each signature as git
+        verifies it."""
+        fields = ("%H", "%P", "%an", "%ae", "%ce", "%G?", "%GF", "%GS", "%B")
+        fmt = "%x00".join(fields) + "%x1e"
         out = self.git("log", "--first-parent", "--reverse", f"--format={fmt}", tip)
         commits: list[CommitInfo] = []
-        for record in out.split("\x1e"):
-            fields = record.strip("\n").split("\x00")
-            if len(fields) < 7:
+        for record in out.split(_END):
+            parts = record.lstrip("\n").split(_SEP)
+            if len(parts) < len(fields):
                 continue
-            parents = fields[1].split()
+            sha, parents, name, email, committer, status, signer, principal, message = parts
             commits.append(
                 CommitInfo(
-                    sha=fields[0],
-                    parent=parents[0] if parents else "",
-                    author=fields[2],
-                    email=fields[3],
-                    signature=fields[4],
-                    signer=fields[5],
-                    message=fields[6].strip(),
+                    sha=sha,
+                    author_name=name,
+                    author_email=email,
+                    committer_email=committer,
+                    signature=status or "N",
+                    signer=signer,
+                    parent=(parents.split() or [""])[0],
+                    principal=principal,
+                    message=message.strip(),
                 )
             )
         return commits
 
+    def read(self, commit: str, path: str) -> str:
+        """The file ``path`` at ``commit`` (``''`` when absent)."""
+        try:
+            return self.git("cat-file", "blob", f"{commit}:{path}")
+        except JournalError:
+            return ""
+
+    def has(self, commit: str, path: str) -> bool:
+        """Whether ``commit``'s tree holds ``path``."""
+        return bool(self.git("ls-tree", "--name-only", commit, "--", path).strip())
+
+    def added(self, sha: str) -> list[str]:
+        """The paths commit ``sha`` added (against its first parent), sorted."""
+        out = self.git(
+            "diff-tree", "--root", "-r", "--no-commit-id", "--diff-filter=A", "--name-only",
+            "-z", "--first-parent", "-m", sha,
+        )  # fmt: skip
+        return sorted({p for p in out.split("\0") if p})
+
     # -- writing ----------------------------------------------------------------------------
 
-    def commit(self, parent: str | None, ops: Sequence[JournalOp], message: str) -> str:
-        """A commit whose journals are ``parent``'s plus ``ops`` appended (one line each)."""
-        new: dict[str, list[str]] = {name: [] for name in JOURNALS}
-        for op in ops:
-            if op.tier is Tier.WORKING:
-                continue
-            line = json.dumps(op.to_json(), ensure_ascii=False, sort_keys=True)
-            new[f"{op.tier.value}.jsonl"].append(line + "\n")
-        entries: list[str] = []
-        for name in JOURNALS:
-            text = (self.read(parent, name) if parent else "") + "".join(new[name])
-            if not text:
-                continue
-            blob = self.git("hash-object", "-w", "--stdin", stdin=text).strip()
-            entries.append(f"100644 blob {blob}\t{name}\n")
-        tree = self.git("mktree", stdin="".join(entries)).strip()
-        args = ["commit-tree", tree, "-m", message]
-        if parent:
-            args += ["-p", parent]
-        if self.sign:
-            args.append("-S")
-        return self.git(*args).strip()
+    def build(self, parent: str | None, files: Mapping[str, str], message: str) -> str:
+        """A commit (not pushed) of ``parent``'s tree with ``files`` (path → text) written."""
+        with tempfile.TemporaryDirectory(prefix="chimera-branch-") as tmp:
+            index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", *([parent] if parent else ["--empty"]), env=index)
+            for path, text in sorted(files.items()):
+                blob = self.git("hash-object", "-w", "--stdin", stdin=text).strip()
+                entry = f"100644,{blob},{path}"
+                self.git("update-index", "--add", "--cacheinfo", entry, env=index)
+            tree = self.git("write-tree", env=index).strip()
+        args = ["commit-tree", tree, "-m", message, *(["-p", parent] if parent else [])]
+        return self.git(*args, *(["-S"] if self.sign else [])).strip()
 
-    def push(self, commit: str) -> bool:
-        """Push ``commit`` as the branch; ``False`` when rejected as non-fast-forward.
+    def push(self, commit: str, parent: str | None) -> None:
+        """Push ``commit`` as the branch (never forced) and record it as the local tip.
 
         Raises:
-            ChimeraError: any other failure.
+            JournalConflict: the remote branch is no longer at ``parent``.
+            JournalError: any other failure.
         """
         try:
-            self.git(
-                "push", "-q", "--porcelain", self.remote, f"{commit}:refs/heads/{self.branch}",
-                check=False,
-            )  # fmt: skip
-        except _GitFailed as exc:
-            if any(marker in exc.stderr for marker in _REJECTED):
-                return False
-            raise ChimeraError(f"git push {self.branch} failed: {exc.stderr.strip()}") from exc
-        return True
+            self.git("push", "-q", self.remote, f"{commit}:refs/heads/{self.branch}")
+        except JournalError:
+            if self.remote_tip() != parent:
+                raise JournalConflict(
+                    f"the branch {self.branch} moved since {parent or 'empty'}: "
+                    "another run wrote first"
+                ) from None
+            raise
+        self.git("update-ref", self.local_ref, commit)
 
-
-class _GitFailed(Exception):
-    def __init__(self, stderr: str) -> None:
-        super().__init__(stderr)
-        self.stderr = stderr
+    def land(self, parent: str | None, files: Mapping[str, str], message: str) -> str:
+        """:class:`BranchWriter` by git push: :meth:`build`, then :meth:`push`."""
+        commit = self.build(parent, files, message)
+        self.push(commit, parent)
+        return commit
 
 
 def run_message(run_id: str, issue: int | None) -> str:
@@ -219,6 +255,22 @@ def run_message(run_id: str, issue: int | None) -> str:
     head = f"chimera memory: run {run_id}" + (f" (issue #{issue})" if issue else "")
     trailers = [f"Chimera-Run: {run_id}"] + ([f"Chimera-Issue: {issue}"] if issue else [])
     return head + "\n\n" + "\n".join(trailers) + "\n"
+
+
+def journal_files(
+    branch: GitBranch, parent: str | None, ops: Sequence[JournalOp]
+) -> dict[str, str]:
+    """The tier journals ``parent`` holds with ``ops`` appended (one JSON line each); only
+    journals that change are returned."""
+    new: dict[str, list[str]] = {}
+    for op in ops:
+        if op.tier is not Tier.WORKING:
+            line = json.dumps(op.to_json(), ensure_ascii=False, sort_keys=True)
+            new.setdefault(f"{op.tier.value}.jsonl", []).append(line + "\n")
+    return {
+        name: (branch.read(parent, name) if parent else "") + "".join(lines)
+        for name, lines in new.items()
+    }
 
 
 def publish(
@@ -229,38 +281,49 @@ def publish(
     issue: int | None = None,
     known_tip: str | None = None,
     attempts: int = 5,
+    writer: BranchWriter | None = None,
 ) -> str | None:
-    """Commit ``ops`` as one commit on the branch and push it, retrying on non-fast-forward.
+    """Commit memory ``ops`` as one commit on the branch, retrying when another run landed
+    first.
 
-    ``known_tip``: the tip this run replayed at its start (tried first, as a run holds it);
-    each rejection fetches the new tip and rebuilds the commit on it. Returns the pushed sha,
-    or ``None`` when ``ops`` is empty (nothing is committed).
+    Args:
+        branch: reads the journals (and, without ``writer``, pushes with git).
+        known_tip: the tip this run replayed at its start (tried first); each conflict
+            fetches the new tip and rebuilds the commit on it.
+        writer: how the commit lands (default ``branch``; the Action passes the GitHub API's).
+
+    Returns:
+        The landed sha, or ``None`` when ``ops`` has nothing to persist (nothing committed).
 
     Raises:
-        ChimeraError: git fails, or the push was still rejected after ``attempts`` tries.
+        JournalError: git or the API fails, or another run kept landing first ``attempts``
+            times (the ops stay in the run's journal).
     """
     persisted = [op for op in ops if op.tier is not Tier.WORKING]
     if not persisted:
         return None
+    land = writer or branch
     tip = known_tip if known_tip is not None else branch.fetch()
     message = run_message(run_id, issue)
     for _ in range(max(1, attempts)):
-        commit = branch.commit(tip, persisted, message)
-        if branch.push(commit):
-            return commit
-        tip = branch.fetch()
-    raise ChimeraError(
-        f"memory branch {branch.branch}: the push was rejected {attempts} times "
-        "(other runs keep landing first); the ops stay in the run's journal"
+        try:
+            return land.land(tip, journal_files(branch, tip, persisted), message)
+        except JournalConflict:
+            tip = branch.fetch()
+    raise JournalError(
+        f"memory branch {branch.branch}: {attempts} tries lost to other runs landing first; "
+        "the ops stay in the run's journal"
     )
 
 
 __all__ = [
     "DEFAULT_BRANCH",
     "JOURNALS",
+    "BranchWriter",
     "CommitInfo",
     "GitBranch",
     "Identity",
+    "journal_files",
     "publish",
     "run_message",
 ]

@@ -1,11 +1,11 @@
 """Deterministic replay of the branch store's journals into a SQLite store, with trust.
 
 Any token with ``contents: write`` can push to the memory branch, so a commit's author line
-proves nothing. Replay honours trusted, persona and promotion ops only from commits whose
-signature git verifies (``%G?`` = ``G``) and whose signer the :class:`CommitTrust` accepts:
-commits made by Chimera's App (GitHub signs them; import GitHub's web-flow key into the
-verifying keyring) or verified-signed commits by write-access people (an allowed-signers file).
-From any other commit:
+proves nothing. Replay honours trusted, persona and promotion ops only from commits its
+:class:`~chimera.memory.trust.TrustPolicy` accepts: on GitHub, commits GitHub signed for
+Chimera's App (``createCommitOnBranch``) or verified-signed commits by write-access people
+(:func:`chimera.github.branchcommit.github_trust`); locally, good signatures by allowed keys
+(:func:`verified_signers`). From any other commit:
 
 * an ADD replays as a **tainted** item (taint source ``commit:<sha12>``); a persona ADD
   becomes a tainted *semantic* item, so it is shown as data and never as an instruction;
@@ -20,27 +20,20 @@ commit, and the report says so. The same branch always replays to the same store
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 
 from chimera.errors import UsageError
 from chimera.memory.branch import JOURNALS, CommitInfo, GitBranch
 from chimera.memory.items import TAINTED, JournalOp, OpKind, Tier
 from chimera.memory.store import MemoryStore
-
-CommitTrust = Callable[[CommitInfo], bool]
-"""Whether a commit may carry trusted, persona and promotion ops."""
+from chimera.memory.trust import SignedAs, TrustPolicy
 
 
-def verified_signers(signers: Collection[str]) -> CommitTrust:
+def verified_signers(signers: Collection[str]) -> SignedAs:
     """Trust commits whose signature git verified as good (``%G?`` = ``G``) and whose signer
     (``%GS``: the allowed-signers principal, or the key's user id) is in ``signers``."""
-    allowed = frozenset(signers)
-
-    def trust(commit: CommitInfo) -> bool:
-        return commit.signature == "G" and commit.signer in allowed
-
-    return trust
+    return SignedAs(frozenset(signers))
 
 
 @dataclass
@@ -91,14 +84,14 @@ def _appended(branch: GitBranch, commit: CommitInfo, name: str) -> tuple[list[st
 
 
 def replay_into(
-    branch: GitBranch, store: MemoryStore, trust: CommitTrust, *, tip: str | None = None
+    branch: GitBranch, store: MemoryStore, trust: TrustPolicy, *, tip: str | None = None
 ) -> ReplayReport:
     """Fetch the branch (unless ``tip`` is given) and apply every journalled op, oldest commit
     first, into ``store`` — which should be empty: the SQLite cache is derived, so rebuild it
     rather than replaying twice.
 
     Raises:
-        ChimeraError: git fails, or the store cannot be written.
+        JournalError: git fails. ChimeraError: the store cannot be written.
     """
     head = tip if tip is not None else branch.fetch()
     report = ReplayReport(tip=head or "")
@@ -106,7 +99,7 @@ def replay_into(
         return report
     for commit in branch.history(head):
         report.commits += 1
-        trusted = trust(commit)
+        trusted = trust.trusted(commit)
         report.trusted_commits += trusted
         # One transaction per commit; ops are admitted one by one inside it, so an op sees
         # what the ops before it in the same commit did.
@@ -137,4 +130,4 @@ def _admitted(
             yield admitted
 
 
-__all__ = ["CommitTrust", "ReplayReport", "admit", "replay_into", "verified_signers"]
+__all__ = ["ReplayReport", "admit", "replay_into", "verified_signers"]

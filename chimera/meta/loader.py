@@ -11,19 +11,16 @@ problems, :func:`load_profile` raises :class:`~chimera.errors.ProfileError` with
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
+from chimera.crews.kindfile import KindFileValidator
 from chimera.errors import ProfileError, SpecProblem
 from chimera.meta.profile import AGENT_TOOLS, COMMON_FIELDS, Profile, ProfileFields, ProfileKind
 from chimera.meta.registry import ProfileKindRegistry, get_profile_registry
 from chimera.plugins import KindCheck
 from chimera.spec.loader import display_path
-from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
-from chimera.spec.yamlproblems import pydantic_problems, unknown_message
+from chimera.spec.yamlload import parse_yaml
+from chimera.spec.yamlproblems import unknown_message
 
 __all__ = ["ProfileCheck", "check_profile_file", "check_profile_text", "load_profile"]
 
@@ -78,18 +75,20 @@ def check_profile_text(
     return _Validator(text, source, line_offset, registry or get_profile_registry()).run()
 
 
-class _Validator:
-    def __init__(self, text: str, source: str, offset: int, registry: ProfileKindRegistry) -> None:
-        self.text = text
-        self.source = source
-        self.offset = offset
-        self.registry = registry
-        self.doc = YamlDocument()
-        self.problems: list[SpecProblem] = []
+class _Validator(KindFileValidator):
+    noun = "profile"
+    skip_broken = True
 
-    def add(self, mark: Mark, message: str) -> None:
-        line = mark.line + self.offset
-        self.problems.append(SpecProblem(self.source, line, mark.col, " ".join(message.split())))
+    def __init__(self, text: str, source: str, offset: int, registry: ProfileKindRegistry) -> None:
+        super().__init__(source, registry.names, COMMON_FIELDS, offset)
+        self.text = text
+        self.registry = registry
+
+    def unknown_parent(self, label: str) -> str:
+        return label
+
+    def missing_in(self, label: str) -> str:
+        return label or "the profile"
 
     def run(self) -> ProfileCheck:
         self.doc = doc = parse_yaml(self.text)
@@ -99,23 +98,13 @@ class _Validator:
         return ProfileCheck.of(self.source, profile, self.problems)
 
     def _top(self) -> Profile | None:
-        doc, value = self.doc, self.doc.value
-        kinds = self.registry.names
-        if doc.empty or value is None:
-            if not doc.issues:
-                self.add(Mark(1, 1), "empty profile: expected a mapping with 'profile:' and a kind")
+        doc = self.doc
+        value = self.top_mapping(
+            "empty profile: expected a mapping with 'profile:' and a kind", "a profile"
+        )
+        if value is None:
             return None
-        if not isinstance(value, dict):
-            self.add(doc.mark(()), f"a profile must be a mapping, got {type_name(value)}")
-            return None
-        allowed = (*COMMON_FIELDS, *kinds)
-        chosen = [k for k in value if k in kinds]
-        misspelt = False
-        for key in value:
-            if key not in allowed:
-                self.add(doc.key_mark((key,)), unknown_message(key, "at the top level", allowed))
-                close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
-                misspelt = misspelt or (bool(close) and close[0] in kinds)
+        chosen, misspelt = self.kind_keys(value)
         common = {k: v for k, v in value.items() if k in COMMON_FIELDS}
         if "model" in common and "rung" in common:
             # Checked here, not by the model's own validator, which runs only once every
@@ -123,22 +112,14 @@ class _Validator:
             self.add(doc.key_mark(("rung",)), "a profile names a 'model' or a 'rung', not both")
             del common["rung"]
         self._tools(common.get("tools"))
-        fields = self._model((), ProfileFields, common)
-        if not chosen and not misspelt:
-            self.add(
-                doc.mark(()), f"the profile has no kind: add exactly one of {', '.join(kinds)}"
-            )
-        elif len(chosen) > 1:
-            self.add(
-                doc.key_mark((chosen[1],)),
-                f"the profile has {len(chosen)} kinds ({', '.join(chosen)}): keep exactly one",
-            )
+        fields = self.model((), ProfileFields, common)
+        chosen_kind = self.one_kind(chosen, misspelt)
         kind: ProfileKind | None = None
-        if len(chosen) == 1:
-            kind_type = self.registry.get(chosen[0])
+        if chosen_kind is not None:
+            kind_type = self.registry.get(chosen_kind)
             assert kind_type is not None
-            raw = value[chosen[0]]
-            kind = self._model((chosen[0],), kind_type, {} if raw is None else raw)
+            raw = value[chosen_kind]
+            kind = self.model((chosen_kind,), kind_type, {} if raw is None else raw)
         if self.problems or fields is None or kind is None:
             return None
         return Profile(fields, kind, self.source)
@@ -150,24 +131,3 @@ class _Validator:
             if isinstance(tool, str) and tool not in AGENT_TOOLS:
                 mark = self.doc.mark(("tools", j))
                 self.add(mark, unknown_message(tool, "in 'tools'", AGENT_TOOLS, what="tool"))
-
-    def _model(self, path: NodePath, model: type[BaseModel], raw: object) -> Any:
-        if path in self.doc.broken:
-            return None
-        try:
-            return model.model_validate(raw)
-        except ValidationError as exc:
-            for mark, message in pydantic_problems(
-                exc,
-                self.doc,
-                path,
-                model,
-                top="profile",
-                unknown_parent=lambda label: label,
-                missing_in=lambda label: label or "the profile",
-                skip_broken=True,
-            ):
-                self.add(mark, message)
-        except Exception as exc:  # a plugin kind's validator raised what pydantic does not wrap
-            self.add(self.doc.mark(path), f"validation failed: {type(exc).__name__}: {exc}")
-        return None

@@ -127,7 +127,12 @@ class CardLoop(GoalSetting):
         # report (what passes now must keep passing) instead of checking the tree again.
         before = self._drift(spec)
         now = before.by_id().get(card.requirement_id)
-        if now is not None and now.passed:
+        was = self._basis_red.get(card.requirement_id) if state.iterations == 0 else None
+        if was is not None and now is not None and now.passed:
+            # Iterating: the head already passes (the earlier rounds' change), but the run
+            # exists to act on feedback, so its first card is judged from the basis.
+            before = DriftReport(tuple(was if r.id == was.id else r for r in before.results))
+        elif now is not None and now.passed:
             # An earlier card made it pass; solving it again would be a hollow success.
             card.status = CardStatus.ACCEPTED
             card.notes.append("already passes (an earlier card made it green)")

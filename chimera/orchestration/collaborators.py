@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from chimera.config.run import DEFAULT_HIGH_RISK_PATHS
 from chimera.core.heldout import HeldOutGate
+from chimera.orchestration.basis import Basis
 from chimera.orchestration.graph import Card
 from chimera.orchestration.state import RunState
 from chimera.spec.engine.options import EngineOptions
@@ -131,6 +132,9 @@ class OrchestratorOptions:
     # Held-out requirements ([tool.chimera.heldout]): a card passing the visible checks is
     # accepted only when they pass too.
     heldout: HeldOutGate | None = None
+    # Iterating on an earlier change (a review re-run): the goal is judged against this
+    # commit, not the tree the run starts from (chimera.orchestration.basis).
+    basis: Basis | None = None
 
 
 SpecLoader = Callable[[Sequence[Path]], Spec]

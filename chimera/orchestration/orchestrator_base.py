@@ -12,6 +12,7 @@ from typing import Any
 
 import pathspec
 
+from chimera.orchestration.basis import BASIS_KEY, Basis
 from chimera.orchestration.collaborators import (
     AcceptanceWriter,
     AuditSink,
@@ -25,7 +26,7 @@ from chimera.orchestration.state import RunState, RunStatus, RunStore, StopReaso
 from chimera.runner import CommandRunner
 from chimera.spec.drift import check_drift
 from chimera.spec.model import Spec
-from chimera.spec.results import DriftReport
+from chimera.spec.results import DriftReport, RequirementResult
 
 
 class OrchestratorBase:
@@ -62,6 +63,8 @@ class OrchestratorBase:
         self._risk_spec = pathspec.GitIgnoreSpec.from_lines(self.options.high_risk_paths)
         self._started = time.monotonic()
         self._elapsed_before = 0.0
+        # Requirements red on the basis commit (this process's base checks), by id.
+        self._basis_red: dict[str, RequirementResult] = {}
 
     def _emit(self, event: str, **fields: Any) -> None:
         self.audit.append(event, **fields)
@@ -80,6 +83,21 @@ class OrchestratorBase:
             counts=report.counts(),
             red={r.id: r.status.value for r in report.red},
         )
+        return report
+
+    def _base_drift(
+        self, state: RunState, spec: Spec, ids: Sequence[str] | None = None
+    ) -> DriftReport:
+        """The base report: the work tree now, or the basis commit's tree when iterating."""
+        commit = state.extra.get(BASIS_KEY)
+        if not commit:
+            return self._drift(spec, ids)
+        report = Basis(str(commit)).report(
+            self.root, spec, runner=self.runner, only=ids, options=self.options.check_options
+        )
+        self._basis_red.update({r.id: r for r in report.red})
+        red = {r.id: r.status.value for r in report.red}
+        self._emit("check_drift", counts=report.counts(), red=red, basis=commit)
         return report
 
     def _save(self, state: RunState, graph: TaskGraph) -> None:

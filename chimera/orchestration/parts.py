@@ -8,9 +8,12 @@ a run gets the same packages whichever way it was started:
    item; each plan step recalls persona and the nearest memories within a context budget.
 2. :class:`~chimera.evolution.context.EvolutionPart` — learned skills and the playbook in each
    plan / replan prompt (after memory: it reads the session's experience store).
-3. :class:`~chimera.crews.review.CrewsPart` — the review crew of ``[tool.chimera.review]
+3. :class:`~chimera.evolution.reflection.ReflectionPart` — at the end of a finished run, the
+   Reflector and the Curator propose playbook and skill deltas (provisional, tainted; recorded
+   in ``.chimera/learning/proposals.jsonl``, never applied by themselves).
+4. :class:`~chimera.crews.review.CrewsPart` — the review crew of ``[tool.chimera.review]
    crew`` as every agent's reviewer (nothing when none is configured).
-4. :class:`~chimera.integrations.part.ConnectorsPart` — the connectors declared in
+5. :class:`~chimera.integrations.part.ConnectorsPart` — the connectors declared in
    ``.chimera.d/connectors/`` (only when that folder exists; read at ``HEAD``).
 
 ``--no-memory`` leaves memory out; ``--no-learning`` leaves out memory and learning both (a
@@ -63,7 +66,10 @@ def default_parts(
     if memory and learning:
         parts.append(MemoryPart(budget=context_budget()))
     if learning:
-        parts.append(EvolutionPart(budget=context_budget()))
+        from chimera.evolution.reflection import ReflectionPart
+
+        evolution = EvolutionPart(budget=context_budget())
+        parts += [evolution, ReflectionPart(evolution)]
     parts.append(CrewsPart())
     if (root / CONNECTORS_DIR).is_dir():
         from chimera.integrations.part import ConnectorsPart

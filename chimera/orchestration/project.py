@@ -26,6 +26,7 @@ import time
 
 from chimera.errors import UsageError
 from chimera.governance.wiring import trusted_commands
+from chimera.orchestration.basis import BASIS_KEY, base_spec
 from chimera.orchestration.card_loop import CardLoop
 from chimera.orchestration.collaborators import (
     AcceptanceWriter,
@@ -123,10 +124,16 @@ class ProjectOrchestrator(CardLoop):
             model=model,
         )
         spec = self._spec()
+        basis = self.options.basis
+        if basis is not None:
+            state.extra[BASIS_KEY] = basis.commit
         # Commands a tainted run may execute come from the base spec only: requirements the
         # task or the agent add are untrusted (DESIGN.md, governance).
-        state.extra["trusted_commands"] = trusted_commands(spec)
-        base = self._drift(spec)
+        trusted = (
+            spec if basis is None else base_spec(basis, self.root, self.spec_paths, self._load_spec)
+        )
+        state.extra["trusted_commands"] = trusted_commands(trusted)
+        base = self._base_drift(state, spec)
         state.base_green = sorted(base.green_ids)
         state.base_red = [r.id for r in base.red]
         if task:

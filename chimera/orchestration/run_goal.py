@@ -10,6 +10,7 @@ from typing import Any
 
 from chimera.atomic import atomic_write_text
 from chimera.errors import ChimeraError, SpecError
+from chimera.orchestration.basis import BASIS_KEY, block_ids
 from chimera.orchestration.goal import Goal, extract_spec_blocks, vet_acceptance
 from chimera.orchestration.orchestrator_base import OrchestratorBase
 from chimera.orchestration.state import RunState
@@ -37,6 +38,11 @@ class GoalSetting(OrchestratorBase):
             return None, base
         if not blocks:
             return None, base
+        ids = block_ids(blocks) if state.extra.get(BASIS_KEY) else None
+        if ids and all(i in spec.by_id() for i in ids):
+            # Iterating: an earlier round wrote these requirements into the tree already.
+            self._emit("acceptance_carried", ids=ids)
+            return self._vetted(state, ids, base, self._base_drift(state, spec, ids))
         try:
             new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
         except ChimeraError as exc:
@@ -46,13 +52,9 @@ class GoalSetting(OrchestratorBase):
         self._emit("acceptance_written", source=source, ids=new_ids)
         full = self._spec()
         denied = self._denied_commands(full, new_ids)
-        base_new = self._drift(full, [i for i in new_ids if i not in denied])
-        accepted, rejected = vet_acceptance([i for i in new_ids if i not in denied], base_new)
-        rejected.update(denied)
-        state.acceptance_ids = accepted
-        state.rejected_acceptance = rejected
-        for rid, why in rejected.items():
-            self._emit("acceptance_rejected", id=rid, reason=why)
+        base_new = self._base_drift(state, full, [i for i in new_ids if i not in denied])
+        goal, merged = self._vetted(state, new_ids, base, base_new, denied)
+        accepted = list(state.acceptance_ids)
         # Rejected requirements leave the spec: a denied command must never run later, and a
         # broken one must not turn the final check red.
         kept = [r for r in reqs if isinstance(r, dict) and str(r.get("id")) in set(accepted)]
@@ -60,9 +62,29 @@ class GoalSetting(OrchestratorBase):
             self._write_spec_file(target, kept)
         else:
             target.unlink(missing_ok=True)
+        return goal, merged
+
+    def _vetted(
+        self,
+        state: RunState,
+        ids: Sequence[str],
+        base: DriftReport,
+        base_new: DriftReport,
+        denied: dict[str, str] | None = None,
+    ) -> tuple[Goal | None, DriftReport]:
+        denied = denied or {}
+        accepted, rejected = vet_acceptance([i for i in ids if i not in denied], base_new)
+        rejected.update(denied)
+        state.acceptance_ids = accepted
+        state.rejected_acceptance = rejected
+        for rid, why in rejected.items():
+            self._emit("acceptance_rejected", id=rid, reason=why)
         if not accepted:
             return None, base
-        merged = DriftReport(base.results + tuple(r for r in base_new if r.id in accepted))
+        known = {r.id for r in base.results}
+        merged = DriftReport(
+            base.results + tuple(r for r in base_new if r.id in accepted and r.id not in known)
+        )
         return Goal.task(accepted, merged), merged
 
     def _write_acceptance(

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.guard import Guard
     from chimera.governance.taint import TaintLedger
+    from chimera.orchestration.basis import Basis
     from chimera.orchestration.project import ProjectOrchestrator, SpecLoader
     from chimera.orchestration.solver import AgentCardSolver
     from chimera.spec.engine.options import EngineOptions
@@ -263,11 +264,16 @@ class Session:
         return agent, guards
 
     def project(
-        self, spec_paths: Sequence[str], *, load_spec: SpecLoader | None = None
+        self,
+        spec_paths: Sequence[str],
+        *,
+        load_spec: SpecLoader | None = None,
+        basis: Basis | None = None,
     ) -> tuple[ProjectOrchestrator, AgentCardSolver]:
         """The ProjectOrchestrator of this run over ``spec_paths`` (relative to the root), with
         an AgentCardSolver building each card's agent here. ``load_spec``: default a
-        :class:`~chimera.orchestration.spec_cache.SpecCache` (parses only changed files)."""
+        :class:`~chimera.orchestration.spec_cache.SpecCache` (parses only changed files).
+        ``basis``: judge a new run's goal against that commit (iterating on a change)."""
         from chimera.orchestration.acceptance import ModelAcceptanceWriter
         from chimera.orchestration.adapters import GuardSnapshots
         from chimera.orchestration.project import (
@@ -306,6 +312,7 @@ class Session:
                 allow_self_approval=config.run.allow_self_approval,
                 check_options=self.check_options,
                 heldout=self.heldout,
+                basis=basis,
             ),
             on_event=self.events,
         )

@@ -30,6 +30,7 @@ PARTS_FILE = "parts.jsonl"
 if TYPE_CHECKING:
     from chimera.core.autonomous import SolveResult
     from chimera.meta.profile import Profile
+    from chimera.orchestration.basis import Basis
     from chimera.orchestration.project import ProjectOrchestrator
     from chimera.orchestration.state import RunState
 
@@ -222,6 +223,8 @@ class RunRequest:
         agent: a profile (``--agent``), as :class:`SolveRequest`'s (its model replaces
             ``model``).
         memory, learning: as :class:`SolveRequest`'s (``--no-memory``, ``--no-learning``).
+        basis: iterate on an earlier change: the work tree holds it, the goal is judged
+            against this commit (:mod:`chimera.orchestration.basis`); ``None``: the tree.
     """
 
     root: Path
@@ -238,6 +241,7 @@ class RunRequest:
     agent: Profile | None = None
     memory: bool = True
     learning: bool = True
+    basis: Basis | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -317,7 +321,7 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
     prepared = factory.prepare(root, config, model)
     guard = config.run.guard if request.guard is None else request.guard
     session = factory.open(prepared, run_id=run_id, events=request.events, guard_tools=guard)
-    orchestrator, _ = session.project(request.spec_paths)
+    orchestrator, _ = session.project(request.spec_paths, basis=request.basis)
     return _finished(
         session,
         lambda: orchestrator.start(

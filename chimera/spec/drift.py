@@ -16,17 +16,38 @@ import logging
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from chimera.errors import UsageError
 from chimera.runner import CommandRunner, LocalRunner, check_runner
 from chimera.spec.engine import EngineOptions, EngineSession, EngineStats
 from chimera.spec.engine.files import ReadBytes
-from chimera.spec.model import CheckOutcome, Requirement, Spec, Status
+from chimera.spec.engine.reports import ReportStore, TreeRecord, report_key
+from chimera.spec.model import CheckOutcome, Evidence, Requirement, Spec, Status
 from chimera.spec.results import DriftReport, RequirementResult
 
 log = logging.getLogger(__name__)
 
 __all__ = ["DriftSession", "check_drift"]
+
+
+CACHEABLE = frozenset({"contains", "absent", "defines"})
+"""Kinds whose outcome depends on nothing but the tree (and the engine's settings)."""
+
+
+def _cacheable(req: Requirement) -> bool:
+    check = req.check
+    return check.kind_name in CACHEABLE and type(check).__module__.startswith("chimera.spec.")
+
+
+def _outcome_json(outcome: CheckOutcome) -> list[Any]:
+    evidence = [[e.file, e.line, e.col, e.snippet, e.note] for e in outcome.evidence]
+    return [outcome.status.value, outcome.message, evidence]
+
+
+def _outcome(raw: list[Any]) -> CheckOutcome:
+    status, message, evidence = raw
+    return CheckOutcome(Status(status), message, tuple(Evidence(*e) for e in evidence))
 
 
 def _one_line(exc: BaseException) -> str:
@@ -73,6 +94,26 @@ class DriftSession:
         self._prepared: set[str] = set()
         self._results: dict[str, RequirementResult] = {}
         self._running: set[str] = set()
+        # The whole-report cache: on whenever the result cache is (and is not refused).
+        self._taken = time.time()
+        self._store: ReportStore | None = None
+        self._hits: dict[str, Any] | None = None
+        self._prior: TreeRecord | None = None
+        self._fresh: dict[str, Any] = {}
+        if self.engine.result_cache is not None:
+            self.engine.track_reads()
+            self._store = ReportStore(
+                str(self.engine.root), max_bytes=self.engine.options.cache_max_bytes
+            )
+            self._key = report_key(
+                str(self.engine.root),
+                self.engine.options,
+                [
+                    [r.id, r.kind, r.check.model_dump(mode="json")]
+                    for r in spec.requirements
+                    if _cacheable(r)
+                ],
+            )
 
     @property
     def stats(self) -> EngineStats:
@@ -100,7 +141,7 @@ class DriftSession:
             if rid in self._prepared:
                 continue
             self._prepared.add(rid)
-            if rid in self._results:
+            if rid in self._results or rid in self._cached():
                 continue
             req = self._by_id[rid]
             try:
@@ -145,10 +186,41 @@ class DriftSession:
         """
         wanted = set(self._ids(ids))
         self.prepare(wanted)
-        return DriftReport(tuple(self.result(rid) for rid in self._order if rid in wanted))
+        report = DriftReport(tuple(self.result(rid) for rid in self._order if rid in wanted))
+        self.save()
+        return report
+
+    def _cached(self) -> dict[str, Any]:
+        """Outcomes stored for this Spec, when the tree still reads as they were computed."""
+        if self._hits is None:
+            self._hits = {}
+            if self._store is not None:
+                found = self._store.load(self._key)
+                if found is not None and found[1].holds(str(self.engine.root), self.engine.options):
+                    self._hits, self._prior = found
+        return self._hits
+
+    def save(self) -> None:
+        """Store the outcomes evaluated so far in the report cache (when it is on and they
+        could all be recorded); never raises. :meth:`report` calls it."""
+        if self._store is None or not self._fresh:
+            return
+        record = self.engine.record(self._taken)
+        if record is None:
+            return
+        if self._prior is not None:
+            record = self._prior.merge(record)
+        self._store.save(self._key, {**self._cached(), **self._fresh}, record)
+        self._prior = record
+        self._hits = {**self._cached(), **self._fresh}
+        self._fresh = {}
 
     def _evaluate(self, req: Requirement) -> tuple[CheckOutcome, float]:
         start = time.perf_counter()
+        if self._store is not None and _cacheable(req):
+            hit = self._cached().get(req.id)
+            if hit is not None:
+                return _outcome(hit), time.perf_counter() - start
         try:
             outcome = req.check.check(self.engine)
             if not isinstance(outcome, CheckOutcome):
@@ -158,6 +230,9 @@ class DriftSession:
             outcome = CheckOutcome(
                 Status.ERROR, f"{req.kind} check raised an unexpected {_one_line(exc)}"
             )
+        else:
+            if self._store is not None and _cacheable(req):
+                self._fresh[req.id] = _outcome_json(outcome)
         return outcome, time.perf_counter() - start
 
     def _dependency_note(self, req: Requirement) -> str:

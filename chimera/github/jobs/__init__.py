@@ -20,6 +20,8 @@
 * :mod:`~chimera.github.jobs.drain` — cancellations and starting the next queued issues.
 * :mod:`~chimera.github.jobs.command` — ``@chimera stop``, ``status`` and unknown verbs in
   comments (``actions: write`` to cancel a run; no LLM key).
+* :mod:`~chimera.github.jobs.refresh` — a push to a Chimera PR: the refresh gate, and the
+  Spec check posted after verify judged the new head (``checks: write``; no secrets).
 
 The walk of an event goes one way: ``chimera.cli`` → ``chimera.github.jobs`` → the
 orchestration engine; nothing under :mod:`chimera.github` imports the CLI.
@@ -33,6 +35,12 @@ from chimera.github.jobs.context import ActionContext, GitHubAccess, JobResult
 from chimera.github.jobs.decide import DecideResult, decide_job, dry_run
 from chimera.github.jobs.drain import DrainResult, drain_job
 from chimera.github.jobs.publish import PublishJobResult, publish_job
+from chimera.github.jobs.refresh import (
+    RefreshResult,
+    SpecCheckResult,
+    refresh_job,
+    spec_check_job,
+)
 from chimera.github.jobs.start_ci import StartCiResult, start_ci_job
 from chimera.github.jobs.verify import VerifyResult, verify_job
 
@@ -45,6 +53,8 @@ __all__ = [
     "GitHubAccess",
     "JobResult",
     "PublishJobResult",
+    "RefreshResult",
+    "SpecCheckResult",
     "StartCiResult",
     "VerifyResult",
     "agent_job",
@@ -53,6 +63,8 @@ __all__ = [
     "drain_job",
     "dry_run",
     "publish_job",
+    "refresh_job",
+    "spec_check_job",
     "start_ci_job",
     "verify_job",
 ]

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,9 +31,11 @@ from chimera.github.artifacts import (
     write_summary,
 )
 from chimera.github.events import Act, decide
-from chimera.github.feedback import feedback_task, review_comments
+from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
 from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.memory import propose, recall_branch
 from chimera.github.permissions import Resolution, resolve
+from chimera.github.watch import AttemptProgress, attempts_table, progress_line, watch_child
 from chimera.orchestration.graph import Card, CardStatus
 from chimera.orchestration.state import RunStore
 
@@ -117,32 +120,63 @@ def _checkout(root: Path, rev: str, branch: str) -> str:
     return sha
 
 
-def start_child(
-    request: AgentRequest, folder: Path, *, llm_key_variable: str = ""
-) -> subprocess.CompletedProcess[str]:
-    """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent_child` on it, with
-    no GitHub token and no ``ACTIONS_*`` variable in the child's environment; the LLM key
-    (``CHIMERA_LLM_API_KEY``, set only on the agent step) is passed under
-    ``llm_key_variable``, the name the provider reads. Returns the finished process (output
-    captured).
+def _basis(root: Path, commit: str) -> str:
+    """``commit`` as a full SHA present in the checkout (fetched when missing).
 
-    ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
-    shadow the installed package.
+    Raises:
+        ChimeraError: no commit is named, or it cannot be found.
     """
-    path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
+    if not commit:
+        raise ChimeraError("a re-run needs decide's base commit (the PR marker names none)")
+    have = ["rev-parse", "--verify", "-q", f"{commit}^{{commit}}"]
+    if subprocess.run(["git", *have], cwd=root, capture_output=True, check=False).returncode:
+        _git(root, "fetch", "--quiet", "origin", commit)
+    return _git(root, *have)
+
+
+def child_env(llm_key_variable: str = "") -> dict[str, str]:
+    """The child's environment: this one without any GitHub token or ``ACTIONS_*`` variable;
+    the LLM key (``CHIMERA_LLM_API_KEY``, set only on the agent step) under
+    ``llm_key_variable``, the name the provider reads."""
     env = {
         k: v for k, v in os.environ.items() if k not in _SECRET_ENV and not k.startswith("ACTIONS_")
     }
     key = os.environ.get(LLM_KEY_ENV, "")
     if key and llm_key_variable:
         env[llm_key_variable] = key
-    return subprocess.run(
-        [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)],
-        capture_output=True,
+    return env
+
+
+def start_child(
+    request: AgentRequest,
+    folder: Path,
+    *,
+    llm_key_variable: str = "",
+    on_attempt: Callable[[AttemptProgress], None] | None = None,
+    interval_s: float = 5.0,
+) -> subprocess.CompletedProcess[str]:
+    """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent_child` on it in
+    :func:`child_env`; while it runs, each attempt its audit log records goes to
+    ``on_attempt`` (polled every ``interval_s`` seconds). Returns the finished process
+    (output captured).
+
+    ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
+    shadow the installed package.
+    """
+    path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
+    argv = [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        env=env,
-        check=False,
+        env=child_env(llm_key_variable),
     )
+    audit = RunStore(request.root).run_dir(request.run_id) / "audit.jsonl"
+    out, err, _seen = watch_child(
+        proc, audit, on_attempt or (lambda _p: None), interval_s=interval_s
+    )
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _audit_summary(run_dir: Path, head: str | None) -> str:
@@ -218,6 +252,7 @@ def _run(
     tmp = ctx.runner_temp or Path(tempfile.gettempdir())
     base_ref: str | None = None
     branch_head: str | None = None
+    basis: str | None = None  # a re-run's: the commit its goal is judged against
     # decide's base commit (a job output) is the base; without it (a local run) the checkout.
     decided_base = ctx.decided_base
     if decision.action is Act.RUN:
@@ -230,17 +265,11 @@ def _run(
         assert res.pull is not None
         branch_head = res.pull.head_sha
         base_ref = res.pull.base_ref
-        if decision.action is Act.RESUME:
-            # The paused run continues on the PR's head (its verified change is there).
-            base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
-        else:
-            # A re-run is a fresh attempt from the base branch, with the feedback (and each
-            # inline comment's file and line) as its task; it updates the same PR (pushed with
-            # a lease on the current head). Building on the PR's head instead needs the goal
-            # judged against decide's base, not the head (where the goal already passes).
-            base_sha = _checkout(
-                root, decided_base or f"origin/{res.pull.base_ref}", res.pull.base_ref
-            )
+        # A paused run continues on the PR's head (its verified change is there); a re-run
+        # iterates on it, with the feedback (and each inline comment's file and line) as its
+        # task and its goal judged against decide's base (the basis): publish adds its commit
+        # on top of the PR's branch (pushed with a lease on the head decide saw).
+        base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
     if decision.action is Act.RESUME:
         marker = res.marker or {}
         run_id = str(marker.get("run_id") or "")
@@ -272,6 +301,12 @@ def _run(
                 if decision.review_id is not None and decision.event == "pull_request_review"
                 else []
             )
+            earlier = earlier_attempts(
+                client,
+                res.marker or {},
+                settings.artifact_name,
+                tmp / f"chimera-earlier-{decision.pull}-{uuid.uuid4().hex[:8]}",
+            )
             task = feedback_task(
                 issue.title,
                 issue.body,
@@ -279,7 +314,9 @@ def _run(
                 pull=decision.pull,
                 feedback=decision.feedback or "",
                 inline=inline,
+                earlier=earlier,
             )
+            basis = _basis(root, decided_base or str((res.marker or {}).get("base") or ""))
         # Unset or zero limits: the repository's configuration decides.
         request = AgentRequest(
             version=REQUEST_VERSION,
@@ -297,10 +334,23 @@ def _run(
             budget_tokens=settings.budget_tokens or None,
             diff_feedback=True if settings.diff_feedback else None,
             memory=settings.memory,
+            basis_commit=basis,
         )
         started_by = decision.actor
     request = request.model_copy(update=settings.run_overrides())
-    proc = start_child(request, tmp, llm_key_variable=settings.llm_key_variable)
+    attempts: list[AttemptProgress] = []
+
+    def on_attempt(progress: AttemptProgress) -> None:
+        # The job log, live (GitHub shows a step's summary only when the step ends).
+        attempts.append(progress)
+        sys.stderr.write(progress_line(progress) + "\n")
+        sys.stderr.flush()
+
+    # Before the child starts: the token reaches only these git processes, never the run.
+    recalled_before = recall_branch(root, client, settings, token=ctx.github.token)
+    proc = start_child(
+        request, tmp, llm_key_variable=settings.llm_key_variable, on_attempt=on_attempt
+    )
     store = RunStore(root)
     if not (store.run_dir(run_id) / "state.json").is_file():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
@@ -308,14 +358,17 @@ def _run(
             f"the run exited {proc.returncode} without a run state: " + " / ".join(tail)
         )
     state = store.load(run_id)
-    # A resume continues on the PR's head, but verify and publish judge and apply the whole
-    # change from decide's base: the patch is cumulative.
-    if decided_base and decision.action is Act.RESUME:
+    # A resume or a re-run continues on the PR's head, but verify and publish judge and apply
+    # the whole change from decide's base: the patch is cumulative.
+    if decision.action is Act.RERUN and basis:
+        base_sha = basis
+    elif decided_base and decision.action is Act.RESUME:
         base_sha = decided_base
     patch = make_patch(root, base_sha)
     (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
     collect_run(root, run_id, artifacts)
-    summary = _audit_summary(store.run_dir(run_id), state.audit_head)
+    propose(root, artifacts, run_id, recalled_before)
+    summary = attempts_table(attempts) + _audit_summary(store.run_dir(run_id), state.audit_head)
     write_summary(artifacts, summary)
     cards = [Card.from_json(raw) for raw in state.cards]
     risk = [

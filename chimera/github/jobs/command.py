@@ -15,10 +15,14 @@ permission check, so a person without write access hears why, not a usage hint).
 
 from __future__ import annotations
 
+import tempfile
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.github.commands import COMMAND_VERBS
+from chimera.github.costs import MAX_RUNS, cost_lines, run_cost, spending_runs
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.permissions import chimera_pull, has_write
@@ -153,7 +157,9 @@ def _status(ctx: ActionContext, client: GitHubClient, settings: ActionSettings, 
         lines.append(f"- queued: place {place} of {len(order)}")
     if LABEL_AWAITING in labels:
         lines.append("- paused: a risky change awaits a person's approval of the PR's head")
-    runs = progress_runs(client, settings, issue)
+    # Every run that reached its agent job, newest first (a finished run's comment is its
+    # outcome now, no longer "running").
+    runs = spending_runs(client, settings, issue)
     if runs:
         lines.append(f"- latest run: {artifact_link(ctx.server_url, ctx.repository, runs[0])}")
     pull, _marker = chimera_pull(client, settings, issue)
@@ -161,10 +167,14 @@ def _status(ctx: ActionContext, client: GitHubClient, settings: ActionSettings, 
         lines.append(f"- pull request: #{pull.number} at `{pull.head_sha[:12]}`")
     if len(lines) == 1:
         lines.append("- nothing is running, queued or open")
-    lines.append(
-        "- cost: the run's job log prints its cost and tokens as it goes; the outcome comment "
-        "gives the total"
-    )
+    tmp = ctx.runner_temp or Path(tempfile.gettempdir())
+    costs = [
+        run_cost(
+            client, run, settings.artifact_name, tmp / f"chimera-cost-{run}-{uuid.uuid4().hex[:6]}"
+        )
+        for run in runs[:MAX_RUNS]
+    ]
+    lines += cost_lines(costs)
     return "\n".join(lines)
 
 

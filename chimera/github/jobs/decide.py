@@ -139,7 +139,9 @@ def _decided(
     assert res.pull is not None
     marker = res.marker or {}
     if final.action is Act.RERUN:
-        base_sha = client.branch_sha(res.pull.base_ref)
+        # The PR's own base (its marker), so the cumulative diff to its head is the change
+        # alone even when the default branch moved on; an older marker: the branch now.
+        base_sha = str(marker.get("base") or "") or client.branch_sha(res.pull.base_ref)
         started_by = final.actor
         problem = settings.agent_profile and profile_problem(
             client, settings.agent_profile, base_sha

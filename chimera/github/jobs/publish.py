@@ -1,7 +1,8 @@
 """The publish job: apply, scan, push, open or update the PR, label, comment (the workflow's
 ``GITHUB_TOKEN``; no LLM key; no project code). The work is
 :func:`chimera.github.publish.publish`, from decide's and verify's outputs; this module gives
-it the job's context and turns its result into step outputs and the job summary.
+it the job's context and turns its result into step outputs and the job summary. First it
+writes the run's memory commit (:func:`chimera.github.memory.remember_run`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.errors import JournalError
+from chimera.errors import JournalError, UsageError
+from chimera.github.artifacts import read_patch
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.jobs.tick import record_finish, scheduled_run
+from chimera.github.learning import learn_after_publish
+from chimera.github.memory import MemoryNote, memory_sections, remember_run
 from chimera.github.publish import PublishContext, PublishResult, publish
+from chimera.github.publish_gate import PublishAudit
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
@@ -35,14 +40,17 @@ class PublishJobResult:
     Attributes:
         finish: for a scheduled run, what became of its ``finish`` record in the schedules'
             journal (the commit, or why there is none); ``""`` for any other run.
+        memory: what the run recalled and remembered (``None``: not recorded).
     """
 
     result: PublishResult
     finish: str = ""
+    memory: MemoryNote | None = None
 
     def to_job(self) -> JobResult:
         result = self.result
         link = f" — {result.pr_url}" if result.pr_url else ""
+        remembered = "\n\n".join(s.render() for s in memory_sections(self.memory))
         return JobResult(
             outputs={
                 "status": result.outcome,
@@ -51,9 +59,12 @@ class PublishJobResult:
                 "pr-url": result.pr_url or "",
                 "audit-head": result.audit_head or "",
             },
-            record=result.to_json() | ({"schedule_finish": self.finish} if self.finish else {}),
+            record=result.to_json()
+            | ({"schedule_finish": self.finish} if self.finish else {})
+            | ({"memory": self.memory.to_json()} if self.memory else {}),
             summary=f"**Chimera publish:** {result.outcome}{link}"
-            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else ""),
+            + (f" · publish audit head `{result.audit_head}`" if result.audit_head else "")
+            + (f"\n\n{remembered}" if remembered else ""),
         )
 
 
@@ -71,7 +82,8 @@ def publish_job(
 ) -> PublishJobResult:
     """Publish the verified change from the checkout ``root`` (its remote takes pushes): the
     patch from ``artifacts``, everything else from ``decided`` and ``verified``. publish's own
-    audit log goes to ``$RUNNER_TEMP/chimera-publish`` (the workflow uploads it).
+    audit log goes to ``$RUNNER_TEMP/chimera-publish`` (the workflow uploads it); the memory
+    commit's, to its ``memory/`` folder.
 
     Raises:
         UsageError: no repository or no token.
@@ -81,7 +93,16 @@ def publish_job(
     record in the schedules' ``journal`` (signed as the tick's are), so the job's next run
     need not wait out its lease; without a journal, or when the write fails, the lease ends it.
     """
+    if decided.mode == "refresh":
+        raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
     client = ctx.connect()
+    audit_dir = (ctx.runner_temp or artifacts.parent) / "chimera-publish"
+    # Memory first: the PR body says what was remembered. Its failures are noted, not raised.
+    note = remember_run(
+        root, artifacts, client, settings, decided, verified,
+        PublishAudit(audit_dir / "memory", f"memory-{decided.issue}-{ctx.workflow_run or 'local'}"),
+        workflow_run=ctx.workflow_run, patch=read_patch(artifacts),
+    )  # fmt: skip
     pctx = PublishContext(
         root=root,
         artifacts=artifacts,
@@ -90,15 +111,18 @@ def publish_job(
         workflow_run=ctx.workflow_run,
         run_attempt=ctx.run_attempt,
         default_branch=ctx.default_branch,
-        audit_dir=(ctx.runner_temp or artifacts.parent) / "chimera-publish",
+        audit_dir=audit_dir,
         agent_audit_head=agent_audit_head,
         event_name=ctx.event_name,
+        sections=memory_sections(note),
     )
     queue = make_queue(client, settings)
     result = publish(pctx, client, settings, queue, decided, verified)
+    learn_after_publish(ctx, root, artifacts, decided, verified, result)
     if not settings.is_self(decided.started_by):
-        return PublishJobResult(result)
-    return PublishJobResult(result, _finish(ctx, client, settings, decided, journal, clock))
+        return PublishJobResult(result, memory=note)
+    finish = _finish(ctx, client, settings, decided, journal, clock)
+    return PublishJobResult(result, finish, note)
 
 
 def _finish(

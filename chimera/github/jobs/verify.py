@@ -22,6 +22,7 @@ ids and evidence leave the job only sealed to the maintainer's public key.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +35,7 @@ from chimera.errors import ChimeraError, ConfigError, MissingExtraError, Sandbox
 from chimera.github.artifacts import read_patch
 from chimera.github.basecommit import read_base_files, sha256_text, spec_digest
 from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.jobs.refresh import commit_patch
 from chimera.github.reverify import GoalVerdict, judge_patch, prepare_trees
 from chimera.github.summary import code
 from chimera.github.trust import Decided, Verified
@@ -100,7 +102,13 @@ class VerifyResult:
                     f"| {code(rid, 80)} | {g.before.get(rid, '-')} | {g.after.get(rid, '-')} |"
                 )
         return JobResult(
-            outputs={**self.verified.to_outputs(), "status": g.verdict},
+            outputs={
+                **self.verified.to_outputs(),
+                "status": g.verdict,
+                # Visible requirement id -> status after the change (the summary's table):
+                # data for the Spec check job.
+                "results": json.dumps(g.after, sort_keys=True),
+            },
             record={
                 **self.verified.to_outputs(),
                 **g.to_json(),
@@ -148,9 +156,13 @@ def verify_job(
         ChimeraError: the base commit cannot be found.
         ConfigError: the held-out secret or public key is malformed (never quoted).
     """
-    patch = read_patch(artifacts)
     base = decided.base_sha
     _ensure_commit(root, base)
+    if decided.mode == "refresh" and decided.head_sha:
+        # A person's push: the change is base..head from git itself, not an agent's artifact.
+        patch = commit_patch(root, base, decided.head_sha)
+    else:
+        patch = read_patch(artifacts)
     digest = spec_digest(root, base, settings.spec_path, decided.acceptance_sha256)
     mode = "scrubbed" if settings.sandbox == "scrubbed" else "bwrap"
     temp_parent = ctx.runner_temp if ctx.runner_temp and ctx.runner_temp.is_dir() else None

@@ -9,6 +9,7 @@ message`` one message with its ``index``). It is not hash-chained, so every use 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -104,9 +105,29 @@ def confirm(
         )
         for call, result in calls_with_results(messages)
     ]
-    if calls != tool_calls:
+    same = len(calls) == len(tool_calls) and all(
+        name == audited[0] and _audited(audited[1], args) and _audited(audited[2], output)
+        for (name, args, output), audited in zip(calls, tool_calls, strict=False)
+    )
+    if not same:
         return "transcript does not match the audit log (tool calls differ)"
     return None
+
+
+_REDACTED = re.compile(r"\[REDACTED:[^\]\n]*\]")
+
+
+def _audited(recorded: str, written: str) -> bool:
+    """Whether the transcript's ``written`` text is what the audit log ``recorded``: equal, or
+    equal but for the spans the audit's SecretRedactor replaced (``[REDACTED:<name>]``, each
+    standing for some text the transcript kept)."""
+    if recorded == written:
+        return True
+    parts = _REDACTED.split(recorded)
+    if len(parts) == 1:
+        return False
+    pattern = ".+?".join(re.escape(part) for part in parts)
+    return re.fullmatch(pattern, written, re.DOTALL) is not None
 
 
 def calls_with_results(messages: list[Message]) -> list[tuple[Message, Message]]:

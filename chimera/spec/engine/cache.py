@@ -45,7 +45,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 """Bumped whenever the engine's results for the same input could change."""
 
 CACHE_DIR = ".chimera/cache"
@@ -120,6 +120,7 @@ class ResultCache:
         self._stats: dict[str, tuple[StatKey, str]] = {}
         self._dirty = False
         self._table: list[str] = []
+        self._loaded = True
         self._now = time.time()
         tracked = tracked_cache_files(root_real)
         if tracked is None:
@@ -134,7 +135,13 @@ class ResultCache:
                 "and a committed entry could forge a verdict"
             )
             return
-        self._load()
+        self._loaded = False
+
+    def _ensure_loaded(self) -> None:
+        # Loaded on first use: a run answered from the report cache never needs it.
+        if not self._loaded:
+            self._loaded = True
+            self._load()
 
     # -- lookups ---------------------------------------------------------------------
 
@@ -143,6 +150,7 @@ class ResultCache:
         since it was hashed."""
         if self.disabled is not None:
             return None
+        self._ensure_loaded()
         recorded = self._stats.get(f"{mode}:{real}")
         if recorded is None:
             return None
@@ -155,6 +163,7 @@ class ResultCache:
         """Record ``real``'s content key with its stat data (unless it is racy)."""
         if self.disabled is not None:
             return
+        self._ensure_loaded()
         current = _stat_key(real)
         name = f"{mode}:{real}"
         if current is None or self._now - current[1] / 1e9 < RACY_S:
@@ -166,6 +175,7 @@ class ResultCache:
 
     def results(self, key: str) -> dict[str, Any] | None:
         """Every stored result of content ``key`` by check id (marks it used), or ``None``."""
+        self._ensure_loaded()
         entry = self._entries.get(key)
         if entry is None:
             return None
@@ -175,6 +185,7 @@ class ResultCache:
     def get(self, key: str, check: str) -> Any:
         """The stored result (JSON-shaped) of check ``check`` on content ``key``, or
         ``None``."""
+        self._ensure_loaded()
         entry = self._entries.get(key)
         found = None if entry is None else entry.results.get(check)
         if found is None:
@@ -189,6 +200,7 @@ class ResultCache:
         """Store ``result`` (JSON-shaped, not ``None``) of check ``check`` on ``key``."""
         if self.disabled is not None:
             return
+        self._ensure_loaded()
         entry = self._entries.setdefault(key, _Entry(self._now, {}))
         entry.results[check] = result
         entry.used = self._now

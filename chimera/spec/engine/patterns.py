@@ -19,6 +19,7 @@ file of its scope — slower, never wrong.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import time
@@ -30,6 +31,7 @@ from typing import Any
 import regex
 
 from chimera.spec.engine.options import EngineOptions, EngineStats
+from chimera.spec.engine.plain import Plain, plain_pattern, plain_search
 from chimera.spec.model import one_line
 
 _sre_parse: Any = importlib.import_module("re._parser")
@@ -70,6 +72,14 @@ _COMPILED: dict[str, regex.Pattern[str]] = {}
 COMPILED_MEMO_SIZE = 16384
 """Compiled patterns kept per process: the spec's validation and the engine compile the
 same sources, and ``regex``'s own cache (500 entries) thrashes on a large Spec."""
+
+
+def pattern_problem(source: str) -> str | None:
+    """Why ``source`` is not a valid Spec regex (see :func:`compile_pattern`), or ``None``.
+    A :func:`plain_pattern` is valid without compiling."""
+    if plain_pattern(source) is not None:
+        return None
+    return compile_pattern(source)[1]
 
 
 def compile_pattern(source: str) -> tuple[regex.Pattern[str] | None, str | None]:
@@ -120,6 +130,8 @@ class CompiledPattern:
     literals: frozenset[str] | None
     literal_sets: tuple[frozenset[str], ...] = ()
     """Every necessary set (a text can match only if it has a string of each)."""
+    plain: Plain | None = None
+    """Set for a :func:`plain_pattern`: searched without ``regex`` (``compiled`` is ``None``)."""
     prefix: str | None = None
     """The literal every match starts with, behind a leading ``^`` (see
     :func:`line_start_prefix`); searches then jump between its occurrences."""
@@ -140,6 +152,8 @@ class CompiledPattern:
         """
         if not self.is_regex:
             return list(_find_all(text, self.source, first_only))
+        if self.plain is not None:
+            return plain_search(text, self.plain, first_only)
         assert self.compiled is not None
         if self.prefix is not None:
             return self._jump_search(text, first_only, timeout)
@@ -206,6 +220,14 @@ class PatternCache:
                 return CompiledPattern(source, False, None, None, None)
             whole = frozenset({source})
             return CompiledPattern(source, False, None, None, whole, literal_sets=(whole,))
+        plain = plain_pattern(source)
+        if plain is not None:
+            whole = frozenset({plain[0]})
+            if len(plain[0]) < self.options.min_literal_chars:
+                return CompiledPattern(source, True, None, None, None, plain=plain)
+            return CompiledPattern(
+                source, True, None, None, whole, literal_sets=(whole,), plain=plain
+            )
         self.stats.compiles[source] += 1
         compiled, problem = compile_pattern(source)
         if compiled is None:
@@ -240,13 +262,8 @@ def required_literal_sets(
         # class stands in for them here, since the analysis only needs to know that a
         # single non-literal character is matched there.
         pattern = _POSIX_CLASS.sub(r"\\w", pattern)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(pattern, 0)
-    except (re.error, Warning, RecursionError, OverflowError, ValueError):
-        return None
-    if parsed.state.flags & re.IGNORECASE:
+    parsed = _parsed(pattern)
+    if parsed is None or parsed.state.flags & re.IGNORECASE:
         return None
     try:
         found = _candidates(list(parsed))
@@ -262,6 +279,18 @@ def required_literals(pattern: str, min_chars: int = 2) -> frozenset[str] | None
     """The best single necessary set of :func:`required_literal_sets` (``None`` if none)."""
     sets = required_literal_sets(pattern, min_chars, limit=1)
     return sets[0] if sets else None
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(pattern: str) -> Any:
+    """``pattern`` parsed by the stdlib ``re`` parser (read-only; shared by both analyses),
+    or ``None`` when it does not parse cleanly (errors and warnings alike)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return _sre_parse.parse(pattern, 0)
+    except (re.error, Warning, RecursionError, OverflowError, ValueError):
+        return None
 
 
 def _repeated_char(op: Any, av: Any) -> tuple[str, int, bool] | None:
@@ -286,13 +315,8 @@ def line_start_prefix(pattern: str, min_chars: int = 2) -> str | None:
     """
     if "[:" in pattern or _FUZZY_RISK.search(pattern):
         return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(pattern, 0)
-    except (re.error, Warning, RecursionError, OverflowError, ValueError):
-        return None
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+    parsed = _parsed(pattern)
+    if parsed is None or parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
         return None
     items = list(parsed)
     if not items or items[0][0] is not _AT or items[0][1] not in _LINE_STARTS:

@@ -6,7 +6,9 @@ assignments (plain, annotated — with or without a value —, augmented, tuple/
 targets), ``type`` aliases, and imports. Statements under module- or class-level ``if`` /
 ``try`` / ``with`` blocks count, because they run on import; the body of
 ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) does not, because it never runs — its
-``else:`` branch does. Function bodies are not indexed (their locals are not attributes).
+``else:`` branch does. Likewise a branch that a constant test rules out (``if False:``,
+``if 0:``, ``if not True:``) is dead code and does not count, while its live branch does.
+Function bodies are not indexed (their locals are not attributes).
 """
 
 from __future__ import annotations
@@ -42,6 +44,16 @@ def _is_not_type_checking(test: ast.expr) -> bool:
         and isinstance(test.op, ast.Not)
         and _is_type_checking(test.operand)
     )
+
+
+def _constant_truth(test: ast.expr) -> bool | None:
+    """The truth of a test that is a constant (or ``not`` a constant); ``None`` otherwise."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _constant_truth(test.operand)
+        return None if inner is None else not inner
+    return None
 
 
 def _target_names(target: ast.expr) -> Iterable[ast.Name]:
@@ -97,7 +109,11 @@ class _Indexer:
                 bound = alias.asname or alias.name.split(".")[0]
                 self.add(prefix + bound, IMPORT, node)
         elif isinstance(node, ast.If):
-            if _is_type_checking(node.test):
+            constant = _constant_truth(node.test)
+            if constant is not None:
+                # A branch the compiler proves dead never runs, so it defines nothing.
+                self.block(node.body if constant else node.orelse, prefix, in_class)
+            elif _is_type_checking(node.test):
                 self.block(node.orelse, prefix, in_class)
             elif _is_not_type_checking(node.test):
                 self.block(node.body, prefix, in_class)

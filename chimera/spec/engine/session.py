@@ -12,15 +12,10 @@ announcement is planned on the spot and served from the text cache when possible
 
 from __future__ import annotations
 
-import importlib
-import operator
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import ahocorasick
 
 from chimera.runner import CommandRunner
 from chimera.spec.context import (
@@ -34,7 +29,6 @@ from chimera.spec.context import (
 )
 from chimera.spec.engine.cache import ResultCache
 from chimera.spec.engine.files import (
-    IS_DIRECTORY,
     FileTree,
     ReadBytes,
     Resolver,
@@ -45,191 +39,19 @@ from chimera.spec.engine.files import (
 )
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
+from chimera.spec.engine.prefilter import _has_all, _make_prefilter, _PatternKey
+from chimera.spec.engine.prefilter import _Prefilter as _Prefilter  # tests patch it in here
 from chimera.spec.engine.pyindex import STAR, index_source
+from chimera.spec.engine.recording import ReadRecording
+from chimera.spec.engine.scopes import ScopeSelection, _Scope, _scope_key, _ScopeKey
 from chimera.spec.engine.stored import FileScan as _FileScan
 from chimera.spec.engine.stored import Stored
 
-_PatternKey = tuple[str, bool]
 _Located = tuple[int, int, str]
+_Plan = dict[_PatternKey, bool]
 
 
-_ScopeKey = tuple[str | None, tuple[str, ...] | None, tuple[str, ...]]
-
-
-@dataclass(frozen=True)
-class _Scope:
-    targets: tuple[Target, ...] = ()
-    unscannable: tuple[Unscannable, ...] = ()
-    missing: str | None = None
-    error: str | None = None
-    by_real: dict[str, Target] = field(default_factory=dict)
-
-
-class _LiteralSet:
-    """Which planned patterns may match a text, from their required literals, with one
-    RE2 ``Set`` of literal strings (the ``fast`` extra, ``google-re2``): one DFA pass per
-    file in C++ that returns the distinct literals present.
-
-    Only literals go to RE2 (``Options.literal``): a literal's occurrence in the UTF-8
-    bytes of a text is exactly its occurrence in the text (UTF-8 is self-synchronising), so
-    the answer is the same set :class:`_Prefilter` gives; patterns themselves always run on
-    the ``regex`` module. A text that cannot be encoded (a lone surrogate) falls back to
-    substring searches.
-    """
-
-    def __init__(self, by_literal: dict[str, set[_PatternKey]], re2: Any) -> None:
-        self.literals = sorted(by_literal)
-        self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
-        options = re2.Options()
-        options.literal = True
-        options.max_mem = 256 * 1024 * 1024
-        self._set = re2.Set.SearchSet(options)
-        for literal in self.literals:
-            self._set.Add(literal)
-        self._set.Compile()
-
-    def hits(self, text: str) -> set[str]:
-        """The literals present in ``text`` (exactly)."""
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:
-            return {lit for lit in self.literals if lit in text}
-        literals = self.literals
-        return {literals[i] for i in self._set.Match(data) or ()}
-
-
-def _make_prefilter(by_literal: dict[str, set[_PatternKey]]) -> _Prefilter | _LiteralSet:
-    try:
-        re2 = importlib.import_module("re2")
-    except ImportError:
-        return _Prefilter(by_literal)
-    try:
-        return _LiteralSet(by_literal, re2)
-    except Exception:  # RE2 refused the set (memory limit): the automaton always works
-        return _Prefilter(by_literal)
-
-
-class _Prefilter:
-    """Which planned patterns may match a text, from their required literals.
-
-    Rare literals share one Aho-Corasick automaton: one pass over the text finds all of
-    them. Two measured costs shape it (pyahocorasick, CPython 3.11):
-
-    * the automaton's time per character grows with the number of distinct first letters of
-      its keys (its root's fan-out), so each literal is represented by a suffix that starts
-      at one of a few rare "anchor" characters, chosen by greedy set cover — a suffix of a
-      required literal is itself required, so this only adds false positives, never misses;
-    * a literal occurring on many lines would make the pass yield at nearly every line;
-      such a literal is tested with a plain substring search instead, which stops at its
-      first occurrence. The first files of a pass are sampled with ``str.count`` (which also
-      gives the character frequencies for the anchors); afterwards a literal present in most
-      files moves too. The automaton's hits are deduplicated in C (``set(map(...))``), so no
-      Python code runs per occurrence.
-    """
-
-    SAMPLE = 24
-    REBALANCE_EVERY = 64
-    COMMON_SHARE = 0.5
-    """Share of files containing a literal above which it counts as common."""
-    COMMON_PER_FILE = 20.0
-    """Average occurrences per file above which a literal counts as common anyway."""
-    MIN_KEY = 4
-    """Shortest anchored suffix used as a key (shorter ones would hit everywhere)."""
-
-    def __init__(self, by_literal: dict[str, set[_PatternKey]]) -> None:
-        self.literals = sorted(by_literal)
-        self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
-        """The pattern keys that need each literal."""
-        self.occurrences = [0] * len(self.literals)
-        self.present = [0] * len(self.literals)
-        self.char_counts: dict[str, int] = dict.fromkeys(
-            {c for lit in self.literals for c in lit}, 0
-        )
-        self.files = 0
-        self.common: set[int] = set()
-        self.automaton: ahocorasick.Automaton | None = None
-
-    def hits(self, text: str) -> set[str]:
-        """The literals present in ``text`` (a superset, for anchored keys)."""
-        found: set[int] = set()
-        self.files += 1
-        if self.files <= self.SAMPLE:
-            for idx, literal in enumerate(self.literals):
-                n = text.count(literal)
-                if n:
-                    found.add(idx)
-                    self.occurrences[idx] += n
-            for char in self.char_counts:
-                self.char_counts[char] += text.count(char)
-            if self.files == self.SAMPLE:
-                self._rebalance()
-        else:
-            if self.automaton is not None:
-                # Distinct keys found, deduplicated in C: no Python code runs per occurrence.
-                for ids in set(map(_second, self.automaton.iter(text))):
-                    found.update(ids)
-            for idx in self.common:
-                if self.literals[idx] in text:
-                    found.add(idx)
-            if self.files % self.REBALANCE_EVERY == 0:
-                self._rebalance()
-        present = self.present
-        literals = self.literals
-        out: set[str] = set()
-        for idx in found:
-            present[idx] += 1
-            out.add(literals[idx])
-        return out
-
-    def _rebalance(self) -> None:
-        share = self.files * self.COMMON_SHARE
-        many = self.SAMPLE * self.COMMON_PER_FILE
-        # Occurrences are counted in the sample only; afterwards presence decides.
-        common = self.common | {
-            i
-            for i in range(len(self.literals))
-            if self.present[i] > share or self.occurrences[i] > many
-        }
-        if common == self.common and self.automaton is not None:
-            return
-        self.common = common
-        rare = [i for i in range(len(self.literals)) if i not in common]
-        self.automaton = None
-        if not rare:
-            return
-        automaton = ahocorasick.Automaton()
-        for key, ids in self._anchored_keys(rare).items():
-            automaton.add_word(key, tuple(ids))
-        automaton.make_automaton()
-        self.automaton = automaton
-
-    def _anchored_keys(self, rare: list[int]) -> dict[str, list[int]]:
-        """A suffix per literal, starting at few, rare characters (greedy set cover)."""
-        options: dict[int, dict[str, str]] = {}
-        for idx in rare:
-            literal = self.literals[idx]
-            starts = range(max(1, len(literal) - self.MIN_KEY + 1))
-            choices: dict[str, str] = {}
-            for i in starts:
-                choices.setdefault(literal[i], literal[i:])
-            options[idx] = choices
-        keys: dict[str, list[int]] = {}
-        left = set(rare)
-        while left:
-            cover: dict[str, int] = {}
-            for idx in left:
-                for char in options[idx]:
-                    cover[char] = cover.get(char, 0) + 1
-            anchor = max(
-                sorted(cover), key=lambda c: cover[c] / (self.char_counts.get(c, 0) + 1) ** 0.5
-            )
-            for idx in [i for i in left if anchor in options[i]]:
-                keys.setdefault(options[idx][anchor], []).append(idx)
-                left.discard(idx)
-        return keys
-
-
-class EngineSession:
+class EngineSession(ReadRecording, ScopeSelection):
     """Implements :class:`chimera.spec.context.CheckContext` for one root.
 
     Args:
@@ -270,12 +92,12 @@ class EngineSession:
         self._pending: dict[tuple[_ScopeKey, _PatternKey, bool], CompiledPattern] = {}
         self._satisfied: set[tuple[_ScopeKey, _PatternKey, bool]] = set()
         self._pending_modules: dict[str, Target] = {}
-        # Per real file: pattern keys searched for the first match / for every match.
-        self._done_first: dict[str, set[_PatternKey]] = {}
-        self._done_all: dict[str, set[_PatternKey]] = {}
+        # Per real file: the plans run on it (pattern key -> searched for every match?).
+        self._done: dict[str, list[_Plan]] = {}
         # Per pattern key: the files where it matched or timed out.
         self._found: dict[_PatternKey, dict[str, _FileScan]] = {}
         self._timeouts: dict[_PatternKey, int] = {}
+        self._read_log: dict[str, list[Any]] | None = None
         self.result_cache: ResultCache | None = None
         """The result cache (``options.result_cache``), unless refused (``cache_refusal``)."""
         self.cache_refusal: str | None = None
@@ -351,9 +173,9 @@ class EngineSession:
             for real, reason in self._bad.items()
             if real in by_real
         )
-        order = {t.rel: i for i, t in enumerate(scope.targets)} if len(matches) > 1 else {}
+        order = scope.order if len(matches) > 1 else {}
         return ScanResult(
-            files=tuple(t.rel for t in scope.targets) + tuple(u.file for u in scope.unscannable),
+            files=scope.names,
             matches=dict(sorted(matches.items(), key=lambda kv: order.get(kv[0], 0))),
             unscannable=tuple(sorted(unscannable, key=lambda u: u.file)),
             timeouts=tuple(sorted(timeouts)),
@@ -434,31 +256,34 @@ class EngineSession:
         if not requests and not modules:
             return
         self.stats.passes += 1
-        # Invert the plan: per real file, the patterns to search (with / without literals).
+        # One plan per scope (pattern key -> every match?), shared by the files it selects:
+        # planning costs the number of requests plus the number of selected files.
         targets: dict[str, Target] = {}
-        with_literals: dict[str, dict[_PatternKey, bool]] = {}
-        without_literals: dict[str, dict[_PatternKey, bool]] = {}
+        by_scope: dict[_ScopeKey, tuple[_Plan, _Plan]] = {}
         compiled: dict[_PatternKey, CompiledPattern] = {}
         by_literal: dict[str, set[_PatternKey]] = {}
-        empty: set[_PatternKey] = set()
         for (skey, key, need_all), cp in requests.items():
             compiled[key] = cp
             # The automaton looks for each pattern's best set; the others are checked with a
             # substring search only where that one hit (cheaper than a bigger automaton).
             for literal in cp.literal_sets[0] if cp.literal_sets else ():
                 by_literal.setdefault(literal, set()).add(key)
-            plan = with_literals if cp.literals is not None else without_literals
-            done = self._done_all if need_all else self._done_first
+            with_lit, without_lit = by_scope.setdefault(skey, ({}, {}))
+            plan = with_lit if cp.literals is not None else without_lit
+            if need_all or key not in plan:
+                plan[key] = need_all
+        file_plans: dict[str, list[tuple[_Plan, _Plan]]] = {}
+        for skey, plans in by_scope.items():
             for target in self._scopes[skey].targets:
                 real = target.real
-                if real in self._bad or key in done.get(real, empty):
+                if real in self._bad:
                     continue
-                planned = plan.get(real)
-                if planned is None:
-                    planned = plan[real] = {}
+                known = file_plans.get(real)
+                if known is None:
+                    file_plans[real] = [plans]
                     targets[real] = target
-                if need_all or key not in planned:
-                    planned[key] = need_all
+                else:
+                    known.append(plans)
         for real, target in modules.items():
             targets.setdefault(real, target)
         prefilter = _make_prefilter(by_literal) if by_literal else None
@@ -466,8 +291,9 @@ class EngineSession:
         timeout = self.options.pattern_timeout_s
         for real in sorted(targets):
             target = targets[real]
-            lit = with_literals.get(real)
-            nolit = without_literals.get(real)
+            lit, nolit = self._file_plan(real, file_plans.get(real, ()))
+            if lit is None and nolit is None and real not in modules:
+                continue
             stored: Stored | None = None
             if cache is not None:
                 stored = Stored(cache, real, target.rel, self.options)
@@ -506,12 +332,7 @@ class EngineSession:
                     self._found.setdefault(key, {})[real] = scanned
                 else:
                     self._found.get(key, {}).pop(real, None)
-            for planned in (lit, nolit):
-                if planned:
-                    self._done_first.setdefault(real, set()).update(planned)
-                    every = [k for k, v in planned.items() if v]
-                    if every:
-                        self._done_all.setdefault(real, set()).update(every)
+            self.mark_done(real, lit, nolit)
             if real in modules and (stored is None or not stored.reuse_index(self)):
                 self.stats.parses[real] += 1
                 self._modules[real] = index_source(
@@ -522,6 +343,41 @@ class EngineSession:
         self._satisfied.update(requests)
         if cache is not None:
             cache.save()
+
+    def _file_plan(
+        self, real: str, plans: Sequence[tuple[_Plan, _Plan]]
+    ) -> tuple[_Plan | None, _Plan | None]:
+        """The patterns to search in ``real`` (with / without literals), less those an
+        earlier pass already searched there; ``None`` for none."""
+        done = self._done.get(real)
+        if len(plans) == 1 and not done:
+            lit, nolit = plans[0]
+            return lit or None, nolit or None
+        merged: tuple[_Plan, _Plan] = ({}, {})
+        for plan in plans:
+            for source, into in zip(plan, merged, strict=True):
+                for key, need_all in source.items():
+                    if need_all or key not in into:
+                        into[key] = need_all
+        if done:
+            for into in merged:
+                for key in [k for k, every in into.items() if self._is_done(real, k, every)]:
+                    del into[key]
+        return merged[0] or None, merged[1] or None
+
+    def _is_done(self, real: str, key: _PatternKey, need_all: bool) -> bool:
+        for plan in self._done.get(real, ()):
+            every = plan.get(key)
+            if every is not None and (every or not need_all):
+                return True
+        return False
+
+    def mark_done(self, real: str, lit: _Plan | None, nolit: _Plan | None) -> None:
+        """Note that the plans ``lit`` and ``nolit`` ran on ``real`` (kept, not copied: a
+        plan is never changed once its pass has begun)."""
+        for plan in (lit, nolit):
+            if plan:
+                self._done.setdefault(real, []).append(plan)
 
     def _search(
         self, cp: CompiledPattern, text: str, need_all: bool, timeout: float
@@ -566,80 +422,3 @@ class EngineSession:
             self._texts[target.real] = loaded
             self._text_chars += len(loaded)
         return loaded
-
-    # -- scopes --------------------------------------------------------------------------
-
-    def _scope(self, skey: _ScopeKey) -> _Scope:
-        scope = self._scopes.get(skey)
-        if scope is None:
-            scope = self._select(*skey)
-            self._scopes[skey] = scope
-        return scope
-
-    def _select(
-        self, path: str | None, paths: tuple[str, ...] | None, exclude: tuple[str, ...]
-    ) -> _Scope:
-        if path is not None:
-            rel = normalize_relpath(path)
-            if rel is None:
-                return _Scope(error=f"path {path!r} leaves the root")
-            if not rel:
-                return _Scope(error=f"path {path!r} is the root directory, not a file")
-            found = self._resolver.resolve(rel)
-            if found is None:
-                return _Scope(missing=rel)
-            if isinstance(found, Unscannable):
-                return _Scope(unscannable=(found,))
-            return _Scope(targets=(found,), by_real={found.real: found})
-        chosen = self._tree.select(paths or (), exclude)
-        if self._tree.listing_error is not None:
-            return _Scope(error=self._tree.listing_error)
-        targets: list[Target] = []
-        unscannable: list[Unscannable] = []
-        seen: set[str] = set()
-        for rel in chosen:
-            found = self._resolver.resolve(rel)
-            if found is None:
-                continue  # listed by git but deleted from the working tree
-            if isinstance(found, Unscannable):
-                if found.reason != IS_DIRECTORY:
-                    unscannable.append(found)
-                elif (Path(self._tree.root_real) / rel).is_symlink():
-                    # A symlinked directory is not followed (as git does not); a scope must
-                    # not pass by skipping what it holds, so it is unscannable, named.
-                    unscannable.append(Unscannable(rel, "a symlink to a directory (not followed)"))
-            elif found.real not in seen:
-                seen.add(found.real)
-                targets.append(found)
-        if not targets and not unscannable:
-            scope = ", ".join(paths or ())
-            if exclude:
-                scope += " excluding " + ", ".join(exclude)
-            return _Scope(error=f"{scope} selects zero files")
-        return _Scope(
-            targets=tuple(targets),
-            unscannable=tuple(unscannable),
-            by_real={t.real: t for t in targets},
-        )
-
-
-_second = operator.itemgetter(1)
-
-
-def _has_all(sets: tuple[frozenset[str], ...], text: str, seen: dict[str, bool]) -> bool:
-    """Whether ``text`` has a string of every set after the first (which the automaton
-    already found), memoising substring searches per file in ``seen``."""
-    for need in sets[1:]:
-        for literal in need:
-            found = seen.get(literal)
-            if found is None:
-                found = seen[literal] = literal in text
-            if found:
-                break
-        else:
-            return False
-    return True
-
-
-def _scope_key(request: ScanRequest) -> _ScopeKey:
-    return (request.path, request.paths, request.exclude)

@@ -85,7 +85,7 @@ class Stored:
         self.cache.hits += 1
         for key, stored in found:
             _apply(session, key, self.real, stored)
-        _mark_done(session, self.real, lit, nolit)
+        session.mark_done(self.real, lit, nolit)
         if index is not None:
             session._modules[self.real] = _index_from_json(index)
         return True
@@ -139,15 +139,6 @@ def _apply(session: EngineSession, key: _PatternKey, real: str, stored: Any) -> 
         session._found.setdefault(key, {})[real] = scan
     else:
         session._found.get(key, {}).pop(real, None)
-
-
-def _mark_done(session: EngineSession, real: str, lit: _Planned, nolit: _Planned) -> None:
-    for planned in (lit, nolit):
-        if planned:
-            session._done_first.setdefault(real, set()).update(planned)
-            every = [k for k, v in planned.items() if v]
-            if every:
-                session._done_all.setdefault(real, set()).update(every)
 
 
 _Index = tuple[dict[str, tuple[Definition, ...]], str | None]

@@ -74,9 +74,9 @@ class _TextCheck(Check):
         # A bad regex is a problem of the spec file, reported with every other one in the
         # loader's single pass, with the engine's own compiler and flags.
         if info.data.get("regex", True):
-            from chimera.spec.engine.patterns import compile_pattern
+            from chimera.spec.engine.patterns import pattern_problem
 
-            _, problem = compile_pattern(value)
+            problem = pattern_problem(value)
             if problem is not None:
                 raise ValueError(problem)
         return value

@@ -33,9 +33,12 @@ What it models:
   :mod:`.runs`);
 * ``GET /app``: the App behind an installation token (``github-actions`` for a workflow's
   ``GITHUB_TOKEN``; 401 for a person's token);
-* webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``);
+* webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``,
+  ``pull_request``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
-  ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``; a ``mergePullRequest``
+  ``markPullRequestReadyForReview``, ``convertPullRequestToDraft``, ``createCommitOnBranch``
+  (:mod:`.gitdata`: a commit GitHub signs for the token — its REST ``verification`` is
+  ``valid`` — while commits pushed with git report ``unsigned``); a ``mergePullRequest``
   mutation or ``PUT .../merge`` is recorded as a merge attempt and refused (Chimera must never
   merge);
 * faults, consumed in order: an HTTP status (500, secondary rate limit 403/429 with
@@ -71,7 +74,11 @@ from chimera.testing.github_fake.state import (
     RepoEvent,
     TokenKind,
 )
-from chimera.testing.github_fake.webhooks import add_workflow_run, comment_event
+from chimera.testing.github_fake.webhooks import (
+    add_workflow_run,
+    comment_event,
+    pull_request_event,
+)
 
 __all__ = [
     "ACTIONS_LOGIN",
@@ -87,5 +94,6 @@ __all__ = [
     "add_workflow_run",
     "comment_event",
     "make_bare_remote",
+    "pull_request_event",
     "push_branch",
 ]

@@ -1,5 +1,6 @@
 """Commits and file contents, read from the repository's remote
-(``GET /repos/{o}/{r}/commits/{ref}``, ``GET /repos/{o}/{r}/contents/{path}?ref=``)."""
+(``GET /repos/{o}/{r}/commits/{ref}``, the list ``GET /repos/{o}/{r}/commits?sha=REF``, newest
+first, paginated, and ``GET /repos/{o}/{r}/contents/{path}?ref=``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import base64
 import subprocess
 from typing import Any
 
+from chimera.testing.github_fake.gitdata import verification
 from chimera.testing.github_fake.routing import (
     FakeRequest,
     FakeResponse,
@@ -65,9 +67,32 @@ class Commits(Resource):
             },
         )
 
+    @route("GET", "{repo}/commits")
+    def list_commits(self, req: FakeRequest) -> FakeResponse:
+        """The commits reachable from ``sha`` (a branch or a SHA; default the default branch),
+        newest first; 404 without a remote or for an unknown ref (as GitHub answers)."""
+        repo = self.repo(req)
+        if repo.remote is None:
+            raise HttpError(404, "Not Found")
+        ref = req.query.get("sha") or repo.default_branch
+        proc = subprocess.run(
+            ["git", "--git-dir", str(repo.remote), "rev-list", repo.head_sha(ref) or ref, "--"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise HttpError(404, "Not Found")
+        shas = proc.stdout.split()
+        per_page = int(req.query.get("per_page", "30"))
+        page = int(req.query.get("page", "1"))
+        # Only the requested page is rendered (each commit is one git call).
+        shown = set(shas[(page - 1) * per_page : page * per_page])
+        items = [self._json(repo, _show(repo, s) or []) if s in shown else {} for s in shas]
+        return self.paginate(req, items)
+
     def _json(self, repo: FakeRepo, fields: list[str]) -> dict[str, Any]:
         sha, tree, parents, an, ae, ad, cn, ce, cd, *message = fields
-        signer = repo.verified_commits.get(sha)
         api = f"{self.fake.api_url}/repos/{repo.full_name}"
         web = f"{self.fake.web_url}/{repo.full_name}"
         return {
@@ -83,17 +108,13 @@ class Commits(Resource):
                 "message": "\n".join(message).strip(),
                 "comment_count": 0,
                 "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
-                "verification": {
-                    "verified": signer is not None,
-                    "reason": "valid" if signer is not None else "unsigned",
-                    "payload": None,
-                    "signature": None,
-                    "verified_at": cd if signer is not None else None,
-                },
+                "verification": verification(repo, sha, cd),
             },
             # A git identity maps to no account here (GitHub answers null then too), except
-            # for a verified commit, which GitHub attributes to the account that made it.
-            "author": self.json.user(signer) if signer is not None else None,
+            # the token's own account for a commit GitHub made for it through the API.
+            "author": self.json.user(signer)
+            if (signer := repo.verified_commits.get(sha))
+            else None,
             "committer": None,
             "parents": [
                 {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}

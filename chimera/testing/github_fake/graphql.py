@@ -1,4 +1,5 @@
-"""The GraphQL calls Chimera sends: auto-merge, merge queue, draft state, merge refusal.
+"""The GraphQL calls Chimera sends: auto-merge, merge queue, draft state, merge refusal, and
+``createCommitOnBranch`` (:mod:`.gitdata`).
 
 GraphQL answers 200 with an ``errors`` list for every failure but a missing token.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from chimera.testing.github_fake.gitdata import create_commit_on_branch
 from chimera.testing.github_fake.routing import (
     FakeRequest,
     FakeResponse,
@@ -19,7 +21,7 @@ from chimera.testing.github_fake.state import ROLE_RANK, FakeRepo, node_id
 
 _MUTATION = re.compile(
     r"\b(enablePullRequestAutoMerge|enqueuePullRequest|markPullRequestReadyForReview"
-    r"|convertPullRequestToDraft|mergePullRequest)\b"
+    r"|convertPullRequestToDraft|mergePullRequest|createCommitOnBranch)\b"
 )
 
 
@@ -57,6 +59,8 @@ class GraphQL(Resource):
         if mutation is None:
             return self._query(text, variables)
         inp = variables.get("input") or {}
+        if mutation.group(1) == "createCommitOnBranch":
+            return create_commit_on_branch(self, req, inp)
         try:
             repo, pull = self._find(str(inp.get("pullRequestId", "")))
         except _NotFound as exc:

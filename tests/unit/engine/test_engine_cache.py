@@ -98,8 +98,15 @@ def test_a_racy_stat_is_not_trusted(repo: Path) -> None:
     assert [Path(p).name for p in stats.reads] == ["b.py"]
 
 
+def _drop_reports(root: Path) -> None:
+    """Remove the whole-report cache, so the next run exercises this per-file cache."""
+    for report in (root / CACHE.parent).glob("report-*.json"):
+        report.unlink()
+
+
 def _forge(root: Path) -> None:
     """Rewrite every stored search as 'no match'."""
+    _drop_reports(root)
     doc = json.loads((root / CACHE).read_text(encoding="utf-8"))
     for _used, results in doc["entries"].values():
         for check_id, value in results.items():
@@ -153,6 +160,7 @@ def test_the_cache_is_bounded(repo: Path) -> None:
 
 def test_a_damaged_cache_is_only_slower(repo: Path) -> None:
     cold, _ = check(repo)
+    _drop_reports(repo)
     (repo / CACHE).write_text("{not json", encoding="utf-8")
     again, stats = check(repo)
     assert again == cold

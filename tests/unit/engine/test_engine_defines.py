@@ -272,3 +272,53 @@ def test_index_source_reports_positions() -> None:
     assert (go.kind, go.line, go.col) == ("method", 2, 5)
     _, bad = index_source("def f(:\n", "m.py")
     assert bad is not None and bad.startswith("syntax error at m.py:1:")
+
+
+DEAD_BRANCHES = textwrap.dedent(
+    """
+    if False:
+        class DeadClass: ...
+        def dead_function(): ...
+    else:
+        LIVE_ELSE = 1
+    if 0:
+        DEAD_ZERO = 1
+    if not True:
+        DEAD_NOT = 1
+    if True:
+        LIVE_TRUE = 1
+    else:
+        DEAD_ELSE = 1
+    if None:
+        DEAD_NONE = 1
+    elif "yes":
+        LIVE_ELIF = 1
+
+    class Holder:
+        if False:
+            def dead_method(self): ...
+        def live_method(self): ...
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "defined"),
+    [
+        ("DeadClass", False),
+        ("dead_function", False),
+        ("DEAD_ZERO", False),
+        ("DEAD_NOT", False),
+        ("DEAD_ELSE", False),
+        ("DEAD_NONE", False),
+        ("Holder.dead_method", False),
+        ("LIVE_ELSE", True),
+        ("LIVE_TRUE", True),
+        ("LIVE_ELIF", True),
+        ("Holder.live_method", True),
+    ],
+)
+def test_dead_branches_define_nothing(tmp_path: Path, evaluate, symbol: str, defined: bool) -> None:
+    (tmp_path / "dead.py").write_text(DEAD_BRANCHES, encoding="utf-8")
+    res = evaluate(tmp_path, Defines(path="dead.py", symbol=symbol))
+    assert res.status is (Status.PASSED if defined else Status.FAILED), res.message

@@ -102,21 +102,10 @@ def test_the_llm_key_reaches_the_child_under_its_name_and_nothing_else(
 ) -> None:
     from chimera.github.jobs import agent
 
-    seen: dict[str, Any] = {}
-
-    def fake_run(argv: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
-        seen.update(kw["env"])
-        return subprocess.CompletedProcess(argv, 0, "", "")
-
     monkeypatch.setenv("CHIMERA_LLM_API_KEY", "sk-test")
     monkeypatch.setenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
     monkeypatch.setenv("GITHUB_TOKEN", "ghs")
-    monkeypatch.setattr(agent.subprocess, "run", fake_run)
-    request = agent.AgentRequest(
-        version=agent.REQUEST_VERSION, action="start", root=tmp_path, run_id="r", actor="a",
-        task="t",
-    )  # fmt: skip
-    agent.start_child(request, tmp_path, llm_key_variable="ANTHROPIC_API_KEY")
+    seen = agent.child_env("ANTHROPIC_API_KEY")
     assert seen["ANTHROPIC_API_KEY"] == "sk-test"
     assert not {"CHIMERA_LLM_API_KEY", "GITHUB_TOKEN"} & set(seen)
     assert not [k for k in seen if k.startswith("ACTIONS_")]

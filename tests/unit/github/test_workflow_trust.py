@@ -63,6 +63,10 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
     ("chimera-review.yml", "start-ci"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
+    # A person's push to a Chimera PR: the Spec check judged by verify, posted by spec-check.
+    ("chimera-spec-refresh.yml", "decide"): ({"issues": "read", "pull-requests": "read"}, set()),
+    ("chimera-spec-refresh.yml", "verify"): ({"contents": "read"}, {HELDOUT_SECRET}),
+    ("chimera-spec-refresh.yml", "spec-check"): ({"contents": "read", "checks": "write"}, set()),
     # The schedule tick: no LLM key; the App token writes the journal and dispatches; the
     # journal's signing key signs the tick's commits.
     ("chimera-tick.yml", "tick"): (
@@ -176,6 +180,32 @@ def test_ci_starts_only_through_the_app_after_an_approval() -> None:
     app = next(s for s in start["steps"] if s.get("id") == "app")
     assert app["with"]["permission-pull-requests"] == "write"
     assert [k for k in app["with"] if k.startswith("permission-")] == ["permission-pull-requests"]
+
+
+def test_the_spec_refresh_runs_pr_code_only_in_verify_and_posts_from_rederived_outputs() -> None:
+    jobs = load(EXAMPLES / "chimera-spec-refresh.yml")["jobs"]
+    # The decide job checks nothing out; verify and spec-check check out decide's base
+    # without credentials (the head comes with fetch-depth 0, as data for git diff).
+    assert not [s for s in jobs["decide"]["steps"] if "actions/checkout" in str(s.get("uses"))]
+    for name in ("verify", "spec-check"):
+        checkout = next(s for s in jobs[name]["steps"] if "actions/checkout" in str(s.get("uses")))
+        assert checkout["with"]["persist-credentials"] is False
+        assert checkout["with"]["ref"] == "${{ needs.decide.outputs.base-sha }}"
+    (verify,) = chimera_steps(jobs["verify"])
+    assert verify["with"]["mode"] == "verify" and verify["with"]["sandbox"] == "strict"
+    assert set(jobs["verify"]["outputs"]) == {*VERIFY_OUTPUTS, "results"}
+    # Only spec-check may write, and it runs no step but Chimera's own.
+    (post,) = chimera_steps(jobs["spec-check"])
+    assert post["with"]["mode"] == "spec-check"
+    assert [s for s in jobs["spec-check"]["steps"] if "run" in s] == []
+    sources = {}
+    for name, value in post["with"].items():
+        found = re.findall(r"needs\.([a-z-]+)\.outputs\.([a-z0-9_-]+)", str(value))
+        if found:
+            sources[name] = ".".join(found[0])
+    expected = {input_env("decide", o)[0]: f"decide.{o}" for o in DECIDE_OUTPUTS}
+    expected |= {input_env("verify", o)[0]: f"verify.{o}" for o in (*VERIFY_OUTPUTS, "results")}
+    assert sources == expected
 
 
 def test_each_agent_attempt_uploads_its_own_artifact_and_verify_publish_download_it() -> None:

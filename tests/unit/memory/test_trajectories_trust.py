@@ -179,3 +179,38 @@ def test_a_malformed_transcript_line_skips_its_attempt_without_a_traceback(
     assert [s.reason for s in read.skipped] == [
         "transcript lines missing, malformed or out of order"
     ]
+
+
+def _turn(arguments: str, output: str) -> list[Any]:
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "run_command", "arguments": arguments},
+    }
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "name": "run_command", "content": output},
+    ]
+
+
+def test_a_redacted_audit_span_stands_for_the_secret_and_nothing_else_may_differ() -> None:
+    from chimera.memory.trajectories.transcript import confirm
+
+    token = "ghp_" + "a" * 36
+    messages = _turn(f'{{"command": "true {token}"}}', f"echo {token}")
+    audited = [
+        (
+            "run_command",
+            '{"command": "true [REDACTED:a GitHub token]"}',
+            "echo [REDACTED:a GitHub token]",
+        )
+    ]
+    assert confirm(messages, [["run_command"]], audited) is None
+    # Outside the redacted span the texts must agree, as without redaction.
+    edited = _turn(f'{{"command": "rm -rf / {token}"}}', f"echo {token}")
+    assert confirm(edited, [["run_command"]], audited) == (
+        "transcript does not match the audit log (tool calls differ)"
+    )
+    # A marker matches some text, never none.
+    empty = _turn('{"command": "true "}', "echo ")
+    assert confirm(empty, [["run_command"]], audited) is not None

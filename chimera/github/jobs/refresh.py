@@ -1,0 +1,252 @@
+"""The Spec check kept fresh on a Chimera PR: when someone pushes to its branch, the Spec check
+run is posted again for the new head — judged through the sandboxed verify path only.
+
+Three jobs, split like decide → verify → publish (``examples/workflows/chimera-spec-refresh.yml``):
+
+* :func:`refresh_job` (``pull-requests: read``, ``issues: read``; no secrets) — from the
+  ``pull_request_target`` ``synchronize`` event of a Chimera branch: the PR's marker names its
+  base commit, the issue's ``chimera`` block its acceptance; the outputs are decide's
+  (:class:`~chimera.github.trust.Decided`, mode ``refresh``, ``head-sha`` the pushed head).
+* the verify job (``contents: read``; no secrets; the strict sandbox) in mode ``refresh``
+  judges the diff from the base to the pushed head (:func:`commit_patch`) instead of an
+  agent's artifact; besides its four outputs it hands on ``results`` (requirement id →
+  status after the change), which is data.
+* :func:`spec_check_job` (``checks: write``, ``contents: read``; no secrets, no project code)
+  re-derives before it posts: the diff's hash from its own checkout, the Spec digest from the
+  base commit's blobs, the requirement ids and their YAML lines from the spec files of the base
+  and the head (parsed, never run). Verify's statuses are shown only for ids it derived, in
+  the known set; a mismatch posts a failing check that says so, never verify's claims.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chimera.errors import ChimeraError, SpecError
+from chimera.github.basecommit import export_tree, sha256_text, spec_digest
+from chimera.github.checkrun import RequirementLine, post_spec_check
+from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.permissions import chimera_pull
+from chimera.github.trust import Decided, Verified, acceptance_output
+
+if TYPE_CHECKING:
+    from chimera.github.settings import ActionSettings
+
+__all__ = [
+    "CHECK_NAME",
+    "RefreshResult",
+    "SpecCheckResult",
+    "commit_patch",
+    "refresh_job",
+    "spec_check_job",
+]
+
+CHECK_NAME = "Chimera Spec"
+STATUSES = frozenset({"passed", "failed", "error", "skipped"})
+
+
+def commit_patch(root: Path, base: str, head: str) -> str:
+    """The change from commit ``base`` to commit ``head`` as ``git diff --binary`` text
+    (``head`` fetched from ``origin`` when the checkout lacks it).
+
+    Raises:
+        ChimeraError: either commit cannot be found.
+    """
+    for sha in (base, head):
+        probe = ["git", "cat-file", "-e", f"{sha}^{{commit}}"]
+        if subprocess.run(probe, cwd=root, capture_output=True, check=False).returncode:
+            fetch = ["git", "fetch", "--quiet", "--no-tags", "origin", sha]
+            subprocess.run(fetch, cwd=root, capture_output=True, check=False)
+    proc = subprocess.run(
+        ["git", "diff", "--binary", "--no-color", "--no-ext-diff", base, head, "--"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise ChimeraError(f"git diff {base[:12]}..{head[:12]} failed: {' '.join(tail)}")
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """The refresh gate: ``proceed`` when a Chimera PR's head is to be judged."""
+
+    proceed: bool
+    reason: str
+    decided: Decided | None = None
+
+    def to_job(self) -> JobResult:
+        outputs = {"proceed": "true" if self.proceed else "false", "status": self.reason}
+        if self.decided is not None:
+            outputs |= self.decided.to_outputs()
+        return JobResult(outputs=outputs, record={"proceed": self.proceed, "reason": self.reason})
+
+
+def refresh_job(ctx: ActionContext, settings: ActionSettings) -> RefreshResult:
+    """Decide whether a push to a PR branch refreshes the Spec check (module docstring).
+
+    Raises:
+        UsageError: no repository or no token.
+        GitHubError: the API failed after retries.
+    """
+    payload = ctx.payload
+    pull_data = payload.get("pull_request") if isinstance(payload, dict) else None
+    if ctx.event_name not in ("pull_request_target", "pull_request") or not isinstance(
+        pull_data, dict
+    ):
+        return RefreshResult(False, f"not a pull request event ({ctx.event_name})")
+    head = pull_data.get("head") or {}
+    issue = settings.issue_of_branch(str(head.get("ref") or ""))
+    if issue is None:
+        return RefreshResult(False, "not a Chimera branch")
+    client = ctx.connect()
+    pull, marker = chimera_pull(client, settings, issue)
+    if pull is None or marker is None or pull.number != pull_data.get("number"):
+        return RefreshResult(False, f"no open Chimera PR for #{issue} with Chimera's marker")
+    base = str(marker.get("base") or "")
+    if len(base) != 40:
+        return RefreshResult(False, f"PR #{pull.number}'s marker names no base commit")
+    acceptance, digest = acceptance_output(client.issue(issue).body)
+    decided = Decided(
+        issue=issue,
+        mode="refresh",
+        base_sha=base,
+        acceptance=tuple(json.loads(acceptance)),
+        acceptance_sha256=digest,
+        pull=pull.number,
+        # The head GitHub reports now (a later push's own event judges its own head).
+        head_sha=pull.head_sha,
+        base_ref=pull.base_ref,
+        started_by=str(marker.get("started_by") or ""),
+    )
+    return RefreshResult(True, "refresh", decided)
+
+
+@dataclass(frozen=True)
+class SpecCheckResult:
+    """What the privileged side posted: the check run, its conclusion, and why."""
+
+    check_run: int
+    conclusion: str
+    reasons: tuple[str, ...] = ()
+
+    def to_job(self) -> JobResult:
+        return JobResult(
+            outputs={"check-run": str(self.check_run), "status": self.conclusion},
+            record={
+                "check_run": self.check_run,
+                "conclusion": self.conclusion,
+                "reasons": list(self.reasons),
+            },
+        )
+
+
+def _spec_rows(root: Path, sha: str, spec_path: str, tmp: Path) -> dict[str, tuple[str, int]]:
+    """Requirement id → (repository path of its spec file, 1-based line) at commit ``sha``
+    (its spec files extracted and parsed; nothing is run)."""
+    from chimera.spec.loader import load_spec
+
+    spec = spec_path.strip("/") or "."
+    dest = export_tree(root, sha, tmp / sha[:12], (spec,))
+    if not (dest / spec).exists():
+        return {}
+    try:
+        loaded = load_spec([dest / spec])
+    except SpecError:
+        return {}
+    rows: dict[str, tuple[str, int]] = {}
+    for req in loaded.requirements:
+        path = Path(req.location.file)
+        try:
+            rel = path.resolve().relative_to(dest.resolve()).as_posix()
+        except ValueError:
+            rel = f"{spec}/{path.name}"
+        rows[req.id] = (rel, req.location.line)
+    return rows
+
+
+def spec_check_job(
+    ctx: ActionContext,
+    settings: ActionSettings,
+    root: Path,
+    decided: Decided,
+    verified: Verified,
+    results: str,
+) -> SpecCheckResult:
+    """Re-derive what verify judged, then post the Spec check run on ``decided.head_sha``.
+
+    Args:
+        root: a checkout holding both commits (fetched from ``origin`` when missing).
+        results: verify's ``results`` output (JSON: requirement id → status); untrusted data.
+
+    Raises:
+        UsageError: no repository or no token; ``decided`` names no head.
+        GitHubError: the API failed after retries.
+    """
+    from chimera.errors import UsageError
+
+    head = decided.head_sha
+    if not head:
+        raise UsageError("the Spec check needs decide's head-sha (the pushed head)")
+    reasons: list[str] = []
+    rows: dict[str, tuple[str, int]] = {}
+    try:
+        patch = commit_patch(root, decided.base_sha, head)
+        if sha256_text(patch) != verified.patch_sha256:
+            reasons.append("verify judged another change than base..head")
+        digest = spec_digest(root, decided.base_sha, settings.spec_path, decided.acceptance_sha256)
+        if digest != verified.spec_digest:
+            reasons.append("verify judged another Spec or goal than the base commit's")
+        if verified.base_sha != decided.base_sha:
+            reasons.append("verify judged from another base commit")
+        with tempfile.TemporaryDirectory(prefix="chimera-spec-check-") as tmp:
+            rows = _spec_rows(root, head, settings.spec_path, Path(tmp))
+            rows = _spec_rows(root, decided.base_sha, settings.spec_path, Path(tmp)) | rows
+    except ChimeraError as exc:
+        reasons.append(str(exc))
+    lines = _lines(rows, results, verified, reasons)
+    verdict = verified.verdict if not reasons else "error"
+    title = f"Spec {verdict} on {head[:12]}" + (" (verify's outputs refused)" if reasons else "")
+    run_id = post_spec_check(ctx.connect(), head, lines, title=title, name=CHECK_NAME)
+    passed = verdict == "passed" and all(r.status in ("passed", "skipped") for r in lines)
+    return SpecCheckResult(run_id, "success" if passed else "failure", tuple(reasons))
+
+
+def _lines(
+    rows: dict[str, tuple[str, int]], results: str, verified: Verified, reasons: list[str]
+) -> list[RequirementLine]:
+    first = next(iter(rows.values()), ("specs", 1))
+    if reasons:
+        # Nothing verify said is shown when its outputs do not match this head.
+        return [RequirementLine("chimera-verify", "error", first[0], 1, "; ".join(reasons))]
+    try:
+        data: Any = json.loads(results or "{}")
+    except ValueError:
+        data = {}
+    said = data if isinstance(data, dict) else {}
+    lines = []
+    for rid, (path, line) in rows.items():
+        status = said.get(rid)
+        if status not in STATUSES:
+            lines.append(RequirementLine(rid, "error", path, line, "verify reported no status"))
+            continue
+        lines.append(RequirementLine(rid, str(status), path, line, f"{status} after the change"))
+    if verified.verdict != "passed":
+        # The goal's own rules (red on the base, nothing green turned red) failed.
+        lines.append(
+            RequirementLine(
+                "chimera-goal",
+                "failed",
+                first[0],
+                1,
+                f"the goal check's verdict: {verified.verdict}",
+            )
+        )
+    return lines

@@ -1,0 +1,204 @@
+"""Publish's side of learning: what an agent job proposed, re-derived and stored as tainted.
+
+The agent job's run folder may hold ``learning.json`` (skills and playbook bullets its
+Reflector proposed: :mod:`chimera.evolution.reflection`). It is data from a job with an LLM
+key and untrusted input. Publish applies :func:`~chimera.evolution.action.publish_acceptance`
+to it with only what publish re-derived: verify's verdict, the file count of the patch *whose
+hash verify judged* (any other patch keeps nothing), and the skills of the base commit
+(a promoted one is never replaced). What is accepted goes to the branch store
+(:class:`~chimera.evolution.branchstore.BranchProposals`) as provisional, tainted proposals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chimera.errors import ChimeraError, ConfigError
+from chimera.evolution.action import publish_acceptance
+from chimera.evolution.branchstore import (
+    LEARNING_BRANCH,
+    BranchProposals,
+    ProposalSink,
+    writer_for,
+)
+from chimera.evolution.proposals import Proposal
+from chimera.evolution.reflection import LEARNING_FILE
+from chimera.evolution.skills import LearnedSkill
+from chimera.github.artifacts import RUN_DIR, read_patch
+from chimera.github.basecommit import sha256_text
+from chimera.github.trust import Decided, Verified
+
+if TYPE_CHECKING:
+    from chimera.github.jobs.context import ActionContext
+    from chimera.github.publish import PublishResult
+
+_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What publish did with an artifact's proposals (``stored``: proposal ids; ``commit``:
+    the branch commit, '' when nothing was stored; ``refused``: one line per refused item)."""
+
+    stored: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    commit: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"stored": list(self.stored), "refused": list(self.refused), "commit": self.commit}
+
+
+def learn_from_artifact(
+    root: Path,
+    artifacts: Path,
+    verified: Verified,
+    sink: ProposalSink,
+    *,
+    run_id: str,
+    issue: int | None,
+) -> Learned:
+    """Accept what is acceptable of ``artifacts/run/learning.json`` and store it in ``sink``.
+
+    Args:
+        root: publish's checkout (the base commit's skills are read from git, not the tree).
+        artifacts: the agent job's artifact folder (untrusted).
+        verified: verify's outputs (verdict, base commit, the judged patch's hash).
+        run_id, issue: the run as publish names it (never the artifact's claim).
+
+    Raises:
+        ChimeraError: the store failed (git).
+    """
+    path = artifacts / RUN_DIR / LEARNING_FILE
+    if not path.is_file():
+        return Learned()
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        return Learned(refused=(f"{LEARNING_FILE}: not JSON ({type(exc).__name__})",))
+    if not isinstance(document, dict):
+        return Learned(refused=(f"{LEARNING_FILE}: not a JSON object",))
+    patch = read_patch(artifacts)
+    if sha256_text(patch) != verified.patch_sha256:
+        return Learned(refused=("the patch is not the one verify judged; nothing learned",))
+    files = len({m.group(2) for m in _FILE.finditer(patch)})
+    document["run_id"] = run_id  # the artifact's claim about its run is replaced
+    accepted = publish_acceptance(
+        document,
+        verdict=verified.verdict,
+        files_changed=files,
+        existing=base_skills(root, verified.base_sha),
+    )
+    proposals = [
+        Proposal.make(run_id, "skill", "action", verified.verdict, skill=s.to_markdown())
+        for s in accepted.skills
+    ] + [
+        Proposal.make(run_id, "bullet", "action", verified.verdict, section=sec, text=text)
+        for sec, text in accepted.bullets
+    ]
+    commit = sink.store(proposals, run_id=run_id, issue=issue) or ""
+    return Learned(tuple(p.id for p in proposals), accepted.refused, commit)
+
+
+def base_skills(root: Path, commit: str) -> dict[str, LearnedSkill]:
+    """The skills committed at ``commit`` (``.chimera/skills/<name>/SKILL.md``), by name;
+    an unreadable one is left out (it cannot be a promoted skill to protect)."""
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+        )
+        return proc.stdout if proc.returncode == 0 else ""
+
+    out: dict[str, LearnedSkill] = {}
+    for name in git("ls-tree", "-r", "--name-only", commit, ".chimera/skills").splitlines():
+        if not name.endswith("/SKILL.md"):
+            continue
+        try:
+            skill = LearnedSkill.from_markdown(git("show", f"{commit}:{name}"), source=name)
+        except ConfigError:
+            continue
+        out[skill.name] = skill
+    return out
+
+
+def branch_sink(root: Path, cache: Path, *, remote: str = "origin") -> BranchProposals:
+    """The learning branch of ``root``'s ``remote`` through memory's ``GitBranch`` (its bare
+    cache at ``cache``).
+
+    Raises:
+        ChimeraError: ``remote`` has no URL, or git fails.
+    """
+    from chimera.memory.branch import GitBranch
+
+    proc = subprocess.run(
+        ["git", "-C", str(root), "remote", "get-url", remote],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    url = proc.stdout.strip()
+    if proc.returncode != 0 or not url:
+        raise ChimeraError(f"git remote {remote}: no URL to store learning proposals on")
+    branch = GitBranch(cache, url, branch=LEARNING_BRANCH)
+    return BranchProposals(branch, writer_for(branch))
+
+
+def publish_learning(
+    root: Path, artifacts: Path, verified: Verified, *, cache: Path, run_id: str, issue: int
+) -> dict[str, object]:
+    """:func:`learn_from_artifact` into the learning branch of ``root``'s ``origin`` (its git
+    cache at ``cache``), as a JSON-ready report (``{}``: the artifact proposes nothing, and the
+    branch is not touched). Learning never fails a publish: an error is the report's
+    ``error``."""
+    if not (artifacts / RUN_DIR / LEARNING_FILE).is_file():
+        return {}
+    try:
+        sink = branch_sink(root, cache)
+        learned = learn_from_artifact(root, artifacts, verified, sink, run_id=run_id, issue=issue)
+    except ChimeraError as exc:
+        return {"error": str(exc)[:300]}
+    return learned.to_json()
+
+
+def learn_after_publish(
+    ctx: ActionContext,
+    root: Path,
+    artifacts: Path,
+    decided: Decided,
+    verified: Verified,
+    result: PublishResult,
+) -> dict[str, object]:
+    """The publish job's one call, after publishing: only when the verified change was pushed
+    (a PR exists), :func:`publish_learning`; its report is one ``learning`` event in its own
+    audit log, ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its
+    order), and is returned."""
+    if result.pr_number is None:
+        return {}
+    temp = ctx.runner_temp or artifacts.parent
+    run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
+    report = publish_learning(
+        root, artifacts, verified, cache=temp / "chimera-learning.git", run_id=run_id,
+        issue=decided.issue,
+    )  # fmt: skip
+    if report:
+        from chimera.github.publish_gate import PublishAudit
+
+        PublishAudit(temp / "chimera-publish" / "learning", f"learning-{run_id}").record(
+            "learning", **report
+        )
+    return report
+
+
+__all__ = [
+    "Learned",
+    "base_skills",
+    "branch_sink",
+    "learn_after_publish",
+    "learn_from_artifact",
+    "publish_learning",
+]

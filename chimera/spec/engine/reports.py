@@ -1,0 +1,252 @@
+"""The whole-report cache: a re-check of an unchanged tree with an unchanged Spec is a lookup.
+
+An entry holds the outcome of every evaluated ``contains`` / ``absent`` / ``defines``
+requirement of one Spec (``command`` and plugin kinds are never cached: they may depend on
+more than the tree) and a record of everything those outcomes read:
+
+* the candidate list git gave (a digest of it), when a ``paths`` scope consulted it;
+* what each name the engine looked up resolved to (a file, why it is unscannable, nothing);
+* each file read: its stat data taken before the read and a BLAKE2b digest of its bytes.
+
+It is keyed (:func:`report_key`) by Chimera's version, the engine version, the checked root,
+every engine setting that changes a result, and the definition of every requirement. A lookup
+re-lists, re-resolves and stats everything recorded; a file whose stat data changed (or was
+recorded less than :data:`~chimera.spec.engine.cache.RACY_S` before the run began) is read and
+hashed again, so stat data only decides whether to re-hash. Any difference is a miss, and the
+run falls back to the per-file result cache.
+
+Trust is that of :class:`~chimera.spec.engine.cache.ResultCache` (the caller only builds one
+when that cache is on and not refused). Writes are atomic; the directory keeps the
+:data:`MAX_ENTRIES` most recently written entries, each at most an eighth of the result
+cache's byte bound.
+"""
+
+# Stat and path calls run once per recorded file: plain os calls, as in files.py.
+# ruff: noqa: PTH103, PTH105, PTH108, PTH110, PTH116, PTH118, PTH123, PTH207
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from chimera import __version__
+from chimera.spec.context import Unscannable
+from chimera.spec.engine.cache import CACHE_DIR, ENGINE_VERSION, RACY_S
+from chimera.spec.engine.files import FileTree, Resolver, Target
+from chimera.spec.engine.options import EngineOptions, EngineStats
+
+log = logging.getLogger(__name__)
+
+CHIMERA_VERSION = __version__
+"""Part of every key: another release of Chimera never reads this one's reports."""
+
+MAX_ENTRIES = 8
+"""Reports kept per root (one per Spec and selection): the oldest written go first."""
+
+PREFIX = "report-"
+
+_UNKEYED = frozenset({"result_cache", "cache_max_bytes", "text_cache_bytes"})
+"""Engine options that never change a result."""
+
+Resolved = list[Any]
+"""``["T", real]``, ``["U", reason]`` or ``["N"]``: what a name resolved to."""
+
+
+def digest(data: bytes) -> str:
+    """The content digest of a file's bytes (BLAKE2b, 160 bits, hex)."""
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def report_key(root_real: str, options: EngineOptions, definitions: list[Any]) -> str:
+    """The key of a report: versions, root, result-changing options, requirement definitions.
+
+    ``definitions`` is JSON-shaped (one item per cacheable requirement, in Spec order).
+    """
+    settings = {
+        name: getattr(options, name)
+        for name in options.__dataclass_fields__
+        if name not in _UNKEYED
+    }
+    raw = json.dumps(
+        [CHIMERA_VERSION, ENGINE_VERSION, root_real, settings, definitions],
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def signature(found: Target | Unscannable | None) -> Resolved:
+    if found is None:
+        return ["N"]
+    if isinstance(found, Unscannable):
+        return ["U", found.reason]
+    return ["T", found.real]
+
+
+@dataclass
+class TreeRecord:
+    """What a set of outcomes read (see the module docstring).
+
+    Attributes:
+        taken: when the run began (seconds since the epoch); an mtime within
+            :data:`RACY_S` before it is not trusted.
+        listing: digest of git's candidate list, or ``None`` when no scope consulted it.
+        resolved: name (root-relative) -> what it resolved to.
+        files: real path -> ``[size, mtime_ns, ctime_ns, inode, digest or None]``.
+    """
+
+    taken: float
+    listing: str | None = None
+    resolved: dict[str, Resolved] = field(default_factory=dict)
+    files: dict[str, list[Any]] = field(default_factory=dict)
+
+    def merge(self, other: TreeRecord) -> TreeRecord:
+        """Both records (``other`` wins where both know a name); the earlier start time."""
+        return TreeRecord(
+            taken=min(self.taken, other.taken),
+            listing=other.listing if other.listing is not None else self.listing,
+            resolved={**self.resolved, **other.resolved},
+            files={**self.files, **other.files},
+        )
+
+    def holds(self, root_real: str, options: EngineOptions) -> bool:
+        """Whether the tree at ``root_real`` still reads as recorded."""
+        if self.listing is not None:
+            tree = FileTree(
+                root_real, EngineStats(), use_git=options.listing == "auto", hidden=options.hidden
+            )
+            if listing_digest(tree) != self.listing:
+                return False
+        resolver = Resolver(root_real, options.hidden)
+        for rel, was in self.resolved.items():
+            if signature(resolver.resolve(rel)) != was:
+                return False
+        horizon = (self.taken - RACY_S) * 1e9
+        for real, (size, mtime, ctime, ino, known) in self.files.items():
+            now = stat_of(real)
+            if now is None:
+                return False
+            if now == (size, mtime, ctime, ino) and mtime < horizon:
+                continue
+            if known is None:
+                return False
+            try:
+                with open(real, "rb") as handle:
+                    if digest(handle.read()) != known:
+                        return False
+            except OSError:
+                return False
+        return True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "taken": self.taken,
+            "listing": self.listing,
+            "resolved": self.resolved,
+            "files": self.files,
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> TreeRecord:
+        return cls(
+            taken=float(raw["taken"]),
+            listing=raw["listing"],
+            resolved=dict(raw["resolved"]),
+            files={k: list(v) for k, v in raw["files"].items()},
+        )
+
+
+def listing_digest(tree: FileTree) -> str | None:
+    """The digest of git's candidate list of ``tree`` (``None`` when git gave none)."""
+    listed = tree.git_listing()
+    if listed is None:
+        return None
+    return digest("\0".join(listed).encode("utf-8", "surrogateescape"))
+
+
+def stat_of(real: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+class ReportStore:
+    """The stored reports of one root (``.chimera/cache/report-<key>.json``).
+
+    Args:
+        root_real: the checked tree (real path).
+        max_bytes: bound of all entries together; an entry over its share
+            (``max_bytes / MAX_ENTRIES``) is not written.
+    """
+
+    def __init__(self, root_real: str, *, max_bytes: int) -> None:
+        self.directory = os.path.join(root_real, CACHE_DIR)
+        self.max_entry_bytes = max_bytes // MAX_ENTRIES
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, f"{PREFIX}{key}.json")
+
+    def load(self, key: str) -> tuple[dict[str, Any], TreeRecord] | None:
+        """The outcomes (JSON-shaped, by requirement id) and record stored under ``key``."""
+        try:
+            with open(self._path(key), "rb") as handle:
+                raw = json.loads(handle.read())
+            if raw.get("key") != key:
+                return None
+            return dict(raw["outcomes"]), TreeRecord.from_json(raw["record"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            log.warning("ignoring the unreadable report cache %s: %s", self._path(key), exc)
+            return None
+
+    def save(self, key: str, outcomes: dict[str, Any], record: TreeRecord) -> None:
+        """Write the entry atomically and drop the oldest past :data:`MAX_ENTRIES`; never
+        raises."""
+        doc = {"key": key, "outcomes": outcomes, "record": record.to_json()}
+        data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
+        if len(data) > self.max_entry_bytes:
+            log.debug("report of %d bytes is over the cache's share; not stored", len(data))
+            return
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            ignore = os.path.join(self.directory, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w", encoding="utf-8") as handle:
+                    handle.write("# the result cache of chimera check; never commit it\n*\n")
+            fd, tmp = tempfile.mkstemp(prefix=".report.", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(tmp, self._path(key))
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            self._prune()
+        except OSError as exc:
+            log.warning("cannot write the report cache %s: %s", self._path(key), exc)
+
+    def _prune(self) -> None:
+        found = glob.glob(os.path.join(glob.escape(self.directory), f"{PREFIX}*.json"))
+        if len(found) <= MAX_ENTRIES:
+            return
+        aged = []
+        for path in found:
+            with contextlib.suppress(OSError):
+                aged.append((os.stat(path).st_mtime_ns, path))
+        for _, path in sorted(aged)[: max(0, len(aged) - MAX_ENTRIES)]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)

@@ -1,0 +1,89 @@
+"""The fields every requirement carries besides its check (id, title, risk, depends_on,
+owner), and the id pattern."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
+
+from chimera.spec.kinds._fields import NO_BACKSLASH_PATTERN, Glob
+from chimera.spec.model import Risk
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+"""A requirement id: safe in pytest node ids (``file::id``), shell arguments and URLs."""
+
+_ID_RE = re.compile(ID_PATTERN)
+
+# --------------------------------------------------------------------------- common fields
+
+
+def _check_id(value: str) -> str:
+    if not _ID_RE.match(value):
+        raise ValueError(
+            f"invalid id {value!r}: an id starts with a letter or digit and continues with "
+            "letters, digits, '_', '.' or '-'"
+        )
+    return value
+
+
+def _one_or_many(value: object) -> object:
+    """Accept a single string where a list of strings is expected."""
+    return [value] if isinstance(value, str) else value
+
+
+RequirementId = Annotated[
+    str, AfterValidator(_check_id), Field(json_schema_extra={"pattern": ID_PATTERN})
+]
+
+
+def _string_or_list_schema(item: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [item, {"type": "array", "items": item}]}
+
+
+class RequirementFields(BaseModel):
+    """Fields every requirement carries besides its one check (the kind key)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="Requirement")
+
+    id: RequirementId = Field(
+        description=(
+            "Unique id across the whole spec directory; the pytest node id is "
+            "'<spec file>::<id>'. Letters, digits, '_', '.', '-'."
+        ),
+    )
+    title: str | None = Field(default=None, description="Human title shown in reports.")
+    risk: Risk = Field(
+        default=Risk.LOW,
+        description=(
+            "How much human attention a change needs: 'high' opens a draft PR that waits "
+            "for a maintainer's approval."
+        ),
+    )
+    depends_on: Annotated[
+        list[RequirementId],
+        BeforeValidator(_one_or_many),
+        WithJsonSchema(_string_or_list_schema({"type": "string", "pattern": ID_PATTERN})),
+    ] = Field(
+        default_factory=list,
+        description="Ids of requirements this one builds on (one id or a list).",
+    )
+    owner: Annotated[
+        list[Glob],
+        BeforeValidator(_one_or_many),
+        WithJsonSchema(_string_or_list_schema({"type": "string", "pattern": NO_BACKSLASH_PATTERN})),
+    ] = Field(
+        default_factory=list,
+        description=(
+            "Path scope (a gitignore-style glob, or a list of them, '/' separators) used to "
+            "build ownership-scoped context."
+        ),
+    )

@@ -1,0 +1,125 @@
+"""Iterating on review, end to end on the GitHub fake: an issue becomes a PR, a person asks for
+changes, and the second run builds on the PR's head — its goal judged against decide's base,
+the review reaching the model as fenced data — and adds a commit to the same PR."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from chimera.testing.github_fake import comment_event
+
+if TYPE_CHECKING:
+    from conftest import World
+
+TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
+TASK = """The calculator needs a total() of a list.
+
+```chimera
+requirements:
+  - id: total-defined
+    defines: {path: calc.py, symbol: total, kind: function}
+```
+"""
+WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
+
+
+def model(world: World, name: str, content: str, *, expect: list[str] | None = None) -> None:
+    turns: list[dict[str, Any]] = [
+        {"purpose": "plan", "text": "1. Write calc.py."},
+        {
+            "purpose": "act",
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
+            ],
+        },
+        {"purpose": "act", "text": "Wrote calc.py."},
+        {"purpose": "review", "text": "APPROVE"},
+    ]
+    if expect:
+        turns[0]["expect"] = expect
+    path = world.tmp / f"model-{name}.yaml"
+    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
+    world.model = f"scripted:{path}"
+
+
+def git(world: World, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(world.remote), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def review_event(review: dict[str, Any], pr: int, head: str) -> dict[str, Any]:
+    """The real ``pull_request_review.submitted`` payload, pointed at ``review`` on ``pr``."""
+    data: dict[str, Any] = json.loads((WEBHOOKS / "pull_request_review.submitted.json").read_text())
+    data["repository"] |= {"full_name": "octo/app", "name": "app", "default_branch": "main"}
+    data["review"] |= {
+        "id": review["id"],
+        "state": "changes_requested",
+        "body": review["body"],
+        "commit_id": head,
+        "user": data["review"]["user"] | {"login": review["user"]["login"]},
+    }
+    data["sender"] |= {"login": review["user"]["login"]}
+    data["pull_request"]["number"] = pr
+    data["pull_request"]["head"] |= {"ref": "chimera/issue-1", "sha": head}
+    return data
+
+
+def test_changes_requested_iterates_on_the_pr_head_and_adds_a_commit(world: World) -> None:
+    base = git(world, "rev-parse", "main")
+    model(world, "first", TOTAL.replace("sum(xs)", "0"))
+    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    gh = world.fake.pygithub(world.fake.add_token("alice"))
+    said = gh.get_repo("octo/app").get_issue(int(issue["number"])).create_comment("@chimera run")
+    first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=81)
+    assert first["publish"]["status"] == "pr_opened"
+    (pull,) = world.repo.pulls()
+    pr = int(pull["number"])
+    head = git(world, "rev-parse", "chimera/issue-1")
+
+    feedback = "total() must return the sum of the list, not 0."
+    review = (
+        world.fake.pygithub(world.fake.add_token("bob"))
+        .get_repo("octo/app")
+        .get_pull(pr)
+        .create_review(body=feedback, event="REQUEST_CHANGES")
+    )
+    # The review text reaches the model fenced as data, with the earlier run's outcome.
+    model(
+        world,
+        "second",
+        TOTAL,
+        expect=[
+            f"Feedback:\n\n```text\n{feedback}\n```",
+            "How the earlier attempts on this pull request ended",
+            "gh-1-81",
+        ],
+    )
+    jobs = world.pipeline("pull_request_review", review_event(review.raw_data, pr, head), run=82)
+    gate, agent = jobs["decide"], jobs["agent"]
+    assert gate["mode"] == "rerun" and gate["head-sha"] == head and gate["base-sha"] == base
+    assert agent["status"] == "done", agent
+    assert jobs["verify"]["verdict"] == "passed"
+    assert jobs["publish"]["status"] == "pr_updated"
+    assert jobs["publish"]["pr-number"] == str(pr) and len(world.repo.pulls()) == 1
+
+    # The same PR, now two commits: the second sits on the first (nothing force-pushed away).
+    new_head = git(world, "rev-parse", "chimera/issue-1")
+    assert git(world, "rev-list", "--count", f"{base}..{new_head}") == "2"
+    assert git(world, "rev-parse", f"{new_head}^") == head
+    assert "return sum(xs)" in git(world, "show", f"{new_head}:calc.py")
+
+    # The run started from the PR's head and judged its goal against decide's base.
+    state = json.loads((world.tmp / "artifacts-82" / "run" / "state.json").read_text())
+    assert state["extra"]["basis_commit"] == base
+    assert "total-defined" in state["base_red"] and state["acceptance_ids"] == ["total-defined"]
+    assert state["tainted"] and state["iterations"] >= 1
+    # The patch is cumulative against the base: the earlier round's work counts.
+    patch = (world.tmp / "artifacts-82" / "patch.diff").read_text()
+    assert "+def total(xs):" in patch and "+    return sum(xs)" in patch
+    assert "task-gh-1-82" not in patch  # the acceptance file of round one is carried, not doubled
