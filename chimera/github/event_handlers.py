@@ -250,6 +250,7 @@ def _dispatch(
                 "nobody's permission can count",
                 explain=True,
                 issue=number,
+                from_queue=True,
                 **base,
             )
         actor = labeller.strip().lstrip("@")

@@ -188,9 +188,14 @@ class ChangeQueue:
         return entry
 
     def queued(self) -> list[QueueEntry]:
-        """Queued issues, FIFO (oldest queue marker first; issue number breaks ties)."""
+        """Queued issues, FIFO (oldest queue marker first; issue number breaks ties): those
+        labelled ``chimera:queued`` by Chimera itself. A person with triage rights can add the
+        label too; theirs queues nothing (else the drain would claim a slot and dispatch a run
+        that nobody with write access asked for)."""
         entries: list[QueueEntry] = []
         for issue in self.client.issues_with_label(LABEL_QUEUED):
+            if not holds_slot(self.client, issue.number, LABEL_QUEUED, self.identities):
+                continue
             entry = self._queue_marker(issue.number)
             entries.append(entry or QueueEntry(issue.number, "", issue.created_at))
         return sorted(entries, key=lambda e: (e.queued_at, e.issue))

@@ -40,6 +40,11 @@ def _unlabeled(issue: int, sender: str, kind: str = "User") -> dict[str, Any]:
     return event
 
 
+def _queue_as(world: World, token: str, issue: int) -> None:
+    """``chimera:queued`` as the holder of ``token`` adds it (only Chimera's own counts)."""
+    world.fake.pygithub(token).get_repo("octo/app").get_issue(issue).add_to_labels("chimera:queued")
+
+
 def _summary(world: World, run: int) -> list[str]:
     path = world.tmp / f"summary-{run}.md"
     return path.read_text().splitlines() if path.exists() else []
@@ -86,14 +91,14 @@ def test_the_apps_own_label_removal_is_not_a_person_cancelling_without_a_bot_log
 ) -> None:
     world.env["CHIMERA_BOT_LOGIN"] = ""  # nothing typed: the App token says who Chimera is
     setup(world)
-    world.repo.issues[1]["labels"].append("chimera:queued")
+    _queue_as(world, world.app_token, 1)
     event = _unlabeled(1, "chimera-app[bot]", "Bot")
     drained = world.job("drain", "issues", event, run=84, token=world.app_token)
     assert drained["rc"] == 0 and drained["started"] == "1"  # its place kept, then started
     assert world.comments(1) == []
     # The same removal by a person cancels the queued place.
     setup(world)
-    world.repo.issues[2]["labels"].append("chimera:queued")
+    _queue_as(world, world.app_token, 2)
     drained = world.job("drain", "issues", _unlabeled(2, "bob"), run=85, token=world.app_token)
     assert drained["started"] == "" and "chimera:queued" not in world.repo.issues[2]["labels"]
     assert "`bob`" in world.comments(2)[0]
@@ -106,8 +111,8 @@ def test_a_maintainers_own_token_makes_the_maintainer_chimera_and_the_summary_sa
     # now, so bob's own label removal cancels nothing. The job summary warns.
     world.env["CHIMERA_BOT_LOGIN"] = "bob"
     setup(world)
-    world.repo.issues[1]["labels"].append("chimera:queued")
     token = world.fake.add_token("bob")
+    _queue_as(world, token, 1)  # bob's token is Chimera's here
     drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=86, token=token)
     assert drained["rc"] == 0 and drained["started"] == "1"  # bob's removal cancelled nothing
     assert world.comments(1) == []

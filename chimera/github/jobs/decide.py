@@ -257,6 +257,10 @@ def _gate(
         res = resolve(decision, client, settings)
         final = res.decision
         if final.action is Act.IGNORE:
+            if final.from_queue and final.issue is not None:
+                # The drain claimed a slot for this dispatch: give it back, or the slot stays
+                # taken and heal re-queues the issue for another refusal at every drain.
+                make_queue(client, settings).release(final.issue)
             if final.explain and (final.issue or final.pull):
                 target = int(final.pull or final.issue or 0)
                 post_outcome(
@@ -310,6 +314,8 @@ def _gate(
     if decision.action is Act.CANCEL:
         cancel(ctx, decision, client, settings)
     elif decision.action is Act.IGNORE and decision.explain and decision.issue:
+        if decision.from_queue:  # a queue dispatch without a labeller: its slot goes back
+            make_queue(client, settings).release(decision.issue)
         post_outcome(
             ctx,
             client,

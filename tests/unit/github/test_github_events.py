@@ -167,6 +167,7 @@ def test_dispatch_from_the_queue_carries_the_original_labeller(webhook: Payload)
     payload["inputs"] = {"issue-number": "12"}
     d2 = decide("workflow_dispatch", payload, SETTINGS)
     assert d2.action is Act.IGNORE and "carries no labeller" in d2.reason
+    assert d2.from_queue  # its slot is given back by decide
 
 
 def test_manual_dispatch_counts_the_person_who_dispatched(webhook: Payload) -> None:

@@ -143,9 +143,20 @@ def test_queue_markers_from_other_people_count_for_nothing(
     (a,) = issues(fake, 1)
     forged = render_marker("queued", {"issue": a, "labeller": "mallory", "at": "2000-01-01"})
     make_client("mallory").comment(a, forged)
-    repo.issues[a]["labels"].append(LABEL_QUEUED)
+    bot.add_labels(a, LABEL_QUEUED)  # Chimera's own label: the issue is queued
     (entry,) = queue(bot).queued()
     assert entry.labeller == ""  # the forged labeller is not believed
+
+
+def test_a_queued_label_a_person_added_queues_nothing(
+    fake: GitHubFake, repo: FakeRepo, bot: GitHubClient, make_client: Callable[..., GitHubClient]
+) -> None:
+    (a,) = issues(fake, 1)
+    fake.add_user("tina")
+    repo.collaborators["tina"] = "triage"  # may label issues, may not start Chimera
+    make_client("tina").add_labels(a, LABEL_QUEUED)
+    assert LABEL_QUEUED in repo.issues[a]["labels"]
+    assert queue(bot).queued() == []
 
 
 def test_cancel_reports_what_was_cancelled(

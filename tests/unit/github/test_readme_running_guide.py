@@ -4,11 +4,16 @@ its table (a guide followed literally must not meet a name that is not there).""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+
+from chimera.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -78,3 +83,83 @@ def test_the_set_up_scripts_and_providers_the_guide_links_exist() -> None:
         assert (ROOT / link).is_file(), link
     for name in ("uv.sh", "npm.sh"):
         assert (EXAMPLES / "setup" / name).is_file()
+
+
+def test_the_short_set_up_table_lists_every_shipped_workflow() -> None:
+    # The walk-through's first stumble: "copy the five" under a table of four.
+    short = README[README.index("## GitHub Action:") : README.index("### What happens")]
+    shipped = sorted(p.name for p in (EXAMPLES / "workflows").glob("*.yml"))
+    assert sorted(re.findall(r"^\| `(chimera-[a-z-]+\.yml)` \|", short, re.M)) == shipped
+
+
+def _app_token_permissions() -> set[tuple[str, str]]:
+    wanted: set[tuple[str, str]] = set()
+    for path in (EXAMPLES / "workflows").glob("*.yml"):
+        for job in load(path)["jobs"].values():
+            for step in job.get("steps", []):
+                if "create-github-app-token" in str(step.get("uses", "")):
+                    for key, level in step.get("with", {}).items():
+                        if key.startswith("permission-"):
+                            wanted.add((key.removeprefix("permission-"), str(level)))
+    return wanted
+
+
+def test_the_app_permissions_in_the_guide_cover_every_token_the_workflows_mint() -> None:
+    # create-github-app-token fails when it asks for more than the App was granted: the tick's
+    # contents: write and checks: read were missing from step 1.
+    step1 = GUIDE.split("**1. The GitHub App**")[1].split("*Without an App*")[0]
+    wanted = _app_token_permissions()
+    assert {"contents", "issues", "pull-requests", "actions", "checks"} <= {p for p, _ in wanted}
+    for perm, level in wanted:
+        name = perm.replace("-", " ").capitalize()
+        assert f"*{name}*" in step1, name
+        if level == "write":
+            assert re.search(rf"\*{name}\* read\s+(?:\(read\s+)?and\s+write", step1), name
+
+
+def test_the_check_to_require_in_branch_protection_is_one_every_pr_gets() -> None:
+    # `Chimera Spec` is written by publish with GITHUB_TOKEN (source: GitHub Actions, forgeable
+    # by any job with checks: write) and only on Chimera's PRs; the guide says to require
+    # chimera-check.yml's `spec` job, which runs on every pull request.
+    fix = load(EXAMPLES / "workflows" / "chimera-fix.yml")
+    publish = fix["jobs"]["publish"]["steps"][-1]["with"]
+    assert publish["mode"] == "publish" and "github-token" not in publish
+    check = load(EXAMPLES / "workflows" / "chimera-check.yml")
+    assert "spec" in check["jobs"] and "pull_request" in check[True]  # yaml reads `on` as True
+    step9 = GUIDE.split("**9. Auto-merge")[1].split("**10.")[0]
+    assert "the `spec` job of `chimera-check.yml`" in step9
+    assert "`Chimera Spec` from the App" not in README
+
+
+def test_renaming_the_label_names_every_place_that_holds_it() -> None:
+    fix = (EXAMPLES / "workflows" / "chimera-fix.yml").read_text("utf-8")
+    group = next(line for line in fix.splitlines() if line.strip().startswith("group:"))
+    assert "== 'chimera'" in group  # the one place that cannot read env
+    step3 = GUIDE.split("**3. Labels.**")[1].split("**4.")[0]
+    assert "`concurrency: group:`" in step3
+    for path in (EXAMPLES / "workflows").glob("*.yml"):
+        if "label: ${{ env.CHIMERA_LABEL }}" in path.read_text("utf-8"):
+            assert f"`{path.name}`" in step3, path.name
+
+
+def test_the_uv_set_up_script_says_it_needs_uv_and_so_does_the_guide() -> None:
+    script = (EXAMPLES / "setup" / "uv.sh").read_text("utf-8")
+    assert re.search(r"^\S*\s*uv sync ", script, re.M) or " uv sync " in script
+    assert "astral-sh/setup-uv" in script and "astral-sh/setup-uv" in GUIDE
+
+
+def test_the_dry_run_example_event_is_decided_as_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Followed literally, the guide's dry run needs an event.json it did not show.
+    tail = README[README.index("chimera action --dry-run\n```") :]
+    (example,) = re.findall(r"^`(\{.*?\})`\.$", tail[:1500], re.M | re.S)
+    event = tmp_path / "event.json"
+    event.write_text(example.replace("\n", " "), encoding="utf-8")
+    for key in [k for k in os.environ if k.startswith(("GITHUB_", "CHIMERA_"))]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "issues")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    assert main(["action", "--dry-run"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    assert decision["action"] == "run" and decision["issue"] == 7
