@@ -9,8 +9,8 @@ on every load, from the cached value and marks, so every verdict, message and po
 the one a fresh parse gives.
 
 Only clean documents are stored: no YAML issue, no syntax error, not empty, and a value
-JSON gives back exactly (mappings with string keys, lists, strings, integers, finite
-floats, booleans, null). Anything else is parsed afresh each time.
+JSON gives back exactly (mappings with string keys free of the path separator, lists,
+strings, integers, finite floats, booleans, null). Anything else is parsed afresh each time.
 
 Trust is that of the result cache (:mod:`chimera.spec.engine.cache`): a forged entry could
 make a requirement vanish, so the cache is only built when the caller trusts the tree's
@@ -44,6 +44,8 @@ MAX_ENTRIES = 64
 """Parsed files kept per root (several specs, several versions of each while editing)."""
 
 PREFIX = "spec-"
+SEP = "\x1f"
+"""Separates the parts of an encoded node path."""
 FORMAT = 1
 """Bumped whenever the entry layout changes."""
 
@@ -64,7 +66,8 @@ def _exact(value: Any) -> bool:
     if isinstance(value, list):
         return all(_exact(v) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _exact(v) for k, v in value.items())
+        # A key holding the path separator could collide with another path (see _encode).
+        return all(isinstance(k, str) and SEP not in k and _exact(v) for k, v in value.items())
     return False
 
 
@@ -72,13 +75,13 @@ def _encode(path: Any) -> str | None:
     # Keys and indices stay apart ("s" + key, "i" + index): a mapping may have the key "0".
     if not isinstance(path, tuple):
         return None
-    return "\x1f".join(("s" + p) if isinstance(p, str) else ("i" + str(p)) for p in path)
+    return SEP.join(("s" + p) if isinstance(p, str) else ("i" + str(p)) for p in path)
 
 
 def _decode(code: str) -> NodePath:
     if not code:
         return ()
-    return tuple(p[1:] if p[0] == "s" else int(p[1:]) for p in code.split("\x1f"))
+    return tuple(p[1:] if p[0] == "s" else int(p[1:]) for p in code.split(SEP))
 
 
 def _marks_json(marks: dict[NodePath, Mark]) -> dict[str, list[int]]:
@@ -211,9 +214,8 @@ class ParseCache:
             "marks": _marks_json(doc.marks),
             "keys": _marks_json(doc.key_marks),
         }
-        data = json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode(
-            "utf-8", "surrogatepass"
-        )
+        # ASCII escapes: a lone surrogate (a YAML "\\ud800" escape) survives the round trip.
+        data = json.dumps(entry, separators=(",", ":")).encode("ascii")
         try:
             os.makedirs(self.directory, exist_ok=True)
             ignore = os.path.join(self.directory, ".gitignore")

@@ -120,6 +120,7 @@ def test_a_changed_file_is_parsed_again(repo: Path) -> None:
         "requirements: []\n1: integer key\n",  # JSON would turn the key into a string
         "requirements: []\nwhen: 2024-01-01\n",  # a date
         "requirements: []\nx: .nan\n",
+        'requirements: []\n"a\\x1fsb": 1\n',  # a key holding the path separator
         "requirements: [\n",  # malformed
         "# nothing\n",  # empty
         "requirements: []\nrequirements: []\n",  # duplicate key: an issue
@@ -157,6 +158,19 @@ def test_stored_marks_answer_as_the_fresh_ones(repo: Path) -> None:
     assert stored.marks == fresh.marks
     assert dict(stored.key_marks.items()) == fresh.key_marks
     assert stored.value == fresh.value
+
+
+def test_non_ascii_and_lone_surrogates_survive_the_round_trip(repo: Path) -> None:
+    text = 'requirements: []\nnote: "caf\u00e9 \\ud800 \u2603"\n'
+    cache = ParseCache.for_root(repo)
+    assert cache is not None
+    fresh = parse_yaml(text)
+    assert not fresh.issues
+    cache.store(text, fresh)
+    stored = cache.lookup(text)
+    assert stored is not None
+    assert stored.value == fresh.value
+    assert "\ud800" in stored.value["note"]
 
 
 def test_an_entry_under_the_wrong_key_is_ignored(repo: Path) -> None:
