@@ -8,7 +8,7 @@ Rows (all on a committed git copy of the standard library, with ~650 requirement
 * ``check/floor``: the same run over a Python process that reads and decodes every selected
   file once (CPU, whole processes);
 * ``warm/cold``: a second ``chimera check`` with the result cache and no file changed, over a
-  ``--no-cache`` run (CPU);
+  ``--no-cache`` run (CPU); with ``--baseline-src``, also warm now over warm before;
 * ``load C/pure``: loading a 2,000-requirement spec with libyaml over the pure parser (CPU,
   in this process);
 * ``audit``: an append (ordinary event) over an append that ``fsync``s (a state transition),
@@ -177,6 +177,20 @@ def main() -> int:
     child_cpu(chimera_cmd(root, spec))  # fill the cache
     warm = lambda: child_cpu(chimera_cmd(root, spec))  # noqa: E731
     rows.append(("warm re-check / cold (CPU)", paired(args.repeat, cold(), warm), "goal <= 0.1"))
+    if args.baseline_src:
+        before_src: str = args.baseline_src
+
+        def warm_before() -> float:
+            return child_cpu(chimera_cmd(root, spec), env=env_for(before_src))
+
+        warm_before()  # its own cache entries, where its format differs
+        rows.append(
+            (
+                "warm now / warm before (CPU)",
+                paired(args.repeat, warm_before, warm),
+                f"before: {before_src}",
+            )
+        )
 
     # Spec load, 2,000 requirements: libyaml vs the pure parser.
     from chimera.spec import loader, yamlload

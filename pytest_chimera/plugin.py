@@ -132,8 +132,11 @@ class ChimeraState:
         """Load and validate every spec file once (each file's problems kept apart)."""
         if self._load is None:
             from chimera.spec.loader import load_spec_files
+            from chimera.spec.parsecache import ParseCache
 
-            loaded = load_spec_files(list(self.spec_files))
+            # Spec files parsed before are read back (trusted as the result cache is).
+            cache = ParseCache.for_root(self.root) if self.use_cache else None
+            loaded = load_spec_files(list(self.spec_files), parse_cache=cache)
             self._by_file = {_resolved(f.path): f.requirements for f in loaded.spec.files}
             self._problems = {
                 _resolved(Path(path)): list(problems)

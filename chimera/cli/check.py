@@ -154,8 +154,13 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     if not files:
         shown = ", ".join(str(p) for p in spec_paths)
         raise UsageError(f"no spec files (*.yaml, *.yml) in {shown}")
+    parse_cache = None
+    if use_cache:
+        from chimera.spec.parsecache import ParseCache
+
+        parse_cache = ParseCache.for_root(root)
     try:
-        spec = load_spec(files)
+        spec = load_spec(files, parse_cache=parse_cache)
     except SpecError as exc:
         _emit_spec_errors(exc.problems, fmt, root=root)
         return 2

@@ -9,17 +9,21 @@ only the ground floor (``errors``, ``protocols``).
 
 from __future__ import annotations
 
-from chimera.config.model import (
-    AgentConfig,
-    BudgetConfig,
-    ChimeraConfig,
-    ModelPrice,
-    ModelsConfig,
-    SandboxConfig,
-    Section,
-    ToolsConfig,
-    load_config,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chimera.config.model import (
+        AgentConfig,
+        BudgetConfig,
+        ChimeraConfig,
+        ModelPrice,
+        ModelsConfig,
+        SandboxConfig,
+        Section,
+        ToolsConfig,
+        load_config,
+    )
 
 __all__ = [
     "AgentConfig",
@@ -32,3 +36,11 @@ __all__ = [
     "ToolsConfig",
     "load_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy (PEP 562): `chimera check` imports config.check alone, and the whole schema
+    # (config.model and every section) costs ~0.1 s of a warm re-check's start.
+    if name in __all__:
+        return getattr(importlib.import_module("chimera.config.model"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -34,6 +34,9 @@ from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFil
 from chimera.spec.registry import COMMON_FIELDS, KindRegistry, get_registry
 from chimera.spec.reqfields import _ID_RE, ID_PATTERN, RequirementFields
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
+
+if TYPE_CHECKING:
+    from chimera.spec.parsecache import ParseCache
 
 __all__ = [
     "ID_PATTERN",
@@ -75,12 +78,19 @@ class SpecLoad:
         return [p for path in self.files for p in self.problems.get(path, [])]
 
 
-def load_spec(paths: PathArg | Sequence[PathArg], *, registry: KindRegistry | None = None) -> Spec:
+def load_spec(
+    paths: PathArg | Sequence[PathArg],
+    *,
+    registry: KindRegistry | None = None,
+    parse_cache: ParseCache | None = None,
+) -> Spec:
     """Load and validate the whole Spec as one unit (the CLI's entry).
 
     Args:
         paths: spec files and/or directories (see :func:`discover_spec_files`).
         registry: requirement kinds; default :func:`chimera.spec.registry.get_registry`.
+        parse_cache: parsed files to reuse (:mod:`chimera.spec.parsecache`); validation
+            runs either way, so the result and every problem are the same.
 
     Returns:
         The validated Spec (ids unique, dependencies known and acyclic).
@@ -90,14 +100,17 @@ def load_spec(paths: PathArg | Sequence[PathArg], *, registry: KindRegistry | No
         SpecError: any file has any problem; ``.problems`` lists every one found.
         PluginError: the default registry could not be built.
     """
-    loaded = load_spec_files(paths, registry=registry)
+    loaded = load_spec_files(paths, registry=registry, parse_cache=parse_cache)
     if loaded.problems:
         raise SpecError(loaded.all_problems())
     return loaded.spec
 
 
 def load_spec_files(
-    paths: PathArg | Sequence[PathArg], *, registry: KindRegistry | None = None
+    paths: PathArg | Sequence[PathArg],
+    *,
+    registry: KindRegistry | None = None,
+    parse_cache: ParseCache | None = None,
 ) -> SpecLoad:
     """Load and validate spec files, keeping problems per file (the pytest plugin's entry).
 
@@ -105,7 +118,7 @@ def load_spec_files(
     unknown ``depends_on`` id on the file that names it; a dependency cycle on the file of
     the requirement where the cycle is first found (files and requirements in order). Ids
     declared in an invalid file still count as known, so a valid file depending on them
-    still loads.
+    still loads. ``parse_cache`` as in :func:`load_spec`.
 
     Raises:
         UsageError: a path does not exist.
@@ -113,7 +126,7 @@ def load_spec_files(
     """
     files = discover_spec_files(paths)
     kinds = registry if registry is not None else get_registry()
-    validated = [_FileValidator(path, kinds).run() for path in files]
+    validated = [_FileValidator(path, kinds, parse_cache).run() for path in files]
     _cross_file_checks(validated)
 
     spec_files: list[SpecFile] = []
@@ -131,8 +144,11 @@ def load_spec_files(
 
 
 class _FileValidator:
-    def __init__(self, path: Path, registry: KindRegistry) -> None:
+    def __init__(
+        self, path: Path, registry: KindRegistry, parse_cache: ParseCache | None = None
+    ) -> None:
         self.registry = registry
+        self.parse_cache = parse_cache
         self.result = _FileResult(path, display_path(path))
         self.doc = YamlDocument()
 
@@ -140,7 +156,13 @@ class _FileValidator:
         text = self._read()
         if text is None:
             return self.result
-        self.doc = parse_yaml(text)
+        cache = self.parse_cache
+        doc = cache.lookup(text) if cache is not None else None
+        if doc is None:
+            doc = parse_yaml(text)
+            if cache is not None:
+                cache.store(text, doc)
+        self.doc = doc
         for issue in self.doc.issues:
             self.result.add(issue.mark, issue.message)
         if self.doc.syntax_error:

@@ -1,0 +1,248 @@
+"""The parsed-spec cache: a warm ``chimera check`` does not parse unchanged spec files again.
+
+Parsing a spec file (YAML with the ``line:col`` of every node) is the largest cost of a
+re-check answered from the report cache. An entry holds one file's
+:class:`~chimera.spec.yamldoc.YamlDocument` — the plain value, the marks of its nodes and
+keys — as JSON under ``.chimera/cache/spec-<key>.json``, keyed by SHA-256 of Chimera's version
+and the file's decoded text. Validation (the pydantic models, cross-file checks) still runs
+on every load, from the cached value and marks, so every verdict, message and position is
+the one a fresh parse gives.
+
+Only clean documents are stored: no YAML issue, no syntax error, not empty, and a value
+JSON gives back exactly (mappings with string keys free of the path separator, lists,
+strings, integers, finite floats, booleans, null). Anything else is parsed afresh each time.
+
+Trust is that of the result cache (:mod:`chimera.spec.engine.cache`): a forged entry could
+make a requirement vanish, so the cache is only built when the caller trusts the tree's
+cache and ``git ls-files .chimera`` lists nothing. Writes are atomic; at most
+:data:`MAX_ENTRIES` entries are kept (the oldest written go first).
+"""
+
+# One open/stat per spec file: plain os calls, as in engine/files.py.
+# ruff: noqa: PTH103, PTH105, PTH108, PTH110, PTH116, PTH118, PTH123, PTH207
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+from chimera import __version__
+from chimera.spec.engine.cache import CACHE_DIR, tracked_cache_files
+from chimera.spec.yamldoc import Mark, NodePath, YamlDocument
+
+log = logging.getLogger(__name__)
+
+MAX_ENTRIES = 64
+"""Parsed files kept per root (several specs, several versions of each while editing)."""
+
+PREFIX = "spec-"
+SEP = "\x1f"
+"""Separates the parts of an encoded node path."""
+FORMAT = 1
+"""Bumped whenever the entry layout changes."""
+
+
+def parse_key(text: str) -> str:
+    """The key of a spec file's decoded text (SHA-256 of the version, format and text)."""
+    digest = hashlib.sha256(f"{__version__}\0{FORMAT}\0".encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:40]
+
+
+def _exact(value: Any) -> bool:
+    """Whether JSON gives ``value`` back unchanged (types included)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_exact(v) for v in value)
+    if isinstance(value, dict):
+        # A key holding the path separator could collide with another path (see _encode).
+        return all(isinstance(k, str) and SEP not in k and _exact(v) for k, v in value.items())
+    return False
+
+
+def _encode(path: Any) -> str | None:
+    # Keys and indices stay apart ("s" + key, "i" + index): a mapping may have the key "0".
+    if not isinstance(path, tuple):
+        return None
+    return SEP.join(("s" + p) if isinstance(p, str) else ("i" + str(p)) for p in path)
+
+
+def _decode(code: str) -> NodePath:
+    if not code:
+        return ()
+    return tuple(p[1:] if p[0] == "s" else int(p[1:]) for p in code.split(SEP))
+
+
+def _marks_json(marks: dict[NodePath, Mark]) -> dict[str, list[int]]:
+    return {_encode(path) or "": [m.line, m.col] for path, m in marks.items()}
+
+
+class StoredMarks(dict[NodePath, Mark]):
+    """The marks of a cached document, decoded on demand.
+
+    A spec's validation looks up a few marks per requirement; decoding every node's mark
+    up front cost more than the parse it saves. Lookups (``get``, ``in``, ``[]``) decode
+    one entry; anything else (iteration, ``len``, ``==``) decodes them all first.
+    """
+
+    def __init__(self, raw: dict[str, list[int]]) -> None:
+        super().__init__()
+        self._raw = raw
+        self._full = False
+
+    def _materialise(self) -> None:
+        if not self._full:
+            self._full = True
+            super().update({_decode(k): Mark(v[0], v[1]) for k, v in self._raw.items()})
+
+    def get(self, key: NodePath, default: Any = None) -> Any:
+        code = _encode(key)
+        found = self._raw.get(code) if code is not None else None
+        return Mark(found[0], found[1]) if found is not None else default
+
+    def __contains__(self, key: object) -> bool:
+        code = _encode(key)
+        return code is not None and code in self._raw
+
+    def __getitem__(self, key: NodePath) -> Mark:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[NodePath]:
+        self._materialise()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __eq__(self, other: object) -> bool:
+        self._materialise()
+        return super().__eq__(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self._materialise()
+        return super().__repr__()
+
+    def keys(self) -> Any:
+        self._materialise()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._materialise()
+        return super().values()
+
+    def items(self) -> Any:
+        self._materialise()
+        return super().items()
+
+    def copy(self) -> dict[NodePath, Mark]:
+        self._materialise()
+        return dict(super().items())
+
+
+class ParseCache:
+    """Parsed spec files of one root (``<root>/.chimera/cache/spec-<key>.json``).
+
+    Build it with :meth:`for_root`, which refuses (returns ``None``) when git cannot vouch
+    for the tree's ``.chimera``.
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def for_root(cls, root: str | os.PathLike[str]) -> ParseCache | None:
+        """The cache of ``root``, or ``None`` when git lists files under ``.chimera`` or
+        cannot list the tree (a cache file that came with the tree could forge a load)."""
+        real = os.path.realpath(root)
+        tracked = tracked_cache_files(real)
+        if tracked is None or tracked:
+            return None
+        return cls(os.path.join(real, CACHE_DIR))
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, f"{PREFIX}{key}.json")
+
+    def lookup(self, text: str) -> YamlDocument | None:
+        """The stored parse of ``text``, or ``None`` (never raises)."""
+        key = parse_key(text)
+        try:
+            with open(self._path(key), "rb") as handle:
+                raw = json.loads(handle.read())
+            if raw.get("key") != key:
+                raise ValueError("entry stored under another key")
+            doc = YamlDocument(
+                value=raw["value"],
+                marks=StoredMarks(dict(raw["marks"])),
+                key_marks=StoredMarks(dict(raw["keys"])),
+            )
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            log.warning("ignoring the unreadable spec cache entry %s: %s", self._path(key), exc)
+            self.misses += 1
+            return None
+        self.hits += 1
+        return doc
+
+    def store(self, text: str, doc: YamlDocument) -> None:
+        """Keep a clean parse of ``text`` (see the module docstring); never raises."""
+        if doc.issues or doc.broken or doc.syntax_error or doc.empty or not _exact(doc.value):
+            return
+        key = parse_key(text)
+        entry = {
+            "key": key,
+            "value": doc.value,
+            "marks": _marks_json(doc.marks),
+            "keys": _marks_json(doc.key_marks),
+        }
+        # ASCII escapes: a lone surrogate (a YAML "\\ud800" escape) survives the round trip.
+        data = json.dumps(entry, separators=(",", ":")).encode("ascii")
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            ignore = os.path.join(self.directory, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w", encoding="utf-8") as handle:
+                    handle.write("# the result cache of chimera check; never commit it\n*\n")
+            fd, tmp = tempfile.mkstemp(prefix=".spec.", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(tmp, self._path(key))
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            self._prune()
+        except OSError as exc:
+            log.warning("cannot write the spec cache %s: %s", self._path(key), exc)
+
+    def _prune(self) -> None:
+        found = glob.glob(os.path.join(glob.escape(self.directory), f"{PREFIX}*.json"))
+        if len(found) <= MAX_ENTRIES:
+            return
+        aged = []
+        for path in found:
+            with contextlib.suppress(OSError):
+                aged.append((os.stat(path).st_mtime_ns, path))
+        for _, path in sorted(aged)[: max(0, len(aged) - MAX_ENTRIES)]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
