@@ -21,6 +21,7 @@ from chimera.memory.branch import GitBranch
 from chimera.memory.items import TAINTED, TRUSTED, Tier
 from chimera.memory.replay import replay_into
 from chimera.memory.store import MemoryStore
+from chimera.testing.github_fake import FakeFault
 
 if TYPE_CHECKING:
     from conftest import World
@@ -254,10 +255,34 @@ def test_a_store_token_that_is_not_the_apps_is_not_used_and_memory_stays_tainted
     jobs = world.pipeline("issues", labeled(1), run=52, publish_env={"CHIMERA_STORE_TOKEN": other})
     assert jobs["publish"]["status"] == "pr_opened"
     summary = (world.tmp / "summary-52.md").read_text()
-    assert "store-token not used: it is github-actions[bot]'s" in summary
+    assert "store-token not used: it is github-actions[bot]'s, not a GitHub App's" in summary
 
     tip = world.repo.head_sha("chimera-memory")
     assert tip is not None and world.repo.verified_commits.get(tip) == "github-actions[bot]"
     store, report = replayed(world)
     assert report.trusted_commits == 0
     assert store.items() and {i.provenance for i in store.items()} == {TAINTED}
+
+
+def test_a_store_token_github_will_not_name_is_still_used_and_replay_judges_it(
+    world: World,
+) -> None:
+    """``GET /app`` may want a JWT rather than an installation token: when GitHub does not say
+    whose the store token is, publish still uses it (replay checks each commit's author)."""
+    scripted(world)
+    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+
+    def app_unnamed(_artifacts: Path) -> None:
+        world.fake.inject(FakeFault(method="GET", path=r"^/app$", status=401))
+
+    jobs = world.pipeline(
+        "issues", labeled(1), run=53, tamper=app_unnamed,
+        publish_env={"CHIMERA_STORE_TOKEN": world.app_token},
+    )  # fmt: skip
+    assert jobs["publish"]["status"] == "pr_opened"
+    assert world.fake.pending_faults == 0  # publish asked, and GitHub did not say
+    assert "store-token not used" not in (world.tmp / "summary-53.md").read_text()
+    tip = world.repo.head_sha("chimera-memory")
+    assert tip is not None and world.repo.verified_commits.get(tip) == APP
+    _store, report = replayed(world)
+    assert report.trusted_commits == 1

@@ -146,18 +146,20 @@ def publish_job(
 
 
 def store_writer(store: GitHubClient, settings: ActionSettings) -> tuple[GitHubClient | None, str]:
-    """``(store, "")`` when ``store``'s token is an installation token of one of Chimera's
-    Apps (:func:`~chimera.github.branchcommit.app_logins`: the bot-login), else ``(None,
-    why)``: any other account's commits replay as tainted, so the stores keep the job's own
-    client and the reason goes to the job summary. One or two API calls; an API failure is
-    a reason too (memory never blocks publishing)."""
+    """``(store, "")`` unless GitHub says ``store``'s token is not an installation token of one
+    of Chimera's Apps (:func:`~chimera.github.branchcommit.app_logins`: the bot-login); then
+    ``(None, why)``: that account's commits would replay as tainted, so the stores keep the
+    job's own client and the reason goes to the job summary. One or two API calls. When GitHub
+    does not say whose it is (``GET /app`` may want a JWT; an API failure), the token is used:
+    replay still judges every commit by its verified author, so this is a hint, not the gate."""
     try:
         found = token_identity(store)
-    except GitHubError as exc:
-        return None, f"store-token not used: GitHub did not say whose it is ({exc})"
-    if found is None or found.kind != "app":
-        who = found.login if found is not None else "unknown"
-        return None, f"store-token not used: it is {who}'s, not a GitHub App installation token"
+    except GitHubError:
+        return store, ""
+    if found is None:
+        return store, ""
+    if found.kind != "app":
+        return None, f"store-token not used: it is {found.login}'s, not a GitHub App's"
     if found.login not in app_logins(settings):
         return None, (
             f"store-token not used: it is {found.login}'s, not bot-login's "
