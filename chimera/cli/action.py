@@ -17,7 +17,9 @@ Modes (``--mode``):
   (``contents: read``, no secret but the held-out specs); outputs ``{base_sha,
   patch_sha256, spec_digest, verdict}``. See :mod:`chimera.github.jobs.verify`.
 * ``publish`` — apply, scan, push, open or update the PR, label, comment (``GITHUB_TOKEN``;
-  no LLM key), from decide's and verify's outputs only. See :mod:`chimera.github.publish`.
+  no LLM key), from decide's and verify's outputs only; the branch stores (memory, learning,
+  the journal's finish) with ``CHIMERA_STORE_TOKEN`` when set (the App's token, so GitHub
+  signs them). See :mod:`chimera.github.publish`.
 * ``start-ci`` — after a write-access person other than the trigger approves the PR's head
   commit, the App token closes and reopens the PR so CI starts on the approved commit.
 * ``drain`` — cancellations (a Chimera PR closed unmerged, the label removed by a person) and
@@ -69,6 +71,7 @@ from chimera.cli._base import Subparsers, err
 from chimera.errors import ConfigError, GitHubError, UsageError
 
 if TYPE_CHECKING:
+    from chimera.github.client import GitHubClient
     from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
     from chimera.github.jobs.verify import HeldOutInput
     from chimera.github.settings import ActionSettings
@@ -309,8 +312,9 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
 
         # A scheduled run's finish goes to the journal only when signed like the tick's
         # (GitHub-signed for an App token, else SSH-signed with the key).
+        store, warning = _store_client(ctx, settings)
         journal = (
-            signed_journal(root, settings, ctx.connect(), _signing_key(ctx))
+            signed_journal(root, settings, store or ctx.connect(), _signing_key(ctx))
             if settings.is_self(decided.started_by)
             else None
         )
@@ -318,12 +322,29 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
             jobs.publish_job(
                 ctx, settings, root, artifacts, decided, verified,
                 agent_audit_head=audit_head, journal=journal, clock=SystemClock(),
+                store_client=store, store_warning=warning,
             ).to_job()
         )  # fmt: skip
     except GitHubError as exc:
         err(f"chimera action: {exc}")
         _set_outputs({"status": "github-error"})
         return EXIT_GITHUB
+
+
+def _store_client(ctx: ActionContext, settings: ActionSettings) -> tuple[GitHubClient | None, str]:
+    """publish's client for the branch stores only, from ``CHIMERA_STORE_TOKEN`` (the
+    ``store-token`` input: Chimera's App installation token), taken out of this process's
+    environment first so git and anything else started later never see it; ``(None, "")``
+    when unset. A token that is not the App's is not used (the reason is returned, see
+    :func:`chimera.github.jobs.publish.store_writer`)."""
+    from dataclasses import replace
+
+    from chimera.github.jobs.publish import store_writer
+
+    token = os.environ.pop("CHIMERA_STORE_TOKEN", "").strip()
+    if not token:
+        return None, ""
+    return store_writer(replace(ctx.github, token=token).connect(ctx.repository), settings)
 
 
 def _signing_key(ctx: ActionContext) -> Path | None:

@@ -234,12 +234,14 @@ class World:
         tamper: Callable[[Path], None] | None = None,
         gate: dict[str, Any] | None = None,
         verify_env: dict[str, str] | None = None,
+        publish_env: dict[str, str] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """decide → agent → verify → publish, each a separate job with its own token and
         checkout, outputs passed as ``needs.*.outputs``. ``forge`` edits the agent's artifact
         before verify downloads it (a compromised agent job); ``tamper`` edits it after
         verify (in transit to publish); ``after_decide`` acts between decide and the agent;
-        ``verify_env`` reaches the verify step only (its held-out secret)."""
+        ``verify_env`` reaches the verify step only (its held-out secret), ``publish_env`` the
+        publish step only (its store token)."""
         if gate is None:
             gate = self.job(
                 "decide", event_name, event, run=run, token=self.workflow_token(DECIDE_PERMS)
@@ -255,6 +257,7 @@ class World:
         return result | self.verify_publish(
             event_name, event, run=run, name=name, decided=decided, tamper=tamper,
             audit_head=str(result["agent"].get("audit-head", "")), verify_env=verify_env,
+            publish_env=publish_env,
         )  # fmt: skip
 
     def agent(
@@ -301,6 +304,7 @@ class World:
         audit_head: str,
         tamper: Callable[[Path], None] | None = None,
         verify_env: dict[str, str] | None = None,
+        publish_env: dict[str, str] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """verify, then publish, each downloading exactly artifact ``name`` (publish's copy
         is ``artifacts-<run>``; ``tamper`` edits it first)."""
@@ -328,6 +332,7 @@ class World:
             CHIMERA_AGENT_ARTIFACT=name,
             **decided,
             **verified_env(verify),
+            **(publish_env or {}),
         )
         return {"verify": verify, "publish": publish}
 

@@ -1,7 +1,9 @@
 """Memory across the Action's trust chain on the GitHub fake: the agent job proposes memory ops
 into its artifact, publish admits only ADDs (tainted), adds the facts it re-derived (trusted)
 and lands one GitHub-signed commit naming the run and the issue; a forged artifact's UPDATE,
-DELETE and persona ops are refused and audited; the next run recalls from the branch."""
+DELETE and persona ops are refused and audited; the next run recalls from the branch. With
+two tokens (store-token), GITHUB_TOKEN pushes the PR and the App's token writes the memory
+branch only, so its trusted items replay trusted."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from chimera.memory.branch import GitBranch
 from chimera.memory.items import TAINTED, TRUSTED, Tier
 from chimera.memory.replay import replay_into
 from chimera.memory.store import MemoryStore
+from chimera.testing.github_fake import FakeFault
 
 if TYPE_CHECKING:
     from conftest import World
@@ -195,3 +198,91 @@ def test_the_next_run_recalls_from_the_branch_and_memory_false_turns_it_off(
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     assert count == "3"
+
+
+# -- publish with two tokens: GITHUB_TOKEN for the PR, the App's (store-token) for the stores --
+
+
+def pushes(world: World, branch: str) -> list[tuple[str, str]]:
+    return [
+        (e.actor, str(e.kind.value if e.kind else ""))
+        for e in world.fake.events
+        if e.event == "push" and e.ref == f"refs/heads/{branch}"
+    ]
+
+
+def test_publish_pushes_the_pr_with_github_token_and_signs_memory_with_the_app(
+    world: World,
+) -> None:
+    scripted(world)
+    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    jobs = world.pipeline(
+        "issues", labeled(1), run=51, publish_env={"CHIMERA_STORE_TOKEN": world.app_token}
+    )
+    assert jobs["publish"]["status"] == "pr_opened"
+
+    # The PR side: GITHUB_TOKEN's push and PR, which start no workflow.
+    (pull,) = world.repo.pulls()
+    assert pull["user"] == "github-actions[bot]"
+    assert pushes(world, pull["head"]) == [("github-actions[bot]", "workflow")]
+    assert not [
+        e for e in world.fake.triggered_events if e.event in ("push", "pull_request") and
+        e.ref in (pull["head"], f"refs/heads/{pull['head']}")
+    ]  # fmt: skip
+
+    # The store side: one commit GitHub signed for the App, on a branch with no workflow file.
+    tip = world.repo.head_sha("chimera-memory")
+    assert tip is not None and world.repo.verified_commits.get(tip) == APP
+    tree = subprocess.run(
+        ["git", "--git-dir", str(world.remote), "ls-tree", "-r", "--name-only", tip],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert tree and not [p for p in tree if p.startswith(".github/")]
+    store, report = replayed(world)
+    assert report.trusted_commits == 1
+    outcome = next(i for i in store.items() if i.text.startswith("issue #1: verdict passed"))
+    assert outcome.provenance == TRUSTED
+    summary = (world.tmp / "summary-51.md").read_text()
+    assert "store-token not used" not in summary
+
+
+def test_a_store_token_that_is_not_the_apps_is_not_used_and_memory_stays_tainted(
+    world: World,
+) -> None:
+    scripted(world)
+    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    other = world.workflow_token(world.publish_perms)  # another GITHUB_TOKEN, not the App's
+    jobs = world.pipeline("issues", labeled(1), run=52, publish_env={"CHIMERA_STORE_TOKEN": other})
+    assert jobs["publish"]["status"] == "pr_opened"
+    summary = (world.tmp / "summary-52.md").read_text()
+    assert "store-token not used: it is github-actions[bot]'s, not a GitHub App's" in summary
+
+    tip = world.repo.head_sha("chimera-memory")
+    assert tip is not None and world.repo.verified_commits.get(tip) == "github-actions[bot]"
+    store, report = replayed(world)
+    assert report.trusted_commits == 0
+    assert store.items() and {i.provenance for i in store.items()} == {TAINTED}
+
+
+def test_a_store_token_github_will_not_name_is_still_used_and_replay_judges_it(
+    world: World,
+) -> None:
+    """``GET /app`` may want a JWT rather than an installation token: when GitHub does not say
+    whose the store token is, publish still uses it (replay checks each commit's author)."""
+    scripted(world)
+    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+
+    def app_unnamed(_artifacts: Path) -> None:
+        world.fake.inject(FakeFault(method="GET", path=r"^/app$", status=401))
+
+    jobs = world.pipeline(
+        "issues", labeled(1), run=53, tamper=app_unnamed,
+        publish_env={"CHIMERA_STORE_TOKEN": world.app_token},
+    )  # fmt: skip
+    assert jobs["publish"]["status"] == "pr_opened"
+    assert world.fake.pending_faults == 0  # publish asked, and GitHub did not say
+    assert "store-token not used" not in (world.tmp / "summary-53.md").read_text()
+    tip = world.repo.head_sha("chimera-memory")
+    assert tip is not None and world.repo.verified_commits.get(tip) == APP
+    _store, report = replayed(world)
+    assert report.trusted_commits == 1

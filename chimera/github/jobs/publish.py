@@ -3,6 +3,12 @@
 :func:`chimera.github.publish.publish`, from decide's and verify's outputs; this module gives
 it the job's context and turns its result into step outputs and the job summary. First it
 writes the run's memory commit (:func:`chimera.github.memory.remember_run`).
+
+The branch stores (memory, learning proposals, the schedules' journal) may be written with a
+second client, the App's installation token (the ``store-token`` input): GitHub signs those
+commits for the App, so replay trusts them, while the PR branch, PR, comments and labels keep
+``GITHUB_TOKEN`` (no workflow starts on agent-written code; the store branches hold no workflow
+files, so the App's commits there start nothing either).
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.errors import JournalError, UsageError
+from chimera.errors import GitHubError, JournalError, UsageError
 from chimera.github.artifacts import read_patch
+from chimera.github.branchcommit import app_logins
+from chimera.github.identity import token_identity
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.jobs.tick import record_finish, scheduled_run
 from chimera.github.learning import learn_after_publish
@@ -28,7 +36,7 @@ if TYPE_CHECKING:
     from chimera.scheduler.clock import Clock
     from chimera.scheduler.journal import GitJournal
 
-__all__ = ["PublishJobResult", "publish_job"]
+__all__ = ["PublishJobResult", "publish_job", "store_writer"]
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +49,13 @@ class PublishJobResult:
         finish: for a scheduled run, what became of its ``finish`` record in the schedules'
             journal (the commit, or why there is none); ``""`` for any other run.
         memory: what the run recalled and remembered (``None``: not recorded).
+        warnings: one line each, for the job summary (a store token that was not used).
     """
 
     result: PublishResult
     finish: str = ""
     memory: MemoryNote | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_job(self) -> JobResult:
         result = self.result
@@ -64,7 +74,8 @@ class PublishJobResult:
             | ({"memory": self.memory.to_json()} if self.memory else {}),
             summary=f"**Chimera publish:** {result.outcome}{link}"
             + (f" · publish audit head `{result.audit_head}`" if result.audit_head else "")
-            + (f"\n\n{remembered}" if remembered else ""),
+            + (f"\n\n{remembered}" if remembered else "")
+            + "".join(f"\n\n**Chimera:** {w}" for w in self.warnings),
         )
 
 
@@ -79,6 +90,8 @@ def publish_job(
     agent_audit_head: str | None = None,
     journal: GitJournal | None = None,
     clock: Clock | None = None,
+    store_client: GitHubClient | None = None,
+    store_warning: str = "",
 ) -> PublishJobResult:
     """Publish the verified change from the checkout ``root`` (its remote takes pushes): the
     patch from ``artifacts``, everything else from ``decided`` and ``verified``. publish's own
@@ -93,14 +106,19 @@ def publish_job(
     record in the schedules' ``journal`` (GitHub-signed for an App token, else SSH-signed, as
     the tick's are), so the job's next run
     need not wait out its lease; without a journal, or when the write fails, the lease ends it.
+
+    ``store_client`` (see :func:`store_writer`; ``None``: the job's own client) writes and
+    reads the branch stores only — memory and learning proposals here, the journal through
+    ``journal``; ``store_warning`` is shown in the job summary.
     """
     if decided.mode == "refresh":
         raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
     client = ctx.connect()
+    stores = store_client or client
     audit_dir = (ctx.runner_temp or artifacts.parent) / "chimera-publish"
     # Memory first: the PR body says what was remembered. Its failures are noted, not raised.
     note = remember_run(
-        root, artifacts, client, settings, decided, verified,
+        root, artifacts, stores, settings, decided, verified,
         PublishAudit(audit_dir / "memory", f"memory-{decided.issue}-{ctx.workflow_run or 'local'}"),
         workflow_run=ctx.workflow_run, patch=read_patch(artifacts),
     )  # fmt: skip
@@ -119,11 +137,35 @@ def publish_job(
     )
     queue = make_queue(client, settings)
     result = publish(pctx, client, settings, queue, decided, verified)
-    learn_after_publish(ctx, root, artifacts, decided, verified, result, client=client)
+    learn_after_publish(ctx, root, artifacts, decided, verified, result, client=stores)
+    warnings = (store_warning,) if store_warning else ()
     if not settings.is_self(decided.started_by):
-        return PublishJobResult(result, memory=note)
+        return PublishJobResult(result, memory=note, warnings=warnings)
     finish = _finish(ctx, client, settings, decided, journal, clock)
-    return PublishJobResult(result, finish, note)
+    return PublishJobResult(result, finish, note, warnings)
+
+
+def store_writer(store: GitHubClient, settings: ActionSettings) -> tuple[GitHubClient | None, str]:
+    """``(store, "")`` unless GitHub says ``store``'s token is not an installation token of one
+    of Chimera's Apps (:func:`~chimera.github.branchcommit.app_logins`: the bot-login); then
+    ``(None, why)``: that account's commits would replay as tainted, so the stores keep the
+    job's own client and the reason goes to the job summary. One or two API calls. When GitHub
+    does not say whose it is (``GET /app`` may want a JWT; an API failure), the token is used:
+    replay still judges every commit by its verified author, so this is a hint, not the gate."""
+    try:
+        found = token_identity(store)
+    except GitHubError:
+        return store, ""
+    if found is None:
+        return store, ""
+    if found.kind != "app":
+        return None, f"store-token not used: it is {found.login}'s, not a GitHub App's"
+    if found.login not in app_logins(settings):
+        return None, (
+            f"store-token not used: it is {found.login}'s, not bot-login's "
+            f"({', '.join(sorted(app_logins(settings))) or 'unset'}): replay would not trust it"
+        )
+    return store, ""
 
 
 def _finish(

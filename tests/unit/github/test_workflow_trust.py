@@ -57,8 +57,10 @@ EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
     **{
         (wf, "publish"): (
             {"contents": "write", "pull-requests": "write", "issues": "write", "checks": "write"},
-            # fix's publish signs a scheduled run's finish in the schedules' journal
-            {"CHIMERA_JOURNAL_SIGNING_KEY"} if wf == "chimera-fix.yml" else set(),
+            # the App's token for the branch stores only; fix's publish also signs a scheduled
+            # run's finish in the schedules' journal
+            {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}
+            | ({"CHIMERA_JOURNAL_SIGNING_KEY"} if wf == "chimera-fix.yml" else set()),
         )
         for wf in ("chimera-fix.yml", "chimera-review.yml")
     },
@@ -260,3 +262,47 @@ def test_action_yml_maps_the_heldout_input_into_the_verify_run_only() -> None:
         for part in ("run", "with", "if"):
             assert "heldout-specs" not in yaml.safe_dump(step.get(part, "")), step.get("name")
     assert refs == [("chimera", "CHIMERA_HELDOUT_SPECS")]
+
+
+STORE_TOKEN = "${{ steps.app.outputs.token }}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_the_store_token_reaches_only_publishs_chimera_step(path: Path) -> None:
+    """The App token publish mints (contents: write only) is passed once, as the ``store-token``
+    of publish's Chimera step, and never as its ``github-token`` (the PR branch, PR, comments
+    and labels keep GITHUB_TOKEN, so no workflow starts on agent-written code)."""
+    jobs = load(path)["jobs"]
+    found: list[tuple[str, str]] = []
+    for name, job in jobs.items():
+        for step in job.get("steps", []):
+            inputs = step.get("with", {})
+            if "store-token" in inputs:
+                found.append((name, str(inputs.get("mode"))))
+                assert inputs["store-token"] == STORE_TOKEN
+                assert "github-token" not in inputs and step in chimera_steps(job)
+        if any(s.get("with", {}).get("store-token") for s in job.get("steps", [])):
+            others = [s for s in job["steps"] if "store-token" not in s.get("with", {})]
+            assert all("steps.app.outputs" not in yaml.safe_dump(s) for s in others)
+            (app,) = [s for s in job["steps"] if s.get("id") == "app"]
+            assert str(app["uses"]).startswith("actions/create-github-app-token@df432ce")
+            assert [k for k in app["with"] if k.startswith("permission-")] == [
+                "permission-contents"
+            ]
+            assert app["with"]["permission-contents"] == "write"
+    publish = [n for n, j in jobs.items() if any(s.get("with", {}).get("mode") == "publish"
+               for s in chimera_steps(j))]  # fmt: skip
+    assert found == [(n, "publish") for n in publish]
+
+
+def test_action_yml_maps_the_store_token_into_the_publish_run_only() -> None:
+    action = load(ACTION)
+    refs: list[tuple[str, str]] = []
+    for step in action["runs"]["steps"]:
+        for key, value in (step.get("env") or {}).items():
+            if "inputs.store-token" in str(value):
+                refs.append((str(step.get("id")), key))
+                assert value == "${{ inputs.mode == 'publish' && inputs.store-token || '' }}"
+        for part in ("run", "with", "if"):
+            assert "store-token" not in yaml.safe_dump(step.get(part, "")), step.get("name")
+    assert refs == [("chimera", "CHIMERA_STORE_TOKEN")]

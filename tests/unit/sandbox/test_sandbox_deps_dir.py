@@ -136,8 +136,12 @@ def test_the_action_settings_carry_deps_provider_and_self_approval() -> None:
         "api_base": "http://127.0.0.1:9/v1",
         "litellm": {"aws_region_name": "eu-west-1"},
         "deps_dir": Path("/runner/temp/chimera-deps"),
+        # The Action's sandbox input always reaches the child: strict is bubblewrap.
+        "sandbox": "bwrap",
+        "agent_profile": None,
     }
     unset = ActionSettings.from_env({}).run_overrides()
+    assert unset.pop("sandbox") == "bwrap"
     assert set(unset.values()) == {None}
     with pytest.raises(ConfigError, match="CHIMERA_DEPS_DIR: give an absolute folder"):
         ActionSettings.from_env({"CHIMERA_DEPS_DIR": "deps"})
