@@ -3,8 +3,9 @@ profile it started with.
 
 ``chimera run --agent P`` records ``{"path", "sha256"}`` of ``P`` (read and hashed before the
 run, so nothing the agent writes to it meanwhile counts) under ``agent_profile`` in the run
-state's ``extra`` — as the Action's agent job does (:mod:`chimera.github.agent_profile`). The
-path is relative to the root when the file is inside it, else absolute.
+state's ``extra`` — as the Action's agent job does (both through
+:mod:`chimera.orchestration.agent_profile`). The path is relative to the root when the file is
+inside it, else absolute.
 
 ``chimera resume`` and ``chimera approve`` re-apply the recorded profile, with or without
 ``--agent`` (which, when given, must name the same file). They refuse, with one line saying
@@ -22,8 +23,8 @@ from typing import TYPE_CHECKING
 from chimera.errors import ChimeraError, UsageError
 
 if TYPE_CHECKING:
-    from chimera.github.agent_profile import ProfileRecord
     from chimera.meta.profile import Profile
+    from chimera.orchestration.agent_profile import ProfileRecord
     from chimera.orchestration.surfaces import RunOutcome, RunRequest
 
 __all__ = ["add_agent_flag", "as_recorded", "resume_profile", "start_profile", "start_recorded"]
@@ -60,7 +61,7 @@ def start_profile(root: Path, path: str | None) -> tuple[Profile | None, Profile
     """
     if path is None:
         return None, None
-    from chimera.github.agent_profile import read_profile
+    from chimera.orchestration.agent_profile import read_profile
 
     if not Path(path).is_file():
         raise UsageError(f"--agent {path}: no such file")
@@ -75,7 +76,7 @@ def start_recorded(run: RunRequest, record: ProfileRecord | None) -> RunOutcome:
     Raises:
         as ``start_run``.
     """
-    from chimera.github.agent_profile import record_profile
+    from chimera.orchestration.agent_profile import record_profile
     from chimera.orchestration.state import STATE_FILE, RunStore, new_run_id
     from chimera.orchestration.surfaces import start_run
 
@@ -114,7 +115,7 @@ def resume_profile(root: Path, run_id: str, path: str | None) -> Profile | None:
             recorded none; the recorded file is gone or changed since the run started.
         ProfileError: the unchanged file is no longer a valid profile.
     """
-    from chimera.github.agent_profile import reapply_profile
+    from chimera.orchestration.agent_profile import reapply_profile
     from chimera.orchestration.state import RunStore
 
     state = RunStore(root).load(run_id)

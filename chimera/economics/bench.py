@@ -23,6 +23,9 @@ Task file (YAML or JSON)::
 
 The task's gates apply to every tier (a tier's own gates from the cascade config too); the
 baseline's answer is judged by the same task gates, so the pass rates compare.
+
+One module of about 420 lines on purpose: the task file's schema, the paired run and the
+report are one command, and the report's columns follow the file's fields.
 """
 
 from __future__ import annotations

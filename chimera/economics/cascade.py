@@ -13,6 +13,9 @@ Gates shipped here: :class:`SchemaGate` (the answer is JSON of a pydantic shape)
 :class:`CriteriaGate` (acceptance criteria: patterns that must / must not occur, length), and
 :class:`CommandGate` (write the answer to an artifact and run a
 :class:`~chimera.verifier.CommandVerifier` on it: exit 0 passes).
+
+One module of about 410 lines on purpose: the gates exist to be a tier's gate, and their
+verdicts are the cascade's hop records; apart, neither side reads on its own.
 """
 
 from __future__ import annotations

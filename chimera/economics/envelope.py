@@ -17,6 +17,9 @@ A re-ask triggered by a failed spot check is itself re-audited: verify it with `
 which forces the spot check whatever the draw. Every verdict is an ``envelope.verdict`` audit
 event. (The layered "cheap deterministic checks before a model judge" follows the
 generate-vs-verify split of the engine; the sampling follows statistical acceptance sampling.)
+
+One module of about 430 lines on purpose: the three stages, cheapest first, and the verdict
+they build are one verifier best read top to bottom.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ the cost argument after FrugalGPT.)
 
 Surfaces: ``chimera ask`` and :func:`plan_with_hierarchy`, the AutonomousAgent's plan step
 when the Spine is larger than its context budget.
+
+One module of about 410 lines on purpose: it is one class whose steps share one budget and one
+receipt trail; splitting the steps would scatter that loop's invariants.
 """
 
 from __future__ import annotations

@@ -201,7 +201,7 @@ def run_request(request: AgentRequest) -> RunState:
         ChimeraError: the run could not be set up or its state could not be read.
     """
     from chimera.config import load_config
-    from chimera.github.agent_profile import read_profile, reapply_profile, record_profile
+    from chimera.orchestration.agent_profile import read_profile, reapply_profile, record_profile
     from chimera.orchestration.session import resolve_model
     from chimera.orchestration.state import RunStore
     from chimera.orchestration.surfaces import (

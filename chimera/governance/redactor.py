@@ -6,11 +6,8 @@ transcript or the audit log.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
-
-_EXAMPLE_ENV = re.compile(r"\.env\.(example|sample|template|dist|defaults|tmpl|schema|test)$")
 
 
 class SecretRedactor:

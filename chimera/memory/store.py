@@ -6,6 +6,9 @@ An UPDATE keeps the id and writes a ``history`` row; a DELETE is a tombstone (th
 ``deleted = 1``, with the quoted evidence) that RESTORE undoes. Eviction (:meth:`evict`) is
 the only hard removal: tombstones first, then the least-used, oldest episodic items, then
 semantic ones — never persona.
+
+One module of about 410 lines on purpose: one SQLite schema and the class that owns it; split,
+the SQL would sit apart from the tables it reads.
 """
 
 from __future__ import annotations

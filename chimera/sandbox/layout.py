@@ -85,7 +85,19 @@ CREDENTIAL_PATHS: tuple[str, ...] = (
 these matter only where a toolchain folder of the home is bound, and in the scrubbed mode's
 description of what stays readable."""
 
-_EXAMPLE_DOTENV = re.compile(r"\.env\.(example|sample|template|dist|defaults|tmpl|schema|test)$")
+EXAMPLE_DOTENV_SUFFIXES = (
+    "example",
+    "sample",
+    "template",
+    "dist",
+    "defaults",
+    "tmpl",
+    "schema",
+    "test",
+)
+"""``.env.<suffix>`` names committed as templates without values: the one list the sandbox
+masks by, the tool rules block reads by, the redactor reads and the PR scan blocks by."""
+_EXAMPLE_DOTENV = re.compile(r"\.env\.(" + "|".join(EXAMPLE_DOTENV_SUFFIXES) + ")")
 _PRUNE = frozenset({".git", ".chimera"})
 
 
@@ -242,9 +254,15 @@ def runner_files(environ: Mapping[str, str]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def is_example_dotenv(name: str) -> bool:
+    """True when the basename ``name`` is a dotenv template (``.env.example``, ``.env.sample``,
+    one of :data:`EXAMPLE_DOTENV_SUFFIXES`; exact and case-sensitive)."""
+    return _EXAMPLE_DOTENV.fullmatch(name) is not None
+
+
 def is_secret_dotenv(name: str) -> bool:
     """True for ``.env``, ``.env.local``, ``.envrc``...; examples and templates excepted."""
-    return name.startswith(".env") and not _EXAMPLE_DOTENV.search(name)
+    return name.startswith(".env") and not is_example_dotenv(name)
 
 
 def dotenv_files(root: Path) -> tuple[Path, ...]:

@@ -6,6 +6,9 @@ re-run with a review's text as tainted feedback. The run itself happens in a chi
 started from a typed request file (:mod:`chimera.github.agent_child`), with no GitHub token in
 its environment. The job then writes the artifacts folder (outcome, run report, patch, run
 folder, audit summary) for the publish job, and the audit summary for the job summary.
+
+One module of about 410 lines on purpose: the job's steps (checkout, basis, child, artifacts)
+run in one order over private git helpers; the child already lives in its own module.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 
 from chimera.github.scan.model import Finding, finding
 from chimera.governance.rules import Verdict, find_secret_formats
+from chimera.sandbox.layout import is_example_dotenv
 
 __all__ = [
     "LOCKFILES",
@@ -82,7 +83,6 @@ _INTEGRITY = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{24,}")
-_EXAMPLE_ENV = re.compile(r"^\.env\.(example|sample|template|dist|defaults|tmpl|schema)$")
 _KEY_FILE = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)$")
 _KEY_STORE = re.compile(r"\.(key|p12|pfx|jks|keystore|kdbx|ppk)$")
 _CREDENTIAL_FILES = frozenset(
@@ -205,7 +205,7 @@ def secret_file_findings(path: str, status: str) -> Iterator[Finding]:
     key = path.casefold()
     name = key.rsplit("/", 1)[-1]
     if name.startswith(".env"):
-        if _EXAMPLE_ENV.match(name):
+        if is_example_dotenv(name):
             yield finding(R, "secret-file", path, "a dotenv template: check it holds no value")
         else:
             yield finding(B, "secret-file", path, "a dotenv file holds secrets")

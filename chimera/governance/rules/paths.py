@@ -8,8 +8,8 @@ import pathspec
 
 from chimera.governance.actions import Action
 from chimera.governance.shell import is_within
+from chimera.sandbox.layout import is_example_dotenv
 
-_EXAMPLE_ENV = re.compile(r"^\.env\.(example|sample|template|dist|defaults|tmpl|schema|test)$")
 _KEY_BASENAMES = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)$")
 _HOME_SECRET_FILES = (
     ".aws/credentials",
@@ -64,7 +64,7 @@ def secret_file_reason(action: Action, resolved: str) -> str | None:
     """Why ``resolved`` is a credential file, or ``None``."""
     home = action.home_dir
     base = resolved.rsplit("/", 1)[-1]
-    if base == ".env" or (base.startswith(".env.") and not _EXAMPLE_ENV.match(base)):
+    if base == ".env" or (base.startswith(".env.") and not is_example_dotenv(base)):
         return f"{resolved} (a dotenv file: holds secrets)"
     if _KEY_BASENAMES.match(base):
         return f"{resolved} (an SSH private key)"

@@ -2,7 +2,8 @@
 
 An AST walk over ``chimera/`` (a call is a call however it is imported or aliased through an
 attribute): the CLI constructs none of the engine's parts, and each part has exactly the
-builders listed here. A new surface or package reaches them through
+builders listed here (the factory is ``orchestration/session.py`` and the open session it
+returns, ``orchestration/open_session.py``). A new surface or package reaches them through
 :class:`chimera.orchestration.session.SessionFactory`.
 """
 
@@ -23,12 +24,15 @@ BUILDERS: dict[str, set[str]] = {
     "BudgetedBackend": {"providers/factory.py", "economics/workers.py"},
     # A run's log; the A/B registry's and the skill store's own logs belong to no run.
     "AuditLog": {"orchestration/session.py", "eval/ab.py", "evolution/skills.py"},
-    "AutonomousAgent": {"orchestration/session.py"},
-    "AgentDeps": {"orchestration/session.py"},
-    "tool_governance": {"orchestration/session.py"},
-    "AgentCardSolver": {"orchestration/session.py"},
-    "ProjectOrchestrator": {"orchestration/session.py"},
-    "GuardSnapshots": {"orchestration/session.py"},
+    # The open session (orchestration/open_session.py, split out of session.py) builds the
+    # agent and the project orchestrator from the parts the factory made.
+    "AutonomousAgent": {"orchestration/open_session.py"},
+    "AgentDeps": {"orchestration/open_session.py"},
+    # Session.governance; session.py's read_only_governance for read-only surfaces (crews).
+    "tool_governance": {"orchestration/session.py", "orchestration/open_session.py"},
+    "AgentCardSolver": {"orchestration/open_session.py"},
+    "ProjectOrchestrator": {"orchestration/open_session.py"},
+    "GuardSnapshots": {"orchestration/open_session.py"},
     "Sandbox": {"orchestration/session.py"},
     # The session's one guard per snapshot folder; an agent built without one (a unit test,
     # a library user) makes its own on its run folder.

@@ -1,0 +1,201 @@
+"""The publish step's records and shared state: where it publishes (:class:`PublishContext`),
+what it did (:class:`PublishResult`), and :class:`PublisherBase` — the step's inputs, the one
+outcome comment, the closing labels and the failure path every part of the step ends in.
+
+The flow is :mod:`chimera.github.publish`; the guards re-checked before pushing are
+:mod:`chimera.github.publish_guards`; the PR, its Spec verdict and the announcement are
+:mod:`chimera.github.publish_pr`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chimera.errors import ChimeraError, GitHubError
+from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome
+from chimera.github.client import GitHubClient
+from chimera.github.documents import outcome_comment
+from chimera.github.gitops import PublishGit
+from chimera.github.outcome import post_outcome_once
+from chimera.github.publish_gate import PublishAudit
+from chimera.github.queue import LABEL_AWAITING, LABEL_FAILED, LABEL_PR_OPEN, ChangeQueue
+from chimera.github.render import Section
+from chimera.github.report import RunReport, read_report
+from chimera.github.settings import ActionSettings
+from chimera.github.summary import artifact_link
+from chimera.github.trust import Decided, Verified
+
+__all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "PublisherBase"]
+
+ACTIONS_PR_SETTING = (
+    'enable Settings → Actions → General → "Allow GitHub Actions to create and approve pull '
+    "requests\" (the PR is opened with the workflow's GITHUB_TOKEN, so no CI runs on "
+    "agent-written code before a person approves)"
+)
+
+
+@dataclass(frozen=True)
+class PublishContext:
+    """Where publishing happens.
+
+    Attributes:
+        root: a checkout of the repository whose ``remote`` accepts pushes.
+        artifacts: the agent job's artifacts folder (the patch; display data).
+        repository: ``owner/name``.
+        server_url: ``GITHUB_SERVER_URL`` (links).
+        workflow_run: ``GITHUB_RUN_ID`` of this workflow run (its artifact holds the run).
+        run_attempt: ``GITHUB_RUN_ATTEMPT`` (a re-run's attempt; ``None``: unknown).
+        default_branch: the base branch for new PRs.
+        remote: the git remote name.
+        audit_dir: where publish writes its own audit log (``None``: not kept).
+        agent_audit_head: the agent job's audit head, received as a job output.
+        event_name: ``GITHUB_EVENT_NAME`` (``issue_comment``: a run ``@chimera run`` started,
+            which has no trigger label to lose; ``None``: unknown, read as a label's run).
+        sections: the PR body's sections from features (memory's:
+            :func:`chimera.github.memory.memory_sections`).
+    """
+
+    root: Path
+    artifacts: Path
+    repository: str
+    server_url: str
+    workflow_run: str | None
+    default_branch: str = "main"
+    run_attempt: str | None = None
+    remote: str = "origin"
+    audit_dir: Path | None = None
+    agent_audit_head: str | None = None
+    event_name: str | None = None
+    sections: tuple[Section, ...] = ()
+
+
+@dataclass
+class PublishResult:
+    """What publishing did (``chimera action --mode publish`` prints it as JSON)."""
+
+    outcome: str
+    issue: int | None = None
+    pr_number: int | None = None
+    pr_url: str | None = None
+    created: bool = False
+    comment_id: int | None = None
+    merge: str = ""
+    scan: dict[str, Any] = field(default_factory=dict)
+    detail: str = ""
+    audit_head: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "issue": self.issue,
+            "pr_number": self.pr_number,
+            "pr_url": self.pr_url,
+            "created": self.created,
+            "comment_id": self.comment_id,
+            "merge": self.merge,
+            "scan": self.scan,
+            "detail": self.detail,
+            "audit_head": self.audit_head,
+        }
+
+
+def _display(artifacts: Path) -> tuple[Outcome | None, RunReport | None, str]:
+    """The agent job's display data: outcome, report, audit summary (each may be missing or
+    unreadable: it is only shown)."""
+    try:
+        outcome: Outcome | None = read_outcome(artifacts)
+    except ChimeraError:
+        outcome = None
+    try:
+        report = read_report(artifacts)
+    except ChimeraError:
+        report = None
+    path = artifacts / SUMMARY_FILE
+    summary = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    return outcome, report, summary
+
+
+class PublisherBase:
+    """The publish step's inputs and the ways it ends (see :mod:`chimera.github.publish`)."""
+
+    def __init__(
+        self,
+        ctx: PublishContext,
+        client: GitHubClient,
+        settings: ActionSettings,
+        queue: ChangeQueue,
+        decided: Decided,
+        verified: Verified,
+    ) -> None:
+        self.ctx = ctx
+        self.client = client
+        self.settings = settings
+        self.queue = queue
+        self.decided = decided
+        self.verified = verified
+        self.git = PublishGit(ctx.root)
+        self.run_link = artifact_link(ctx.server_url, ctx.repository, ctx.workflow_run)
+        self.audit = PublishAudit(
+            ctx.audit_dir, f"publish-{decided.issue}-{ctx.workflow_run or 'local'}"
+        )
+        self.outcome, self.report, self.audit_summary = _display(ctx.artifacts)
+
+    # -- comments and labels ---------------------------------------------------------------
+
+    def comment(self, kind: str, detail: str, *, link: str | None = None) -> int:
+        # One outcome comment per workflow run: a re-run of the step finds it again and
+        # edits it to the newest truth (chimera.github.outcome).
+        issue = self.decided.issue
+
+        def render(key: str) -> str:
+            return outcome_comment(
+                kind,
+                issue=issue,
+                key=key,
+                detail=detail,
+                link=link,
+                report=self.report,
+                run_link=self.run_link,
+            )
+
+        return post_outcome_once(
+            self.client,
+            issue,
+            kind,
+            render,
+            workflow_run=self.ctx.workflow_run,
+            attempt=self.ctx.run_attempt,
+            authors=self.settings.identities,
+        )
+
+    def _finish_labels(self, *, add: tuple[str, ...], drop: tuple[str, ...]) -> None:
+        issue = self.decided.issue
+        self.client.add_labels(issue, *add)
+        for label in drop:
+            if label not in add:
+                self.client.remove_label(issue, label)
+        # After a run the trigger label goes, so adding it again retries. Chimera's own
+        # removal is an event from its identity, which never cancels anything.
+        self.client.remove_label(issue, self.settings.label)
+        self.queue.release(issue)
+
+    def _fail(self, kind: str, detail: str) -> PublishResult:
+        self.audit.record("decision", outcome=kind, detail=detail)
+        cid = self.comment(kind, detail)
+        self._finish_labels(add=(LABEL_FAILED,), drop=(LABEL_PR_OPEN, LABEL_AWAITING))
+        return PublishResult(
+            kind,
+            issue=self.decided.issue,
+            comment_id=cid,
+            detail=detail,
+            audit_head=self.audit.head,
+        )
+
+    def _title(self) -> str:
+        try:
+            info = self.client.issue(self.decided.issue)
+        except GitHubError:
+            return f"issue {self.decided.issue}"
+        return " ".join(info.title.split())[:120] or f"issue {self.decided.issue}"

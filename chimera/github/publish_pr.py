@@ -1,0 +1,198 @@
+"""The publish step after the push: open or update the PR (draft when held, flagged or
+advisory), request reviewers or auto-merge, show the Spec verdict on the head commit (a check
+run), and announce the outcome on the issue with its closing labels."""
+
+from __future__ import annotations
+
+import logging
+
+from chimera.errors import GitHubError
+from chimera.github.client import PullInfo
+from chimera.github.documents import pr_body
+from chimera.github.permissions import chimera_pull
+from chimera.github.publish_base import PublisherBase, PublishResult
+from chimera.github.publish_gate import GateResult
+from chimera.github.queue import (
+    LABEL_AWAITING,
+    LABEL_FAILED,
+    LABEL_PR_OPEN,
+    LABEL_RISK_HIGH,
+    LABEL_SPEC_CHANGE,
+)
+from chimera.github.summary import code
+
+__all__ = ["PullRequestStep"]
+
+log = logging.getLogger("chimera.github.publish")
+
+
+class PullRequestStep(PublisherBase):
+    """The PR, its Spec verdict and the outcome of :class:`~chimera.github.publish.Publisher`."""
+
+    def _pull_request(self, g: GateResult, *, head: str, held_unmet: bool) -> PublishResult:
+        d = self.decided
+        awaiting = g.risk_high
+        paused = self.outcome is not None and self.outcome.status == "awaiting_approval"
+        draft = awaiting or bool(g.scan.flagged) or g.advisory
+        marker = {
+            "issue": d.issue,
+            "run_id": self.outcome.run_id if self.outcome else None,
+            "workflow_run": self.ctx.workflow_run,
+            "artifact": self.settings.run_artifact,
+            "status": "awaiting_approval" if awaiting else "ready",
+            "paused": paused,
+            "started_by": d.started_by,
+            "risk": "high" if awaiting else "low",
+            "spec_change": g.spec_change,
+            "base": d.base_sha,
+            "acceptance_sha256": d.acceptance_sha256,
+            "head": head,
+        }
+        body = pr_body(
+            issue=d.issue,
+            report=self.report,
+            awaiting=awaiting,
+            marker=marker,
+            repository=self.ctx.repository,
+            server_url=self.ctx.server_url,
+            workflow_run=self.ctx.workflow_run,
+            audit_summary=self.audit_summary,
+            findings=[f.__dict__ for f in g.scan.flagged],
+            risk_reasons=g.risk_reasons,
+            verification=self._verification(g, held_unmet),
+            spec_met=not held_unmet,
+            advisory=g.advisory,
+            sections=self.ctx.sections,
+        )
+        title = f"Chimera: {self._title()} (#{d.issue})"
+        base_ref = d.base_ref or self.ctx.default_branch
+        _earlier_pull, earlier = chimera_pull(self.client, self.settings, d.issue)
+        pull, created = self.queue.open_or_update(
+            d.issue, title=title, body=body, base=base_ref, draft=draft
+        )
+        if not created and earlier is not None and self.ctx.workflow_run:
+            # A re-run of this step finds the PR this run opened: it still "opened" it.
+            created = earlier.get("workflow_run") == self.ctx.workflow_run and d.mode == "run"
+        labels = [LABEL_RISK_HIGH] if awaiting else []
+        if g.spec_change:
+            labels.append(LABEL_SPEC_CHANGE)
+        if labels:
+            self.client.add_labels(pull.number, *labels)
+        if awaiting:
+            reviewers = [r for r in self.settings.risk_reviewers if r and r != pull.author]
+            self.client.request_reviewers(pull.number, reviewers)
+        elif pull.draft and not draft:
+            self.client.mark_ready(pull)
+            pull = self.client.pull(pull.number)
+        merge = self._merge(pull, g, draft=draft, labels=labels)
+        shown_on = self._spec_verdict(head, g, held_unmet)
+        self.audit.record(
+            "decision",
+            outcome="awaiting_approval" if awaiting else "published",
+            pr=pull.number,
+            draft=draft,
+            labels=labels,
+            merge=merge,
+            verdict_shown_as=shown_on,
+        )
+        return self._announce(pull, g, created=created, awaiting=awaiting, merge=merge)
+
+    def _verification(self, g: GateResult, held_unmet: bool) -> list[str]:
+        v = self.verified
+        lines = [
+            f"Verify job verdict: **{v.verdict}** — the goal rebuilt from the base commit "
+            f"`{v.base_sha[:12]}` (Spec digest `{v.spec_digest[:16]}`), on the patch "
+            f"`{v.patch_sha256[:16]}`, which publish re-hashed before applying it.",
+        ]
+        if held_unmet:
+            lines.append(
+                "The goal is **not met yet**: the run paused after a risky step, which is held "
+                "for approval; the remaining work resumes after it."
+            )
+        if g.advisory:
+            lines.append(
+                "**The verdict is advisory: the verify job ran agent-written code without the "
+                "sandbox (`sandbox: scrubbed`)**, so this PR stays a draft labelled `risk:high` "
+                "and is never auto-merged."
+            )
+        return lines
+
+    def _merge(self, pull: PullInfo, g: GateResult, *, draft: bool, labels: list[str]) -> str:
+        if g.scan.flagged:
+            return "not requested: the patch has findings flagged for review"
+        if g.advisory:
+            return "not requested: the verdict is advisory (sandbox: scrubbed)"
+        if draft or g.risk_high:
+            return "not requested: the change is held for a person"
+        try:
+            return self.queue.request_merge(
+                pull, enabled=self.settings.auto_merge, labels=(*pull.labels, *labels)
+            )
+        except GitHubError as exc:
+            return f"auto-merge not enabled: {exc}"
+
+    def _spec_verdict(self, head: str, g: GateResult, held_unmet: bool) -> str:
+        passed = g.verdict == "passed" and not g.advisory
+        if held_unmet:
+            title = "Spec not met yet: a risky step awaits approval"
+        elif g.advisory:
+            title = "Spec verdict advisory: verify ran without the sandbox"
+        else:
+            title = "Spec met: verified from the base commit"
+        summary = "\n".join(self._verification(g, held_unmet))
+        try:
+            return self.client.spec_verdict(head, passed=passed, title=title, summary=summary)
+        except GitHubError as exc:
+            log.warning("could not show the Spec verdict on %s: %s", head[:12], exc)
+            return f"not shown: {exc}"
+
+    def _announce(
+        self, pull: PullInfo, g: GateResult, *, created: bool, awaiting: bool, merge: str
+    ) -> PublishResult:
+        if awaiting:
+            kind = "awaiting_approval"
+            reasons = "; ".join(code(r, 160) for r in g.risk_reasons)
+            detail = (
+                f"PR #{pull.number} is a draft labelled `risk:high` ({reasons}). A person with "
+                "write access, other than the one who started the run, must approve the PR's "
+                "head commit; then CI starts (and a paused run resumes)."
+            )
+            add: tuple[str, ...] = (LABEL_AWAITING,)
+            drop: tuple[str, ...] = (LABEL_PR_OPEN, LABEL_FAILED)
+        else:
+            kind = (
+                "resumed"
+                if self.decided.mode == "resume"
+                else ("pr_opened" if created else "pr_updated")
+            )
+            flagged = (
+                f" {len(g.scan.flagged)} finding(s) are flagged for review in the PR body, so "
+                "it is a draft."
+                if g.scan.flagged
+                else ""
+            )
+            detail = (
+                f"PR #{pull.number} meets the Spec: the verify job rebuilt the goal from the base "
+                "commit, every goal requirement passes and nothing that passed before turned "
+                f"red.{flagged} CI starts after a person with write access approves its head "
+                f"commit. Merge: {merge or 'left to people'}."
+            )
+            add = (LABEL_PR_OPEN,)
+            drop = (LABEL_AWAITING, LABEL_FAILED)
+        head = self.audit.head
+        if head:
+            detail += f" Publish audit log head: `{head}` (the publish job's artifact)."
+        cid = self.comment(kind, detail, link=pull.html_url)
+        self._finish_labels(add=add, drop=drop)
+        return PublishResult(
+            kind,
+            issue=self.decided.issue,
+            pr_number=pull.number,
+            pr_url=pull.html_url,
+            created=created,
+            comment_id=cid,
+            merge=merge,
+            scan=g.scan.to_json(),
+            detail=detail,
+            audit_head=self.audit.head,
+        )
