@@ -130,7 +130,10 @@ def test_second_apply_is_a_no_op(
     _, first = run(capsys, "openclaw", str(openclaw), "--root", str(root), "--apply")
     assert any(i["status"] == "migrated" for i in items(first))
     targets = {k: v for k, v in tree(root).items() if "/runs/" not in k}
-    count = len(open_local(root).store.items())
+    # Close what the test opens: an open WAL connection keeps -wal/-shm files in the tree.
+    store = open_local(root).store
+    count = len(store.items())
+    store.close()
     _, second = run(capsys, "openclaw", str(openclaw), "--root", str(root), "--apply")
     assert not [i for i in items(second) if i["status"] == "migrated"]
     assert {k: v for k, v in tree(root).items() if "/runs/" not in k} == targets
