@@ -310,8 +310,8 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
         from chimera.github.jobs.tick import signed_journal
         from chimera.scheduler.clock import SystemClock
 
-        # A scheduled run's finish goes to the journal only when signed like the tick's
-        # (GitHub-signed for an App token, else SSH-signed with the key).
+        # A scheduled run's finish goes to the journal signed like the tick's (SSH-signed with
+        # the key when set, else GitHub-signed for the store token or the job's own).
         store, warning = _store_client(ctx, settings)
         journal = (
             signed_journal(root, settings, store or ctx.connect(), _signing_key(ctx))
@@ -335,7 +335,7 @@ def _store_client(ctx: ActionContext, settings: ActionSettings) -> tuple[GitHubC
     """publish's client for the branch stores only, from ``CHIMERA_STORE_TOKEN`` (the
     ``store-token`` input: Chimera's App installation token), taken out of this process's
     environment first so git and anything else started later never see it; ``(None, "")``
-    when unset. A token that is not the App's is not used (the reason is returned, see
+    when unset. A token GitHub names as a person's is not used (the reason is returned, see
     :func:`chimera.github.jobs.publish.store_writer`)."""
     from dataclasses import replace
 
@@ -349,8 +349,8 @@ def _store_client(ctx: ActionContext, settings: ActionSettings) -> tuple[GitHubC
 
 def _signing_key(ctx: ActionContext) -> Path | None:
     """``CHIMERA_JOURNAL_SIGNING_KEY`` (an SSH private key, from a secret) in a file only this
-    user can read, for git's SSH signing of journal commits when the job holds no App token;
-    ``None`` when unset."""
+    user can read, for git's SSH signing of journal commits (it takes precedence over the
+    API's GitHub-signed commits); ``None`` when unset."""
     import tempfile
 
     text = os.environ.get("CHIMERA_JOURNAL_SIGNING_KEY", "").strip()

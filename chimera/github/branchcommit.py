@@ -15,9 +15,10 @@ trusted when GitHub verified its signature and its author is Chimera's App (an A
 of its own to register, so a valid signature on its commit is GitHub's), or a person whose
 role on the repository is at least ``write``. It is the one lookup every branch store uses —
 memory, the schedules' journal and the learning proposals — and :func:`chimera_trust` builds
-it from the Action's settings. :func:`app_writer` decides who writes: an ``ApiWriter`` when the
-job holds an App installation token (so the commit is GitHub-signed for the App), else the
-caller's fallback (git push; the journal's SSH signing key).
+it from the Action's settings. A job that holds an API client writes through ``ApiWriter``
+whatever the token — an App's installation token, the ``GITHUB_TOKEN`` or a person's — since
+``createCommitOnBranch`` takes them all and nothing needs to ask GitHub whose token it is
+(``GET /app`` wants the App's JWT): replay decides trust from the verified author alone.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings
     from chimera.memory.branch import GitBranch
 
-__all__ = ["ApiWriter", "app_logins", "app_writer", "chimera_trust", "github_trust"]
+__all__ = ["ApiWriter", "app_logins", "chimera_trust", "github_trust"]
 
 _STALE = "Expected branch to point to"
 _WRITERS = frozenset({"write", "maintain", "admin"})
@@ -147,21 +148,6 @@ def chimera_trust(client: GitHubClient, settings: ActionSettings, branch: str) -
     """:func:`github_trust` for Chimera's Apps (:func:`app_logins`) and write-access people,
     listing ``branch``'s commits a page at a time."""
     return github_trust(client, app_logins(settings), branch=branch)
-
-
-def app_writer(client: GitHubClient, branch: GitBranch) -> ApiWriter | None:
-    """An :class:`ApiWriter` on ``branch`` when ``client`` holds an App installation token
-    (``GET /user`` refuses it, ``GET /app`` names the App: one or two calls), else ``None``
-    — a person's token or the workflow's ``GITHUB_TOKEN`` would make commits no replay
-    trusts as the App's, so the caller falls back to its own writer.
-
-    Raises:
-        GitHubError: the API failed after retries.
-    """
-    from chimera.github.identity import token_identity
-
-    found = token_identity(client)
-    return ApiWriter(client, branch) if found is not None and found.kind == "app" else None
 
 
 def _listed(client: GitHubClient, branch: str, max_pages: int) -> dict[str, dict[str, Any]]:

@@ -1,19 +1,20 @@
-"""Chimera's own identities, read from its tokens rather than trusted from configuration.
+"""Chimera's own identities: a person's token says who it is; an App's comes from configuration.
 
 Whoever Chimera's tokens act as is "Chimera itself": its labels, comments and reviews never
 start, cancel or approve anything, and only its ``chimera:running`` labels and markers count
 as queue state. A typed ``bot-login`` that is wrong breaks both ways — a placeholder left in
 the example workflow makes Chimera's own label removal read as a person cancelling; a
 maintainer's own login makes that maintainer's labels read as Chimera's — so each job that
-connects asks the token who it is (:func:`token_identity`):
+connects checks what it can (:func:`token_identity`, :func:`check_identities`):
 
-* a person's token: ``GET /user`` answers with its login;
-* an installation token (``GET /user`` refuses it): ``GET /app`` names the App, whose bot is
-  ``<slug>[bot]``; a workflow's ``GITHUB_TOKEN`` belongs to the ``github-actions`` App.
-
-:func:`check_identities` then adds that login to the settings' identities and refuses a
-configured ``bot-login`` that cannot be Chimera: one that is no account at all, or that
-differs from the login of the App or person token the job holds.
+* a person's (or machine user's) token: ``GET /user`` answers with its login, which must be
+  the configured ``bot-login`` and joins the identities;
+* an installation token (an App's, or a workflow's ``GITHUB_TOKEN``): GitHub names neither
+  (``GET /user`` is 403, ``GET /app`` wants the App's JWT), so the token is *unknown* — never
+  an error — and the App's login is the configured ``bot-login`` (the example workflows fill
+  it from ``actions/create-github-app-token``'s ``app-slug`` output as ``<slug>[bot]``),
+  which must be an account, and a ``Bot`` one when it ends in ``[bot]``
+  (``GET /users/{login}``).
 """
 
 from __future__ import annotations
@@ -41,9 +42,8 @@ class TokenIdentity:
     """Who a token acts as.
 
     Attributes:
-        login: the login (``<slug>[bot]`` for an App, ``github-actions[bot]`` for the
-            workflow's ``GITHUB_TOKEN``).
-        kind: ``user`` (a person's or machine user's token), ``app`` or ``workflow``.
+        login: the account's login.
+        kind: ``user`` (a person's or machine user's token: the only kind GitHub names).
     """
 
     login: str
@@ -52,7 +52,8 @@ class TokenIdentity:
 
 @dataclass(frozen=True)
 class IdentityCheck:
-    """The settings with the token's identity added, and warnings for the job summary."""
+    """The settings with the token's identity added, and warnings for the job summary;
+    ``token`` is ``None`` when GitHub would not name it (an installation token)."""
 
     settings: ActionSettings
     token: TokenIdentity | None
@@ -60,52 +61,47 @@ class IdentityCheck:
 
 
 def token_identity(client: GitHubClient) -> TokenIdentity | None:
-    """Who ``client``'s token acts as; ``None`` when GitHub tells neither ``/user`` nor
-    ``/app`` (an old GitHub Enterprise Server).
+    """The person ``client``'s token acts as (``GET /user``, one call), or ``None`` when
+    GitHub will not name it: an installation token — an App's or the workflow's
+    ``GITHUB_TOKEN`` — gets 403 there, and ``GET /app`` answers only the App's JWT.
 
     Raises:
-        GitHubError: the API failed after retries.
+        GitHubError: the API failed after retries (not a refusal: that is ``None``).
     """
     try:
         login = client._call("GET /user", lambda: client._raw("GET", "/user").get("login"))
-        return TokenIdentity(str(login), "user")
-    except GitHubPermissionDenied:
-        pass  # an installation token (an App's, or the workflow's GITHUB_TOKEN)
-    try:
-        slug = client._call("GET /app", lambda: client._raw("GET", "/app").get("slug"))
     except (GitHubPermissionDenied, GitHubNotFound):
         return None
-    login = f"{slug}[bot]"
-    return TokenIdentity(login, "workflow" if login == GITHUB_ACTIONS_BOT else "app")
+    return TokenIdentity(str(login), "user") if login else None
 
 
-def _exists(client: GitHubClient, login: str) -> bool:
+def _account_type(client: GitHubClient, login: str) -> str | None:
+    """``GET /users/{login}``'s ``type`` (``User``, ``Bot``, ``Organization``); ``None``: no
+    such account."""
     try:
-        client._call(f"GET /users/{login}", lambda: client._raw("GET", f"/users/{quote(login)}"))
+        data = client._call(
+            f"GET /users/{login}", lambda: client._raw("GET", f"/users/{quote(login)}")
+        )
     except GitHubNotFound:
-        return False
-    return True
+        return None
+    return str(data.get("type") or "") if isinstance(data, dict) else ""
 
 
 def check_identities(client: GitHubClient, settings: ActionSettings) -> IdentityCheck:
-    """Ask ``client``'s token who it is, add it to ``settings.identities``, and check the
-    configured ``bot-login`` against it.
+    """Ask GitHub who ``client``'s token is (:func:`token_identity`), add a person's login to
+    ``settings.identities``, and check the configured ``bot-login`` (one call per login).
 
     Raises:
-        BotLoginMismatch: a configured login is no GitHub account (a placeholder), or the job
-            holds an App's or a person's token that acts as someone else.
+        BotLoginMismatch: a configured login is no GitHub account (a placeholder), a
+            ``<slug>[bot]`` login is not a ``Bot`` account, or the job holds a person's token
+            and ``bot-login`` names someone else.
         GitHubError: the API failed after retries.
     """
     configured = [i for i in settings.identities if i != GITHUB_ACTIONS_BOT]
     token = token_identity(client)
     warnings: list[str] = []
-    # An App's or a person's token is Chimera itself, so bot-login must name it.
-    if (
-        token is not None
-        and token.kind != "workflow"
-        and configured
-        and token.login not in configured
-    ):
+    # A person's token is Chimera itself, so bot-login must name that person.
+    if token is not None and configured and token.login not in configured:
         raise BotLoginMismatch(
             f"bot-login {', '.join(configured)} is not who this job's token acts as "
             f"({token.login}); set bot-login to {token.login}"
@@ -113,12 +109,21 @@ def check_identities(client: GitHubClient, settings: ActionSettings) -> Identity
     for login in configured:
         if token is not None and login == token.login:
             continue
-        if not _exists(client, login):
+        kind = _account_type(client, login)
+        if kind is None:
             raise BotLoginMismatch(
                 f"bot-login {login} is no GitHub account (a placeholder left in the "
                 "workflow?); set it to your App's <app-slug>[bot] login"
             )
-    if token is not None and token.kind == "user":
+        if login.endswith("[bot]") and kind != "Bot":
+            raise BotLoginMismatch(f"bot-login {login} is a {kind or 'non-Bot'} account, no App")
+    if token is None and not configured:
+        warnings.append(
+            "bot-login is empty and GitHub does not name an installation token: Chimera's "
+            "own App events read as a person's (set bot-login to the App's <app-slug>[bot], "
+            "e.g. `${{ steps.app.outputs.app-slug }}[bot]`)"
+        )
+    if token is not None:
         warnings.append(
             f"this job's token is {token.login}'s own: {token.login}'s labels, comments and "
             "reviews count as Chimera's and never start, cancel or approve anything (use a "

@@ -132,14 +132,14 @@ def branch_sink(
     root: Path, cache: Path, *, remote: str = "origin", client: GitHubClient | None = None
 ) -> BranchProposals:
     """The learning branch of ``root``'s ``remote`` through memory's ``GitBranch`` (its bare
-    cache at ``cache``), written through ``createCommitOnBranch`` when ``client`` holds an App
-    token (:func:`~chimera.github.branchcommit.app_writer`), else pushed with git.
+    cache at ``cache``), written through ``createCommitOnBranch`` with ``client`` (GitHub
+    signs each commit as the token's account: the App's for its installation token), else
+    pushed with git.
 
     Raises:
-        ChimeraError: ``remote`` has no URL, git fails, or the API fails asking who the
-            token is.
+        ChimeraError: ``remote`` has no URL, or git fails.
     """
-    from chimera.github.branchcommit import app_writer
+    from chimera.github.branchcommit import ApiWriter
     from chimera.memory.branch import GitBranch
 
     proc = subprocess.run(
@@ -152,8 +152,7 @@ def branch_sink(
     if proc.returncode != 0 or not url:
         raise ChimeraError(f"git remote {remote}: no URL to store learning proposals on")
     branch = GitBranch(cache, url, branch=LEARNING_BRANCH)
-    writer = app_writer(client, branch) if client is not None else None
-    return BranchProposals(branch, writer or branch)
+    return BranchProposals(branch, ApiWriter(client, branch) if client is not None else branch)
 
 
 def publish_learning(

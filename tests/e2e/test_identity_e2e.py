@@ -1,6 +1,7 @@
-"""Chimera's own identities come from its tokens (issue "one outcome", the last row): a typed
-``bot-login`` that is a placeholder, or that is not who the job's token acts as, stops the job
-in one line; a person's token makes that person Chimera (said in the job summary)."""
+"""Chimera's own identities (issue "one outcome", the last row): a typed ``bot-login`` that is a
+placeholder, or that is not who a person's token acts as, stops the job in one line; a person's
+token makes that person Chimera (said in the job summary); an App's installation token, which
+GitHub will not name, is Chimera under the configured ``bot-login``."""
 
 from __future__ import annotations
 
@@ -76,26 +77,28 @@ def test_the_configured_app_login_passes_decide(world: World) -> None:
     assert gate["proceed"] == "true" and _summary(world, 82) == []
 
 
-def test_a_bot_login_that_is_not_the_apps_stops_drain(world: World) -> None:
-    world.env["CHIMERA_BOT_LOGIN"] = "helper[bot]"  # an existing bot, but not this App's
-    setup(world)
-    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=83, token=world.app_token)
-    assert drained["rc"] != 0 and "started" not in drained
-    (line,) = _summary(world, 83)
-    assert "not who this job's token acts as (chimera-app[bot])" in line
-    assert world.comments(1) == []
-
-
-def test_the_apps_own_label_removal_is_not_a_person_cancelling_without_a_bot_login(
+def test_an_app_token_github_will_not_name_is_unknown_and_bot_login_names_it(
     world: World,
 ) -> None:
-    world.env["CHIMERA_BOT_LOGIN"] = ""  # nothing typed: the App token says who Chimera is
+    # GitHub names no installation token (GET /app wants the App's JWT): with bot-login
+    # empty, drain still runs, and the summary says to fill it from the app-slug output.
+    world.env["CHIMERA_BOT_LOGIN"] = ""
+    setup(world)
+    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=83, token=world.app_token)
+    assert drained["rc"] == 0
+    assert "app-slug" in "\n".join(_summary(world, 83))
+    assert [c.status for c in world.fake.calls_to("GET", r"^/app$")] == []  # never asked
+
+
+def test_the_apps_own_label_removal_is_not_a_person_cancelling(world: World) -> None:
+    # bot-login as the example workflow fills it: ${{ steps.app.outputs.app-slug }}[bot].
+    world.env["CHIMERA_BOT_LOGIN"] = "chimera-app[bot]"
     setup(world)
     _queue_as(world, world.app_token, 1)
     event = _unlabeled(1, "chimera-app[bot]", "Bot")
     drained = world.job("drain", "issues", event, run=84, token=world.app_token)
     assert drained["rc"] == 0 and drained["started"] == "1"  # its place kept, then started
-    assert world.comments(1) == []
+    assert world.comments(1) == [] and _summary(world, 84) == []
     # The same removal by a person cancels the queued place.
     setup(world)
     _queue_as(world, world.app_token, 2)

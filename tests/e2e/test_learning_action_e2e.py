@@ -15,12 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import yaml
 
+from chimera.errors import GitHubPermissionDenied
 from chimera.evolution.branchstore import LEARNING_BRANCH, PROPOSALS_NAME
 from chimera.evolution.skills import LearnedSkill, SkillState
 from chimera.github.branchcommit import chimera_trust
-from chimera.github.client import GitHubClient
+from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.learning import branch_sink
 from chimera.github.settings import ActionSettings
 from chimera.testing.github_fake import push_branch
@@ -201,8 +203,16 @@ def test_proposals_from_a_run_that_failed_verify_are_not_stored(world: World) ->
 def test_a_commit_pushed_with_git_adds_no_proposal_and_takes_none_back(world: World) -> None:
     """Any ``contents: write`` token can push to the learning branch and name itself Chimera.
     Read with GitHub's word (the lookup memory and the journal use), its lines count for
-    nothing, and rewriting the file does not take back what the App's commit added."""
+    nothing, and rewriting the file does not take back what the App's commit added. The App's
+    installation token is one GitHub will not name (``GET /app`` wants the App's JWT): the
+    commit goes through ``createCommitOnBranch`` without asking."""
     publish_as_the_app(world)
+    app = GitHubClient(
+        "octo/app", world.app_token, api_url=world.fake.api_url, throttle=False,
+        retry=RetryPolicy(attempts=1),
+    )  # fmt: skip
+    with pytest.raises(GitHubPermissionDenied, match="JSON web token"):
+        app._call("GET /app", lambda: app._raw("GET", "/app"))
     lesson = "Read the acceptance block's requirement before writing code."
     model(world, TOTAL, reflection={"tags": [], "insights": [
         {"section": "Strategies", "text": lesson}]})  # fmt: skip
@@ -212,6 +222,7 @@ def test_a_commit_pushed_with_git_adds_no_proposal_and_takes_none_back(world: Wo
     assert world.pipeline("issues", labeled(1, "alice"), run=24)["publish"]["rc"] == 0
     signed = _tip(world)
     assert world.repo.verified_commits.get(signed) == APP
+    assert [c.status for c in world.fake.calls_to("GET", r"^/app$")] == [401]  # ours only
     (genuine,) = _branch_lines(world)
     forged = dict(genuine, id="p-forged", text=HOSTILE_BULLET, run_id="gh-1-99",
                   state="accepted", trusted=True)  # fmt: skip

@@ -12,8 +12,10 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import yaml
 
+from chimera.errors import GitHubPermissionDenied
 from chimera.github.branchcommit import github_trust
 from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.summary import parse_marker
@@ -21,7 +23,6 @@ from chimera.memory.branch import GitBranch
 from chimera.memory.items import TAINTED, TRUSTED, Tier
 from chimera.memory.replay import replay_into
 from chimera.memory.store import MemoryStore
-from chimera.testing.github_fake import FakeFault
 
 if TYPE_CHECKING:
     from conftest import World
@@ -246,16 +247,16 @@ def test_publish_pushes_the_pr_with_github_token_and_signs_memory_with_the_app(
     assert "store-token not used" not in summary
 
 
-def test_a_store_token_that_is_not_the_apps_is_not_used_and_memory_stays_tainted(
+def test_a_store_token_that_is_a_persons_is_not_used_and_memory_stays_tainted(
     world: World,
 ) -> None:
     scripted(world)
     world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
-    other = world.workflow_token(world.publish_perms)  # another GITHUB_TOKEN, not the App's
-    jobs = world.pipeline("issues", labeled(1), run=52, publish_env={"CHIMERA_STORE_TOKEN": other})
+    bobs = world.fake.add_token("bob")  # GitHub names a person's token (GET /user)
+    jobs = world.pipeline("issues", labeled(1), run=52, publish_env={"CHIMERA_STORE_TOKEN": bobs})
     assert jobs["publish"]["status"] == "pr_opened"
     summary = (world.tmp / "summary-52.md").read_text()
-    assert "store-token not used: it is github-actions[bot]'s, not a GitHub App's" in summary
+    assert "store-token not used: it is bob's, not a GitHub App's" in summary
 
     tip = world.repo.head_sha("chimera-memory")
     assert tip is not None and world.repo.verified_commits.get(tip) == "github-actions[bot]"
@@ -264,24 +265,26 @@ def test_a_store_token_that_is_not_the_apps_is_not_used_and_memory_stays_tainted
     assert store.items() and {i.provenance for i in store.items()} == {TAINTED}
 
 
-def test_a_store_token_github_will_not_name_is_still_used_and_replay_judges_it(
+def test_an_app_store_token_github_will_not_name_still_signs_memory_for_the_app(
     world: World,
 ) -> None:
-    """``GET /app`` may want a JWT rather than an installation token: when GitHub does not say
-    whose the store token is, publish still uses it (replay checks each commit's author)."""
+    """GitHub names no installation token (``GET /user`` 403, ``GET /app`` wants the App's
+    JWT): publish uses the store token without asking whose it is, and replay trusts the
+    commit by its verified author."""
     scripted(world)
     world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
-
-    def app_unnamed(_artifacts: Path) -> None:
-        world.fake.inject(FakeFault(method="GET", path=r"^/app$", status=401))
-
-    jobs = world.pipeline(
-        "issues", labeled(1), run=53, tamper=app_unnamed,
-        publish_env={"CHIMERA_STORE_TOKEN": world.app_token},
+    app = GitHubClient(
+        "octo/app", world.app_token, api_url=world.fake.api_url, throttle=False,
+        retry=RetryPolicy(attempts=1),
     )  # fmt: skip
+    with pytest.raises(GitHubPermissionDenied):
+        app._call("GET /app", lambda: app._raw("GET", "/app"))
+    jobs = world.pipeline(
+        "issues", labeled(1), run=53, publish_env={"CHIMERA_STORE_TOKEN": world.app_token}
+    )
     assert jobs["publish"]["status"] == "pr_opened"
-    assert world.fake.pending_faults == 0  # publish asked, and GitHub did not say
     assert "store-token not used" not in (world.tmp / "summary-53.md").read_text()
+    assert [c.status for c in world.fake.calls_to("GET", r"^/app$")] == [401]  # ours, above
     tip = world.repo.head_sha("chimera-memory")
     assert tip is not None and world.repo.verified_commits.get(tip) == APP
     _store, report = replayed(world)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from chimera.errors import GitHubPermissionDenied
 from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.jobs.context import ActionContext, GitHubAccess
 from chimera.github.jobs.tick import LABEL, TickResult, journal_for, journal_trust, run_tick
@@ -303,7 +304,10 @@ def test_a_broken_declaration_fails_the_tick_before_any_api_call(
 def test_the_action_cli_ticks_with_github_signed_commits_and_no_key(
     world: World, ticker: Ticker
 ) -> None:
-    """``chimera action --mode tick`` itself (the system clock: a first tick baselines)."""
+    """``chimera action --mode tick`` itself (the system clock: a first tick baselines), with
+    an installation token GitHub will not name: ``GET /app`` wants the App's JWT (401), and
+    the tick never asks — its commits go through ``createCommitOnBranch`` all the same."""
+    assert app_answer(world, ticker.token) == 401
     root = world.clone(ticker.token)
     out = world.job(
         "tick", "schedule", {"schedule": "*/15 * * * *"}, run=980, token=ticker.token, root=root
@@ -312,6 +316,7 @@ def test_the_action_cli_ticks_with_github_signed_commits_and_no_key(
     replay = ticker.replay()
     assert len(replay.trusted) == 1 and ticker.root_only_untrusted(replay)
     assert world.repo.verified_commits[replay.trusted[0]] == APP
+    assert [c.status for c in world.fake.calls_to("GET", r"^/app$")] == [401]  # ours only
     assert set(replay.state.jobs) == {"nightly-total", "spec-green"}
     assert list((world.tmp / "runner-980").glob("chimera-journal-key-*")) == []
     assert world.repo.issues == {} and world.repo.dispatches == []
@@ -338,11 +343,28 @@ def test_a_commit_pushed_with_git_replays_untrusted(world: World, ticker: Ticker
     assert replay.state.job("nightly-total").in_flight is not None
 
 
+def test_a_persons_token_writes_the_journal_through_the_api_signed_as_that_person(
+    world: World, ticker: Ticker
+) -> None:
+    """A person's (or machine user's) token and no key: the journal still goes through the
+    API, GitHub signs it as alice, and replay trusts a write-access person."""
+    token = world.fake.add_token("alice")
+    out = world.job(
+        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=981, token=token,
+        root=world.clone(token),
+    )  # fmt: skip
+    assert out["rc"] == 0 and out["status"] == "ticked"
+    replay = ticker.replay()
+    assert len(replay.trusted) == 1 and ticker.root_only_untrusted(replay)
+    assert world.repo.verified_commits[replay.trusted[0]] == "alice"
+
+
 def test_without_an_app_token_the_ssh_key_signs_the_journal(
     world: World, ticker: Ticker, signing_key: Path
 ) -> None:
-    """The second way (a person's or machine user's token, no App): git pushes the journal,
-    SSH-signed; replay trusts it through ``.chimera.d/journal-signers`` on main."""
+    """The second way (a job whose token's commits replay would not trust): with the key
+    configured, git pushes the journal, SSH-signed; replay trusts it through
+    ``.chimera.d/journal-signers`` on main."""
     token = world.fake.add_token("alice")
     out = world.job(
         "tick", "schedule", {"schedule": "*/15 * * * *"}, run=981, token=token,
@@ -356,16 +378,28 @@ def test_without_an_app_token_the_ssh_key_signs_the_journal(
     assert key.stat().st_mode & 0o777 == 0o600
 
 
-def test_with_neither_an_app_token_nor_a_key_the_tick_refuses(
+def test_with_neither_a_token_nor_a_key_the_tick_refuses(
     world: World, ticker: Ticker, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    token = world.fake.add_token("alice")
     capsys.readouterr()
     out = world.job(
-        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=982, token=token,
-        root=world.clone(token),
+        "tick", "schedule", {"schedule": "*/15 * * * *"}, run=982, token="",
+        root=world.clone(world.fake.add_token("alice")),
     )  # fmt: skip
     assert out["rc"] == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert "no GitHub App's and journal-signing-key is empty" in line
+    assert "no GitHub token" in line
     assert world.repo.head_sha("chimera/journal") is None
+
+
+def app_answer(world: World, token: str) -> int:
+    """What GitHub answers ``GET /app`` for ``token`` (the App's JWT only gets a 200)."""
+    client = GitHubClient(
+        "octo/app", token, api_url=world.fake.api_url, throttle=False,
+        retry=RetryPolicy(attempts=1),
+    )  # fmt: skip
+    try:
+        client._call("GET /app", lambda: client._raw("GET", "/app"))
+    except GitHubPermissionDenied as exc:
+        return int(exc.status or 0)
+    return 200

@@ -146,26 +146,24 @@ def publish_job(
 
 
 def store_writer(store: GitHubClient, settings: ActionSettings) -> tuple[GitHubClient | None, str]:
-    """``(store, "")`` unless GitHub says ``store``'s token is not an installation token of one
-    of Chimera's Apps (:func:`~chimera.github.branchcommit.app_logins`: the bot-login); then
-    ``(None, why)``: that account's commits would replay as tainted, so the stores keep the
-    job's own client and the reason goes to the job summary. One or two API calls. When GitHub
-    does not say whose it is (``GET /app`` may want a JWT; an API failure), the token is used:
-    replay still judges every commit by its verified author, so this is a hint, not the gate."""
+    """``(store, "")`` unless GitHub names ``store``'s token as a person's (``GET /user``, one
+    call); then ``(None, why)``: that person's commits would not replay as Chimera's App's, so
+    the stores keep the job's own client and the reason goes to the job summary. An
+    installation token GitHub will not name (an App's: ``GET /app`` wants the App's JWT) or
+    an API failure leaves the token in use: replay judges every commit by its verified author
+    (``bot-login``, :func:`~chimera.github.branchcommit.app_logins`), so this is a hint, not
+    the gate."""
     try:
         found = token_identity(store)
     except GitHubError:
         return store, ""
     if found is None:
         return store, ""
-    if found.kind != "app":
-        return None, f"store-token not used: it is {found.login}'s, not a GitHub App's"
-    if found.login not in app_logins(settings):
-        return None, (
-            f"store-token not used: it is {found.login}'s, not bot-login's "
-            f"({', '.join(sorted(app_logins(settings))) or 'unset'}): replay would not trust it"
-        )
-    return store, ""
+    apps = ", ".join(sorted(app_logins(settings))) or "unset"
+    return None, (
+        f"store-token not used: it is {found.login}'s, not a GitHub App's (bot-login: {apps}): "
+        "replay would not trust its commits"
+    )
 
 
 def _finish(

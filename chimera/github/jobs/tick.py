@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from chimera.errors import JournalConflict, UsageError
-from chimera.github.branchcommit import app_writer, chimera_trust
+from chimera.github.branchcommit import ApiWriter, chimera_trust
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.settings import SCHEDULE_LABEL
 from chimera.scheduler.events import from_payload, spec_red
@@ -207,13 +207,11 @@ def journal_for(
 ) -> GitJournal:
     """The journal branch through the checkout ``root``'s ``origin`` (the token
     ``actions/checkout`` persisted), verified against ``.chimera.d/journal-signers`` when the
-    checkout has it. Commits land through ``createCommitOnBranch`` when ``client`` holds an
-    App token (GitHub signs them for the App); else git pushes them as Chimera's login, signed
-    with ``signing_key`` when given.
-
-    Raises:
-        GitHubError: the API failed asking who ``client``'s token is.
-    """
+    checkout has it. With ``signing_key`` git pushes the commits as Chimera's login, SSH-signed
+    (the key is configured for a job whose token's commits replay would not trust, such as
+    publish on ``GITHUB_TOKEN``); else, with ``client``, they land through
+    ``createCommitOnBranch`` — GitHub signs them as the token's account (the App's for its
+    installation token), and nothing asks whose token it is."""
     login = settings.identities[0]
     signers = root / SIGNERS_FILE
     journal = GitJournal(
@@ -222,24 +220,20 @@ def journal_for(
         signing_key=signing_key,
         allowed_signers=signers if signers.is_file() else None,
     )
-    writer = app_writer(client, journal.store) if client is not None else None
-    if writer is not None:
-        journal.writer = writer
+    if client is not None and signing_key is None:
+        journal.writer = ApiWriter(client, journal.store)
     return journal
 
 
 def signed_journal(
-    root: Path, settings: ActionSettings, client: GitHubClient, signing_key: Path | None
+    root: Path, settings: ActionSettings, client: GitHubClient | None, signing_key: Path | None
 ) -> GitJournal | None:
-    """:func:`journal_for` when its commits will be signed — GitHub-signed for the App token
-    ``client`` holds, or SSH-signed with ``signing_key`` — else ``None``: an unsigned commit
-    would count for nothing on replay.
-
-    Raises:
-        GitHubError: the API failed asking who ``client``'s token is.
-    """
-    journal = journal_for(root, settings, signing_key, client=client)
-    return journal if journal.writer is not journal.store or signing_key else None
+    """:func:`journal_for` when its commits will be signed — SSH-signed with ``signing_key``,
+    or GitHub-signed through the API with ``client``'s token — else ``None`` (neither): an
+    unsigned commit would count for nothing on replay."""
+    if client is None and signing_key is None:
+        return None
+    return journal_for(root, settings, signing_key, client=client)
 
 
 def journal_trust(
@@ -263,12 +257,13 @@ def run_tick(
 ) -> TickResult:
     """``chimera action --mode tick``: connect, build the journal and its trust, tick.
 
-    The journal's commits are GitHub-signed when the job holds an App token, else SSH-signed
-    with ``signing_key``; with neither they would count for nothing, so the tick refuses.
+    The journal's commits are SSH-signed with ``signing_key`` when given, else GitHub-signed
+    through the API (the App's, with its token); with neither they would count for nothing,
+    so the tick refuses (no token at all: ``ctx.connect`` refuses first).
 
     Raises:
-        UsageError: no bot login, no workflow run id, broken schedules, or neither an App
-            token nor a signing key.
+        UsageError: no bot login, no workflow run id, broken schedules, or neither a token
+            nor a signing key.
         JournalConflict / JournalError / GitHubError: as :func:`tick_job`.
     """
     from chimera.github.settings import GITHUB_ACTIONS_BOT
@@ -287,8 +282,8 @@ def run_tick(
     journal = signed_journal(root, settings, client, signing_key)
     if journal is None:
         raise UsageError(
-            "tick: the token is no GitHub App's and journal-signing-key is empty; unsigned "
-            "journal commits would count for nothing (use Chimera's App token, or set the key)"
+            "tick: no token and journal-signing-key is empty; unsigned journal commits "
+            "would count for nothing (use Chimera's App token, or set the key)"
         )
     return tick_job(
         ctx,

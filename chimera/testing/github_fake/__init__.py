@@ -31,8 +31,8 @@ What it models:
   a name is unique within a run across its attempts: a second upload is GitHub's 409),
   workflow runs (read, cancel: 409 once completed; "Re-run jobs" starts the next attempt,
   :mod:`.runs`);
-* ``GET /app``: the App behind an installation token (``github-actions`` for a workflow's
-  ``GITHUB_TOKEN``; 401 for a person's token);
+* ``GET /user`` (403 "Resource not accessible by integration" for an installation token or
+  the ``GITHUB_TOKEN``) and ``GET /app`` (401 for every token: GitHub wants the App's JWT);
 * webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``,
   ``pull_request``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,

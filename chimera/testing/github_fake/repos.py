@@ -9,7 +9,7 @@ from chimera.testing.github_fake.routing import (
     Resource,
     route,
 )
-from chimera.testing.github_fake.state import LEGACY_PERMISSION, ROLE_RANK, TokenKind
+from chimera.testing.github_fake.state import LEGACY_PERMISSION, ROLE_RANK
 
 
 def _permissions(role: str) -> dict[str, bool]:
@@ -35,22 +35,10 @@ class Repos(Resource):
         return FakeResponse(200, self.json.full_user(who.login))
 
     @route("GET", "/app")
-    def get_app(self, req: FakeRequest) -> FakeResponse:
-        """The App behind an installation token (a workflow's ``GITHUB_TOKEN`` belongs to the
-        ``github-actions`` App); a person's token is not an App's credential: 401."""
-        who = req.identity
-        if who is None or who.kind is TokenKind.PERSONAL:
-            raise HttpError(401, "A JSON web token could not be decoded")
-        slug = who.login.removesuffix("[bot]")
-        return FakeResponse(
-            200,
-            {
-                "id": sum(map(ord, slug)),
-                "slug": slug,
-                "name": slug,
-                "owner": self.json.user(who.login),
-            },
-        )
+    def get_app(self, _req: FakeRequest) -> FakeResponse:
+        """GitHub answers this only to the App's JWT, which the fake never issues: an
+        installation token, a workflow's ``GITHUB_TOKEN`` and a person's token all get 401."""
+        raise HttpError(401, "A JSON web token could not be decoded")
 
     @route("GET", "/users/{who}")
     def get_user(self, req: FakeRequest) -> FakeResponse:

@@ -152,7 +152,7 @@ def test_publish_reads_the_tick_marker_only_from_chimeras_own_comments() -> None
     [
         ({}, True, "set bot-login"),
         ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "GITHUB_RUN_ID is not set"),
-        ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "no GitHub App's and journal-signing-key"),
+        ({"CHIMERA_BOT_LOGIN": "app[bot]"}, False, "no GitHub token"),
     ],
 )
 def test_the_action_tick_refuses_to_write_a_journal_nobody_would_trust(
@@ -163,8 +163,9 @@ def test_the_action_tick_refuses_to_write_a_journal_nobody_would_trust(
         repo = fake.add_repo("octo/app", remote=make_bare_remote(tmp_path / "origin")[0])
         fake.add_user("alice")
         repo.collaborators["alice"] = "write"
-        # A person's token: its API commits would be alice's, never the App's.
-        access = GitHubAccess(token=fake.add_token("alice"), api_url=fake.api_url, throttle=False)
+        # Neither a token (API commits GitHub signs) nor a key (SSH-signed pushes).
+        token = "" if "token" in message else fake.add_token("alice")
+        access = GitHubAccess(token=token, api_url=fake.api_url, throttle=False)
         ctx = ActionContext(
             event_name="schedule", payload={}, workflow_run=run, repository_env="octo/app",
             github=access,
