@@ -194,7 +194,9 @@ class Agent:
         max_tokens: completion cap per call (passed to the backend).
         context_tokens: past this transcript size, old tool outputs are elided.
         purpose: the purpose of the loop's calls (``act``).
-        on_event: receives ``("model_call"|"tool_call"|"step"|"message", fields)``.
+        on_event: receives ``("model_call"|"tool_call"|"step"|"message", fields)``; a
+            ``tool_call``'s ``arguments`` and ``output`` are whole (a sink that records them
+            redacts first, then caps, so its record matches the redacted transcript).
     """
 
     def __init__(
@@ -318,9 +320,9 @@ class Agent:
                 "tool_call",
                 step=index,
                 name=call.name,
-                arguments=call.arguments[:2000],
+                arguments=call.arguments,
                 ok=res.ok,
-                output=res.output[:2000],
+                output=res.output,
             )
             self._append(
                 t,

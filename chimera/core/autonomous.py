@@ -287,7 +287,7 @@ class AutonomousAgent(Attempting):
             history_injections=self._injections,
             reviews_unparsed=self._reviews_unparsed,
             backend_position=self.cursor.checkpoint() if self.cursor is not None else None,
-        ).save(self._attempt_dir)
+        ).save(self._attempt_dir, self._redactor())
 
     def _restore(self, saved: SolveCheckpoint, run: _Run, result: SolveResult) -> int:
         """Take up an interrupted solve where its checkpoint stood; returns the next attempt."""

@@ -13,11 +13,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera.atomic import atomic_write_bytes
 from chimera.core.attempts import AttemptHistory, TaskLedger
 from chimera.errors import ChimeraError
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 CHECKPOINT_FILE = "checkpoint.json"
 CHECKPOINT_VERSION = 1
@@ -84,9 +87,14 @@ class SolveCheckpoint:
             backend_position=data.get("backend_position"),
         )
 
-    def save(self, folder: Path) -> None:
-        """Write ``folder/checkpoint.json`` atomically (a kill leaves the old one or the new)."""
-        data = json.dumps(self.to_json(), ensure_ascii=False, indent=1)
+    def save(self, folder: Path, redactor: SecretRedactor | None = None) -> None:
+        """Write ``folder/checkpoint.json`` atomically (a kill leaves the old one or the new),
+        its strings passed through ``redactor`` when given (the plan is the model's text, and
+        the run folder is uploaded as an artifact)."""
+        payload: Any = self.to_json()
+        if redactor is not None:
+            payload, _ = redactor.redact_json(payload)
+        data = json.dumps(payload, ensure_ascii=False, indent=1)
         atomic_write_bytes(folder / CHECKPOINT_FILE, data.encode("utf-8"))
 
     @classmethod

@@ -27,6 +27,10 @@ from chimera.core.solve_planning import Planning
 from chimera.core.solve_prompts import ACT_SYSTEM
 from chimera.core.solve_state import _Run, _Seen, _Stop, _write_json, model_name
 
+_AUDITED_CHARS = 2000
+"""How much of a tool call's arguments and output its audit event keeps (the trajectory
+exporter's ``AUDITED_CHARS`` caps the transcript side alike)."""
+
 
 class Attempting(Planning):
     """One attempt and its verdict (a layer of AutonomousAgent)."""
@@ -106,7 +110,8 @@ class Attempting(Planning):
         )
         acted = agent.run(messages)
         self.usage.add(acted.usage)
-        _write_json(self._attempt_dir / f"{number}.transcript.json", acted.transcript)
+        saved, _ = self._redactor().redact_json(acted.transcript.to_json())
+        _write_json(self._attempt_dir / f"{number}.transcript.json", saved)
         if acted.outcome in ("budget", "error"):
             raise _Stop(
                 acted.outcome, f"attempt {number} stopped: {acted.error}", acted.budget_limit
@@ -238,18 +243,14 @@ class Attempting(Planning):
         replaced before the write. The tool itself ran with what the model wrote (governance
         judged that); only the record is redacted.
         """
-        redactor = self._audit_redactor
-        if redactor is None:
-            from chimera.governance.redactor import SecretRedactor
-
-            redactor = self._audit_redactor = SecretRedactor.from_environment(
-                workspace=self.workspace
-            )
+        redactor = self._redactor()
         names: list[str] = []
         for key in ("arguments", "output"):
             value = fields.get(key)
             if isinstance(value, str):
-                fields[key], found = redactor.redact(value)
+                text, found = redactor.redact(value)
+                # Capped after redaction, as the exporter caps the (redacted) transcript.
+                fields[key] = text[:_AUDITED_CHARS]
                 names.extend(found)
         if names:
             fields["redacted"] = sorted(set(names))

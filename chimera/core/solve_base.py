@@ -76,7 +76,18 @@ class SolveBase:
         self.transcript_path = self.run_dir / "transcript.jsonl"
         self._attempt_dir = self.run_dir / "attempts" / label
 
+    def _redactor(self) -> SecretRedactor:
+        """The attempt's redactor (built on first use; rebuilt per attempt, see Attempting)."""
+        if self._audit_redactor is None:
+            from chimera.governance.redactor import SecretRedactor
+
+            self._audit_redactor = SecretRedactor.from_environment(workspace=self.workspace)
+        return self._audit_redactor
+
     def _event(self, event: str, **fields: Any) -> None:
+        # An attempt record carries a failing call's arguments, a review its model's words:
+        # every audited field passes the redactor, not only the tool calls'.
+        fields, _ = self._redactor().redact_json(fields)
         self.audit.append(event, **fields)
         if self.on_event is not None:
             self.on_event(event, fields)
@@ -89,6 +100,10 @@ class SolveBase:
             "kind": kind,
             **fields,
         }
+        # The run folder is uploaded as an artifact: a token the model wrote into a call, or a
+        # secret value a tool read back, is replaced here as in the audit log (both sides
+        # redacted alike, so the trajectory exporter's transcript/audit check still holds).
+        line, _ = self._redactor().redact_json(line)
         data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

@@ -5,12 +5,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chimera.atomic import atomic_write_bytes
-from chimera.core.agent import AgentResult, ToolCaller, Transcript
+from chimera.core.agent import AgentResult, ToolCaller
 from chimera.core.attempts import AttemptHistory, TaskLedger
 from chimera.core.heldout.suspicion import Suspicion
 from chimera.core.solve_result import BudgetLimit, SolveOutcome
@@ -79,7 +80,8 @@ def model_name(backend: SupportsComplete) -> str:
     return str(name) if name else type(backend).__name__
 
 
-def _write_json(path: Path, transcript: Transcript) -> None:
-    """The attempt's whole Agent transcript, written atomically (resumable, inspectable)."""
-    data = json.dumps(transcript.to_json(), ensure_ascii=False, default=str, indent=1)
+def _write_json(path: Path, transcript: Mapping[str, Any]) -> None:
+    """The attempt's whole Agent transcript (``Transcript.to_json()``, redacted by the
+    caller), written atomically (inspectable)."""
+    data = json.dumps(transcript, ensure_ascii=False, default=str, indent=1)
     atomic_write_bytes(path, data.encode("utf-8"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 class SecretRedactor:
@@ -104,6 +105,25 @@ class SecretRedactor:
                 text = text.replace(match, f"[REDACTED:{label}]")
                 names.append(label)
         return text, names
+
+    def redact_json(self, value: Any) -> tuple[Any, list[str]]:
+        """A copy of ``value`` (JSON-shaped: dicts, lists, strings, scalars) with every string
+        passed through :meth:`redact` (keys kept), and the names redacted (never values).
+        Other values are returned as they are."""
+        names: list[str] = []
+
+        def walk(item: Any) -> Any:
+            if isinstance(item, str):
+                text, found = self.redact(item)
+                names.extend(found)
+                return text
+            if isinstance(item, Mapping):
+                return {key: walk(v) for key, v in item.items()}
+            if isinstance(item, (list, tuple)):
+                return [walk(v) for v in item]
+            return item
+
+        return walk(value), names
 
 
 def _b64_core(raw: bytes, shift: int) -> str:

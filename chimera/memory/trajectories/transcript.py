@@ -120,13 +120,19 @@ _REDACTED = re.compile(r"\[REDACTED:[^\]\n]*\]")
 def _audited(recorded: str, written: str) -> bool:
     """Whether the transcript's ``written`` text is what the audit log ``recorded``: equal, or
     equal but for the spans the audit's SecretRedactor replaced (``[REDACTED:<name>]``, each
-    standing for some text the transcript kept)."""
+    standing for the same marker — a transcript redacted when written — or for some text
+    without a marker, which a transcript written before that kept verbatim)."""
     if recorded == written:
         return True
-    parts = _REDACTED.split(recorded)
-    if len(parts) == 1:
+    markers = _REDACTED.findall(recorded)
+    if not markers:
         return False
-    pattern = ".+?".join(re.escape(part) for part in parts)
+    parts = _REDACTED.split(recorded)
+    # A marker never stands for text holding another marker: "[REDACTED:x] extra" is an edit.
+    spans = [rf"(?:{re.escape(m)}|(?:(?!\[REDACTED:).)+?)" for m in markers]
+    pattern = re.escape(parts[0]) + "".join(
+        span + re.escape(part) for span, part in zip(spans, parts[1:], strict=True)
+    )
     return re.fullmatch(pattern, written, re.DOTALL) is not None
 
 

@@ -126,7 +126,13 @@ def test_strict_mode_pairs_only_across_runs_at_the_divergence(runs: Any, tmp_pat
         "path": "calc_total.py",
         "content": "TOKEN = '[REDACTED:a GitHub token]'\n\n\ndef total(xs):\n    return sum(xs)\n",
     }
-    assert report.redacted["a GitHub token"] >= 1
+    # Redacted where the run wrote it (no file of the run folder keeps it), so the export
+    # finds nothing left to replace and the row carries the run's marker.
+    for run in (runs.a, runs.b):
+        assert not [
+            p for p in run.rglob("*") if p.is_file() and runs.token.encode() in p.read_bytes()
+        ]
+    assert "a GitHub token" not in report.redacted
 
 
 def test_openai_rows_carry_exactly_one_assistant_message_per_side(

@@ -214,3 +214,19 @@ def test_a_redacted_audit_span_stands_for_the_secret_and_nothing_else_may_differ
     # A marker matches some text, never none.
     empty = _turn('{"command": "true "}', "echo ")
     assert confirm(empty, [["run_command"]], audited) is not None
+
+
+def test_a_transcript_redacted_like_the_audit_agrees_and_edits_elsewhere_still_differ() -> None:
+    from chimera.memory.trajectories.transcript import confirm
+
+    marker = "[REDACTED:a GitHub token]"
+    audited = [("run_command", f'{{"command": "true {marker}"}}', f"echo {marker}")]
+    # Both sides redacted (the run folder is since the transcript writer redacts).
+    same = _turn(f'{{"command": "true {marker}"}}', f"echo {marker}")
+    assert confirm(same, [["run_command"]], audited) is None
+    edited = _turn(f'{{"command": "rm -rf / {marker}"}}', f"echo {marker}")
+    assert confirm(edited, [["run_command"]], audited) == (
+        "transcript does not match the audit log (tool calls differ)"
+    )
+    output_edited = _turn(f'{{"command": "true {marker}"}}', f"echo {marker} ok")
+    assert confirm(output_edited, [["run_command"]], audited) is not None
