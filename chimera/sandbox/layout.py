@@ -260,9 +260,16 @@ def is_example_dotenv(name: str) -> bool:
     return _EXAMPLE_DOTENV.fullmatch(name) is not None
 
 
+def is_dotenv_name(name: str) -> bool:
+    """True when the basename ``name`` is dotenv-named (``.env``, ``.env.local``, ``.envrc``,
+    templates included): the one definition the sandbox, the tool rules, the redactor and the
+    PR scan share."""
+    return name.startswith(".env")
+
+
 def is_secret_dotenv(name: str) -> bool:
     """True for ``.env``, ``.env.local``, ``.envrc``...; examples and templates excepted."""
-    return name.startswith(".env") and not is_example_dotenv(name)
+    return is_dotenv_name(name) and not is_example_dotenv(name)
 
 
 def dotenv_files(root: Path) -> tuple[Path, ...]:

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 
 from chimera.github.scan.model import Finding, finding
 from chimera.governance.rules import Verdict, find_secret_formats
-from chimera.sandbox.layout import is_example_dotenv
+from chimera.sandbox.layout import is_dotenv_name, is_example_dotenv
 
 __all__ = [
     "LOCKFILES",
@@ -204,7 +204,7 @@ def secret_file_findings(path: str, status: str) -> Iterator[Finding]:
         return
     key = path.casefold()
     name = key.rsplit("/", 1)[-1]
-    if name.startswith(".env"):
+    if is_dotenv_name(name):
         if is_example_dotenv(name):
             yield finding(R, "secret-file", path, "a dotenv template: check it holds no value")
         else:

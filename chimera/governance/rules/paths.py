@@ -8,7 +8,7 @@ import pathspec
 
 from chimera.governance.actions import Action
 from chimera.governance.shell import is_within
-from chimera.sandbox.layout import is_example_dotenv
+from chimera.sandbox.layout import is_secret_dotenv
 
 _KEY_BASENAMES = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)$")
 _HOME_SECRET_FILES = (
@@ -64,7 +64,7 @@ def secret_file_reason(action: Action, resolved: str) -> str | None:
     """Why ``resolved`` is a credential file, or ``None``."""
     home = action.home_dir
     base = resolved.rsplit("/", 1)[-1]
-    if base == ".env" or (base.startswith(".env.") and not is_example_dotenv(base)):
+    if is_secret_dotenv(base):
         return f"{resolved} (a dotenv file: holds secrets)"
     if _KEY_BASENAMES.match(base):
         return f"{resolved} (an SSH private key)"

@@ -1,5 +1,6 @@
-"""The sandbox, the tool rules, the redactor and the PR scan agree on which dotenv files are
-templates: one list (``chimera.sandbox.layout.EXAMPLE_DOTENV_SUFFIXES``), three users."""
+"""The sandbox, the tool rules, the redactor and the PR scan agree on which files are dotenv
+files (``chimera.sandbox.layout.is_dotenv_name``) and which of them are templates: one list
+(``chimera.sandbox.layout.EXAMPLE_DOTENV_SUFFIXES``), every user."""
 
 from __future__ import annotations
 
@@ -15,7 +16,15 @@ from chimera.governance.rules.paths import secret_file_reason
 from chimera.sandbox.layout import EXAMPLE_DOTENV_SUFFIXES, is_secret_dotenv
 
 TEMPLATES = tuple(f".env.{suffix}" for suffix in EXAMPLE_DOTENV_SUFFIXES)
-SECRETS = (".env", ".env.local", ".env.production", ".env.example.local", ".env.examples")
+# ``.envrc`` (direnv) once passed the tool rules, which knew only ``.env`` and ``.env.*``.
+SECRETS = (
+    ".env",
+    ".env.local",
+    ".env.production",
+    ".env.example.local",
+    ".env.examples",
+    ".envrc",
+)
 
 
 def _rules_block(name: str, ws: Path) -> bool:
@@ -55,3 +64,12 @@ def test_the_list_is_the_one_the_three_used() -> None:
         "schema",
         "test",
     }
+
+
+@pytest.mark.parametrize("name", [".envrc", "config/.envrc", "sub/dir/.env.local"])
+def test_a_nested_dotenv_is_blocked_by_the_rules_and_the_scan(name: str, tmp_path: Path) -> None:
+    reason = secret_file_reason(
+        Action.for_path(ActionKind.WRITE, name, tmp_path), f"{tmp_path}/{name}"
+    )
+    assert reason is not None and "dotenv" in reason
+    assert _scan_blocks(name)
