@@ -72,10 +72,10 @@ def post_spec_check(
     preamble: str = "",
 ) -> int:
     """Create the completed check run ``name`` on commit ``sha`` from ``rows`` (one summary
-    line each, :meth:`RequirementLine.summary_line`, after ``preamble``; annotations for all but passed rows), in requests of at
-    most :data:`ANNOTATIONS_PER_REQUEST` annotations. The conclusion is ``passed`` when given
-    (a verdict reached elsewhere), else whether every row passed or was skipped. Returns the
-    check run's id.
+    line each, :meth:`RequirementLine.summary_line`, after ``preamble``; annotations for all
+    but passed rows), in requests of at most :data:`ANNOTATIONS_PER_REQUEST` annotations. The
+    conclusion is ``passed`` when given (a verdict reached elsewhere), else whether every row
+    passed or was skipped. Returns the check run's id.
 
     Raises:
         GitHubError: a request failed after retries (``GitHubPermissionDenied``: the token
