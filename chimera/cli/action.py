@@ -323,6 +323,7 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
                 ctx, settings, root, artifacts, decided, verified,
                 agent_audit_head=audit_head, journal=journal, clock=SystemClock(),
                 store_client=store, store_warning=warning,
+                verified_results=_env("CHIMERA_VERIFIED_RESULTS"),
             ).to_job()
         )  # fmt: skip
     except GitHubError as exc:

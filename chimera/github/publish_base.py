@@ -55,6 +55,8 @@ class PublishContext:
             which has no trigger label to lose; ``None``: unknown, read as a label's run).
         sections: the PR body's sections from features (memory's:
             :func:`chimera.github.memory.memory_sections`).
+        verified_results: verify's ``results`` output (JSON: requirement id → status), claims
+            the Spec check cross-checks against the spec files (``""``: none were passed).
     """
 
     root: Path
@@ -69,6 +71,7 @@ class PublishContext:
     agent_audit_head: str | None = None
     event_name: str | None = None
     sections: tuple[Section, ...] = ()
+    verified_results: str = ""
 
 
 @dataclass

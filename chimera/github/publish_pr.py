@@ -1,12 +1,16 @@
 """The publish step after the push: open or update the PR (draft when held, flagged or
 advisory), request reviewers or auto-merge, show the Spec verdict on the head commit (a check
-run), and announce the outcome on the issue with its closing labels."""
+run with one line per requirement, annotated at its YAML line), and announce the outcome on
+the issue with its closing labels."""
 
 from __future__ import annotations
 
 import logging
+import tempfile
+from pathlib import Path
 
-from chimera.errors import GitHubError
+from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied
+from chimera.github.checkrun import RequirementLine, claimed_lines, post_spec_check, spec_rows
 from chimera.github.client import PullInfo
 from chimera.github.documents import pr_body
 from chimera.github.permissions import chimera_pull
@@ -20,6 +24,7 @@ from chimera.github.queue import (
     LABEL_SPEC_CHANGE,
 )
 from chimera.github.summary import code
+from chimera.github.trust import acceptance_requirements
 
 __all__ = ["PullRequestStep"]
 
@@ -140,11 +145,52 @@ class PullRequestStep(PublisherBase):
         else:
             title = "Spec met: verified from the base commit"
         summary = "\n".join(self._verification(g, held_unmet))
+        lines, reasons = self._requirement_lines(head)
+        if reasons:
+            # verify's per-requirement claims do not match the Spec: the check fails, and
+            # nothing it claimed can make it pass.
+            passed = False
+            title = "Spec check refused verify's results: " + reasons[0]
+        try:
+            post_spec_check(self.client, head, lines, title=title, passed=passed, preamble=summary)
+            shown = "check_run"
+        except GitHubPermissionDenied:
+            # A personal token may not write check runs: the verdict goes to a commit status.
+            shown = self._verdict_status(head, passed=passed, title=title, summary=summary)
+        except GitHubError as exc:
+            log.warning("could not show the Spec verdict on %s: %s", head[:12], exc)
+            shown = f"not shown: {exc}"
+        self.audit.record("spec_check", shown=shown, rows=len(lines), refused=reasons)
+        return shown
+
+    def _verdict_status(self, head: str, *, passed: bool, title: str, summary: str) -> str:
         try:
             return self.client.spec_verdict(head, passed=passed, title=title, summary=summary)
         except GitHubError as exc:
             log.warning("could not show the Spec verdict on %s: %s", head[:12], exc)
             return f"not shown: {exc}"
+
+    def _requirement_lines(self, head: str) -> tuple[list[RequirementLine], list[str]]:
+        """One line per requirement for the check on ``head``: ids and YAML lines re-derived
+        from the spec files of the base commit (and of ``head``, which publish built from the
+        re-hashed patch, for where they sit now); verify's ``results`` are claims checked
+        against them (:func:`~chimera.github.checkrun.claimed_lines`)."""
+        d = self.decided
+        spec = self.settings.spec_path
+        try:
+            with tempfile.TemporaryDirectory(prefix="chimera-publish-check-") as tmp:
+                base = spec_rows(self.ctx.root, d.base_sha, spec, Path(tmp))
+                landed = spec_rows(self.ctx.root, head, spec, Path(tmp))
+            wanted = [str(r.get("id")) for r in acceptance_requirements(d.acceptance)]
+        except ChimeraError as exc:
+            why = f"the Spec's requirements could not be re-derived: {exc}"
+            return [RequirementLine("chimera-verify", "error", "specs", 1, why)], [why]
+        # Verify judges the base commit's requirements plus the goal's: those it must report.
+        required = [*base, *wanted]
+        fallback = next(iter(landed.values()), next(iter(base.values()), (spec or "specs", 1)))
+        return claimed_lines(
+            base | landed, required, self.ctx.verified_results, fallback=(fallback[0], 1)
+        )
 
     def _announce(
         self, pull: PullInfo, g: GateResult, *, created: bool, awaiting: bool, merge: str

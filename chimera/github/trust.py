@@ -54,8 +54,10 @@ DECIDE_OUTPUTS = (
 )
 """decide's outputs the later jobs receive: as the Action input ``decided-<name>``, which
 ``action.yml`` maps to ``CHIMERA_DECIDED_<NAME>`` (see :func:`input_env`)."""
-VERIFY_OUTPUTS = ("base_sha", "patch_sha256", "spec_digest", "verdict")
-"""verify's outputs publish receives: as the input ``verified-<name>`` (``_`` → ``-``)."""
+VERIFY_OUTPUTS = ("base_sha", "patch_sha256", "spec_digest", "verdict", "results")
+"""verify's outputs publish receives: as the input ``verified-<name>`` (``_`` → ``-``).
+``results`` (requirement id → status) is data the Spec check cross-checks, not part of
+:class:`Verified`."""
 VERDICTS = ("passed", "failed", "error", "held")
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -331,8 +331,8 @@ class World:
             GITHUB_RUN_ATTEMPT=attempt,
             CHIMERA_AGENT_ARTIFACT=name,
             **decided,
-            **verified_env(verify),
-            **(publish_env or {}),
+            # publish_env may replace a verify output (a forged one reaching publish).
+            **(verified_env(verify) | (publish_env or {})),
         )
         return {"verify": verify, "publish": publish}
 

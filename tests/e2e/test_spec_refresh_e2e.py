@@ -84,8 +84,8 @@ def refresh(
     jobs["verify"] = world.job(
         "verify", name, event, run=run, token="", root=world.clone(), artifacts=empty, **decided
     )
-    verified = world.verified_env(jobs["verify"])
     said = jobs["verify"]["results"] if results is None else results
+    verified = world.verified_env(jobs["verify"]) | {"CHIMERA_VERIFIED_RESULTS": said}
     jobs["spec-check"] = world.job(
         "spec-check",
         name,
@@ -94,7 +94,6 @@ def refresh(
         token=world.workflow_token(SPEC_CHECK),
         root=world.clone(),
         artifacts=empty,
-        CHIMERA_VERIFIED_RESULTS=said,
         **decided,
         **verified,
     )
@@ -119,7 +118,8 @@ def test_a_push_to_the_chimera_pr_refreshes_the_spec_check_on_the_new_head(world
     (run,) = spec_runs(world, broken)
     assert run["conclusion"] == "failure" and run["app"] == "github-actions"
     summary = run["output"]["summary"].splitlines()
-    assert "- `keeps-add` passed" in summary and "- `total-defined` failed" in summary
+    assert any(line.startswith("- `keeps-add` passed at `specs/") for line in summary)
+    assert any(line.startswith("- `total-defined` failed at `specs/") for line in summary)
     # The annotation sits at the requirement's own line in the acceptance file on the head.
     (note,) = [a for a in run["annotations"] if a["title"].startswith("total-defined")]
     path = note["path"]
@@ -150,7 +150,11 @@ def test_verify_outputs_that_do_not_match_the_head_are_refused_and_other_branche
     head = jobs["decide"]["head-sha"]
     # A compromised verify claims everything passed, for a change it did not judge.
     event = pull_request_event(world.fake, "octo/app", pr, sender="alice")
-    forged = dict(jobs["verify"]) | {"verdict": "passed", "patch_sha256": "0" * 64}
+    forged = dict(jobs["verify"]) | {
+        "verdict": "passed",
+        "patch_sha256": "0" * 64,
+        "results": json.dumps({"total-defined": "passed", "keeps-add": "passed"}),
+    }
     out = world.job(
         "spec-check",
         "pull_request_target",
@@ -159,7 +163,6 @@ def test_verify_outputs_that_do_not_match_the_head_are_refused_and_other_branche
         token=world.workflow_token(SPEC_CHECK),
         root=world.clone(),
         artifacts=world.tmp / "none",
-        CHIMERA_VERIFIED_RESULTS=json.dumps({"total-defined": "passed", "keeps-add": "passed"}),
         **world.decided_env(jobs["decide"]),
         **world.verified_env(forged),
     )

@@ -92,6 +92,7 @@ def publish_job(
     clock: Clock | None = None,
     store_client: GitHubClient | None = None,
     store_warning: str = "",
+    verified_results: str = "",
 ) -> PublishJobResult:
     """Publish the verified change from the checkout ``root`` (its remote takes pushes): the
     patch from ``artifacts``, everything else from ``decided`` and ``verified``. publish's own
@@ -109,7 +110,8 @@ def publish_job(
 
     ``store_client`` (see :func:`store_writer`; ``None``: the job's own client) writes and
     reads the branch stores only — memory and learning proposals here, the journal through
-    ``journal``; ``store_warning`` is shown in the job summary.
+    ``journal``; ``store_warning`` is shown in the job summary. ``verified_results`` is
+    verify's ``results`` output: claims the Spec check cross-checks, never a verdict.
     """
     if decided.mode == "refresh":
         raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
@@ -134,6 +136,7 @@ def publish_job(
         agent_audit_head=agent_audit_head,
         event_name=ctx.event_name,
         sections=memory_sections(note),
+        verified_results=verified_results,
     )
     queue = make_queue(client, settings)
     result = publish(pctx, client, settings, queue, decided, verified)

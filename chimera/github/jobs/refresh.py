@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.errors import ChimeraError, SpecError
-from chimera.github.basecommit import export_tree, sha256_text, spec_digest
-from chimera.github.checkrun import RequirementLine, post_spec_check
+from chimera.errors import ChimeraError
+from chimera.github.basecommit import sha256_text, spec_digest
+from chimera.github.checkrun import STATUSES, RequirementLine, post_spec_check, spec_rows
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import chimera_pull
 from chimera.github.trust import Decided, Verified, acceptance_output
@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 CHECK_NAME = "Chimera Spec"
-STATUSES = frozenset({"passed", "failed", "error", "skipped"})
 
 
 def commit_patch(root: Path, base: str, head: str) -> str:
@@ -148,30 +147,6 @@ class SpecCheckResult:
         )
 
 
-def _spec_rows(root: Path, sha: str, spec_path: str, tmp: Path) -> dict[str, tuple[str, int]]:
-    """Requirement id → (repository path of its spec file, 1-based line) at commit ``sha``
-    (its spec files extracted and parsed; nothing is run)."""
-    from chimera.spec.loader import load_spec
-
-    spec = spec_path.strip("/") or "."
-    dest = export_tree(root, sha, tmp / sha[:12], (spec,))
-    if not (dest / spec).exists():
-        return {}
-    try:
-        loaded = load_spec([dest / spec])
-    except SpecError:
-        return {}
-    rows: dict[str, tuple[str, int]] = {}
-    for req in loaded.requirements:
-        path = Path(req.location.file)
-        try:
-            rel = path.resolve().relative_to(dest.resolve()).as_posix()
-        except ValueError:
-            rel = f"{spec}/{path.name}"
-        rows[req.id] = (rel, req.location.line)
-    return rows
-
-
 def spec_check_job(
     ctx: ActionContext,
     settings: ActionSettings,
@@ -207,8 +182,8 @@ def spec_check_job(
         if verified.base_sha != decided.base_sha:
             reasons.append("verify judged from another base commit")
         with tempfile.TemporaryDirectory(prefix="chimera-spec-check-") as tmp:
-            rows = _spec_rows(root, head, settings.spec_path, Path(tmp))
-            rows = _spec_rows(root, decided.base_sha, settings.spec_path, Path(tmp)) | rows
+            rows = spec_rows(root, head, settings.spec_path, Path(tmp))
+            rows = spec_rows(root, decided.base_sha, settings.spec_path, Path(tmp)) | rows
     except ChimeraError as exc:
         reasons.append(str(exc))
     lines = _lines(rows, results, verified, reasons)

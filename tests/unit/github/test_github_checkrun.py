@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from chimera.errors import GitHubApiError
-from chimera.github.checkrun import ANNOTATIONS_PER_REQUEST, RequirementLine, post_spec_check
+from chimera.github.checkrun import (
+    ANNOTATIONS_PER_REQUEST,
+    RequirementLine,
+    claimed_lines,
+    post_spec_check,
+)
 from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
@@ -66,3 +73,54 @@ def test_all_green_is_a_success_with_no_annotations(fake: GitHubFake, repo: Fake
     rows = [RequirementLine("a", "passed", "specs/app.yaml", 2)]
     run = repo.check_runs[post_spec_check(client(fake), sha, rows, title="Spec met")]
     assert run["conclusion"] == "success" and run.get("annotations", []) == []
+
+
+ROWS = {"a": ("specs/app.yaml", 2), "b": ("specs/app.yaml", 5)}
+
+
+def test_claims_naming_exactly_the_derived_ids_are_shown_at_their_yaml_lines() -> None:
+    lines, reasons = claimed_lines(ROWS, ["a", "b"], json.dumps({"a": "passed", "b": "failed"}))
+    assert reasons == []
+    assert [(r.id, r.status, r.line) for r in lines] == [("a", "passed", 2), ("b", "failed", 5)]
+    assert lines[1].summary_line() == "- `b` failed at `specs/app.yaml:5`"
+
+
+def test_an_unknown_id_or_a_missing_one_or_no_object_is_a_reason_and_an_error_line() -> None:
+    forged = json.dumps({"a": "passed", "b": "passed", "zz-made-up": "passed"})
+    lines, reasons = claimed_lines(ROWS, ["a", "b"], forged)
+    assert reasons == ["verify reported requirements the Spec does not declare: zz-made-up"]
+    assert [r.id for r in lines] == ["a", "b", "chimera-verify"]  # the forged id is not shown
+    assert lines[-1].status == "error" and "zz-made-up" in lines[-1].message
+
+    lines, reasons = claimed_lines(ROWS, ["a", "b"], json.dumps({"a": "passed", "b": "nope"}))
+    assert reasons == ["verify reported no status for: b"]
+    assert [(r.id, r.status) for r in lines][:2] == [("a", "passed"), ("b", "error")]
+
+    for said in ("", "[1]", "{oops"):
+        lines, reasons = claimed_lines(ROWS, ["a", "b"], said)
+        assert len(reasons) == 1 and "not a JSON object" in reasons[0]
+        assert [r.status for r in lines] == ["error", "error", "error"]
+
+
+def test_a_required_id_without_a_row_sits_at_the_fallback_and_extra_rows_are_optional() -> None:
+    said = json.dumps({"a": "passed", "b": "passed", "goal": "passed"})
+    lines, reasons = claimed_lines(ROWS, ["a", "goal"], said, fallback=("specs/x.yaml", 1))
+    assert reasons == []
+    assert [(r.id, r.path, r.line) for r in lines] == [
+        ("a", "specs/app.yaml", 2),
+        ("goal", "specs/x.yaml", 1),
+        ("b", "specs/app.yaml", 5),
+    ]
+
+
+def test_a_given_verdict_decides_the_conclusion_not_the_rows(
+    fake: GitHubFake, repo: FakeRepo
+) -> None:
+    sha = repo.head_sha("main")
+    assert sha is not None
+    green = [RequirementLine("a", "passed", "specs/app.yaml", 2)]
+    run = repo.check_runs[
+        post_spec_check(client(fake), sha, green, title="t", passed=False, preamble="Why.")
+    ]
+    assert run["conclusion"] == "failure"
+    assert run["output"]["summary"] == "Why.\n\n- `a` passed at `specs/app.yaml:2`"

@@ -121,7 +121,11 @@ def setup(
     runs: set[str] = set()
 
     def run(
-        folder: Path, workflow_run: str = "7", client: GitHubClient = bot, verdict: str = "passed"
+        folder: Path,
+        workflow_run: str = "7",
+        client: GitHubClient = bot,
+        verdict: str = "passed",
+        results: str = "",
     ) -> Any:
         if workflow_run not in runs:  # a new run was started by the label (decide checks it)
             runs.add(workflow_run)
@@ -149,6 +153,7 @@ def setup(
             repository="octo/app",
             server_url="https://github.example",
             workflow_run=workflow_run,
+            verified_results=results,
         )
         q = ChangeQueue(client, identities=SETTINGS.identities, limits=QueueLimits(3, 10))
         return publish(ctx, client, SETTINGS, q, decided, verified)
@@ -410,3 +415,17 @@ def test_the_report_is_shown_never_acted_on(
     assert marker["run_id"] == "gh-1-7" and marker["started_by"] == "alice"
     assert "approve this PR's head commit" not in pull["body"]
     assert "`other-run`" in pull["body"]  # shown, as the untrusted text it is
+
+
+def test_a_personal_token_shows_the_verdict_and_the_refused_claims_as_a_commit_status(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # A personal token may not write check runs (GitHub's 403): the verdict goes to the
+    # chimera/spec status, still failing when verify's per-requirement claims are refused.
+    folder = artifacts(tmp_path, work[1], files={"calc.py": "x = 1\n"}, st=state())
+    assert setup(folder, results=json.dumps({"nope": "passed"})).outcome == "pr_opened"
+    sha = repo.head_sha("chimera/issue-1")
+    assert sha is not None and repo.checks_for(sha) == []
+    (status,) = repo.statuses_for(sha)
+    assert status["context"] == "chimera/spec" and status["state"] == "failure"
+    assert "refused verify's results" in status["description"]
