@@ -342,6 +342,9 @@ def test_agent_and_verify_checkouts_hold_what_they_need_and_no_credential(
         head = "${{ needs.decide.outputs.head-sha || needs.decide.outputs.base-sha }}"
         assert checkout["with"]["ref"] == head
         assert checkout["with"]["fetch-depth"] == 0
+        # ...and the agent builds on that same commit (not the head the API reports later).
+        (step,) = [s for s in chimera_steps(job) if s["with"]["mode"] == "agent"]
+        assert step["with"]["decided-head-sha"] == "${{ needs.decide.outputs.head-sha }}"
     refresh = load(path)["jobs"].get("decide", {})
     if any(s["with"].get("mode") == "refresh" for s in chimera_steps(refresh)):
         # verify diffs base..head itself: all branches (the PR's head among them) are fetched.
