@@ -198,6 +198,7 @@ def _context(args: argparse.Namespace) -> ActionContext:
         base_ref=_env("CHIMERA_BASE_REF") or None,
         dispatch_ref=_env("CHIMERA_DISPATCH_REF") or None,
         decided_base=_env("CHIMERA_DECIDED_BASE_SHA") or None,
+        decided_head=_env("CHIMERA_DECIDED_HEAD_SHA") or None,
         github=_github(),
     )
 

@@ -123,3 +123,44 @@ def test_changes_requested_iterates_on_the_pr_head_and_adds_a_commit(world: Worl
     patch = (world.tmp / "artifacts-82" / "patch.diff").read_text()
     assert "+def total(xs):" in patch and "+    return sum(xs)" in patch
     assert "task-gh-1-82" not in patch  # the acceptance file of round one is carried, not doubled
+
+
+def test_a_rerun_builds_on_decides_head_when_a_person_pushed_after_decide(world: World) -> None:
+    model(world, "first", TOTAL.replace("sum(xs)", "0"))
+    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    gh = world.fake.pygithub(world.fake.add_token("alice"))
+    said = gh.get_repo("octo/app").get_issue(int(issue["number"])).create_comment("@chimera run")
+    first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=83)
+    assert first["publish"]["status"] == "pr_opened"
+    pr = int(world.repo.pulls()[0]["number"])
+    head = git(world, "rev-parse", "chimera/issue-1")
+    review = (
+        world.fake.pygithub(world.fake.add_token("bob"))
+        .get_repo("octo/app")
+        .get_pull(pr)
+        .create_review(body="total() must sum.", event="REQUEST_CHANGES")
+    )
+    model(world, "second", TOTAL)
+
+    def person_pushes() -> None:
+        checkout = world.clone(world.fake.add_token("alice"))
+        who = ["git", "-c", "user.name=alice", "-c", "user.email=a@e.invalid"]
+        subprocess.run([*who, "checkout", "-q", "chimera/issue-1"], cwd=checkout, check=True)
+        (checkout / "NOTES.md").write_text("alice's note\n")
+        for cmd in (
+            ["add", "NOTES.md"],
+            ["commit", "-qm", "note"],
+            ["push", "-q", "origin", "HEAD"],
+        ):
+            subprocess.run([*who, *cmd], cwd=checkout, check=True, capture_output=True)
+
+    event = review_event(review.raw_data, pr, head)
+    jobs = world.pipeline("pull_request_review", event, run=84, after_decide=person_pushes)
+    assert jobs["decide"]["head-sha"] == head
+    # The agent iterated on the commit decide saw (the one the workflow checks out), not on
+    # the newer head the API reports by then; publish refuses to overwrite the person's push.
+    outcome = json.loads((world.tmp / "artifacts-84" / "outcome.json").read_text())
+    assert outcome["branch_head"] == head
+    assert "NOTES.md" not in (world.tmp / "artifacts-84" / "patch.diff").read_text()
+    assert jobs["publish"]["status"] == "blocked"
+    assert git(world, "rev-parse", "chimera/issue-1") != head

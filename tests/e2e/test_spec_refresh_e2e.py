@@ -179,3 +179,33 @@ def test_verify_outputs_that_do_not_match_the_head_are_refused_and_other_branche
         "refresh", "pull_request_target", event, run=96, token=world.workflow_token(REFRESH_DECIDE)
     )
     assert gate["proceed"] == "false" and gate["status"] == "not a Chimera branch"
+
+
+def test_an_acceptance_edited_after_the_pr_opened_is_not_adopted_by_the_refresh(
+    world: World,
+) -> None:
+    pr = open_pr(world)
+    # The issue's author (no write access needed) relaxes the goal after the PR opened, then
+    # a push removes total(): judged against the relaxed goal, the check would go green.
+    gh = world.fake.pygithub(world.fake.add_token("alice"))
+    issue = gh.get_repo("octo/app").get_issue(1)
+    relaxed = TASK.replace("symbol: total", "symbol: add")
+    issue.edit(body=relaxed)
+    broken = push(world, "alice", "def add(a, b):\n    return a + b\n")
+    jobs = refresh(world, pr, 97)
+    gate = jobs["decide"]
+    assert gate["proceed"] == "false" and "verify" not in jobs
+    assert gate["status"] == (
+        "the issue's acceptance changed since the run started; re-run to adopt it"
+    )
+    assert spec_runs(world, broken) == []
+    # The refusal is said where a maintainer looks (the job summary), not only in an output.
+    said = (world.tmp / "summary-97.md").read_text(encoding="utf-8")
+    assert "Chimera Spec not refreshed" in said and "re-run to adopt it" in said
+
+    # The original acceptance back (same digest as the run's): the refresh judges again.
+    issue.edit(body=TASK)
+    jobs = refresh(world, pr, 98)
+    assert jobs["decide"]["proceed"] == "true" and jobs["spec-check"]["status"] == "failure"
+    (run,) = spec_runs(world, broken)
+    assert "- `total-defined` failed" in run["output"]["summary"].splitlines()

@@ -266,13 +266,15 @@ def _run(
             base_sha = _git(root, "rev-parse", "HEAD")
     else:
         assert res.pull is not None
-        branch_head = res.pull.head_sha
+        # decide's head, not the API's now: an approval named it, the workflow checked it
+        # out (no later fetch: the checkout keeps no credential), publish leases on it.
+        branch_head = ctx.decided_head or res.pull.head_sha
         base_ref = res.pull.base_ref
         # A paused run continues on the PR's head (its verified change is there); a re-run
         # iterates on it, with the feedback (and each inline comment's file and line) as its
         # task and its goal judged against decide's base (the basis): publish adds its commit
         # on top of the PR's branch (pushed with a lease on the head decide saw).
-        base_sha = _checkout(root, res.pull.head_sha, res.pull.head_ref)
+        base_sha = _checkout(root, branch_head, res.pull.head_ref)
     if decision.action is Act.RESUME:
         marker = res.marker or {}
         run_id = str(marker.get("run_id") or "")

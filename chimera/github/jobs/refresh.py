@@ -5,7 +5,10 @@ Three jobs, split like decide → verify → publish (``examples/workflows/chime
 
 * :func:`refresh_job` (``pull-requests: read``, ``issues: read``; no secrets) — from the
   ``pull_request_target`` ``synchronize`` event of a Chimera branch: the PR's marker names its
-  base commit, the issue's ``chimera`` block its acceptance; the outputs are decide's
+  base commit and the digest of the acceptance its run started with; the issue's ``chimera``
+  blocks are used only while their digest still matches that record (an edit to the issue
+  after the run started refuses the refresh rather than judging the PR against another goal,
+  which an issue author without write access could otherwise relax); the outputs are decide's
   (:class:`~chimera.github.trust.Decided`, mode ``refresh``, ``head-sha`` the pushed head).
 * the verify job (``contents: read``; no secrets; the strict sandbox) in mode ``refresh``
   judges the diff from the base to the pushed head (:func:`commit_patch`) instead of an
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings
 
 __all__ = [
+    "ACCEPTANCE_CHANGED",
     "CHECK_NAME",
     "RefreshResult",
     "SpecCheckResult",
@@ -47,6 +51,7 @@ __all__ = [
 ]
 
 CHECK_NAME = "Chimera Spec"
+ACCEPTANCE_CHANGED = "the issue's acceptance changed since the run started; re-run to adopt it"
 
 
 def commit_patch(root: Path, base: str, head: str) -> str:
@@ -80,12 +85,16 @@ class RefreshResult:
     proceed: bool
     reason: str
     decided: Decided | None = None
+    #: A refusal a maintainer must see (no check run is posted on the head), not a skip.
+    refused: bool = False
 
     def to_job(self) -> JobResult:
         outputs = {"proceed": "true" if self.proceed else "false", "status": self.reason}
         if self.decided is not None:
             outputs |= self.decided.to_outputs()
-        return JobResult(outputs=outputs, record={"proceed": self.proceed, "reason": self.reason})
+        summary = f"**Chimera Spec not refreshed**: {self.reason}\n" if self.refused else ""
+        record = {"proceed": self.proceed, "reason": self.reason}
+        return JobResult(outputs=outputs, record=record, summary=summary)
 
 
 def refresh_job(ctx: ActionContext, settings: ActionSettings) -> RefreshResult:
@@ -113,6 +122,11 @@ def refresh_job(ctx: ActionContext, settings: ActionSettings) -> RefreshResult:
     if len(base) != 40:
         return RefreshResult(False, f"PR #{pull.number}'s marker names no base commit")
     acceptance, digest = acceptance_output(client.issue(issue).body)
+    # The goal is the one the run started with (the marker's digest, written by Chimera's own
+    # publish), never whatever the issue says now: the issue's text is used only while it
+    # still hashes to that record. No record (an older marker) proves nothing either.
+    if marker.get("acceptance_sha256") != digest:
+        return RefreshResult(False, ACCEPTANCE_CHANGED, refused=True)
     decided = Decided(
         issue=issue,
         mode="refresh",

@@ -306,3 +306,53 @@ def test_action_yml_maps_the_store_token_into_the_publish_run_only() -> None:
         for part in ("run", "with", "if"):
             assert "store-token" not in yaml.safe_dump(step.get(part, "")), step.get("name")
     assert refs == [("chimera", "CHIMERA_STORE_TOKEN")]
+
+
+def _runs_code(job: dict[str, Any]) -> bool:
+    """The job runs model-written or PR code: a Chimera step in mode agent or verify."""
+    return any(s["with"].get("mode") in ("agent", "verify") for s in chimera_steps(job))
+
+
+CODE_JOBS = [
+    (p.name, name) for p in WORKFLOWS for name, job in load(p)["jobs"].items() if _runs_code(job)
+]
+
+
+@pytest.mark.parametrize(("workflow", "name"), CODE_JOBS, ids=lambda v: str(v))
+def test_agent_and_verify_checkouts_hold_what_they_need_and_no_credential(
+    workflow: str, name: str
+) -> None:
+    path = next(p for p in WORKFLOWS if p.name == workflow)
+    job = load(path)["jobs"][name]
+    checkouts = [s for s in job["steps"] if "actions/checkout" in str(s.get("uses"))]
+    assert checkouts, f"{workflow}:{name} has no checkout"
+    # actions/checkout persists the token unless told not to: the literal false is required.
+    assert all(s["with"]["persist-credentials"] is False for s in checkouts)
+    # Nothing later in the job fetches: on a private repository that fetch has no credential
+    # (and handing it one would hand it to the model-written code as well).
+    for step in job["steps"]:
+        text = yaml.safe_dump(step)
+        assert "git fetch" not in text and "github.token" not in text
+        assert "GITHUB_TOKEN" not in text
+    (checkout,) = checkouts
+    modes = {s["with"]["mode"] for s in chimera_steps(job)}
+    if "agent" in modes:
+        # A re-run or a resume iterates on the PR: decide's head is the checked-out commit and
+        # all history (the base, for the cumulative diff) comes with it.
+        head = "${{ needs.decide.outputs.head-sha || needs.decide.outputs.base-sha }}"
+        assert checkout["with"]["ref"] == head
+        assert checkout["with"]["fetch-depth"] == 0
+        # ...and the agent builds on that same commit (not the head the API reports later).
+        (step,) = [s for s in chimera_steps(job) if s["with"]["mode"] == "agent"]
+        assert step["with"]["decided-head-sha"] == "${{ needs.decide.outputs.head-sha }}"
+    refresh = load(path)["jobs"].get("decide", {})
+    if any(s["with"].get("mode") == "refresh" for s in chimera_steps(refresh)):
+        # verify diffs base..head itself: all branches (the PR's head among them) are fetched.
+        assert checkout["with"]["fetch-depth"] == 0
+
+
+def test_the_code_jobs_cover_every_agent_and_verify_job() -> None:
+    assert ("chimera-fix.yml", "agent") in CODE_JOBS
+    assert ("chimera-review.yml", "agent") in CODE_JOBS
+    assert ("chimera-spec-refresh.yml", "verify") in CODE_JOBS
+    assert len([j for j in CODE_JOBS if j[1] == "verify"]) == 3
