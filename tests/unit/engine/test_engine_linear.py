@@ -85,8 +85,6 @@ def test_generated_patterns_give_regex_offsets(seed: int) -> None:
     translated = 0
     for _ in range(150):
         source = _pattern(rng)
-        if regex.compile(source, PATTERN_FLAGS) is None:  # pragma: no cover - always compiles
-            continue
         cp = cache.get(source, True)
         if cp.linear is None:
             continue
