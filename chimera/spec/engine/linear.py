@@ -145,6 +145,28 @@ def translate(parsed: Any) -> str | None:
         return None
 
 
+def _loops_consume(items: Any) -> bool:
+    """Whether every repeat in ``items`` consumes at least one character per iteration
+    (the engines may choose different extents only through loops that can match empty)."""
+    for op, av in items:
+        if op is _sre.MAX_REPEAT or op is _sre.MIN_REPEAT:
+            if av[2].getwidth()[0] == 0 or not _loops_consume(av[2]):
+                return False
+        elif op is _sre.SUBPATTERN:
+            if not _loops_consume(av[3]):
+                return False
+        elif op is _sre.BRANCH and not all(_loops_consume(b) for b in av[1]):
+            return False
+    return True
+
+
+def exact_extents(parsed: Any) -> bool:
+    """Whether RE2 (leftmost-first, like ``regex``) also picks the same extent for every
+    match of a translated pattern, so that its ``finditer`` yields ``regex``'s matches: when
+    no match can be empty and no loop can iterate on nothing."""
+    return bool(parsed.getwidth()[0] > 0 and _loops_consume(parsed))
+
+
 def compile_linear(parsed: Any) -> Any | None:
     """A compiled RE2 pattern for ``parsed`` (see :func:`translate`), or ``None`` when the
     pattern has no translation, RE2 refuses it, or the ``fast`` extra is not installed."""

@@ -30,7 +30,7 @@ from typing import Any
 
 import regex
 
-from chimera.spec.engine.linear import compile_linear
+from chimera.spec.engine.linear import compile_linear, exact_extents
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.plain import Plain, plain_pattern, plain_search
 from chimera.spec.model import one_line
@@ -139,6 +139,8 @@ class CompiledPattern:
     linear: Any = None
     """The pattern in RE2 (:mod:`chimera.spec.engine.linear`), used on ASCII texts only to
     find whether and where the leftmost match is; ``None`` when there is no exact one."""
+    linear_all: bool = False
+    """Whether ``linear`` also finds every match exactly (:func:`exact_extents`)."""
 
     @property
     def key(self) -> tuple[str, bool]:
@@ -167,6 +169,8 @@ class CompiledPattern:
         assert self.compiled is not None
         start = 0
         if ascii_bytes is not None and self.linear is not None:
+            if self.linear_all and not first_only:
+                return [m.start() for m in self.linear.finditer(ascii_bytes)]
             m = self.linear.search(ascii_bytes)
             if m is None:
                 return []
@@ -259,9 +263,18 @@ class PatternCache:
         # A pattern with a line-start prefix already jumps between the prefix's occurrences,
         # which measured faster than a linear scan of the whole text.
         use_linear = self.options.linear_engine and prefix is None
-        linear = self._linear(source) if use_linear else None
+        linear, linear_all = self._linear(source) if use_linear else (None, False)
         if not sets:
-            return CompiledPattern(source, True, compiled, None, None, prefix=prefix, linear=linear)
+            return CompiledPattern(
+                source,
+                True,
+                compiled,
+                None,
+                None,
+                prefix=prefix,
+                linear=linear,
+                linear_all=linear_all,
+            )
         return CompiledPattern(
             source,
             True,
@@ -271,16 +284,18 @@ class PatternCache:
             literal_sets=sets,
             prefix=prefix,
             linear=linear,
+            linear_all=linear_all,
         )
 
     @staticmethod
-    def _linear(source: str) -> Any:
+    def _linear(source: str) -> tuple[Any, bool]:
         # The same guards as the literal analysis: wherever ``re``'s parser may read the
         # pattern differently from ``regex``, there is no second engine.
         if "[:" in source or _FUZZY_RISK.search(source):
-            return None
+            return None, False
         parsed = _parsed(source)
-        return None if parsed is None else compile_linear(parsed)
+        linear = None if parsed is None else compile_linear(parsed)
+        return linear, linear is not None and exact_extents(parsed)
 
 
 MAX_LITERAL_SETS = 3
