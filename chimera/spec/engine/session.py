@@ -12,6 +12,7 @@ announcement is planned on the spot and served from the text cache when possible
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -251,6 +252,17 @@ class EngineSession(ReadRecording, ScopeSelection):
 
     def run_pass(self) -> None:
         """Run every planned scan and module index: each planned file is read once."""
+        # The pass allocates many acyclic objects (syntax trees, evidence): the cyclic
+        # collector would rescan every live object again and again, to free nothing.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._run_pass()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run_pass(self) -> None:
         requests, self._pending = self._pending, {}
         modules, self._pending_modules = self._pending_modules, {}
         if not requests and not modules:
