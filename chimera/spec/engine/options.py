@@ -41,6 +41,9 @@ class EngineOptions:
         hidden: real absolute paths whose files no check reads (held-out requirements, during
             an autonomous run): globs never select them, and a ``path`` naming one is
             unscannable (fail closed).
+        linear_engine: let RE2 (the ``fast`` extra) find whether and where a pattern first
+            matches an ASCII file, for the patterns it reads exactly as ``regex`` does
+            (:mod:`chimera.spec.engine.linear`); verdicts and evidence are the same either way.
     """
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
@@ -53,6 +56,7 @@ class EngineOptions:
     result_cache: bool = False
     cache_max_bytes: int = 64 * MIB
     hidden: tuple[str, ...] = ()
+    linear_engine: bool = True
 
 
 @dataclass

@@ -30,6 +30,7 @@ from typing import Any
 
 import regex
 
+from chimera.spec.engine.linear import compile_linear, exact_extents
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.plain import Plain, plain_pattern, plain_search
 from chimera.spec.model import one_line
@@ -135,6 +136,11 @@ class CompiledPattern:
     prefix: str | None = None
     """The literal every match starts with, behind a leading ``^`` (see
     :func:`line_start_prefix`); searches then jump between its occurrences."""
+    linear: Any = None
+    """The pattern in RE2 (:mod:`chimera.spec.engine.linear`), used on ASCII texts only to
+    find whether and where the leftmost match is; ``None`` when there is no exact one."""
+    linear_all: bool = False
+    """Whether ``linear`` also finds every match exactly (:func:`exact_extents`)."""
 
     @property
     def key(self) -> tuple[str, bool]:
@@ -144,8 +150,14 @@ class CompiledPattern:
     def shown(self) -> str:
         return shown(self.source, self.is_regex)
 
-    def search(self, text: str, *, first_only: bool, timeout: float) -> list[int]:
+    def search(
+        self, text: str, *, first_only: bool, timeout: float, ascii_bytes: bytes | None = None
+    ) -> list[int]:
         """Start offsets of the matches in ``text`` (just the first when ``first_only``).
+
+        ``ascii_bytes`` is ``text`` encoded, passed only when ``text`` is ASCII: then the
+        linear engine (when the pattern has one) finds the leftmost match, and ``regex``
+        runs only from there, only when every match is wanted.
 
         Raises:
             TimeoutError: the regex ran past ``timeout`` seconds (not for literals).
@@ -155,14 +167,28 @@ class CompiledPattern:
         if self.plain is not None:
             return plain_search(text, self.plain, first_only)
         assert self.compiled is not None
+        start = 0
+        if ascii_bytes is not None and self.linear is not None:
+            if self.linear_all and not first_only:
+                return [m.start() for m in self.linear.finditer(ascii_bytes)]
+            m = self.linear.search(ascii_bytes)
+            if m is None:
+                return []
+            start = m.start()
+            if first_only:
+                return [start]
         if self.prefix is not None:
-            return self._jump_search(text, first_only, timeout)
+            return self._jump_search(text, first_only, timeout, start)
         if first_only:
             m = self.compiled.search(text, timeout=timeout)
             return [] if m is None else [m.start()]
-        return [m.start() for m in self.compiled.finditer(text, timeout=timeout)]
+        # Starting at the leftmost match changes nothing: ``regex`` would find no match
+        # before it, and ``^``/``\b`` still see the text before ``start``.
+        return [m.start() for m in self.compiled.finditer(text, start, timeout=timeout)]
 
-    def _jump_search(self, text: str, first_only: bool, timeout: float) -> list[int]:
+    def _jump_search(
+        self, text: str, first_only: bool, timeout: float, start: int = 0
+    ) -> list[int]:
         """``search``/``finditer`` for a pattern whose every match starts with ``prefix``:
         the same matches, trying the pattern only where the prefix occurs (``match`` at a
         position sees the text before it, so ``^``, ``\\b`` and lookbehinds behave as in a
@@ -172,7 +198,7 @@ class CompiledPattern:
         prefix = self.prefix
         deadline = time.monotonic() + timeout
         out: list[int] = []
-        pos = text.find(prefix)
+        pos = text.find(prefix, start)
         while pos >= 0:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -234,11 +260,42 @@ class PatternCache:
             return CompiledPattern(source, True, None, problem, None)
         sets = required_literal_sets(source, self.options.min_literal_chars)
         prefix = line_start_prefix(source, self.options.min_literal_chars)
+        # A pattern with a line-start prefix already jumps between the prefix's occurrences,
+        # which measured faster than a linear scan of the whole text.
+        use_linear = self.options.linear_engine and prefix is None
+        linear, linear_all = self._linear(source) if use_linear else (None, False)
         if not sets:
-            return CompiledPattern(source, True, compiled, None, None, prefix=prefix)
+            return CompiledPattern(
+                source,
+                True,
+                compiled,
+                None,
+                None,
+                prefix=prefix,
+                linear=linear,
+                linear_all=linear_all,
+            )
         return CompiledPattern(
-            source, True, compiled, None, frozenset().union(*sets), literal_sets=sets, prefix=prefix
+            source,
+            True,
+            compiled,
+            None,
+            frozenset().union(*sets),
+            literal_sets=sets,
+            prefix=prefix,
+            linear=linear,
+            linear_all=linear_all,
         )
+
+    @staticmethod
+    def _linear(source: str) -> tuple[Any, bool]:
+        # The same guards as the literal analysis: wherever ``re``'s parser may read the
+        # pattern differently from ``regex``, there is no second engine.
+        if "[:" in source or _FUZZY_RISK.search(source):
+            return None, False
+        parsed = _parsed(source)
+        linear = None if parsed is None else compile_linear(parsed)
+        return linear, linear is not None and exact_extents(parsed)
 
 
 MAX_LITERAL_SETS = 3

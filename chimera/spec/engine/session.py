@@ -12,6 +12,7 @@ announcement is planned on the spot and served from the text cache when possible
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -251,6 +252,17 @@ class EngineSession(ReadRecording, ScopeSelection):
 
     def run_pass(self) -> None:
         """Run every planned scan and module index: each planned file is read once."""
+        # The pass allocates many acyclic objects (syntax trees, evidence): the cyclic
+        # collector would rescan every live object again and again, to free nothing.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._run_pass()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run_pass(self) -> None:
         requests, self._pending = self._pending, {}
         modules, self._pending_modules = self._pending_modules, {}
         if not requests and not modules:
@@ -319,13 +331,15 @@ class EngineSession(ReadRecording, ScopeSelection):
                     if wanted is not None and _has_all(compiled[key].literal_sets, text, seen):
                         run.append((key, wanted))
                 self.stats.prefilter_skips += len(lit) - (len(run) - len(nolit or ()))
+            # ASCII text lets the linear engine answer "no match" without ``regex``.
+            data = text.encode("ascii") if run and text.isascii() else None
             for key, need_all in run:
                 if stored is not None and stored.reuse(self, key, need_all):
                     continue
                 if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
                     self._found.setdefault(key, {})[real] = _FileScan(skipped=True)
                     continue
-                scanned = self._search(compiled[key], text, need_all, timeout)
+                scanned = self._search(compiled[key], text, need_all, timeout, data)
                 if scanned is not None and scanned.timed_out:
                     self._timeouts[key] = self._timeouts.get(key, 0) + 1
                 if scanned is not None:
@@ -380,11 +394,18 @@ class EngineSession(ReadRecording, ScopeSelection):
                 self._done.setdefault(real, []).append(plan)
 
     def _search(
-        self, cp: CompiledPattern, text: str, need_all: bool, timeout: float
+        self,
+        cp: CompiledPattern,
+        text: str,
+        need_all: bool,
+        timeout: float,
+        ascii_bytes: bytes | None = None,
     ) -> _FileScan | None:
         self.stats.regex_runs += 1
         try:
-            offsets = cp.search(text, first_only=not need_all, timeout=timeout)
+            offsets = cp.search(
+                text, first_only=not need_all, timeout=timeout, ascii_bytes=ascii_bytes
+            )
         except TimeoutError:
             return _FileScan(timed_out=True)
         if not offsets:

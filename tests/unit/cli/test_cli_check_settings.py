@@ -24,7 +24,7 @@ requirements:
 SLOW_SPEC = """\
 requirements:
   - id: no-runaway
-    absent: {path: evil.txt, pattern: '(a+)+$'}
+    absent: {path: evil.txt, pattern: '(a+)+(?=$)'}
 """
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -74,13 +75,29 @@ def test_catastrophic_backtracking_is_an_error_within_the_limit(
     write(tmp_path, "evil.txt", "a" * 20000 + "b\n")
     write(tmp_path, "fine.txt", "nothing here\n")
     start = time.monotonic()
-    res = evaluate(tmp_path, Absent(paths=["*.txt"], pattern=r"(a+)+$"), options=fast)
+    # A lookahead keeps the pattern away from the linear engine: ``regex`` alone runs it.
+    res = evaluate(tmp_path, Absent(paths=["*.txt"], pattern=r"(a+)+(?=$)"), options=fast)
     elapsed = time.monotonic() - start
     assert res.status is Status.ERROR
-    assert "/(a+)+$/" in res.message and "evil.txt" in res.message
+    assert "/(a+)+(?=$)/" in res.message and "evil.txt" in res.message
     assert "timed out" in res.message
     assert elapsed < 5, elapsed
     assert [e.file for e in res.evidence] == ["evil.txt"]
+
+
+def test_linear_engine_decides_a_catastrophic_pattern_on_ascii_text(
+    tmp_path: Path, evaluate, fast: EngineOptions
+) -> None:
+    pytest.importorskip("re2")
+    write(tmp_path, "evil.txt", "a" * 20000 + "b\n")
+    write(tmp_path, "fine.txt", "nothing here\n")
+    res = evaluate(tmp_path, Absent(paths=["*.txt"], pattern=r"(a+)+$"), options=fast)
+    # RE2 proves there is no match, so ``regex`` never backtracks on the evil file.
+    assert res.status is Status.PASSED, res.message
+    slow = replace(fast, linear_engine=False)
+    assert evaluate(tmp_path, Absent(paths=["*.txt"], pattern=r"(a+)+$"), options=slow).status is (
+        Status.ERROR
+    )
 
 
 def test_invalid_pattern_is_refused_when_the_check_is_built() -> None:
@@ -322,7 +339,9 @@ def test_runaway_pattern_stops_costing_time_per_file(tmp_path: Path, run_all) ->
         write(tmp_path, f"evil{i}.txt", "a" * 20000 + "b\n")
     options = EngineOptions(pattern_timeout_s=0.2, max_pattern_timeouts=2)
     start = time.monotonic()
-    report, stats = run_all(tmp_path, [Absent(paths=["*.txt"], pattern=r"(a+)+$")], options=options)
+    report, stats = run_all(
+        tmp_path, [Absent(paths=["*.txt"], pattern=r"(a+)+(?=$)")], options=options
+    )
     assert time.monotonic() - start < 4
     (res,) = report.results
     assert res.status is Status.ERROR

@@ -1,0 +1,186 @@
+"""A linear-time second engine (RE2, the ``fast`` extra) for patterns it reads identically.
+
+The Spec's dialect is the ``regex`` module's; RE2 only answers two questions for it, and only
+on ASCII texts: *is there a match?* and *where does the leftmost one start?*. Both answers are
+properties of the language a pattern denotes, not of the engine, as long as the pattern is
+truly regular (no backreferences, lookarounds, atomic groups or possessive repeats) and both
+engines read every construct the same way. On ASCII text that holds for the subset translated
+here: literals, ``.`` (not across ``\\n``), classes, ``\\d \\w \\s`` and their negations
+(Unicode-aware in ``regex``, but on ASCII characters they are ``[0-9]``, ``[0-9A-Za-z_]`` and
+``[\\t-\\r ]``), greedy and lazy repeats, groups, alternation, ``^ $`` per line, ``\\A \\Z \\b
+\\B``. Anything else — and any pattern with inline flags — gets no second engine.
+
+The session then skips ``regex`` entirely on a file without a match, and starts ``regex``'s
+own search at the leftmost match when it needs every match (so evidence is ``regex``'s).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_sre: Any = importlib.import_module("re._constants")
+
+_ASCII_MAX = 0x7F
+_CATEGORIES: dict[Any, list[tuple[int, int]]] = {
+    _sre.CATEGORY_DIGIT: [(0x30, 0x39)],
+    _sre.CATEGORY_WORD: [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)],
+    _sre.CATEGORY_SPACE: [(0x09, 0x0D), (0x20, 0x20)],
+}
+_NEGATED = {
+    _sre.CATEGORY_NOT_DIGIT: _sre.CATEGORY_DIGIT,
+    _sre.CATEGORY_NOT_WORD: _sre.CATEGORY_WORD,
+    _sre.CATEGORY_NOT_SPACE: _sre.CATEGORY_SPACE,
+}
+_AT = {
+    _sre.AT_BEGINNING: "^",
+    _sre.AT_END: "$",
+    _sre.AT_BEGINNING_STRING: r"\A",
+    _sre.AT_END_STRING: r"\z",
+    _sre.AT_BOUNDARY: r"\b",
+    _sre.AT_NON_BOUNDARY: r"\B",
+}
+_ALLOWED_FLAGS = _sre.SRE_FLAG_UNICODE | _sre.SRE_FLAG_MULTILINE
+_RE2_MAX_COUNT = 1000
+
+
+class _Untranslatable(Exception):
+    pass
+
+
+def _complement(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    nxt = 0
+    for lo, hi in sorted(ranges):
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = max(nxt, hi + 1)
+    if nxt <= _ASCII_MAX:
+        out.append((nxt, _ASCII_MAX))
+    return out
+
+
+def _class_ranges(items: list[tuple[Any, Any]]) -> tuple[bool, list[tuple[int, int]]]:
+    negate = False
+    ranges: list[tuple[int, int]] = []
+    for op, av in items:
+        if op is _sre.NEGATE:
+            negate = True
+        elif op is _sre.LITERAL:
+            ranges.append((av, av))
+        elif op is _sre.RANGE:
+            ranges.append(av)
+        elif op is _sre.CATEGORY and av in _CATEGORIES:
+            ranges.extend(_CATEGORIES[av])
+        elif op is _sre.CATEGORY and av in _NEGATED:
+            ranges.extend(_complement(_CATEGORIES[_NEGATED[av]]))
+        else:
+            raise _Untranslatable
+    # Only ASCII characters exist in the texts this engine sees: clip to them.
+    clipped = [(lo, min(hi, _ASCII_MAX)) for lo, hi in ranges if lo <= _ASCII_MAX]
+    return negate, clipped
+
+
+def _char(code: int) -> str:
+    return f"\\x{{{code:x}}}"
+
+
+def _class(items: list[tuple[Any, Any]]) -> str:
+    negate, ranges = _class_ranges(items)
+    if negate:
+        # Complemented within ASCII, so a negated class never matches past ASCII either way.
+        ranges = _complement(ranges)
+    if not ranges:
+        raise _Untranslatable  # matches nothing: rare, left to ``regex``
+    body = "".join(_char(lo) if lo == hi else f"{_char(lo)}-{_char(hi)}" for lo, hi in ranges)
+    return f"[{body}]"
+
+
+def _seq(items: list[tuple[Any, Any]]) -> str:
+    return "".join(_item(op, av) for op, av in items)
+
+
+def _item(op: Any, av: Any) -> str:
+    if op is _sre.LITERAL:
+        if av > _ASCII_MAX:
+            raise _Untranslatable
+        return _char(av)
+    if op is _sre.NOT_LITERAL:
+        return _class([(_sre.NEGATE, None), (_sre.LITERAL, av)])
+    if op is _sre.ANY:
+        return "."
+    if op is _sre.IN:
+        return _class(list(av))
+    if op is _sre.AT:
+        if av not in _AT:
+            raise _Untranslatable
+        return _AT[av]
+    if op is _sre.BRANCH:
+        return "(?:" + "|".join(_seq(list(b)) for b in av[1]) + ")"
+    if op is _sre.SUBPATTERN:
+        _group, add_flags, del_flags, p = av
+        if add_flags or del_flags:
+            raise _Untranslatable
+        return f"(?:{_seq(list(p))})"
+    if op is _sre.MAX_REPEAT or op is _sre.MIN_REPEAT:
+        lo, hi, p = av
+        unbounded = hi == _sre.MAXREPEAT
+        if lo > _RE2_MAX_COUNT or (not unbounded and hi > _RE2_MAX_COUNT):
+            raise _Untranslatable
+        count = f"{{{lo},}}" if unbounded else f"{{{lo},{hi}}}"
+        lazy = "?" if op is _sre.MIN_REPEAT else ""
+        return f"(?:{_seq(list(p))}){count}{lazy}"
+    raise _Untranslatable
+
+
+def translate(parsed: Any) -> str | None:
+    """The RE2 pattern that matches exactly where ``parsed`` (a stdlib ``re`` parse of a Spec
+    pattern whose reading ``regex`` shares) matches, on ASCII texts; ``None`` when the
+    pattern uses anything outside the translated subset (see the module docstring)."""
+    if parsed.state.flags & ~_ALLOWED_FLAGS:
+        return None
+    try:
+        return "(?m)" + _seq(list(parsed))
+    except (_Untranslatable, RecursionError):
+        return None
+
+
+def _loops_consume(items: Any) -> bool:
+    """Whether every repeat in ``items`` consumes at least one character per iteration
+    (the engines may choose different extents only through loops that can match empty)."""
+    for op, av in items:
+        if op is _sre.MAX_REPEAT or op is _sre.MIN_REPEAT:
+            if av[2].getwidth()[0] == 0 or not _loops_consume(av[2]):
+                return False
+        elif op is _sre.SUBPATTERN:
+            if not _loops_consume(av[3]):
+                return False
+        elif op is _sre.BRANCH and not all(_loops_consume(b) for b in av[1]):
+            return False
+    return True
+
+
+def exact_extents(parsed: Any) -> bool:
+    """Whether RE2 (leftmost-first, like ``regex``) also picks the same extent for every
+    match of a translated pattern, so that its ``finditer`` yields ``regex``'s matches: when
+    no match can be empty and no loop can iterate on nothing."""
+    return bool(parsed.getwidth()[0] > 0 and _loops_consume(parsed))
+
+
+def compile_linear(parsed: Any) -> Any | None:
+    """A compiled RE2 pattern for ``parsed`` (see :func:`translate`), or ``None`` when the
+    pattern has no translation, RE2 refuses it, or the ``fast`` extra is not installed."""
+    pattern = translate(parsed)
+    if pattern is None:
+        return None
+    try:
+        re2 = importlib.import_module("re2")
+    except ImportError:
+        return None
+    try:
+        options = re2.Options()
+        options.max_mem = 64 * 1024 * 1024
+        options.log_errors = False
+        return re2.compile(pattern, options)
+    except Exception:  # RE2 refused it (size limits): ``regex`` alone is always right
+        return None

@@ -1,0 +1,127 @@
+"""The linear second engine (RE2) against ``regex`` itself: generated patterns on generated
+texts must give the same match offsets, and whole engine runs with and without it the same
+statuses and evidence."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import regex
+
+from chimera.spec.drift import DriftSession
+from chimera.spec.engine import EngineOptions
+from chimera.spec.engine.options import EngineStats
+from chimera.spec.engine.patterns import PATTERN_FLAGS, PatternCache
+from chimera.spec.kinds import Absent, Contains
+from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
+
+pytest.importorskip("re2")
+
+ATOMS = [
+    "a", "b", "x", "_", " ", ":", r"\(", r"\n", r"\t", ".", r"\d", r"\w", r"\s", r"\D", r"\W",
+    r"\S", "[a-c]", r"[^a\s]", r"[\w:]", r"[^\d]", "[0-9]", r"\x1c", r"\v", "é",
+]  # fmt: skip
+ANCHORS = ["^", "$", r"\b", r"\B", r"\A", r"\Z"]
+QUANTIFIERS = ["*", "+", "?", "{2}", "{1,3}", "{2,}", "*?", "+?", "??", "{1,2}?"]
+ALPHABET = "aabbxx__  ::((\n\n\t019AZ\x0b\x0c\r\x1c-"
+
+
+def _pattern(rng: random.Random, depth: int = 0) -> str:
+    parts: list[str] = []
+    for _ in range(rng.randint(1, 4)):
+        roll = rng.random()
+        if roll < 0.12:
+            parts.append(rng.choice(ANCHORS))
+            continue
+        if roll < 0.22 and depth < 2:
+            alts = [_pattern(rng, depth + 1) for _ in range(rng.randint(1, 3))]
+            atom = (
+                "(?:" + "|".join(alts) + ")" if rng.random() < 0.5 else "(" + "|".join(alts) + ")"
+            )
+        else:
+            atom = rng.choice(ATOMS)
+        if rng.random() < 0.4:
+            atom += rng.choice(QUANTIFIERS)
+        parts.append(atom)
+    return "".join(parts)
+
+
+def _text(rng: random.Random) -> str:
+    return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 60)))
+
+
+def _reference(source: str, text: str, first_only: bool) -> list[int]:
+    found = [m.start() for m in regex.compile(source, PATTERN_FLAGS).finditer(text)]
+    return found[:1] if first_only else found
+
+
+def test_translated_subset() -> None:
+    cache = PatternCache(EngineOptions(), EngineStats())
+    for source in [r"^\s+print\b", r"[A-Z]{30,}", r"(?:ab|c)+?\Z", r"[^\d\s]\W"]:
+        assert cache.get(source, True).linear is not None, source
+    for source in [
+        r"(?i)abc",  # case folding: regex's, not RE2's
+        r"(a)\1",  # backreference
+        r"a(?=b)",  # lookaround
+        r"a++",  # possessive
+        r"(?>a)",  # atomic
+        r"[[:alpha:]]x",  # POSIX class (regex only)
+        r"ab{e<=1}",  # fuzzy (regex only)
+        r"\p{L}x",  # Unicode property (regex only)
+        r"(?s)a.b",  # flags
+        r"éx",  # non-ASCII literal: never in an ASCII text, left to regex
+        r"^print\(",  # a line-start prefix: the jump search is faster
+    ]:
+        assert cache.get(source, True).linear is None, source
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_generated_patterns_give_regex_offsets(seed: int) -> None:
+    rng = random.Random(seed)
+    cache = PatternCache(EngineOptions(), EngineStats())
+    texts = [_text(rng) for _ in range(40)]
+    translated = every = 0
+    for _ in range(150):
+        source = _pattern(rng)
+        cp = cache.get(source, True)
+        if cp.linear is None:
+            continue
+        translated += 1
+        every += cp.linear_all
+        for text in texts:
+            data = text.encode("ascii")
+            for first_only in (True, False):
+                got = cp.search(text, first_only=first_only, timeout=5, ascii_bytes=data)
+                assert got == _reference(source, text, first_only), (source, text, first_only)
+    # The generator exercises both uses of the second engine.
+    assert translated > 60 and every > 30, (translated, every)
+
+
+def _spec(checks: list[Check]) -> Spec:
+    reqs = tuple(
+        Requirement(f"r{i}", c, SourceLocation("specs/t.yaml", i + 1, 5))
+        for i, c in enumerate(checks)
+    )
+    return Spec((SpecFile(Path("specs/t.yaml"), reqs),))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_engine_runs_agree_with_and_without_the_linear_engine(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(100 + seed)
+    for i in range(12):
+        text = "\n".join(_text(rng) for _ in range(rng.randint(1, 8)))
+        if i % 4 == 0:
+            text += "\nnaïve é€ straße\n"  # non-ASCII files stay on regex alone
+        (tmp_path / f"f{i}.txt").write_text(text, encoding="utf-8", newline="")
+    checks: list[Check] = []
+    for _ in range(40):
+        source = _pattern(rng)
+        kind = Absent if rng.random() < 0.5 else Contains
+        checks.append(kind(paths=["*.txt"], pattern=source))
+    spec = _spec(checks)
+    linear = DriftSession(spec, tmp_path, options=EngineOptions()).report()
+    plain = DriftSession(spec, tmp_path, options=EngineOptions(linear_engine=False)).report()
+    for a, b in zip(linear.results, plain.results, strict=True):
+        assert (a.status, a.message, a.evidence) == (b.status, b.message, b.evidence), a.id
