@@ -19,23 +19,21 @@ cache and ``git ls-files .chimera`` lists nothing. Writes are atomic; at most
 """
 
 # One open/stat per spec file: plain os calls, as in engine/files.py.
-# ruff: noqa: PTH103, PTH105, PTH108, PTH110, PTH116, PTH118, PTH123, PTH207
+# ruff: noqa: PTH118, PTH123
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import hashlib
 import json
 import logging
 import math
 import os
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 from chimera import __version__
 from chimera.spec.engine.cache import CACHE_DIR, tracked_cache_files
+from chimera.spec.engine.cachefiles import prune_oldest, write_cache_file
 from chimera.spec.yamldoc import Mark, NodePath, YamlDocument
 
 log = logging.getLogger(__name__)
@@ -216,33 +214,5 @@ class ParseCache:
         }
         # ASCII escapes: a lone surrogate (a YAML "\\ud800" escape) survives the round trip.
         data = json.dumps(entry, separators=(",", ":")).encode("ascii")
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            ignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="utf-8") as handle:
-                    handle.write("# the result cache of chimera check; never commit it\n*\n")
-            fd, tmp = tempfile.mkstemp(prefix=".spec.", suffix=".tmp", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, self._path(key))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-            self._prune()
-        except OSError as exc:
-            log.warning("cannot write the spec cache %s: %s", self._path(key), exc)
-
-    def _prune(self) -> None:
-        found = glob.glob(os.path.join(glob.escape(self.directory), f"{PREFIX}*.json"))
-        if len(found) <= MAX_ENTRIES:
-            return
-        aged = []
-        for path in found:
-            with contextlib.suppress(OSError):
-                aged.append((os.stat(path).st_mtime_ns, path))
-        for _, path in sorted(aged)[: max(0, len(aged) - MAX_ENTRIES)]:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        if write_cache_file(self._path(key), data, what="the spec cache"):
+            prune_oldest(self.directory, PREFIX, MAX_ENTRIES)

@@ -27,21 +27,21 @@ last writer wins; a lost entry only costs a re-read). The file is bounded: past
 """
 
 # Stat and path calls run once per selected file: plain os calls, as in files.py.
-# ruff: noqa: PTH103, PTH105, PTH108, PTH110, PTH116, PTH118, PTH120, PTH123
+# ruff: noqa: PTH116, PTH118, PTH123
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
 import logging
 import os
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from chimera.spec.engine.cachefiles import write_cache_file
 
 log = logging.getLogger(__name__)
 
@@ -245,24 +245,7 @@ class ResultCache:
             keep = max(0, int(len(body) * self.max_bytes / len(data) * 0.9))
             body = dict(list(body.items())[:keep])
             data = self._encode(body)
-        try:
-            directory = os.path.dirname(self.path)
-            os.makedirs(directory, exist_ok=True)
-            ignore = os.path.join(directory, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="utf-8") as handle:
-                    handle.write("# the result cache of chimera check; never commit it\n*\n")
-            fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        except OSError as exc:
-            log.warning("cannot write the result cache %s: %s", self.path, exc)
+        write_cache_file(self.path, data, what="the result cache")
 
     def _encode(self, body: dict[str, Any]) -> bytes:
         stats = {real: [list(st), key] for real, (st, key) in self._stats.items() if key in body}

@@ -22,23 +22,21 @@ cache's byte bound.
 """
 
 # Stat and path calls run once per recorded file: plain os calls, as in files.py.
-# ruff: noqa: PTH103, PTH105, PTH108, PTH110, PTH116, PTH118, PTH123, PTH207
+# ruff: noqa: PTH116, PTH118, PTH123
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import hashlib
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 from chimera import __version__
 from chimera.spec.context import Unscannable
 from chimera.spec.engine.cache import CACHE_DIR, ENGINE_VERSION, RACY_S
+from chimera.spec.engine.cachefiles import prune_oldest, write_cache_file
 from chimera.spec.engine.files import FileTree, Resolver, Target
 from chimera.spec.engine.options import EngineOptions, EngineStats
 
@@ -220,33 +218,5 @@ class ReportStore:
         if len(data) > self.max_entry_bytes:
             log.debug("report of %d bytes is over the cache's share; not stored", len(data))
             return
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            ignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="utf-8") as handle:
-                    handle.write("# the result cache of chimera check; never commit it\n*\n")
-            fd, tmp = tempfile.mkstemp(prefix=".report.", suffix=".tmp", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, self._path(key))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-            self._prune()
-        except OSError as exc:
-            log.warning("cannot write the report cache %s: %s", self._path(key), exc)
-
-    def _prune(self) -> None:
-        found = glob.glob(os.path.join(glob.escape(self.directory), f"{PREFIX}*.json"))
-        if len(found) <= MAX_ENTRIES:
-            return
-        aged = []
-        for path in found:
-            with contextlib.suppress(OSError):
-                aged.append((os.stat(path).st_mtime_ns, path))
-        for _, path in sorted(aged)[: max(0, len(aged) - MAX_ENTRIES)]:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        if write_cache_file(self._path(key), data, what="the report cache"):
+            prune_oldest(self.directory, PREFIX, MAX_ENTRIES)
