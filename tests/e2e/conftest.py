@@ -104,6 +104,33 @@ class World:
     def workflow_token(self, permissions: dict[str, str]) -> str:
         return self.fake.add_workflow_token("octo/app", permissions=permissions)
 
+    @staticmethod
+    def calc_turns(content: str, *, expect: list[str] | None = None) -> list[dict[str, Any]]:
+        """The scripted model's plan/act/act/review turns: write ``content`` to calc.py and
+        approve; ``expect`` (strings the plan turn's prompt must contain) goes on the plan."""
+        write = {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
+        turns: list[dict[str, Any]] = [
+            {"purpose": "plan", "text": "1. Write calc.py."},
+            {"purpose": "act", "tool_calls": [write]},
+            {"purpose": "act", "text": "Wrote calc.py."},
+            {"purpose": "review", "text": "APPROVE"},
+        ]
+        if expect:
+            turns[0]["expect"] = expect
+        return turns
+
+    def script(self, turns: list[dict[str, Any]], name: str = "model") -> None:
+        """Writes ``turns`` to ``<tmp>/<name>.yaml`` and makes it the jobs' scripted model."""
+        path = self.tmp / f"{name}.yaml"
+        path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
+        self.model = f"scripted:{path}"
+
+    def script_calc(
+        self, content: str, *, name: str = "model", expect: list[str] | None = None
+    ) -> None:
+        """The scripted model that writes ``content`` to calc.py (see ``calc_turns``)."""
+        self.script(self.calc_turns(content, expect=expect), name)
+
     def _env(
         self, event: str, data: dict[str, Any], run: int, token: str, extra: dict[str, str]
     ) -> dict[str, str]:

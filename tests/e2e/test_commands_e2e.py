@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import add_workflow_run, comment_event
@@ -32,22 +31,7 @@ REVIEW_DECIDE_PERMS = {"contents": "read", "issues": "write", "pull-requests": "
 
 
 def model(world: World, content: str, *, expect: list[str] | None = None) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    if expect:
-        turns[0]["expect"] = expect
-    path = world.tmp / f"model-{len(expect or [])}.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(content, name=f"model-{len(expect or [])}", expect=expect)
 
 
 def say(world: World, number: int, login: str, body: str) -> dict[str, Any]:

@@ -15,8 +15,6 @@ import tarfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.core.heldout.seal import generate_keypair, open_record
 from chimera.github.heldout import SEALED_DIR, SEALED_FILE
 
@@ -86,20 +84,7 @@ def labeled(issue: int) -> dict[str, Any]:
 
 
 def model(world: World, content: str) -> None:
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(content)
 
 
 def everything_written(world: World, skip: Path | None = None) -> bytes:

@@ -9,8 +9,6 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.testing.github_fake import comment_event
 
 if TYPE_CHECKING:
@@ -29,22 +27,7 @@ WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
 
 
 def model(world: World, name: str, content: str, *, expect: list[str] | None = None) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    if expect:
-        turns[0]["expect"] = expect
-    path = world.tmp / f"model-{name}.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(content, name=f"model-{name}", expect=expect)
 
 
 def git(world: World, *args: str) -> str:

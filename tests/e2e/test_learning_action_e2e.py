@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from chimera.errors import GitHubPermissionDenied
 from chimera.evolution.branchstore import LEARNING_BRANCH, PROPOSALS_NAME
@@ -86,18 +85,10 @@ def labeled(issue: int, sender: str) -> dict[str, Any]:
 
 
 def model(world: World, content: str, *, reflection: dict[str, Any] | None = None) -> None:
-    write = {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {"purpose": "act", "tool_calls": [write]},
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
+    turns = world.calc_turns(content)
     if reflection is not None:  # the agent job's Reflector, after the run
         turns.append({"purpose": "summarize", "text": json.dumps(reflection)})
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script(turns)
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

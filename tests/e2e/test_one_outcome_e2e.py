@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import FakeFault
@@ -45,20 +44,7 @@ def labeled(issue: int, sender: str | None) -> dict[str, Any]:
 
 
 def setup(world: World, *, labels: tuple[str, ...] = ("chimera",)) -> None:
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(TOTAL)
     world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=labels)
 
 

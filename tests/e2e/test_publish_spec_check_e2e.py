@@ -10,8 +10,6 @@ import re
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.testing.github_fake import comment_event
 
 if TYPE_CHECKING:
@@ -30,20 +28,7 @@ LINE = re.compile(r"^- `(?P<id>[^`]+)` (?P<status>\w+) at `(?P<path>[^`:]+):(?P<
 
 
 def model(world: World) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(TOTAL)
 
 
 def run(world: World, *, results: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:

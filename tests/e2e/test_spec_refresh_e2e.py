@@ -9,8 +9,6 @@ import json
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.testing.github_fake import comment_event, pull_request_event
 
 if TYPE_CHECKING:
@@ -30,20 +28,7 @@ SPEC_CHECK = {"contents": "read", "checks": "write"}
 
 
 def model(world: World) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(TOTAL)
 
 
 def open_pr(world: World) -> int:

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.progress import post_progress
 from chimera.testing.github_fake import comment_event
@@ -44,21 +42,10 @@ USAGE = {"prompt_tokens": 900, "completion_tokens": 100, "cost_usd": 0.0125}
 
 
 def model(world: World) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py.", "usage": USAGE},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-            "usage": USAGE,
-        },
-        {"purpose": "act", "text": "Wrote calc.py.", "usage": USAGE},
-        {"purpose": "review", "text": "APPROVE", "usage": USAGE},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    turns = world.calc_turns(TOTAL)
+    for turn in turns:
+        turn["usage"] = USAGE
+    world.script(turns)
 
 
 def say(world: World, number: int, login: str, body: str) -> dict[str, Any]:
