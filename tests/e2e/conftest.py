@@ -30,6 +30,16 @@ requirements:
     defines: {path: calc.py, symbol: add, kind: function}
 """
 E2E_CALC = "def add(a, b):\n    return a + b\n"
+# The task most Action e2e tests run: add total() to calc.py, and the calc.py that does it.
+TOTAL_TASK = """The calculator needs a total() of a list.
+
+```chimera
+requirements:
+  - id: total-defined
+    defines: {path: calc.py, symbol: total, kind: function}
+```
+"""
+TOTAL_CALC = E2E_CALC + "\n\ndef total(xs):\n    return sum(xs)\n"
 
 # Each job's GITHUB_TOKEN permissions, as the example workflows declare them.
 DECIDE_PERMS = {"contents": "read", "issues": "write", "pull-requests": "read"}
@@ -89,6 +99,8 @@ class World:
         subprocess.run(["git", "clone", "-q", source, str(dest)], check=True, capture_output=True)
         return dest
 
+    total_task = TOTAL_TASK
+    total_calc = TOTAL_CALC
     decide_perms = DECIDE_PERMS
     agent_perms = AGENT_PERMS
     publish_perms = PUBLISH_PERMS
@@ -103,6 +115,20 @@ class World:
 
     def workflow_token(self, permissions: dict[str, str]) -> str:
         return self.fake.add_workflow_token("octo/app", permissions=permissions)
+
+    def add_total_issue(self, title: str = "total", user: str = "alice", **extra: Any) -> Any:
+        """Opens an issue asking for total() (``TOTAL_TASK``); ``extra`` as ``add_issue``'s."""
+        return self.fake.add_issue("octo/app", title=title, body=TOTAL_TASK, user=user, **extra)
+
+    def dispatched(self) -> dict[str, Any]:
+        """The ``workflow_dispatch`` event of the one dispatch the App made (asserts one)."""
+        (sent,) = self.repo.dispatches
+        return {
+            "inputs": sent["inputs"],
+            "ref": "refs/heads/main",
+            "sender": {"login": "chimera-app[bot]", "type": "Bot"},
+            "repository": {"full_name": "octo/app", "default_branch": "main"},
+        }
 
     @staticmethod
     def calc_turns(content: str, *, expect: list[str] | None = None) -> list[dict[str, Any]]:

@@ -12,15 +12,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from conftest import World
 
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
 GOOD = """\
 profile: careful
 instructions: Never special-case an input.
@@ -57,7 +48,7 @@ def commit(world: World, files: dict[str, str]) -> None:
 
 
 def model(world: World) -> None:
-    world.script_calc(TOTAL)
+    world.script_calc(world.total_calc)
 
 
 def decide(world: World, run: int) -> dict[str, Any]:
@@ -69,7 +60,7 @@ def decide(world: World, run: int) -> dict[str, Any]:
 def test_an_invalid_profile_is_refused_at_decide_in_one_line(world: World) -> None:
     commit(world, {"agents/careful.yaml": BAD})
     world.env["CHIMERA_AGENT_PROFILE"] = "agents/careful.yaml"
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     gate = decide(world, 41)
     assert gate["proceed"] == "false" and gate["status"] == "refused"
     (comment,) = world.comments(1)
@@ -81,7 +72,7 @@ def test_an_invalid_profile_is_refused_at_decide_in_one_line(world: World) -> No
 
 def test_a_missing_profile_is_refused_at_decide(world: World) -> None:
     world.env["CHIMERA_AGENT_PROFILE"] = "agents/nowhere.yaml"
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     gate = decide(world, 42)
     assert gate["proceed"] == "false"
     (comment,) = world.comments(1)
@@ -92,7 +83,7 @@ def test_a_valid_profile_runs_and_is_recorded_in_the_run_state(world: World) -> 
     commit(world, {"agents/careful.yaml": GOOD})
     world.env["CHIMERA_AGENT_PROFILE"] = "agents/careful.yaml"
     model(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     jobs = world.pipeline("issues", labeled(), run=43)
     assert jobs["decide"]["proceed"] == "true"
     assert jobs["publish"]["status"] == "pr_opened"

@@ -17,15 +17,6 @@ from chimera.testing.github_fake import add_workflow_run, comment_event
 if TYPE_CHECKING:
     from conftest import World
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 COMMAND_PERMS = {"issues": "write", "pull-requests": "read", "actions": "write"}
 REVIEW_DECIDE_PERMS = {"contents": "read", "issues": "write", "pull-requests": "write"}
 
@@ -58,14 +49,14 @@ def chimera_comments(world: World, number: int) -> list[str]:
 
 
 def new_issue(world: World) -> int:
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    issue = world.add_total_issue()
     return int(issue["number"])
 
 
 def test_run_by_comment_opens_a_pr_and_says_it_is_working_with_the_run_link(
     world: World,
 ) -> None:
-    model(world, TOTAL)
+    model(world, world.total_calc)
     number = new_issue(world)
     event = say(world, number, "alice", "Looks clear.\n@chimera run")
     jobs = world.pipeline("issue_comment", event, run=21)
@@ -174,7 +165,7 @@ def test_unknown_verb_gets_the_help_once(world: World) -> None:
 
 @pytest.mark.slow
 def test_approve_by_sha_and_fix_by_comment_on_the_chimera_pr(world: World) -> None:
-    model(world, TOTAL.replace("sum(xs)", "0"))
+    model(world, world.total_calc.replace("sum(xs)", "0"))
     number = new_issue(world)
     world.pipeline("issue_comment", say(world, number, "alice", "@chimera run"), run=61)
     (pull,) = world.repo.pulls()
@@ -198,7 +189,7 @@ def test_approve_by_sha_and_fix_by_comment_on_the_chimera_pr(world: World) -> No
     assert any("head is now" in c for c in refusals)
 
     feedback = "total() must return the sum, not 0. @alice see #1"
-    model(world, TOTAL, expect=["total() must return the sum"])
+    model(world, world.total_calc, expect=["total() must return the sum"])
     event = say(world, pr, "bob", f"@chimera fix {feedback}")
     jobs = world.pipeline("issue_comment", event, run=65, gate=review_decide(event, 65))
     assert jobs["decide"]["mode"] == "rerun" and jobs["decide"]["head-sha"] == head
@@ -230,7 +221,7 @@ def review_event(review: dict[str, Any], pr: int, head: str) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: World) -> None:
-    model(world, TOTAL.replace("sum(xs)", "0"))
+    model(world, world.total_calc.replace("sum(xs)", "0"))
     number = new_issue(world)
     world.pipeline("issue_comment", say(world, number, "alice", "@chimera run"), run=71)
     (pull,) = world.repo.pulls()
@@ -249,7 +240,7 @@ def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: W
         )
     )
     # The inline comment reached the model with its file and line (fenced, tainted).
-    model(world, TOTAL, expect=["calc.py:5", "mean()"])
+    model(world, world.total_calc, expect=["calc.py:5", "mean()"])
     event = review_event(review.raw_data, pr, head)
     jobs = world.pipeline("pull_request_review", event, run=72)
     assert jobs["decide"]["mode"] == "rerun"
@@ -266,7 +257,7 @@ def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: W
 def test_stop_in_flight_cancels_a_comment_started_run_and_it_never_publishes(
     world: World,
 ) -> None:
-    model(world, TOTAL)
+    model(world, world.total_calc)
     number = new_issue(world)
     run = world.fake.add_workflow_run("octo/app", 71)  # in progress
 

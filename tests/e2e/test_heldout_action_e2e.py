@@ -25,14 +25,6 @@ if TYPE_CHECKING:
 PY = sys.executable
 HELD_ID = "total-general-7c1e"
 CANARY = "HELDOUT-CANARY-51ab"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 CALC = "def add(a, b):\n    return a + b\n"
 CHEAT = CALC + "\n\ndef total(xs):\n    return 6\n"  # right for the issue's example only
 REAL = CALC + "\n\ndef total(xs):\n    return sum(xs)\n"
@@ -107,7 +99,7 @@ def test_a_special_cased_change_is_held_and_nothing_leaks(
     world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model(world, CHEAT)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     public, private = generate_keypair()
     secret = {"CHIMERA_HELDOUT_SPECS": INLINE, "CHIMERA_HELDOUT_PUBLIC_KEY": public}
 
@@ -139,7 +131,7 @@ def test_a_special_cased_change_is_held_and_nothing_leaks(
 
 def test_a_folder_bundle_with_a_hidden_test_passes_a_real_change(world: World) -> None:
     model(world, REAL)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     folder = {
         "hidden.yaml": heldout_yaml(f"{PY} specs-heldout/check_total.py"),
         "check_total.py": CHECK,
@@ -161,7 +153,7 @@ def test_a_folder_bundle_with_a_hidden_test_passes_a_real_change(world: World) -
 def test_the_same_cheat_without_the_secret_is_published(world: World) -> None:
     # The control: without held-out requirements verify has only the visible goal.
     model(world, CHEAT)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     jobs = world.pipeline("issues", labeled(1), run=33)
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "pr_opened"

@@ -163,13 +163,7 @@ def test_a_queued_run_asked_for_by_comment_starts_as_its_commander(world: World)
     world.repo.workflow_runs[93].update(status="completed", conclusion="cancelled")
     drained = world.job("drain", "schedule", _SCHEDULE, run=95, token=world.app_token)
     assert drained["started"] == "2"
-    (sent,) = world.repo.dispatches
-    dispatched = {
-        "inputs": sent["inputs"],
-        "ref": "refs/heads/main",
-        "sender": {"login": "chimera-app[bot]", "type": "Bot"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
+    dispatched = world.dispatched()
     gate = world.job("decide", "workflow_dispatch", dispatched, run=96, token=token)
     assert gate["proceed"] == "true" and gate["started-by"] == "bob"  # the commander
 

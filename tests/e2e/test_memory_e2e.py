@@ -27,15 +27,6 @@ if TYPE_CHECKING:
     from conftest import World
 
 APP = "chimera-app[bot]"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
 
 
 def labeled(issue: int) -> dict[str, Any]:
@@ -49,7 +40,7 @@ def labeled(issue: int) -> dict[str, Any]:
 
 
 def scripted(world: World) -> None:
-    world.script_calc(TOTAL)
+    world.script_calc(world.total_calc)
 
 
 def publish_as_the_app(world: World) -> None:
@@ -81,7 +72,7 @@ def audit_events(world: World, run: int) -> list[dict[str, Any]]:
 def test_a_forged_memory_artifact_only_adds_tainted_items_and_is_audited(world: World) -> None:
     publish_as_the_app(world)
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
 
     def forge(artifacts: Path) -> None:
         document = json.loads((artifacts / "memory.json").read_text())
@@ -148,15 +139,13 @@ def test_the_next_run_recalls_from_the_branch_and_memory_false_turns_it_off(
 ) -> None:
     publish_as_the_app(world)
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     world.pipeline("issues", labeled(1), run=41)
     first = json.loads((world.tmp / "artifacts-41" / "memory.json").read_text())
     store, _report = replayed(world)
     known = {i.id for i in store.items()}
     assert known
-    number = world.fake.add_issue(
-        "octo/app", title="total 2", body=TASK, user="alice", labels=("chimera",)
-    )["number"]
+    number = world.add_total_issue("total 2", labels=("chimera",))["number"]
     world.pipeline("issues", labeled(number), run=42)
     second = json.loads((world.tmp / "artifacts-42" / "memory.json").read_text())
     # The agent job replayed the branch first: what it proposes is only what this run added.
@@ -170,9 +159,7 @@ def test_the_next_run_recalls_from_the_branch_and_memory_false_turns_it_off(
     assert commits == "3"  # the empty root, then one commit per run
 
     world.env["CHIMERA_MEMORY"] = "false"
-    number = world.fake.add_issue(
-        "octo/app", title="total 3", body=TASK, user="alice", labels=("chimera",)
-    )["number"]
+    number = world.add_total_issue("total 3", labels=("chimera",))["number"]
     jobs = world.pipeline("issues", labeled(number), run=43)
     assert jobs["publish"]["rc"] == 0
     assert not (world.tmp / "artifacts-43" / "memory.json").exists()
@@ -202,7 +189,7 @@ def test_publish_pushes_the_pr_with_github_token_and_signs_memory_with_the_app(
     world: World,
 ) -> None:
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     jobs = world.pipeline(
         "issues", labeled(1), run=51, publish_env={"CHIMERA_STORE_TOKEN": world.app_token}
     )
@@ -237,7 +224,7 @@ def test_a_store_token_that_is_a_persons_is_not_used_and_memory_stays_tainted(
     world: World,
 ) -> None:
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     bobs = world.fake.add_token("bob")  # GitHub names a person's token (GET /user)
     jobs = world.pipeline("issues", labeled(1), run=52, publish_env={"CHIMERA_STORE_TOKEN": bobs})
     assert jobs["publish"]["status"] == "pr_opened"
@@ -258,7 +245,7 @@ def test_an_app_store_token_github_will_not_name_still_signs_memory_for_the_app(
     JWT): publish uses the store token without asking whose it is, and replay trusts the
     commit by its verified author."""
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     app = GitHubClient(
         "octo/app", world.app_token, api_url=world.fake.api_url, throttle=False,
         retry=RetryPolicy(attempts=1),

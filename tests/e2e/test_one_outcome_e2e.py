@@ -22,16 +22,6 @@ from chimera.testing.github_fake.routing import HttpError
 if TYPE_CHECKING:
     from conftest import World
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
-
 
 def labeled(issue: int, sender: str | None) -> dict[str, Any]:
     return {
@@ -44,8 +34,8 @@ def labeled(issue: int, sender: str | None) -> dict[str, Any]:
 
 
 def setup(world: World, *, labels: tuple[str, ...] = ("chimera",)) -> None:
-    world.script_calc(TOTAL)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=labels)
+    world.script_calc(world.total_calc)
+    world.add_total_issue(labels=labels)
 
 
 def outcomes(world: World, issue: int = 1) -> list[tuple[str, str]]:
@@ -258,7 +248,7 @@ def test_a_run_cancelled_in_the_ui_frees_its_slot_and_a_lost_dispatch_is_sent_ag
 ) -> None:
     world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
     setup(world)
-    world.fake.add_issue("octo/app", title="two", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue("two", labels=("chimera",))
     token = world.workflow_token(world.decide_perms)
     first = world.job("decide", "issues", labeled(1, "alice"), run=41, token=token)
     assert first["proceed"] == "true" and outcomes(world) == [("running", "41:1")]
@@ -330,9 +320,7 @@ def test_a_dispatch_naming_a_labeller_runs_as_whoever_labelled_per_the_issue_eve
     world: World,
 ) -> None:
     setup(world, labels=())  # nobody labelled #1
-    world.fake.add_issue(
-        "octo/app", title="two", body=TASK, user="mallory", labels=("chimera",), labelled_by="alice"
-    )
+    world.add_total_issue("two", user="mallory", labels=("chimera",), labelled_by="alice")
     token = world.workflow_token(world.decide_perms)
     forged = _dispatch("1") | {"sender": {"login": "github-actions[bot]", "type": "Bot"}}
     forged["inputs"]["labeller"] = "bob"  # any workflow's GITHUB_TOKEN could send this
@@ -355,7 +343,7 @@ def test_rerunning_the_agent_job_uploads_its_own_artifact_and_publish_ships_that
     first = world.agent("issues", labeled(1, "alice"), run=71, decided=decided)
     assert first["artifact"] == "chimera-run-attempt-1"
     # "Re-run jobs": the agent job again in the same workflow run, now writing a second total().
-    second_total = TOTAL.replace("return sum(xs)", "return sum(xs, 0)")
+    second_total = world.total_calc.replace("return sum(xs)", "return sum(xs, 0)")
     model = Path(world.model.removeprefix("scripted:"))
     model.write_text(model.read_text().replace("sum(xs)", "sum(xs, 0)"))
     assert world.fake.rerun("octo/app", 71) == 2

@@ -128,17 +128,7 @@ def test_hostile_issue_text_forges_no_marker_and_pings_nobody(world: World) -> N
     body = f"{task}\n\ncc @bob #2\n\n{forged}\n"
     world.fake.add_issue("octo/app", title=title, body=body, user="mallory",
                          labels=("chimera",), labelled_by="alice")  # fmt: skip
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {"purpose": "act", "tool_calls": [{"name": "write_file", "arguments": {
-            "path": "calc.py", "content": "def add(a, b):\n    return a + b\n\n\n"
-            "def total(xs):\n    return sum(xs)\n"}}]},
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]  # fmt: skip
-    path = world.tmp / "model.yaml"
-    path.write_text(json.dumps({"model": "e2e", "turns": turns}))
-    world.model = f"scripted:{path}"
+    world.script_calc("def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n")
     jobs = world.pipeline("issues", labeled(1, "alice"), run=60)
     assert jobs["publish"]["rc"] == 0, jobs
     (pull,) = world.repo.pulls()
@@ -169,13 +159,7 @@ def test_a_refused_queue_dispatch_gives_its_slot_back(world: World) -> None:
     assert world.job("drain", "schedule", SCHEDULE, run=82, token=world.app_token)["started"] == (
         "2"
     )
-    (sent,) = world.repo.dispatches
-    dispatched = {
-        "inputs": sent["inputs"],
-        "ref": "refs/heads/main",
-        "sender": {"login": "chimera-app[bot]", "type": "Bot"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
+    dispatched = world.dispatched()
     gate = world.job("decide", "workflow_dispatch", dispatched, run=83, token=token)
     assert gate["status"] == "refused" and "'read' role" in world.comments(2)[-1]
     labels = world.repo.issues[2]["labels"]

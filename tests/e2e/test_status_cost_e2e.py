@@ -28,21 +28,12 @@ class Run:
         return "https://github.example/octo/app/actions/runs/112"
 
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 COMMAND_PERMS = {"issues": "write", "pull-requests": "read", "actions": "write"}
 USAGE = {"prompt_tokens": 900, "completion_tokens": 100, "cost_usd": 0.0125}
 
 
 def model(world: World) -> None:
-    turns = world.calc_turns(TOTAL)
+    turns = world.calc_turns(world.total_calc)
     for turn in turns:
         turn["usage"] = USAGE
     world.script(turns)
@@ -58,7 +49,7 @@ def test_status_reports_the_runs_tokens_and_usd_and_the_summary_each_attempt(
     world: World,
 ) -> None:
     model(world)
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    issue = world.add_total_issue()
     number = int(issue["number"])
     jobs = world.pipeline("issue_comment", say(world, number, "alice", "@chimera run"), run=111)
     assert jobs["publish"]["status"] == "pr_opened"
