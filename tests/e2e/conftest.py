@@ -120,6 +120,17 @@ class World:
         """Opens an issue asking for total() (``TOTAL_TASK``); ``extra`` as ``add_issue``'s."""
         return self.fake.add_issue("octo/app", title=title, body=TOTAL_TASK, user=user, **extra)
 
+    @staticmethod
+    def labeled(issue: int = 1, sender: str | None = "alice") -> dict[str, Any]:
+        """The ``issues.labeled`` event: ``sender`` put the chimera label on open ``issue``."""
+        return {
+            "action": "labeled",
+            "label": {"name": "chimera"},
+            "issue": {"number": issue, "state": "open", "locked": False},
+            "sender": None if sender is None else {"login": sender, "type": "User"},
+            "repository": {"full_name": "octo/app", "default_branch": "main"},
+        }
+
     def dispatched(self) -> dict[str, Any]:
         """The ``workflow_dispatch`` event of the one dispatch the App made (asserts one)."""
         (sent,) = self.repo.dispatches

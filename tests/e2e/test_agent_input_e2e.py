@@ -26,16 +26,6 @@ solver: {max_attempts: 2}
 GIT = ["git", "-c", "user.name=m", "-c", "user.email=m@example.invalid"]
 
 
-def labeled() -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": 1, "state": "open", "locked": False},
-        "sender": {"login": "alice", "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
-
 def commit(world: World, files: dict[str, str]) -> None:
     """A maintainer's commit on main, pushed to the remote."""
     clone = world.clone()
@@ -53,7 +43,7 @@ def model(world: World) -> None:
 
 def decide(world: World, run: int) -> dict[str, Any]:
     return world.job(
-        "decide", "issues", labeled(), run=run, token=world.workflow_token(world.decide_perms)
+        "decide", "issues", world.labeled(), run=run, token=world.workflow_token(world.decide_perms)
     )
 
 
@@ -84,7 +74,7 @@ def test_a_valid_profile_runs_and_is_recorded_in_the_run_state(world: World) -> 
     world.env["CHIMERA_AGENT_PROFILE"] = "agents/careful.yaml"
     model(world)
     world.add_total_issue(labels=("chimera",))
-    jobs = world.pipeline("issues", labeled(), run=43)
+    jobs = world.pipeline("issues", world.labeled(), run=43)
     assert jobs["decide"]["proceed"] == "true"
     assert jobs["publish"]["status"] == "pr_opened"
     state = json.loads((world.tmp / "artifacts-43" / "run" / "state.json").read_text())

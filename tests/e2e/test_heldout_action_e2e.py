@@ -13,7 +13,7 @@ import json
 import sys
 import tarfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chimera.core.heldout.seal import generate_keypair, open_record
 from chimera.github.heldout import SEALED_DIR, SEALED_FILE
@@ -65,16 +65,6 @@ def bundle(files: dict[str, str]) -> str:
     return base64.b64encode(raw.getvalue()).decode()
 
 
-def labeled(issue: int) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": "alice", "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
-
 def model(world: World, content: str) -> None:
     world.script_calc(content)
 
@@ -103,7 +93,7 @@ def test_a_special_cased_change_is_held_and_nothing_leaks(
     public, private = generate_keypair()
     secret = {"CHIMERA_HELDOUT_SPECS": INLINE, "CHIMERA_HELDOUT_PUBLIC_KEY": public}
 
-    jobs = world.pipeline("issues", labeled(1), run=31, verify_env=secret)
+    jobs = world.pipeline("issues", world.labeled(1), run=31, verify_env=secret)
 
     assert jobs["agent"]["status"] == "done"  # the visible goal was met
     assert jobs["verify"]["verdict"] == "held"
@@ -138,7 +128,7 @@ def test_a_folder_bundle_with_a_hidden_test_passes_a_real_change(world: World) -
     }
     secret = {"CHIMERA_HELDOUT_SPECS": bundle(folder)}
 
-    jobs = world.pipeline("issues", labeled(1), run=32, verify_env=secret)
+    jobs = world.pipeline("issues", world.labeled(1), run=32, verify_env=secret)
 
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "pr_opened"
@@ -154,6 +144,6 @@ def test_the_same_cheat_without_the_secret_is_published(world: World) -> None:
     # The control: without held-out requirements verify has only the visible goal.
     model(world, CHEAT)
     world.add_total_issue(labels=("chimera",))
-    jobs = world.pipeline("issues", labeled(1), run=33)
+    jobs = world.pipeline("issues", world.labeled(1), run=33)
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "pr_opened"
