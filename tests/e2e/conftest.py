@@ -30,6 +30,16 @@ requirements:
     defines: {path: calc.py, symbol: add, kind: function}
 """
 E2E_CALC = "def add(a, b):\n    return a + b\n"
+# The task most Action e2e tests run: add total() to calc.py, and the calc.py that does it.
+TOTAL_TASK = """The calculator needs a total() of a list.
+
+```chimera
+requirements:
+  - id: total-defined
+    defines: {path: calc.py, symbol: total, kind: function}
+```
+"""
+TOTAL_CALC = E2E_CALC + "\n\ndef total(xs):\n    return sum(xs)\n"
 
 # Each job's GITHUB_TOKEN permissions, as the example workflows declare them.
 DECIDE_PERMS = {"contents": "read", "issues": "write", "pull-requests": "read"}
@@ -89,6 +99,8 @@ class World:
         subprocess.run(["git", "clone", "-q", source, str(dest)], check=True, capture_output=True)
         return dest
 
+    total_task = TOTAL_TASK
+    total_calc = TOTAL_CALC
     decide_perms = DECIDE_PERMS
     agent_perms = AGENT_PERMS
     publish_perms = PUBLISH_PERMS
@@ -103,6 +115,58 @@ class World:
 
     def workflow_token(self, permissions: dict[str, str]) -> str:
         return self.fake.add_workflow_token("octo/app", permissions=permissions)
+
+    def add_total_issue(self, title: str = "total", user: str = "alice", **extra: Any) -> Any:
+        """Opens an issue asking for total() (``TOTAL_TASK``); ``extra`` as ``add_issue``'s."""
+        return self.fake.add_issue("octo/app", title=title, body=TOTAL_TASK, user=user, **extra)
+
+    @staticmethod
+    def labeled(issue: int = 1, sender: str | None = "alice") -> dict[str, Any]:
+        """The ``issues.labeled`` event: ``sender`` put the chimera label on open ``issue``."""
+        return {
+            "action": "labeled",
+            "label": {"name": "chimera"},
+            "issue": {"number": issue, "state": "open", "locked": False},
+            "sender": None if sender is None else {"login": sender, "type": "User"},
+            "repository": {"full_name": "octo/app", "default_branch": "main"},
+        }
+
+    def dispatched(self) -> dict[str, Any]:
+        """The ``workflow_dispatch`` event of the one dispatch the App made (asserts one)."""
+        (sent,) = self.repo.dispatches
+        return {
+            "inputs": sent["inputs"],
+            "ref": "refs/heads/main",
+            "sender": {"login": "chimera-app[bot]", "type": "Bot"},
+            "repository": {"full_name": "octo/app", "default_branch": "main"},
+        }
+
+    @staticmethod
+    def calc_turns(content: str, *, expect: list[str] | None = None) -> list[dict[str, Any]]:
+        """The scripted model's plan/act/act/review turns: write ``content`` to calc.py and
+        approve; ``expect`` (strings the plan turn's prompt must contain) goes on the plan."""
+        write = {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
+        turns: list[dict[str, Any]] = [
+            {"purpose": "plan", "text": "1. Write calc.py."},
+            {"purpose": "act", "tool_calls": [write]},
+            {"purpose": "act", "text": "Wrote calc.py."},
+            {"purpose": "review", "text": "APPROVE"},
+        ]
+        if expect:
+            turns[0]["expect"] = expect
+        return turns
+
+    def script(self, turns: list[dict[str, Any]], name: str = "model") -> None:
+        """Writes ``turns`` to ``<tmp>/<name>.yaml`` and makes it the jobs' scripted model."""
+        path = self.tmp / f"{name}.yaml"
+        path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
+        self.model = f"scripted:{path}"
+
+    def script_calc(
+        self, content: str, *, name: str = "model", expect: list[str] | None = None
+    ) -> None:
+        """The scripted model that writes ``content`` to calc.py (see ``calc_turns``)."""
+        self.script(self.calc_turns(content, expect=expect), name)
 
     def _env(
         self, event: str, data: dict[str, Any], run: int, token: str, extra: dict[str, str]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -30,16 +30,6 @@ NEW_CALC = (
     "import tinydep\n\n\ndef add(a, b):\n    return a + b\n\n\n"
     "def answer_plus(x):\n    return tinydep.answer() + x\n"
 )
-
-
-def labeled(issue: int) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": "alice", "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -77,20 +67,7 @@ def set_up(world: World, deps: Path) -> None:
 
 
 def model(world: World) -> None:
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": NEW_CALC}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(NEW_CALC)
 
 
 def test_a_change_using_a_dependency_is_verified_only_with_the_set_up_folder(
@@ -101,7 +78,7 @@ def test_a_change_using_a_dependency_is_verified_only_with_the_set_up_folder(
     model(world)
     world.env["CHIMERA_DEPS_DIR"] = str(deps)
     world.fake.add_issue("octo/app", title="answer", body=TASK, user="alice", labels=("chimera",))
-    jobs = world.pipeline("issues", labeled(1), run=31)
+    jobs = world.pipeline("issues", world.labeled(1), run=31)
     assert jobs["agent"]["status"] == "done", jobs["agent"]
     assert jobs["verify"]["verdict"] == "passed", jobs["verify"]
     assert jobs["publish"]["status"] == "pr_opened"
@@ -110,7 +87,7 @@ def test_a_change_using_a_dependency_is_verified_only_with_the_set_up_folder(
     del world.env["CHIMERA_DEPS_DIR"]
     decided = world.decided_env(jobs["decide"])
     again = world.job(
-        "verify", "issues", labeled(1), run=31, token="", root=world.clone(),
+        "verify", "issues", world.labeled(1), run=31, token="", root=world.clone(),
         artifacts=world.tmp / "artifacts-31", **decided,
     )  # fmt: skip
     assert again["verdict"] == "failed", again

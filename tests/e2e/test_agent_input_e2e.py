@@ -9,20 +9,9 @@ import json
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 if TYPE_CHECKING:
     from conftest import World
 
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
 GOOD = """\
 profile: careful
 instructions: Never special-case an input.
@@ -37,16 +26,6 @@ solver: {max_attempts: 2}
 GIT = ["git", "-c", "user.name=m", "-c", "user.email=m@example.invalid"]
 
 
-def labeled() -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": 1, "state": "open", "locked": False},
-        "sender": {"login": "alice", "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
-
 def commit(world: World, files: dict[str, str]) -> None:
     """A maintainer's commit on main, pushed to the remote."""
     clone = world.clone()
@@ -59,32 +38,19 @@ def commit(world: World, files: dict[str, str]) -> None:
 
 
 def model(world: World) -> None:
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(world.total_calc)
 
 
 def decide(world: World, run: int) -> dict[str, Any]:
     return world.job(
-        "decide", "issues", labeled(), run=run, token=world.workflow_token(world.decide_perms)
+        "decide", "issues", world.labeled(), run=run, token=world.workflow_token(world.decide_perms)
     )
 
 
 def test_an_invalid_profile_is_refused_at_decide_in_one_line(world: World) -> None:
     commit(world, {"agents/careful.yaml": BAD})
     world.env["CHIMERA_AGENT_PROFILE"] = "agents/careful.yaml"
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     gate = decide(world, 41)
     assert gate["proceed"] == "false" and gate["status"] == "refused"
     (comment,) = world.comments(1)
@@ -96,7 +62,7 @@ def test_an_invalid_profile_is_refused_at_decide_in_one_line(world: World) -> No
 
 def test_a_missing_profile_is_refused_at_decide(world: World) -> None:
     world.env["CHIMERA_AGENT_PROFILE"] = "agents/nowhere.yaml"
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     gate = decide(world, 42)
     assert gate["proceed"] == "false"
     (comment,) = world.comments(1)
@@ -107,8 +73,8 @@ def test_a_valid_profile_runs_and_is_recorded_in_the_run_state(world: World) -> 
     commit(world, {"agents/careful.yaml": GOOD})
     world.env["CHIMERA_AGENT_PROFILE"] = "agents/careful.yaml"
     model(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
-    jobs = world.pipeline("issues", labeled(), run=43)
+    world.add_total_issue(labels=("chimera",))
+    jobs = world.pipeline("issues", world.labeled(), run=43)
     assert jobs["decide"]["proceed"] == "true"
     assert jobs["publish"]["status"] == "pr_opened"
     state = json.loads((world.tmp / "artifacts-43" / "run" / "state.json").read_text())

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import add_workflow_run, comment_event
@@ -18,36 +17,12 @@ from chimera.testing.github_fake import add_workflow_run, comment_event
 if TYPE_CHECKING:
     from conftest import World
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 COMMAND_PERMS = {"issues": "write", "pull-requests": "read", "actions": "write"}
 REVIEW_DECIDE_PERMS = {"contents": "read", "issues": "write", "pull-requests": "write"}
 
 
 def model(world: World, content: str, *, expect: list[str] | None = None) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    if expect:
-        turns[0]["expect"] = expect
-    path = world.tmp / f"model-{len(expect or [])}.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(content, name=f"model-{len(expect or [])}", expect=expect)
 
 
 def say(world: World, number: int, login: str, body: str) -> dict[str, Any]:
@@ -74,14 +49,14 @@ def chimera_comments(world: World, number: int) -> list[str]:
 
 
 def new_issue(world: World) -> int:
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    issue = world.add_total_issue()
     return int(issue["number"])
 
 
 def test_run_by_comment_opens_a_pr_and_says_it_is_working_with_the_run_link(
     world: World,
 ) -> None:
-    model(world, TOTAL)
+    model(world, world.total_calc)
     number = new_issue(world)
     event = say(world, number, "alice", "Looks clear.\n@chimera run")
     jobs = world.pipeline("issue_comment", event, run=21)
@@ -190,7 +165,7 @@ def test_unknown_verb_gets_the_help_once(world: World) -> None:
 
 @pytest.mark.slow
 def test_approve_by_sha_and_fix_by_comment_on_the_chimera_pr(world: World) -> None:
-    model(world, TOTAL.replace("sum(xs)", "0"))
+    model(world, world.total_calc.replace("sum(xs)", "0"))
     number = new_issue(world)
     world.pipeline("issue_comment", say(world, number, "alice", "@chimera run"), run=61)
     (pull,) = world.repo.pulls()
@@ -214,7 +189,7 @@ def test_approve_by_sha_and_fix_by_comment_on_the_chimera_pr(world: World) -> No
     assert any("head is now" in c for c in refusals)
 
     feedback = "total() must return the sum, not 0. @alice see #1"
-    model(world, TOTAL, expect=["total() must return the sum"])
+    model(world, world.total_calc, expect=["total() must return the sum"])
     event = say(world, pr, "bob", f"@chimera fix {feedback}")
     jobs = world.pipeline("issue_comment", event, run=65, gate=review_decide(event, 65))
     assert jobs["decide"]["mode"] == "rerun" and jobs["decide"]["head-sha"] == head
@@ -246,7 +221,7 @@ def review_event(review: dict[str, Any], pr: int, head: str) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: World) -> None:
-    model(world, TOTAL.replace("sum(xs)", "0"))
+    model(world, world.total_calc.replace("sum(xs)", "0"))
     number = new_issue(world)
     world.pipeline("issue_comment", say(world, number, "alice", "@chimera run"), run=71)
     (pull,) = world.repo.pulls()
@@ -265,7 +240,7 @@ def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: W
         )
     )
     # The inline comment reached the model with its file and line (fenced, tainted).
-    model(world, TOTAL, expect=["calc.py:5", "mean()"])
+    model(world, world.total_calc, expect=["calc.py:5", "mean()"])
     event = review_event(review.raw_data, pr, head)
     jobs = world.pipeline("pull_request_review", event, run=72)
     assert jobs["decide"]["mode"] == "rerun"
@@ -282,7 +257,7 @@ def test_request_changes_with_inline_comments_reruns_with_file_and_line(world: W
 def test_stop_in_flight_cancels_a_comment_started_run_and_it_never_publishes(
     world: World,
 ) -> None:
-    model(world, TOTAL)
+    model(world, world.total_calc)
     number = new_issue(world)
     run = world.fake.add_workflow_run("octo/app", 71)  # in progress
 

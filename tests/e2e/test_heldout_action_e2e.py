@@ -13,9 +13,7 @@ import json
 import sys
 import tarfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import yaml
+from typing import TYPE_CHECKING
 
 from chimera.core.heldout.seal import generate_keypair, open_record
 from chimera.github.heldout import SEALED_DIR, SEALED_FILE
@@ -27,14 +25,6 @@ if TYPE_CHECKING:
 PY = sys.executable
 HELD_ID = "total-general-7c1e"
 CANARY = "HELDOUT-CANARY-51ab"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 CALC = "def add(a, b):\n    return a + b\n"
 CHEAT = CALC + "\n\ndef total(xs):\n    return 6\n"  # right for the issue's example only
 REAL = CALC + "\n\ndef total(xs):\n    return sum(xs)\n"
@@ -75,31 +65,8 @@ def bundle(files: dict[str, str]) -> str:
     return base64.b64encode(raw.getvalue()).decode()
 
 
-def labeled(issue: int) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": "alice", "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
-
 def model(world: World, content: str) -> None:
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(content)
 
 
 def everything_written(world: World, skip: Path | None = None) -> bytes:
@@ -122,11 +89,11 @@ def test_a_special_cased_change_is_held_and_nothing_leaks(
     world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model(world, CHEAT)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     public, private = generate_keypair()
     secret = {"CHIMERA_HELDOUT_SPECS": INLINE, "CHIMERA_HELDOUT_PUBLIC_KEY": public}
 
-    jobs = world.pipeline("issues", labeled(1), run=31, verify_env=secret)
+    jobs = world.pipeline("issues", world.labeled(1), run=31, verify_env=secret)
 
     assert jobs["agent"]["status"] == "done"  # the visible goal was met
     assert jobs["verify"]["verdict"] == "held"
@@ -154,14 +121,14 @@ def test_a_special_cased_change_is_held_and_nothing_leaks(
 
 def test_a_folder_bundle_with_a_hidden_test_passes_a_real_change(world: World) -> None:
     model(world, REAL)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     folder = {
         "hidden.yaml": heldout_yaml(f"{PY} specs-heldout/check_total.py"),
         "check_total.py": CHECK,
     }
     secret = {"CHIMERA_HELDOUT_SPECS": bundle(folder)}
 
-    jobs = world.pipeline("issues", labeled(1), run=32, verify_env=secret)
+    jobs = world.pipeline("issues", world.labeled(1), run=32, verify_env=secret)
 
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "pr_opened"
@@ -176,7 +143,7 @@ def test_a_folder_bundle_with_a_hidden_test_passes_a_real_change(world: World) -
 def test_the_same_cheat_without_the_secret_is_published(world: World) -> None:
     # The control: without held-out requirements verify has only the visible goal.
     model(world, CHEAT)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
-    jobs = world.pipeline("issues", labeled(1), run=33)
+    world.add_total_issue(labels=("chimera",))
+    jobs = world.pipeline("issues", world.labeled(1), run=33)
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "pr_opened"

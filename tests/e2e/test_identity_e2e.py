@@ -20,23 +20,13 @@ def setup(world: World) -> None:
     world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
 
 
-def labeled(issue: int, sender: str) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": sender, "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
-
 def outcomes(world: World) -> list[tuple[str, str]]:
     markers = (parse_marker(body, "outcome") for body in world.comments(1))
     return [(str(m.get("kind")), str(m["key"])) for m in markers if m is not None]
 
 
-def _unlabeled(issue: int, sender: str, kind: str = "User") -> dict[str, Any]:
-    event = labeled(issue, sender) | {"action": "unlabeled"}
+def _unlabeled(world: World, issue: int, sender: str, kind: str = "User") -> dict[str, Any]:
+    event = world.labeled(issue, sender) | {"action": "unlabeled"}
     event["sender"] = {"login": sender, "type": kind}
     return event
 
@@ -57,7 +47,7 @@ def test_a_placeholder_bot_login_stops_decide_in_one_line_and_says_so_on_the_iss
     world.env["CHIMERA_BOT_LOGIN"] = "my-chimera-app[bot]"  # the example workflow's placeholder
     setup(world)
     gate = world.job(
-        "decide", "issues", labeled(1, "alice"), run=81,
+        "decide", "issues", world.labeled(1, "alice"), run=81,
         token=world.workflow_token(world.decide_perms),
     )  # fmt: skip
     assert gate["rc"] != 0 and gate.get("proceed") != "true"
@@ -71,7 +61,7 @@ def test_a_placeholder_bot_login_stops_decide_in_one_line_and_says_so_on_the_iss
 def test_the_configured_app_login_passes_decide(world: World) -> None:
     setup(world)  # CHIMERA_BOT_LOGIN is chimera-app[bot], an installed App's bot
     gate = world.job(
-        "decide", "issues", labeled(1, "alice"), run=82,
+        "decide", "issues", world.labeled(1, "alice"), run=82,
         token=world.workflow_token(world.decide_perms),
     )  # fmt: skip
     assert gate["proceed"] == "true" and _summary(world, 82) == []
@@ -84,7 +74,9 @@ def test_an_app_token_github_will_not_name_is_unknown_and_bot_login_names_it(
     # empty, drain still runs, and the summary says to fill it from the app-slug output.
     world.env["CHIMERA_BOT_LOGIN"] = ""
     setup(world)
-    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=83, token=world.app_token)
+    drained = world.job(
+        "drain", "issues", _unlabeled(world, 1, "bob"), run=83, token=world.app_token
+    )
     assert drained["rc"] == 0
     assert "app-slug" in "\n".join(_summary(world, 83))
     assert [c.status for c in world.fake.calls_to("GET", r"^/app$")] == []  # never asked
@@ -95,14 +87,16 @@ def test_the_apps_own_label_removal_is_not_a_person_cancelling(world: World) -> 
     world.env["CHIMERA_BOT_LOGIN"] = "chimera-app[bot]"
     setup(world)
     _queue_as(world, world.app_token, 1)
-    event = _unlabeled(1, "chimera-app[bot]", "Bot")
+    event = _unlabeled(world, 1, "chimera-app[bot]", "Bot")
     drained = world.job("drain", "issues", event, run=84, token=world.app_token)
     assert drained["rc"] == 0 and drained["started"] == "1"  # its place kept, then started
     assert world.comments(1) == [] and _summary(world, 84) == []
     # The same removal by a person cancels the queued place.
     setup(world)
     _queue_as(world, world.app_token, 2)
-    drained = world.job("drain", "issues", _unlabeled(2, "bob"), run=85, token=world.app_token)
+    drained = world.job(
+        "drain", "issues", _unlabeled(world, 2, "bob"), run=85, token=world.app_token
+    )
     assert drained["started"] == "" and "chimera:queued" not in world.repo.issues[2]["labels"]
     assert "`bob`" in world.comments(2)[0]
 
@@ -116,14 +110,14 @@ def test_a_maintainers_own_token_makes_the_maintainer_chimera_and_the_summary_sa
     setup(world)
     token = world.fake.add_token("bob")
     _queue_as(world, token, 1)  # bob's token is Chimera's here
-    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=86, token=token)
+    drained = world.job("drain", "issues", _unlabeled(world, 1, "bob"), run=86, token=token)
     assert drained["rc"] == 0 and drained["started"] == "1"  # bob's removal cancelled nothing
     assert world.comments(1) == []
     (line,) = _summary(world, 86)
     assert "bob's labels, comments and reviews count as Chimera's" in line
     # Typed as someone else while holding bob's token: refused.
     world.env["CHIMERA_BOT_LOGIN"] = "alice"
-    drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=87, token=token)
+    drained = world.job("drain", "issues", _unlabeled(world, 1, "bob"), run=87, token=token)
     assert drained["rc"] != 0
     assert "not who this job's token acts as (bob)" in _summary(world, 87)[0]
 
@@ -136,11 +130,11 @@ def test_a_running_label_set_by_a_person_holds_no_queue_slot(world: World) -> No
     )
     setup(world)  # #2, labelled chimera by alice
     token = world.workflow_token(world.decide_perms)
-    gate = world.job("decide", "issues", labeled(2, "alice"), run=91, token=token)
+    gate = world.job("decide", "issues", world.labeled(2, "alice"), run=91, token=token)
     assert gate["proceed"] == "true" and gate["status"] == "running"
     # Chimera's own claim does hold the one slot: the next issue waits.
     setup(world)  # #3
-    gate = world.job("decide", "issues", labeled(3, "alice"), run=92, token=token)
+    gate = world.job("decide", "issues", world.labeled(3, "alice"), run=92, token=token)
     assert gate["status"] == "queued"
 
 
@@ -154,7 +148,7 @@ def test_a_queued_run_asked_for_by_comment_starts_as_its_commander(world: World)
     world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
     setup(world)  # #1 takes the only slot
     token = world.workflow_token(world.decide_perms)
-    first = world.job("decide", "issues", labeled(1, "alice"), run=93, token=token)
+    first = world.job("decide", "issues", world.labeled(1, "alice"), run=93, token=token)
     assert first["status"] == "running"
     world.fake.add_issue("octo/app", title="two", body=TASK, user="mallory")  # no label
     asked = _say(world, 2, "bob", "Please.\n@chimera run")
@@ -163,13 +157,7 @@ def test_a_queued_run_asked_for_by_comment_starts_as_its_commander(world: World)
     world.repo.workflow_runs[93].update(status="completed", conclusion="cancelled")
     drained = world.job("drain", "schedule", _SCHEDULE, run=95, token=world.app_token)
     assert drained["started"] == "2"
-    (sent,) = world.repo.dispatches
-    dispatched = {
-        "inputs": sent["inputs"],
-        "ref": "refs/heads/main",
-        "sender": {"login": "chimera-app[bot]", "type": "Bot"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
+    dispatched = world.dispatched()
     gate = world.job("decide", "workflow_dispatch", dispatched, run=96, token=token)
     assert gate["proceed"] == "true" and gate["started-by"] == "bob"  # the commander
 

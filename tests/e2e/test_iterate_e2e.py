@@ -9,42 +9,16 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.testing.github_fake import comment_event
 
 if TYPE_CHECKING:
     from conftest import World
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
 
 
 def model(world: World, name: str, content: str, *, expect: list[str] | None = None) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    if expect:
-        turns[0]["expect"] = expect
-    path = world.tmp / f"model-{name}.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(content, name=f"model-{name}", expect=expect)
 
 
 def git(world: World, *args: str) -> str:
@@ -72,8 +46,8 @@ def review_event(review: dict[str, Any], pr: int, head: str) -> dict[str, Any]:
 
 def test_changes_requested_iterates_on_the_pr_head_and_adds_a_commit(world: World) -> None:
     base = git(world, "rev-parse", "main")
-    model(world, "first", TOTAL.replace("sum(xs)", "0"))
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    model(world, "first", world.total_calc.replace("sum(xs)", "0"))
+    issue = world.add_total_issue()
     gh = world.fake.pygithub(world.fake.add_token("alice"))
     said = gh.get_repo("octo/app").get_issue(int(issue["number"])).create_comment("@chimera run")
     first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=81)
@@ -93,7 +67,7 @@ def test_changes_requested_iterates_on_the_pr_head_and_adds_a_commit(world: Worl
     model(
         world,
         "second",
-        TOTAL,
+        world.total_calc,
         expect=[
             f"Feedback:\n\n```text\n{feedback}\n```",
             "How the earlier attempts on this pull request ended",
@@ -126,8 +100,8 @@ def test_changes_requested_iterates_on_the_pr_head_and_adds_a_commit(world: Worl
 
 
 def test_a_rerun_builds_on_decides_head_when_a_person_pushed_after_decide(world: World) -> None:
-    model(world, "first", TOTAL.replace("sum(xs)", "0"))
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    model(world, "first", world.total_calc.replace("sum(xs)", "0"))
+    issue = world.add_total_issue()
     gh = world.fake.pygithub(world.fake.add_token("alice"))
     said = gh.get_repo("octo/app").get_issue(int(issue["number"])).create_comment("@chimera run")
     first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=83)
@@ -140,7 +114,7 @@ def test_a_rerun_builds_on_decides_head_when_a_person_pushed_after_decide(world:
         .get_pull(pr)
         .create_review(body="total() must sum.", event="REQUEST_CHANGES")
     )
-    model(world, "second", TOTAL)
+    model(world, "second", world.total_calc)
 
     def person_pushes() -> None:
         checkout = world.clone(world.fake.add_token("alice"))

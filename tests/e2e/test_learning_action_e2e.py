@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from chimera.errors import GitHubPermissionDenied
 from chimera.evolution.branchstore import LEARNING_BRANCH, PROPOSALS_NAME
@@ -75,29 +74,11 @@ def _tip(world: World) -> str:
     ).stdout.strip()  # fmt: skip
 
 
-def labeled(issue: int, sender: str) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": sender, "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
-
 def model(world: World, content: str, *, reflection: dict[str, Any] | None = None) -> None:
-    write = {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {"purpose": "act", "tool_calls": [write]},
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
+    turns = world.calc_turns(content)
     if reflection is not None:  # the agent job's Reflector, after the run
         turns.append({"purpose": "summarize", "text": json.dumps(reflection)})
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script(turns)
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -136,7 +117,7 @@ def test_a_forged_trusted_skill_is_stored_provisional_and_tainted(world: World) 
     good = {"section": "Strategies", "text": "Keep helpers next to the functions they serve."}
     hostile = {"section": "Strategies", "text": HOSTILE_BULLET}
     forge = _forge([FORGED_SKILL], [good, hostile])
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=21, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=21, forge=forge)
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "pr_opened"
     lines = _branch_lines(world)
@@ -175,7 +156,7 @@ def test_the_agent_jobs_own_reflection_reaches_the_branch_as_a_tainted_proposal(
     world.fake.add_issue(
         "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
     )
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=23)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=23)
     assert jobs["publish"]["status"] == "pr_opened"
     (line,) = _branch_lines(world)
     assert (line["kind"], line["text"], line["trusted"]) == ("bullet", lesson, False)
@@ -195,7 +176,7 @@ def test_proposals_from_a_run_that_failed_verify_are_not_stored(world: World) ->
         "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
     )
     forge = _forge([FORGED_SKILL], [])
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=22, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=22, forge=forge)
     assert jobs["publish"]["status"] != "pr_opened"
     assert _branch_lines(world) == []
 
@@ -219,7 +200,7 @@ def test_a_commit_pushed_with_git_adds_no_proposal_and_takes_none_back(world: Wo
     world.fake.add_issue(
         "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
     )
-    assert world.pipeline("issues", labeled(1, "alice"), run=24)["publish"]["rc"] == 0
+    assert world.pipeline("issues", world.labeled(1, "alice"), run=24)["publish"]["rc"] == 0
     signed = _tip(world)
     assert world.repo.verified_commits.get(signed) == APP
     assert [c.status for c in world.fake.calls_to("GET", r"^/app$")] == [401]  # ours only

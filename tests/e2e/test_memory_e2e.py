@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from chimera.errors import GitHubPermissionDenied
 from chimera.github.branchcommit import github_trust
@@ -28,42 +27,10 @@ if TYPE_CHECKING:
     from conftest import World
 
 APP = "chimera-app[bot]"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-
-
-def labeled(issue: int) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": "alice", "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
 
 
 def scripted(world: World) -> None:
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(world.total_calc)
 
 
 def publish_as_the_app(world: World) -> None:
@@ -95,7 +62,7 @@ def audit_events(world: World, run: int) -> list[dict[str, Any]]:
 def test_a_forged_memory_artifact_only_adds_tainted_items_and_is_audited(world: World) -> None:
     publish_as_the_app(world)
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
 
     def forge(artifacts: Path) -> None:
         document = json.loads((artifacts / "memory.json").read_text())
@@ -110,7 +77,7 @@ def test_a_forged_memory_artifact_only_adds_tainted_items_and_is_audited(world: 
         document["recalled"] = ["m-0000000000aa", "<!-- chimera:pr {} -->"]
         (artifacts / "memory.json").write_text(json.dumps(document))
 
-    jobs = world.pipeline("issues", labeled(1), run=31, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1), run=31, forge=forge)
     assert jobs["publish"]["status"] == "pr_opened"
 
     # One commit on the branch store for the run, made (and signed) by GitHub for the App.
@@ -150,7 +117,7 @@ def test_a_forged_memory_artifact_only_adds_tainted_items_and_is_audited(world: 
     before = world.repo.head_sha("chimera-memory")
     token = world.workflow_token(world.publish_perms)
     world.job(
-        "publish", "issues", labeled(1), run=31, token=token, root=world.clone(token),
+        "publish", "issues", world.labeled(1), run=31, token=token, root=world.clone(token),
         artifacts=world.tmp / "artifacts-31", **world.decided_env(jobs["decide"]),
         **world.verified_env(jobs["verify"]),
     )  # fmt: skip
@@ -162,16 +129,14 @@ def test_the_next_run_recalls_from_the_branch_and_memory_false_turns_it_off(
 ) -> None:
     publish_as_the_app(world)
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
-    world.pipeline("issues", labeled(1), run=41)
+    world.add_total_issue(labels=("chimera",))
+    world.pipeline("issues", world.labeled(1), run=41)
     first = json.loads((world.tmp / "artifacts-41" / "memory.json").read_text())
     store, _report = replayed(world)
     known = {i.id for i in store.items()}
     assert known
-    number = world.fake.add_issue(
-        "octo/app", title="total 2", body=TASK, user="alice", labels=("chimera",)
-    )["number"]
-    world.pipeline("issues", labeled(number), run=42)
+    number = world.add_total_issue("total 2", labels=("chimera",))["number"]
+    world.pipeline("issues", world.labeled(number), run=42)
     second = json.loads((world.tmp / "artifacts-42" / "memory.json").read_text())
     # The agent job replayed the branch first: what it proposes is only what this run added.
     assert set(second["recalled"]) & known  # the plan step recalled the first run's items
@@ -184,10 +149,8 @@ def test_the_next_run_recalls_from_the_branch_and_memory_false_turns_it_off(
     assert commits == "3"  # the empty root, then one commit per run
 
     world.env["CHIMERA_MEMORY"] = "false"
-    number = world.fake.add_issue(
-        "octo/app", title="total 3", body=TASK, user="alice", labels=("chimera",)
-    )["number"]
-    jobs = world.pipeline("issues", labeled(number), run=43)
+    number = world.add_total_issue("total 3", labels=("chimera",))["number"]
+    jobs = world.pipeline("issues", world.labeled(number), run=43)
     assert jobs["publish"]["rc"] == 0
     assert not (world.tmp / "artifacts-43" / "memory.json").exists()
     assert world.repo.head_sha("chimera-memory") == subprocess.run(
@@ -216,9 +179,9 @@ def test_publish_pushes_the_pr_with_github_token_and_signs_memory_with_the_app(
     world: World,
 ) -> None:
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     jobs = world.pipeline(
-        "issues", labeled(1), run=51, publish_env={"CHIMERA_STORE_TOKEN": world.app_token}
+        "issues", world.labeled(1), run=51, publish_env={"CHIMERA_STORE_TOKEN": world.app_token}
     )
     assert jobs["publish"]["status"] == "pr_opened"
 
@@ -251,9 +214,11 @@ def test_a_store_token_that_is_a_persons_is_not_used_and_memory_stays_tainted(
     world: World,
 ) -> None:
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     bobs = world.fake.add_token("bob")  # GitHub names a person's token (GET /user)
-    jobs = world.pipeline("issues", labeled(1), run=52, publish_env={"CHIMERA_STORE_TOKEN": bobs})
+    jobs = world.pipeline(
+        "issues", world.labeled(1), run=52, publish_env={"CHIMERA_STORE_TOKEN": bobs}
+    )
     assert jobs["publish"]["status"] == "pr_opened"
     summary = (world.tmp / "summary-52.md").read_text()
     assert "store-token not used: it is bob's, not a GitHub App's" in summary
@@ -272,7 +237,7 @@ def test_an_app_store_token_github_will_not_name_still_signs_memory_for_the_app(
     JWT): publish uses the store token without asking whose it is, and replay trusts the
     commit by its verified author."""
     scripted(world)
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue(labels=("chimera",))
     app = GitHubClient(
         "octo/app", world.app_token, api_url=world.fake.api_url, throttle=False,
         retry=RetryPolicy(attempts=1),
@@ -280,7 +245,7 @@ def test_an_app_store_token_github_will_not_name_still_signs_memory_for_the_app(
     with pytest.raises(GitHubPermissionDenied):
         app._call("GET /app", lambda: app._raw("GET", "/app"))
     jobs = world.pipeline(
-        "issues", labeled(1), run=53, publish_env={"CHIMERA_STORE_TOKEN": world.app_token}
+        "issues", world.labeled(1), run=53, publish_env={"CHIMERA_STORE_TOKEN": world.app_token}
     )
     assert jobs["publish"]["status"] == "pr_opened"
     assert "store-token not used" not in (world.tmp / "summary-53.md").read_text()

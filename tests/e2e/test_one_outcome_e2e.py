@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import FakeFault
@@ -23,43 +22,10 @@ from chimera.testing.github_fake.routing import HttpError
 if TYPE_CHECKING:
     from conftest import World
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
-
-
-def labeled(issue: int, sender: str | None) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": None if sender is None else {"login": sender, "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
 
 def setup(world: World, *, labels: tuple[str, ...] = ("chimera",)) -> None:
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
-    world.fake.add_issue("octo/app", title="total", body=TASK, user="alice", labels=labels)
+    world.script_calc(world.total_calc)
+    world.add_total_issue(labels=labels)
 
 
 def outcomes(world: World, issue: int = 1) -> list[tuple[str, str]]:
@@ -78,7 +44,7 @@ def publish_again(world: World, jobs: dict[str, dict[str, Any]], run: int, attem
     return world.job(
         "publish",
         "issues",
-        labeled(1, "alice"),
+        world.labeled(1, "alice"),
         run=run,
         token=token,
         root=world.clone(token),
@@ -102,7 +68,7 @@ def test_pulls_post_failing_after_the_push_says_so_frees_the_slot_and_a_rerun_ed
 ) -> None:
     setup(world)
     world.fake.inject(FakeFault("POST", r"/pulls$", status=500, times=4))
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=21)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=21)
     assert jobs["publish"]["rc"] != 0 and world.repo.pulls() == []
     assert outcomes(world) == [("crashed", "21:1")]
     labels = set(world.repo.issues[1]["labels"])
@@ -122,7 +88,7 @@ def test_the_outcome_write_failing_after_the_pr_exists_is_reported_and_a_rerun_s
     def comments_fail() -> None:  # decide's "Started" comment is there; its edit fails
         world.fake.inject(FakeFault("PATCH", r"/issues/comments/\d+$", status=500, times=4))
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=22, after_decide=comments_fail)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=22, after_decide=comments_fail)
     assert jobs["publish"]["rc"] != 0
     one_open_pr(world)
     assert outcomes(world) == [("crashed", "22:1")]
@@ -137,7 +103,7 @@ def test_a_long_secondary_rate_limit_is_edited_to_the_outcome_by_the_rerun(world
     world.fake.inject(
         FakeFault("POST", r"/pulls$", status=403, secondary_rate_limit=True, retry_after=600)
     )
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=23)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=23)
     assert jobs["publish"]["rc"] != 0 and world.repo.pulls() == []
     assert outcomes(world) == [("rate_limited", "23:1")]
     again = publish_again(world, jobs, 23, attempt=2)
@@ -151,7 +117,7 @@ def test_a_comment_post_that_times_out_but_lands_late_is_not_posted_twice(world:
     setup(world)
     # The client gives up after 2 s (CHIMERA_GITHUB_TIMEOUT); the comment lands at 3 s.
     world.fake.inject(FakeFault("POST", r"/issues/1/comments$", status=None, delay=3.0))
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=24)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=24)
     assert jobs["publish"]["status"] == "pr_opened"
     time.sleep(1.5)  # past the late landing, had publish not waited for it
     one_open_pr(world)
@@ -163,19 +129,19 @@ def test_api_500s_in_decide_leave_one_comment_that_the_rerun_edits(world: World)
     setup(world)
     world.fake.inject(FakeFault("GET", r"/collaborators/alice/permission$", status=500, times=4))
     token = world.workflow_token(world.decide_perms)
-    gate = world.job("decide", "issues", labeled(1, "alice"), run=25, token=token)
+    gate = world.job("decide", "issues", world.labeled(1, "alice"), run=25, token=token)
     assert gate["rc"] != 0 and gate.get("proceed") != "true"
     assert outcomes(world) == [("crashed", "25:1")]
     retry = world.job(
         "decide",
         "issues",
-        labeled(1, "alice"),
+        world.labeled(1, "alice"),
         run=25,
         token=world.workflow_token(world.decide_perms),
         GITHUB_RUN_ATTEMPT="2",
     )
     assert retry["proceed"] == "true"
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=25, gate=retry)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=25, gate=retry)
     assert jobs["publish"]["status"] == "pr_opened"
     one_open_pr(world)
     assert outcomes(world) == [("pr_opened", "25:1")]
@@ -186,7 +152,7 @@ def test_a_label_removed_before_the_pending_run_starts_is_refused(world: World) 
     gate = world.job(
         "decide",
         "issues",
-        labeled(1, "alice"),
+        world.labeled(1, "alice"),
         run=26,
         token=world.workflow_token(world.decide_perms),
     )
@@ -200,13 +166,13 @@ def test_rerun_all_jobs_of_an_old_successful_run_is_refused_and_keeps_its_outcom
     world: World,
 ) -> None:
     setup(world)
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=27)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=27)
     assert jobs["publish"]["status"] == "pr_opened"
     for _ in range(2):  # the re-run, and a retry of that re-run's decide
         gate = world.job(
             "decide",
             "issues",
-            labeled(1, "alice"),
+            world.labeled(1, "alice"),
             run=27,
             token=world.workflow_token(world.decide_perms),
             GITHUB_RUN_ATTEMPT="2",
@@ -255,7 +221,7 @@ def test_a_labeled_payload_without_a_sender_is_ignored_with_a_reason(world: Worl
     gate = world.job(
         "decide",
         "issues",
-        labeled(1, None),
+        world.labeled(1, None),
         run=30,
         token=world.workflow_token(world.decide_perms),
     )
@@ -272,12 +238,12 @@ def test_a_run_cancelled_in_the_ui_frees_its_slot_and_a_lost_dispatch_is_sent_ag
 ) -> None:
     world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
     setup(world)
-    world.fake.add_issue("octo/app", title="two", body=TASK, user="alice", labels=("chimera",))
+    world.add_total_issue("two", labels=("chimera",))
     token = world.workflow_token(world.decide_perms)
-    first = world.job("decide", "issues", labeled(1, "alice"), run=41, token=token)
+    first = world.job("decide", "issues", world.labeled(1, "alice"), run=41, token=token)
     assert first["proceed"] == "true" and outcomes(world) == [("running", "41:1")]
     run = world.repo.workflow_runs[41]
-    second = world.job("decide", "issues", labeled(2, "alice"), run=42, token=token)
+    second = world.job("decide", "issues", world.labeled(2, "alice"), run=42, token=token)
     assert second["status"] == "queued"
     drained = world.job("drain", "schedule", _schedule(), run=43, token=world.app_token)
     assert drained["started"] == "" and world.repo.dispatches == []  # run 41 still holds it
@@ -301,8 +267,8 @@ def test_a_run_cancelled_in_the_ui_frees_its_slot_and_a_lost_dispatch_is_sent_ag
     assert sum("Queued" in c for c in world.comments(2)) == 1
 
 
-def _unlabeled(issue: int, sender: str) -> dict[str, Any]:
-    return labeled(issue, sender) | {"action": "unlabeled"}
+def _unlabeled(world: World, issue: int, sender: str) -> dict[str, Any]:
+    return world.labeled(issue, sender) | {"action": "unlabeled"}
 
 
 def test_removing_the_label_in_flight_cancels_the_run_and_it_never_publishes(
@@ -313,12 +279,14 @@ def test_removing_the_label_in_flight_cancels_the_run_and_it_never_publishes(
 
     def remove_label() -> None:
         world.repo.issues[1]["labels"].remove("chimera")
-        drained = world.job("drain", "issues", _unlabeled(1, "bob"), run=52, token=world.app_token)
+        drained = world.job(
+            "drain", "issues", _unlabeled(world, 1, "bob"), run=52, token=world.app_token
+        )
         assert drained["rc"] == 0
         assert run.get("cancel_requested") is True  # asked through the Actions API
 
     # The cancel is asynchronous: the run goes on until publish, which re-checks.
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=51, after_decide=remove_label)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=51, after_decide=remove_label)
     assert jobs["publish"]["status"] == "cancelled"
     assert world.repo.pulls() == [] and world.repo.head_sha("chimera/issue-1") is None
     assert outcomes(world) == [("cancelled", "51:1")]
@@ -333,7 +301,7 @@ def test_closing_the_issue_in_flight_publishes_nothing(world: World) -> None:
     def close() -> None:
         world.repo.issues[1]["state"] = "closed"
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=53, after_decide=close)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=53, after_decide=close)
     assert jobs["publish"]["status"] == "cancelled"
     assert world.repo.pulls() == [] and world.repo.head_sha("chimera/issue-1") is None
     assert outcomes(world) == [("cancelled", "53:1")]
@@ -344,9 +312,7 @@ def test_a_dispatch_naming_a_labeller_runs_as_whoever_labelled_per_the_issue_eve
     world: World,
 ) -> None:
     setup(world, labels=())  # nobody labelled #1
-    world.fake.add_issue(
-        "octo/app", title="two", body=TASK, user="mallory", labels=("chimera",), labelled_by="alice"
-    )
+    world.add_total_issue("two", user="mallory", labels=("chimera",), labelled_by="alice")
     token = world.workflow_token(world.decide_perms)
     forged = _dispatch("1") | {"sender": {"login": "github-actions[bot]", "type": "Bot"}}
     forged["inputs"]["labeller"] = "bob"  # any workflow's GITHUB_TOKEN could send this
@@ -364,24 +330,24 @@ def test_rerunning_the_agent_job_uploads_its_own_artifact_and_publish_ships_that
 ) -> None:
     setup(world)
     token = world.workflow_token(world.decide_perms)
-    gate = world.job("decide", "issues", labeled(1, "alice"), run=71, token=token)
+    gate = world.job("decide", "issues", world.labeled(1, "alice"), run=71, token=token)
     decided = world.decided_env(gate)
-    first = world.agent("issues", labeled(1, "alice"), run=71, decided=decided)
+    first = world.agent("issues", world.labeled(1, "alice"), run=71, decided=decided)
     assert first["artifact"] == "chimera-run-attempt-1"
     # "Re-run jobs": the agent job again in the same workflow run, now writing a second total().
-    second_total = TOTAL.replace("return sum(xs)", "return sum(xs, 0)")
+    second_total = world.total_calc.replace("return sum(xs)", "return sum(xs, 0)")
     model = Path(world.model.removeprefix("scripted:"))
     model.write_text(model.read_text().replace("sum(xs)", "sum(xs, 0)"))
     assert world.fake.rerun("octo/app", 71) == 2
     with pytest.raises(HttpError) as clash:  # what one fixed name did: upload-artifact's 409
         world.upload(71, "chimera-run-attempt-1", world.tmp / "agent-71-attempt-1")
     assert clash.value.status == 409
-    again = world.agent("issues", labeled(1, "alice"), run=71, decided=decided)
+    again = world.agent("issues", world.labeled(1, "alice"), run=71, decided=decided)
     assert again["artifact"] == "chimera-run-attempt-2"
     names = [a["name"] for a in world.repo.artifacts[71]]
     assert names == ["chimera-run-attempt-1", "chimera-run-attempt-2"]
     jobs = world.verify_publish(
-        "issues", labeled(1, "alice"), run=71, name=again["artifact"], decided=decided,
+        "issues", world.labeled(1, "alice"), run=71, name=again["artifact"], decided=decided,
         audit_head=str(again.get("audit-head", "")),
     )  # fmt: skip
     assert jobs["publish"]["status"] == "pr_opened"

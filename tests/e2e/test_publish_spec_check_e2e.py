@@ -10,40 +10,16 @@ import re
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.testing.github_fake import comment_event
 
 if TYPE_CHECKING:
     from conftest import World
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 LINE = re.compile(r"^- `(?P<id>[^`]+)` (?P<status>\w+) at `(?P<path>[^`:]+):(?P<line>\d+)`$")
 
 
 def model(world: World) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(world.total_calc)
 
 
 def run(world: World, *, results: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -51,7 +27,7 @@ def run(world: World, *, results: str | None = None) -> tuple[dict[str, Any], di
     verify's ``results`` output on its way to publish. Returns publish's outputs and the
     Chimera Spec check run on the PR's head."""
     model(world)
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    issue = world.add_total_issue()
     gh = world.fake.pygithub(world.fake.add_token("alice"))
     said = gh.get_repo("octo/app").get_issue(int(issue["number"])).create_comment("@chimera run")
     forged = {} if results is None else {"CHIMERA_VERIFIED_RESULTS": results}

@@ -74,23 +74,6 @@ def payload(name: str, **changes: Any) -> dict[str, Any]:
     return data
 
 
-def model_script(path: Path) -> str:
-    content = CALC + "\n\ndef total(xs):\n    return sum(xs)\n"
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": content}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    return f"scripted:{path}"
-
-
 class Ticker:
     """Runs ``chimera action --mode tick``'s job as the tick workflow would, on a fresh
     checkout of main each time, with the clock the test sets."""
@@ -139,7 +122,7 @@ class Ticker:
 def ticker(world: World) -> Ticker:
     files = {".chimera.d/schedules/jobs.yaml": yaml.safe_dump(SCHEDULES, sort_keys=False)}
     push_branch(world.clone(), "main", files, start="origin/main", message="schedules")
-    world.model = model_script(world.tmp / "model.yaml")
+    world.script_calc(world.total_calc)
     return Ticker(world)
 
 

@@ -9,46 +9,22 @@ import json
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.testing.github_fake import comment_event, pull_request_event
 
 if TYPE_CHECKING:
     from conftest import World
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 REFRESH_DECIDE = {"issues": "read", "pull-requests": "read"}
 SPEC_CHECK = {"contents": "read", "checks": "write"}
 
 
 def model(world: World) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-        },
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    world.script_calc(world.total_calc)
 
 
 def open_pr(world: World) -> int:
     model(world)
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    issue = world.add_total_issue()
     gh = world.fake.pygithub(world.fake.add_token("alice"))
     said = gh.get_repo("octo/app").get_issue(int(issue["number"])).create_comment("@chimera run")
     jobs = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=91)
@@ -134,7 +110,7 @@ def test_a_push_to_the_chimera_pr_refreshes_the_spec_check_on_the_new_head(world
     assert base["number"] == pr and len(world.repo.pulls()) == 1
 
     # The next push puts total() back: a fresh, green check on that head.
-    fixed = push(world, "bob", TOTAL)
+    fixed = push(world, "bob", world.total_calc)
     jobs = refresh(world, pr, 93)
     assert jobs["spec-check"]["status"] == "success"
     (green,) = spec_runs(world, fixed)
@@ -189,7 +165,7 @@ def test_an_acceptance_edited_after_the_pr_opened_is_not_adopted_by_the_refresh(
     # a push removes total(): judged against the relaxed goal, the check would go green.
     gh = world.fake.pygithub(world.fake.add_token("alice"))
     issue = gh.get_repo("octo/app").get_issue(1)
-    relaxed = TASK.replace("symbol: total", "symbol: add")
+    relaxed = world.total_task.replace("symbol: total", "symbol: add")
     issue.edit(body=relaxed)
     broken = push(world, "alice", "def add(a, b):\n    return a + b\n")
     jobs = refresh(world, pr, 97)
@@ -204,7 +180,7 @@ def test_an_acceptance_edited_after_the_pr_opened_is_not_adopted_by_the_refresh(
     assert "Chimera Spec not refreshed" in said and "re-run to adopt it" in said
 
     # The original acceptance back (same digest as the run's): the refresh judges again.
-    issue.edit(body=TASK)
+    issue.edit(body=world.total_task)
     jobs = refresh(world, pr, 98)
     assert jobs["decide"]["proceed"] == "true" and jobs["spec-check"]["status"] == "failure"
     (run,) = spec_runs(world, broken)

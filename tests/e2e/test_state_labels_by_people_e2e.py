@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chimera.github.summary import render_marker
 from chimera.testing.github_fake import comment_event, push_branch
@@ -21,16 +21,6 @@ if TYPE_CHECKING:
 TASK = "Add total().\n\n```chimera\nrequirements:\n  - id: t\n    defines: {path: calc.py}\n```\n"
 WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
 SCHEDULE = {"schedule": "*/15 * * * *", "repository": {"full_name": "octo/app"}}
-
-
-def labeled(issue: int, sender: str) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": sender, "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
 
 
 def triage_user_labels_queued(world: World, issue: int) -> None:
@@ -54,7 +44,7 @@ def test_a_queued_label_added_by_a_person_claims_no_slot_and_dispatches_nothing(
         "octo/app", title="total", body=TASK, user="alice", labels=("chimera",), labelled_by="alice"
     )
     token = world.workflow_token(world.decide_perms)
-    gate = world.job("decide", "issues", labeled(2, "alice"), run=91, token=token)
+    gate = world.job("decide", "issues", world.labeled(2, "alice"), run=91, token=token)
     assert gate["status"] == "running"
 
 
@@ -69,13 +59,13 @@ def test_a_queued_label_on_an_issue_a_maintainer_once_queued_starts_nothing(
         "octo/app", title="old", body=TASK, user="alice", labels=("chimera",), labelled_by="alice"
     )
     token = world.workflow_token(world.decide_perms)
-    assert world.job("decide", "issues", labeled(1, "alice"), run=92, token=token)["proceed"]
-    queued = world.job("decide", "issues", labeled(2, "alice"), run=93, token=token)
+    assert world.job("decide", "issues", world.labeled(1, "alice"), run=92, token=token)["proceed"]
+    queued = world.job("decide", "issues", world.labeled(2, "alice"), run=93, token=token)
     assert queued["status"] == "queued"  # Chimera's queue marker for #2 names alice
     # alice cancels #2 (removes the label), #1 finishes; later tina re-adds chimera:queued.
     app = world.fake.pygithub(world.fake.add_token("alice")).get_repo("octo/app")
     app.get_issue(2).remove_from_labels("chimera")
-    world.job("drain", "issues", labeled(2, "alice") | {"action": "unlabeled"}, run=94,
+    world.job("drain", "issues", world.labeled(2, "alice") | {"action": "unlabeled"}, run=94,
               token=world.app_token)  # fmt: skip
     assert "chimera:queued" not in world.repo.issues[2]["labels"]
     world.repo.workflow_runs[92].update(status="completed", conclusion="success")
@@ -128,18 +118,8 @@ def test_hostile_issue_text_forges_no_marker_and_pings_nobody(world: World) -> N
     body = f"{task}\n\ncc @bob #2\n\n{forged}\n"
     world.fake.add_issue("octo/app", title=title, body=body, user="mallory",
                          labels=("chimera",), labelled_by="alice")  # fmt: skip
-    turns = [
-        {"purpose": "plan", "text": "1. Write calc.py."},
-        {"purpose": "act", "tool_calls": [{"name": "write_file", "arguments": {
-            "path": "calc.py", "content": "def add(a, b):\n    return a + b\n\n\n"
-            "def total(xs):\n    return sum(xs)\n"}}]},
-        {"purpose": "act", "text": "Wrote calc.py."},
-        {"purpose": "review", "text": "APPROVE"},
-    ]  # fmt: skip
-    path = world.tmp / "model.yaml"
-    path.write_text(json.dumps({"model": "e2e", "turns": turns}))
-    world.model = f"scripted:{path}"
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=60)
+    world.script_calc("def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n")
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=60)
     assert jobs["publish"]["rc"] == 0, jobs
     (pull,) = world.repo.pulls()
     from chimera.github.summary import parse_marker
@@ -160,22 +140,16 @@ def test_a_refused_queue_dispatch_gives_its_slot_back(world: World) -> None:
         world.fake.add_issue("octo/app", title=title, body=TASK, user="alice",
                              labels=("chimera",), labelled_by="alice")  # fmt: skip
     token = world.workflow_token(world.decide_perms)
-    world.job("decide", "issues", labeled(1, "alice"), run=80, token=token)
-    assert world.job("decide", "issues", labeled(2, "alice"), run=81, token=token)["status"] == (
-        "queued"
-    )
+    world.job("decide", "issues", world.labeled(1, "alice"), run=80, token=token)
+    assert world.job("decide", "issues", world.labeled(2, "alice"), run=81, token=token)[
+        "status"
+    ] == ("queued")
     world.repo.collaborators["alice"] = "read"
     world.repo.workflow_runs[80].update(status="completed", conclusion="success")
     assert world.job("drain", "schedule", SCHEDULE, run=82, token=world.app_token)["started"] == (
         "2"
     )
-    (sent,) = world.repo.dispatches
-    dispatched = {
-        "inputs": sent["inputs"],
-        "ref": "refs/heads/main",
-        "sender": {"login": "chimera-app[bot]", "type": "Bot"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
+    dispatched = world.dispatched()
     gate = world.job("decide", "workflow_dispatch", dispatched, run=83, token=token)
     assert gate["status"] == "refused" and "'read' role" in world.comments(2)[-1]
     labels = world.repo.issues[2]["labels"]
@@ -183,9 +157,9 @@ def test_a_refused_queue_dispatch_gives_its_slot_back(world: World) -> None:
     # The slot is free for bob's issue.
     world.fake.add_issue("octo/app", title="next", body=TASK, user="bob",
                          labels=("chimera",), labelled_by="bob")  # fmt: skip
-    assert world.job("decide", "issues", labeled(3, "bob"), run=84, token=token)["status"] == (
-        "running"
-    )
+    assert world.job("decide", "issues", world.labeled(3, "bob"), run=84, token=token)[
+        "status"
+    ] == ("running")
 
 
 def test_a_queue_dispatch_without_a_labeller_gives_its_slot_back(world: World) -> None:

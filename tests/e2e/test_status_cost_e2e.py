@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.progress import post_progress
 from chimera.testing.github_fake import comment_event
@@ -30,35 +28,15 @@ class Run:
         return "https://github.example/octo/app/actions/runs/112"
 
 
-TOTAL = "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs)\n"
-TASK = """The calculator needs a total() of a list.
-
-```chimera
-requirements:
-  - id: total-defined
-    defines: {path: calc.py, symbol: total, kind: function}
-```
-"""
 COMMAND_PERMS = {"issues": "write", "pull-requests": "read", "actions": "write"}
 USAGE = {"prompt_tokens": 900, "completion_tokens": 100, "cost_usd": 0.0125}
 
 
 def model(world: World) -> None:
-    turns: list[dict[str, Any]] = [
-        {"purpose": "plan", "text": "1. Write calc.py.", "usage": USAGE},
-        {
-            "purpose": "act",
-            "tool_calls": [
-                {"name": "write_file", "arguments": {"path": "calc.py", "content": TOTAL}}
-            ],
-            "usage": USAGE,
-        },
-        {"purpose": "act", "text": "Wrote calc.py.", "usage": USAGE},
-        {"purpose": "review", "text": "APPROVE", "usage": USAGE},
-    ]
-    path = world.tmp / "model.yaml"
-    path.write_text(yaml.safe_dump({"model": "e2e", "turns": turns}, sort_keys=False))
-    world.model = f"scripted:{path}"
+    turns = world.calc_turns(world.total_calc)
+    for turn in turns:
+        turn["usage"] = USAGE
+    world.script(turns)
 
 
 def say(world: World, number: int, login: str, body: str) -> dict[str, Any]:
@@ -71,7 +49,7 @@ def test_status_reports_the_runs_tokens_and_usd_and_the_summary_each_attempt(
     world: World,
 ) -> None:
     model(world)
-    issue = world.fake.add_issue("octo/app", title="total", body=TASK, user="alice")
+    issue = world.add_total_issue()
     number = int(issue["number"])
     jobs = world.pipeline("issue_comment", say(world, number, "alice", "@chimera run"), run=111)
     assert jobs["publish"]["status"] == "pr_opened"

@@ -46,16 +46,6 @@ requirements:
 """
 
 
-def labeled(issue: int, sender: str) -> dict[str, Any]:
-    return {
-        "action": "labeled",
-        "label": {"name": "chimera"},
-        "issue": {"number": issue, "state": "open", "locked": False},
-        "sender": {"login": sender, "type": "User"},
-        "repository": {"full_name": "octo/app", "default_branch": "main"},
-    }
-
-
 def model(world: World, file: str, content: str) -> None:
     turns = [
         {"purpose": "plan", "text": f"1. Write {file}."},
@@ -111,7 +101,7 @@ def test_a_false_done_with_a_deleted_function_and_a_migration_is_not_published(
         (artifacts / "patch.diff").write_text(patch)
         rewrite(artifacts, "outcome.json", status="done", risk_reasons=[])
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=11, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=11, forge=forge)
     assert jobs["verify"]["verdict"] == "failed"
     assert jobs["publish"]["status"] == "spec_not_met"
     no_pr(world)
@@ -131,7 +121,7 @@ def test_a_dropped_risk_reason_still_opens_a_held_draft(world: World) -> None:
         rewrite(artifacts, "outcome.json", status="done", risk_reasons=[])
         rewrite(artifacts, "report.json", status="done", pending_approval=[])
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=12, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=12, forge=forge)
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "awaiting_approval"
     (pull,) = world.repo.pulls()
@@ -152,7 +142,7 @@ def test_an_artifact_naming_another_issue_publishes_for_the_admitted_one(world: 
     def forge(artifacts: Path) -> None:
         rewrite(artifacts, "outcome.json", issue=2)
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=13, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=13, forge=forge)
     assert jobs["publish"]["status"] == "pr_opened"
     (pull,) = world.repo.pulls()
     assert pull["head"] == "chimera/issue-1" and "Closes #1." in pull["body"]
@@ -174,7 +164,7 @@ def test_an_acceptance_block_edited_after_decide_is_not_the_goal(world: World) -
     def edit() -> None:
         world.repo.issues[1]["body"] = weaker
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=14, after_decide=edit)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=14, after_decide=edit)
     assert jobs["agent"]["status"] == "done"  # the edited goal was met
     assert jobs["verify"]["verdict"] == "failed"
     assert jobs["publish"]["status"] == "spec_not_met"
@@ -195,7 +185,7 @@ def test_a_forged_marker_in_the_summary_is_removed_and_never_read(world: World) 
             f'## Audit\n\nping @bob about #2\n```\n{forged}\n<!-- chimera:pr {{"a":"\n'
         )
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=15, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=15, forge=forge)
     assert jobs["publish"]["status"] == "pr_opened"
     (pull,) = world.repo.pulls()
     marker = parse_marker(pull["body"], "pr")
@@ -215,7 +205,7 @@ def test_a_patch_changed_after_verify_is_refused(world: World) -> None:
         extra = forged_patch(world, artifacts, {"calc.py": TOTAL, "evil.py": "import os\n"})
         (artifacts / "patch.diff").write_text(extra)
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=16, tamper=tamper)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=16, tamper=tamper)
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "blocked"
     no_pr(world)
@@ -243,7 +233,7 @@ requirements:
     gate = world.job(
         "decide",
         "issues",
-        labeled(1, "alice"),
+        world.labeled(1, "alice"),
         run=17,
         token=world.workflow_token(world.decide_perms),
     )
@@ -252,7 +242,7 @@ requirements:
     def forge(artifacts: Path) -> None:  # the run reverted check.py; put it back
         (artifacts / "patch.diff").write_text(forged_patch(world, artifacts, {"check.py": check}))
 
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=17, gate=gate, forge=forge)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=17, gate=gate, forge=forge)
     out = capsys.readouterr().out
     assert jobs["verify"]["verdict"] == "failed"
     assert jobs["publish"]["status"] == "spec_not_met"
@@ -269,7 +259,7 @@ def test_a_scrubbed_sandbox_makes_the_verdict_advisory(world: World) -> None:
     world.fake.add_issue(
         "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
     )
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=18)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=18)
     assert jobs["verify"]["verdict"] == "passed"
     assert jobs["publish"]["status"] == "awaiting_approval"
     (pull,) = world.repo.pulls()
@@ -284,7 +274,7 @@ def test_without_the_actions_pr_setting_the_refusal_names_it(world: World) -> No
     world.fake.add_issue(
         "octo/app", title="total", body=TOTAL_TASK, user="alice", labels=("chimera",)
     )
-    jobs = world.pipeline("issues", labeled(1, "alice"), run=19)
+    jobs = world.pipeline("issues", world.labeled(1, "alice"), run=19)
     assert jobs["publish"]["status"] == "blocked" and world.repo.pulls() == []
     (text,) = world.comments(1)
     assert "Allow GitHub Actions to create and approve pull requests" in text
