@@ -8,6 +8,10 @@ each pattern's real regex (with its own time limit) only where its literals occu
 it for ``defines`` if asked — so the cost of a run is close to the cost of reading the
 selected files once, however many requirements share them. Work asked for without an
 announcement is planned on the spot and served from the text cache when possible.
+
+Why one module past ~400 lines: the batched pass (plan, search, locate, mark done) reads and
+writes one per-run plan state; scope selection and read recording already live in mixins
+(:mod:`.scopes`, :mod:`.recording`), and splitting the pass would only spread that state.
 """
 
 from __future__ import annotations
