@@ -42,6 +42,7 @@ from chimera.evolution.playbook import Bullet
 from chimera.evolution.proposals import Proposal, ProposalLedger
 from chimera.evolution.propose import propose_skill
 from chimera.evolution.skills import SkillState
+from chimera.governance.redactor import SecretRedactor
 
 LEARNING_FILE = "learning.json"
 """In a run folder: the run's proposals as the Action's publish side reads them."""
@@ -108,6 +109,9 @@ class ReflectionPart:
         if remaining.usd is not None and remaining.usd < self.min_usd:
             return {"skipped": f"${remaining.usd:.4f} of the run's budget left (< ${self.min_usd})"}
         evidence = run_evidence(session, result)
+        # learning.json sits in the uploaded run folder and proposals.jsonl outlives the run: a
+        # token the model wrote into a lesson is replaced as in the transcript and audit log.
+        redactor = SecretRedactor.from_environment(workspace=session.root)
         backend = session.ladder[0]
         shown: list[Bullet] = []
         context = self.evolution.context if self.evolution is not None else None
@@ -121,7 +125,7 @@ class ReflectionPart:
             if delta.op == "add":
                 proposals.append(
                     Proposal.make(evidence.run_id, "bullet", "reflection", verdict,
-                                  section=delta.section, text=delta.text)
+                                  section=delta.section, text=redactor.redact(delta.text)[0])
                 )  # fmt: skip
             else:
                 proposals.append(
@@ -136,7 +140,7 @@ class ReflectionPart:
                 skill = replace(proposed.skill, state=SkillState.PROVISIONAL, trusted=False)
                 proposals.append(
                     Proposal.make(evidence.run_id, "skill", "reflection", verdict,
-                                  skill=skill.to_markdown())
+                                  skill=redactor.redact(skill.to_markdown())[0])
                 )  # fmt: skip
             else:
                 dropped += [f"skill: {p}" for p in proposed.problems]
@@ -144,7 +148,9 @@ class ReflectionPart:
             dropped.append(f"skill: {gate.reason}")
         ids = ProposalLedger.at(Path(session.root)).record(proposals)
         _write_learning(Path(session.run_dir), evidence.run_id, proposals)
-        return {"proposed": ids, "dropped": dropped[:10], "tainted": evidence.tainted}
+        report = {"proposed": ids, "dropped": dropped[:10], "tainted": evidence.tainted}
+        redacted, _ = redactor.redact_json(report)  # a dropped lesson quotes the model's words
+        return dict(redacted)
 
 
 def run_evidence(session: Any, result: Any) -> AttemptEvidence:
