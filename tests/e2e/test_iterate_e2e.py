@@ -138,3 +138,47 @@ def test_a_rerun_builds_on_decides_head_when_a_person_pushed_after_decide(world:
     assert "NOTES.md" not in (world.tmp / "artifacts-84" / "patch.diff").read_text()
     assert jobs["publish"]["status"] == "blocked"
     assert git(world, "rev-parse", "chimera/issue-1") != head
+
+
+def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -> None:
+    from chimera.github.basecommit import sha256_text
+    from chimera.github.summary import parse_marker
+
+    model(world, "first", world.total_calc.replace("sum(xs)", "0"))
+    issue = world.add_total_issue()
+    alice = world.fake.pygithub(world.fake.add_token("alice")).get_repo("octo/app")
+    said = alice.get_issue(int(issue["number"])).create_comment("@chimera run")
+    first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=83)
+    assert first["publish"]["status"] == "pr_opened"
+    (pull,) = world.repo.pulls()
+    pr, head = int(pull["number"]), git(world, "rev-parse", "chimera/issue-1")
+    before = (parse_marker(pull["body"], "pr") or {}).get("acceptance_sha256")
+
+    # The goal is tightened on the issue after the PR opened; a write-access review re-runs.
+    # (A new id: the first round's acceptance file is carried on the branch, and an id in
+    # both is refused as a duplicate by the agent's Spec loader.)
+    tightened = world.total_task.replace(
+        "  - id: total-defined\n    defines: {path: calc.py, symbol: total, kind: function}\n",
+        "  - id: total-sums\n    contains: {path: calc.py, pattern: 'sum\\(xs\\)'}\n",
+    )
+    assert tightened != world.total_task
+    alice.get_issue(1).edit(body=tightened)
+    review = (
+        world.fake.pygithub(world.fake.add_token("bob"))
+        .get_repo("octo/app")
+        .get_pull(pr)
+        .create_review(body="Sum the list.", event="REQUEST_CHANGES")
+    )
+    model(world, "second", world.total_calc)
+    jobs = world.pipeline("pull_request_review", review_event(review.raw_data, pr, head), run=84)
+    gate = jobs["decide"]
+    assert gate["mode"] == "rerun" and gate["acceptance-sha256"] != before
+    assert "total-sums" in gate["acceptance"]
+    # Said where a maintainer looks (decide's job summary), not only in an output.
+    summary = (world.tmp / "summary-84.md").read_text(encoding="utf-8")
+    assert "adopted the issue's edited acceptance" in summary
+    assert jobs["publish"]["status"] == "pr_updated"
+    # The PR marker now records the adopted goal, so a later refresh judges against it.
+    marker = parse_marker(world.repo.pulls()[0]["body"], "pr") or {}
+    assert marker["acceptance_sha256"] == gate["acceptance-sha256"] != before
+    assert sha256_text(gate["acceptance"]) == gate["acceptance-sha256"]

@@ -186,3 +186,23 @@ def test_an_acceptance_edited_after_the_pr_opened_is_not_adopted_by_the_refresh(
     (run,) = spec_runs(world, broken)
     lines = run["output"]["summary"].splitlines()
     assert any(line.startswith("- `total-defined` failed at `specs/") for line in lines)
+
+
+def test_a_result_for_a_requirement_the_spec_does_not_declare_fails_the_refresh_check(
+    world: World,
+) -> None:
+    pr = open_pr(world)
+    fixed = push(world, "alice", world.total_calc + "\n")
+    honest = refresh(world, pr, 99)
+    assert honest["spec-check"]["status"] == "success"
+    # Verify's results are claims: an id the Spec does not declare is refused (publish's rule),
+    # even when every declared one passed and the hashes match this head.
+    claims = json.loads(honest["verify"]["results"]) | {"forged-green": "passed"}
+    jobs = refresh(world, pr, 100, results=json.dumps(claims))
+    assert jobs["spec-check"]["status"] == "failure"
+    latest = spec_runs(world, fixed)[-1]
+    assert latest["conclusion"] == "failure"
+    assert "verify's outputs refused" in latest["output"]["title"]
+    said = "verify reported requirements the Spec does not declare: forged-green"
+    assert any(said in a["message"] for a in latest["annotations"])
+    assert "- `forged-green`" not in latest["output"]["summary"]

@@ -11,7 +11,10 @@ What the later jobs may trust comes from here, as job outputs
 acceptance block read through the API just now with its SHA-256, who started the run, and —
 for a resume or re-run — the PR and the head commit it was decided on. A resume keeps the
 base and the acceptance the run started from (the PR marker records both); a block edited
-since is refused, never silently used.
+since is refused, never silently used. A re-run (a person with write access asked for it) is
+the way to adopt an edited block: it takes the issue's block as it is now, says so on the run's
+outcome comment and in the job summary (:data:`ADOPTED_ACCEPTANCE`), and publish records the
+new digest in the PR marker.
 """
 
 from __future__ import annotations
@@ -37,11 +40,12 @@ if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
     from chimera.github.settings import ActionSettings
 
-__all__ = ["DecideResult", "decide_job", "dry_run"]
+__all__ = ["ADOPTED_ACCEPTANCE", "DecideResult", "decide_job", "dry_run"]
 
 log = logging.getLogger(__name__)
 
 _MODES = {Act.RUN: "run", Act.RESUME: "resume", Act.RERUN: "rerun"}
+ADOPTED_ACCEPTANCE = "adopted the issue's edited acceptance"
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,8 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
             explain_command(ctx, client, settings, decision)
         return DecideResult(decision, decision, proceed=False, status="refused")
     try:
-        result = replace(_gate(ctx, settings, decision, client), notes=checked.warnings)
+        gated = _gate(ctx, settings, decision, client)
+        result = replace(gated, notes=(*checked.warnings, *gated.notes))
         if comment and (result.proceed or result.final.action is Act.START_CI):
             acknowledge(client, dict(ctx.payload))
         if result.proceed:
@@ -224,12 +229,15 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
             issue = result.decided.issue if result.decided is not None else result.final.issue
             if issue is not None:
                 what = f"`@chimera {decision.command}`" if comment else None
+                what = what or (result.decided.mode if result.decided else "run")
+                if ADOPTED_ACCEPTANCE in gated.notes:
+                    what = f"{what}, which {ADOPTED_ACCEPTANCE}"
                 post_progress(
                     ctx,
                     client,
                     int(issue),
                     actor=result.final.actor or decision.actor or "?",
-                    what=what or (result.decided.mode if result.decided else "run"),
+                    what=what,
                     authors=settings.identities,
                 )
         return result
@@ -308,8 +316,17 @@ def _gate(
                 authors=settings.identities,
             )
             return DecideResult(decision, refused, proceed=False, status="refused")
+        recorded = (res.marker or {}).get("acceptance_sha256")
+        # A re-run adopts the issue's block as it is now (the documented way to change the
+        # goal); said out loud so an edit never slips in unseen. Publish's marker records it.
+        adopted = final.action is Act.RERUN and recorded and recorded != decided.acceptance_sha256
         return DecideResult(
-            decision, final, proceed=True, status=final.action.value, decided=decided
+            decision,
+            final,
+            proceed=True,
+            status=final.action.value,
+            decided=decided,
+            notes=(ADOPTED_ACCEPTANCE,) if adopted else (),
         )
     if decision.action is Act.CANCEL:
         cancel(ctx, decision, client, settings)

@@ -17,8 +17,10 @@ Three jobs, split like decide → verify → publish (``examples/workflows/chime
 * :func:`spec_check_job` (``checks: write``, ``contents: read``; no secrets, no project code)
   re-derives before it posts: the diff's hash from its own checkout, the Spec digest from the
   base commit's blobs, the requirement ids and their YAML lines from the spec files of the base
-  and the head (parsed, never run). Verify's statuses are shown only for ids it derived, in
-  the known set; a mismatch posts a failing check that says so, never verify's claims.
+  and the head (parsed, never run). Verify's ``results`` are claims checked the way publish
+  checks them (:func:`~chimera.github.checkrun.claimed_lines`): an id the Spec does not
+  declare, a missing one or an unknown status fails the check with the reason; a mismatch of
+  the re-derived hashes posts a failing check that says so, never verify's claims.
 """
 
 from __future__ import annotations
@@ -28,14 +30,14 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError
 from chimera.github.basecommit import sha256_text, spec_digest
-from chimera.github.checkrun import STATUSES, RequirementLine, post_spec_check, spec_rows
+from chimera.github.checkrun import RequirementLine, claimed_lines, post_spec_check, spec_rows
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import chimera_pull
-from chimera.github.trust import Decided, Verified, acceptance_output
+from chimera.github.trust import Decided, Verified, acceptance_output, acceptance_requirements
 
 if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings
@@ -186,6 +188,7 @@ def spec_check_job(
         raise UsageError("the Spec check needs decide's head-sha (the pushed head)")
     reasons: list[str] = []
     rows: dict[str, tuple[str, int]] = {}
+    wanted: list[str] = []
     try:
         patch = commit_patch(root, decided.base_sha, head)
         if sha256_text(patch) != verified.patch_sha256:
@@ -198,9 +201,11 @@ def spec_check_job(
         with tempfile.TemporaryDirectory(prefix="chimera-spec-check-") as tmp:
             rows = spec_rows(root, head, settings.spec_path, Path(tmp))
             rows = spec_rows(root, decided.base_sha, settings.spec_path, Path(tmp)) | rows
+        wanted = [str(r.get("id")) for r in acceptance_requirements(decided.acceptance)]
     except ChimeraError as exc:
         reasons.append(str(exc))
-    lines = _lines(rows, results, verified, reasons)
+    lines, refused = _lines(rows, wanted, results, verified, reasons)
+    reasons += refused
     verdict = verified.verdict if not reasons else "error"
     title = f"Spec {verdict} on {head[:12]}" + (" (verify's outputs refused)" if reasons else "")
     run_id = post_spec_check(ctx.connect(), head, lines, title=title, name=CHECK_NAME)
@@ -209,24 +214,19 @@ def spec_check_job(
 
 
 def _lines(
-    rows: dict[str, tuple[str, int]], results: str, verified: Verified, reasons: list[str]
-) -> list[RequirementLine]:
+    rows: dict[str, tuple[str, int]],
+    wanted: list[str],
+    results: str,
+    verified: Verified,
+    reasons: list[str],
+) -> tuple[list[RequirementLine], list[str]]:
+    """The check's lines and the reasons verify's claims were refused (publish's rules)."""
     first = next(iter(rows.values()), ("specs", 1))
     if reasons:
         # Nothing verify said is shown when its outputs do not match this head.
-        return [RequirementLine("chimera-verify", "error", first[0], 1, "; ".join(reasons))]
-    try:
-        data: Any = json.loads(results or "{}")
-    except ValueError:
-        data = {}
-    said = data if isinstance(data, dict) else {}
-    lines = []
-    for rid, (path, line) in rows.items():
-        status = said.get(rid)
-        if status not in STATUSES:
-            lines.append(RequirementLine(rid, "error", path, line, "verify reported no status"))
-            continue
-        lines.append(RequirementLine(rid, str(status), path, line, f"{status} after the change"))
+        return [RequirementLine("chimera-verify", "error", first[0], 1, "; ".join(reasons))], []
+    # Verify must report every derived id and the goal's own (as publish requires).
+    lines, refused = claimed_lines(rows, [*rows, *wanted], results, fallback=(first[0], 1))
     if verified.verdict != "passed":
         # The goal's own rules (red on the base, nothing green turned red) failed.
         lines.append(
@@ -238,4 +238,4 @@ def _lines(
                 f"the goal check's verdict: {verified.verdict}",
             )
         )
-    return lines
+    return lines, refused
