@@ -17,6 +17,25 @@ from chimera.orchestration.state import RunState
 from chimera.spec.model import Spec
 from chimera.spec.results import DriftReport
 
+ACCEPTANCE_HEADER = "# Acceptance requirements of a Chimera task run (added, never edited).\n"
+
+
+def _same_requirements(files: Sequence[Path], blocks: Sequence[str]) -> bool:
+    """Whether ``files`` hold exactly the requirements of ``blocks`` (parsed, in order)."""
+    import yaml
+
+    def items(text: str) -> list[Any]:
+        data = yaml.safe_load(text)
+        found = data.get("requirements") if isinstance(data, dict) else data
+        return found if isinstance(found, list) else []
+
+    try:
+        held = [r for f in files for r in items(f.read_text(encoding="utf-8"))]
+        wanted = [r for body in blocks for r in items(body)]
+    except (OSError, yaml.YAMLError):
+        return False
+    return held == wanted
+
 
 class GoalSetting(OrchestratorBase):
     """The goal of a run (a layer of ProjectOrchestrator)."""
@@ -39,10 +58,19 @@ class GoalSetting(OrchestratorBase):
         if not blocks:
             return None, base
         ids = block_ids(blocks) if state.extra.get(BASIS_KEY) else None
-        if ids and all(i in spec.by_id() for i in ids):
-            # Iterating: an earlier round wrote these requirements into the tree already.
-            self._emit("acceptance_carried", ids=ids)
-            return self._vetted(state, ids, base, self._base_drift(state, spec, ids))
+        if ids:
+            earlier = self._earlier_acceptance(spec, ids)
+            if earlier and _same_requirements(earlier, blocks):
+                # Iterating: an earlier round wrote these requirements into the tree already.
+                self._emit("acceptance_carried", ids=ids)
+                return self._vetted(state, ids, base, self._base_drift(state, spec, ids))
+            if earlier:
+                # The issue's acceptance was edited since: its earlier round's file gives way
+                # to the edited block (a re-run by a write-access person adopts the edit).
+                for path in earlier:
+                    path.unlink(missing_ok=True)
+                self._emit("acceptance_replaced", files=sorted(p.name for p in earlier))
+                spec = self._spec()
         try:
             new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
         except ChimeraError as exc:
@@ -63,6 +91,27 @@ class GoalSetting(OrchestratorBase):
         else:
             target.unlink(missing_ok=True)
         return goal, merged
+
+    def _earlier_acceptance(self, spec: Spec, ids: Sequence[str]) -> list[Path]:
+        """The acceptance files an earlier round wrote (Chimera's header) that declare any of
+        ``ids``; empty when none of them is declared, or one is declared in a file Chimera did
+        not write (a maintainer's requirement is never replaced)."""
+        by_id = spec.by_id()
+        files: set[Path] = set()
+        for rid in ids:
+            req = by_id.get(rid)
+            if req is None:
+                continue
+            path = Path(req.location.file)
+            path = path if path.is_absolute() else self.root / path
+            try:
+                head = path.read_text(encoding="utf-8").split("\n", 1)[0]
+            except OSError:
+                return []
+            if head != ACCEPTANCE_HEADER.rstrip("\n"):
+                return []
+            files.add(path)
+        return sorted(files)
 
     def _vetted(
         self,
@@ -142,8 +191,7 @@ class GoalSetting(OrchestratorBase):
         import yaml
 
         text = yaml.safe_dump({"requirements": reqs}, sort_keys=False, allow_unicode=True)
-        header = "# Acceptance requirements of a Chimera task run (added, never edited).\n"
-        atomic_write_text(target, header + text)
+        atomic_write_text(target, ACCEPTANCE_HEADER + text)
 
     def _denied_commands(self, spec: Spec, ids: Sequence[str]) -> dict[str, str]:
         """New requirements whose ``command`` the TrustKernel does not allow (untrusted text:

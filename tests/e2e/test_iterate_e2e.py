@@ -155,8 +155,6 @@ def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -
     before = (parse_marker(pull["body"], "pr") or {}).get("acceptance_sha256")
 
     # The goal is tightened on the issue after the PR opened; a write-access review re-runs.
-    # (A new id: the first round's acceptance file is carried on the branch, and an id in
-    # both is refused as a duplicate by the agent's Spec loader.)
     tightened = world.total_task.replace(
         "  - id: total-defined\n    defines: {path: calc.py, symbol: total, kind: function}\n",
         "  - id: total-sums\n    contains: {path: calc.py, pattern: 'sum\\(xs\\)'}\n",
@@ -182,3 +180,39 @@ def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -
     marker = parse_marker(world.repo.pulls()[0]["body"], "pr") or {}
     assert marker["acceptance_sha256"] == gate["acceptance-sha256"] != before
     assert sha256_text(gate["acceptance"]) == gate["acceptance-sha256"]
+
+
+def test_an_edited_acceptance_that_keeps_an_id_replaces_the_earlier_rounds_file(
+    world: World,
+) -> None:
+    """An edit that keeps a first-round id and adds one: the first round's acceptance file on
+    the branch gives way to the edited block (it used to clash as a duplicate id)."""
+    model(world, "first", world.total_calc.replace("sum(xs)", "0"))
+    issue = world.add_total_issue()
+    alice = world.fake.pygithub(world.fake.add_token("alice")).get_repo("octo/app")
+    said = alice.get_issue(int(issue["number"])).create_comment("@chimera run")
+    first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=85)
+    assert first["publish"]["status"] == "pr_opened"
+    (pull,) = world.repo.pulls()
+    pr, head = int(pull["number"]), git(world, "rev-parse", "chimera/issue-1")
+    kept = "  - id: total-defined\n    defines: {path: calc.py, symbol: total, kind: function}\n"
+    assert kept in world.total_task
+    widened = world.total_task.replace(
+        kept, kept + "  - id: total-sums\n    contains: {path: calc.py, pattern: 'sum\\(xs\\)'}\n"
+    )
+    alice.get_issue(1).edit(body=widened)
+    review = (
+        world.fake.pygithub(world.fake.add_token("bob"))
+        .get_repo("octo/app")
+        .get_pull(pr)
+        .create_review(body="Sum the list.", event="REQUEST_CHANGES")
+    )
+    model(world, "second", world.total_calc)
+    jobs = world.pipeline("pull_request_review", review_event(review.raw_data, pr, head), run=86)
+    assert jobs["decide"]["mode"] == "rerun"
+    assert jobs["publish"]["status"] == "pr_updated", jobs["publish"]
+    files = git(world, "ls-tree", "--name-only", "chimera/issue-1", "specs/").split()
+    acceptance = [f for f in files if "task-" in f]
+    assert len(acceptance) == 1, files
+    text = git(world, "show", f"chimera/issue-1:{acceptance[0]}")
+    assert "total-defined" in text and "total-sums" in text
