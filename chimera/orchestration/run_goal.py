@@ -60,7 +60,9 @@ class GoalSetting(OrchestratorBase):
         ids = block_ids(blocks) if state.extra.get(BASIS_KEY) else None
         if ids:
             earlier = self._earlier_acceptance(spec, ids)
-            if earlier and _same_requirements(earlier, blocks):
+            if (earlier is None or _same_requirements(earlier, blocks)) and all(
+                i in spec.by_id() for i in ids
+            ):
                 # Iterating: an earlier round wrote these requirements into the tree already.
                 self._emit("acceptance_carried", ids=ids)
                 return self._vetted(state, ids, base, self._base_drift(state, spec, ids))
@@ -92,10 +94,10 @@ class GoalSetting(OrchestratorBase):
             target.unlink(missing_ok=True)
         return goal, merged
 
-    def _earlier_acceptance(self, spec: Spec, ids: Sequence[str]) -> list[Path]:
+    def _earlier_acceptance(self, spec: Spec, ids: Sequence[str]) -> list[Path] | None:
         """The acceptance files an earlier round wrote (Chimera's header) that declare any of
-        ``ids``; empty when none of them is declared, or one is declared in a file Chimera did
-        not write (a maintainer's requirement is never replaced)."""
+        ``ids``; empty when none of them is declared; ``None`` when one is declared in a file
+        Chimera did not write (never replaced: it is carried as it is, or clashes)."""
         by_id = spec.by_id()
         files: set[Path] = set()
         for rid in ids:
@@ -107,9 +109,9 @@ class GoalSetting(OrchestratorBase):
             try:
                 head = path.read_text(encoding="utf-8").split("\n", 1)[0]
             except OSError:
-                return []
+                return None
             if head != ACCEPTANCE_HEADER.rstrip("\n"):
-                return []
+                return None
             files.add(path)
         return sorted(files)
 
