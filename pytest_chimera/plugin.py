@@ -16,6 +16,11 @@ requirements still run (the session is red either way).
 Without ``--chimera-spec`` the plugin only registers its markers and options: this module
 imports nothing from :mod:`chimera` at import time, and the Spec machinery it imports when
 active never reaches LiteLLM, PyGithub or another heavy library.
+
+Why one module past ~400 lines: pytest finds a plugin's hooks on the module registered as the
+entry point, and the hooks, the items and the per-session state reference each other; moving
+hooks out would mean registering a second plugin module (what the spec machinery does not
+need lives in :mod:`chimera.spec` already).
 """
 
 from __future__ import annotations

@@ -54,6 +54,10 @@ in ``CHIMERA_GITHUB_TOKEN`` (else ``GITHUB_TOKEN``); the settings in ``CHIMERA_*
 Exit status: 0 when the mode did its job (including a decision to do nothing, a queued
 issue, or a run whose outcome the publish job reports); 2 for bad usage or configuration
 (one line on stderr); 1 when GitHub failed after retries (the error is printed).
+
+Why one module past ~400 lines: it is the one place that maps ``action.yml``'s environment
+onto each job's typed inputs (the jobs themselves live in :mod:`chimera.github.jobs`), so
+every mode's wiring can be read against ``action.yml`` side by side.
 """
 
 from __future__ import annotations
