@@ -23,10 +23,14 @@ from chimera.protocols import (
 from chimera.runner import CommandRunner
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from chimera.config import ChimeraConfig
     from chimera.core.heldout import HeldOutGate
     from chimera.core.supervisor import ReviewVerdict
     from chimera.core.workspace import WorkspaceGuard
     from chimera.governance.audit import AuditLog
+    from chimera.providers import TokenBudget
     from chimera.spec.engine.options import EngineOptions
     from chimera.tools import ToolRegistry
 
@@ -35,6 +39,27 @@ ToolWrapper = Callable[["ToolRegistry"], ToolCaller]
 
 BigPlanner = Callable[[str, Sequence[str], str], str]
 """``(task, files, failure_context) -> plan`` for a Spine larger than its token budget."""
+
+
+class PartSession(Protocol):
+    """What a session part (a ``SessionPart`` of :mod:`chimera.orchestration.session`) reads
+    of the session it attaches to; read-only properties, so the factory's ``Session``
+    matches structurally without the parts importing the layer above them."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def config(self) -> ChimeraConfig: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def budget(self) -> TokenBudget: ...
+    @property
+    def audit(self) -> AuditLog: ...
+    @property
+    def events(self) -> EventSink | None: ...
 
 
 class Reviewer(Protocol):

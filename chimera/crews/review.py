@@ -28,9 +28,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from chimera.core.deps import PartSession
 from chimera.core.supervisor import ManagerReview, ReviewVerdict, parse_review
 from chimera.crews.agent import RoleBackends
 from chimera.crews.crew import CrewResult, CrewRuntime, parse_delegations
@@ -42,7 +42,6 @@ from chimera.protocols import EventSink, Purpose, SupportsComplete, Usage
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    from chimera.config import ChimeraConfig
     from chimera.governance.audit import AuditLog
     from chimera.providers import TokenBudget
 
@@ -186,25 +185,6 @@ class ReviewCrew:
         return verdict
 
 
-class _Session(Protocol):
-    """The parts of the session factory's ``Session`` a crews part reads."""
-
-    @property
-    def root(self) -> Path: ...
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def config(self) -> ChimeraConfig: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def budget(self) -> TokenBudget: ...
-    @property
-    def audit(self) -> AuditLog: ...
-    @property
-    def events(self) -> EventSink | None: ...
-
-
 D = TypeVar("D", bound="DataclassInstance")
 
 
@@ -222,7 +202,7 @@ class CrewsPart:
         self.crew = crew
         self._reviewers: dict[str, ReviewCrew] = {}
 
-    def attach(self, session: _Session) -> None:
+    def attach(self, session: PartSession) -> None:
         """Load the crew file once for this session (before any agent runs).
 
         Raises:
@@ -259,11 +239,11 @@ class CrewsPart:
             roles=[r.name for r in definition.roles],
         )
 
-    def reviewer(self, session: _Session) -> ReviewCrew | None:
+    def reviewer(self, session: PartSession) -> ReviewCrew | None:
         """The session's review crew (``None`` when none is configured)."""
         return self._reviewers.get(session.run_id)
 
-    def agent_deps(self, deps: D, session: _Session) -> D:
+    def agent_deps(self, deps: D, session: PartSession) -> D:
         """``deps`` with the review crew as its ``reviewer`` (unchanged without one)."""
         crew = self._reviewers.get(session.run_id)
         if crew is None:

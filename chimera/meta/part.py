@@ -22,15 +22,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from chimera.core.deps import AgentDeps, ToolWrapper
+from chimera.core.deps import AgentDeps, PartSession, ToolWrapper
 from chimera.crews.review import CrewsPart
 from chimera.errors import UsageError
 from chimera.meta.profile import Profile
 from chimera.protocols import (
     Completion,
-    EventSink,
     Message,
     Purpose,
     SupportsComplete,
@@ -39,33 +38,11 @@ from chimera.protocols import (
 )
 
 if TYPE_CHECKING:
-    from chimera.config import ChimeraConfig
-    from chimera.governance.audit import AuditLog
-    from chimera.providers import TokenBudget
     from chimera.tools import ToolRegistry
 
 __all__ = ["SKILLS_DIR", "InstructedBackend", "ProfilePart", "narrow"]
 
 SKILLS_DIR = Path(".chimera") / "skills"
-
-
-class _Session(Protocol):
-    """The parts of the session factory's ``Session`` a profile part reads."""
-
-    @property
-    def root(self) -> Path: ...
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def config(self) -> ChimeraConfig: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def budget(self) -> TokenBudget: ...
-    @property
-    def audit(self) -> AuditLog: ...
-    @property
-    def events(self) -> EventSink | None: ...
 
 
 def narrow(registry: ToolRegistry, allowed: Sequence[str]) -> ToolRegistry:
@@ -126,7 +103,7 @@ class ProfilePart:
         self._text: dict[str, str] = {}
         self._crew = CrewsPart(profile.fields.review) if profile.fields.review else None
 
-    def attach(self, session: _Session) -> None:
+    def attach(self, session: PartSession) -> None:
         """Read the profile's skills and review crew once (before any agent edits the tree).
 
         Raises:
@@ -157,7 +134,7 @@ class ProfilePart:
             review=self.profile.fields.review,
         )
 
-    def agent_deps(self, deps: AgentDeps, session: _Session) -> AgentDeps:
+    def agent_deps(self, deps: AgentDeps, session: PartSession) -> AgentDeps:
         """``deps`` with the profile's tool allowlist, instructions and reviewer applied."""
         text = self._text.get(session.run_id, "")
         ladder = deps.ladder
