@@ -140,18 +140,37 @@ def test_a_rerun_builds_on_decides_head_when_a_person_pushed_after_decide(world:
     assert git(world, "rev-parse", "chimera/issue-1") != head
 
 
-def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -> None:
-    from chimera.github.basecommit import sha256_text
-    from chimera.github.summary import parse_marker
-
+def _first_round(world: World, *, run: int) -> tuple[Any, dict[str, Any], str]:
+    """An `@chimera run` by alice whose first round opens a PR with a wrong total(); returns
+    alice's repository handle, the PR and the branch head."""
     model(world, "first", world.total_calc.replace("sum(xs)", "0"))
     issue = world.add_total_issue()
     alice = world.fake.pygithub(world.fake.add_token("alice")).get_repo("octo/app")
     said = alice.get_issue(int(issue["number"])).create_comment("@chimera run")
-    first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=83)
+    first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=run)
     assert first["publish"]["status"] == "pr_opened"
     (pull,) = world.repo.pulls()
-    pr, head = int(pull["number"]), git(world, "rev-parse", "chimera/issue-1")
+    return alice, pull, git(world, "rev-parse", "chimera/issue-1")
+
+
+def _request_changes(world: World, pr: int) -> Any:
+    """bob requests changes on the PR; the second round's model writes the right total()."""
+    review = (
+        world.fake.pygithub(world.fake.add_token("bob"))
+        .get_repo("octo/app")
+        .get_pull(pr)
+        .create_review(body="Sum the list.", event="REQUEST_CHANGES")
+    )
+    model(world, "second", world.total_calc)
+    return review
+
+
+def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -> None:
+    from chimera.github.basecommit import sha256_text
+    from chimera.github.summary import parse_marker
+
+    alice, pull, head = _first_round(world, run=83)
+    pr = int(pull["number"])
     before = (parse_marker(pull["body"], "pr") or {}).get("acceptance_sha256")
 
     # The goal is tightened on the issue after the PR opened; a write-access review re-runs.
@@ -161,13 +180,7 @@ def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -
     )
     assert tightened != world.total_task
     alice.get_issue(1).edit(body=tightened)
-    review = (
-        world.fake.pygithub(world.fake.add_token("bob"))
-        .get_repo("octo/app")
-        .get_pull(pr)
-        .create_review(body="Sum the list.", event="REQUEST_CHANGES")
-    )
-    model(world, "second", world.total_calc)
+    review = _request_changes(world, pr)
     jobs = world.pipeline("pull_request_review", review_event(review.raw_data, pr, head), run=84)
     gate = jobs["decide"]
     assert gate["mode"] == "rerun" and gate["acceptance-sha256"] != before
@@ -187,27 +200,15 @@ def test_an_edited_acceptance_that_keeps_an_id_replaces_the_earlier_rounds_file(
 ) -> None:
     """An edit that keeps a first-round id and adds one: the first round's acceptance file on
     the branch gives way to the edited block (it used to clash as a duplicate id)."""
-    model(world, "first", world.total_calc.replace("sum(xs)", "0"))
-    issue = world.add_total_issue()
-    alice = world.fake.pygithub(world.fake.add_token("alice")).get_repo("octo/app")
-    said = alice.get_issue(int(issue["number"])).create_comment("@chimera run")
-    first = world.pipeline("issue_comment", comment_event(world.fake, "octo/app", said.id), run=85)
-    assert first["publish"]["status"] == "pr_opened"
-    (pull,) = world.repo.pulls()
-    pr, head = int(pull["number"]), git(world, "rev-parse", "chimera/issue-1")
+    alice, pull, head = _first_round(world, run=85)
+    pr = int(pull["number"])
     kept = "  - id: total-defined\n    defines: {path: calc.py, symbol: total, kind: function}\n"
     assert kept in world.total_task
     widened = world.total_task.replace(
         kept, kept + "  - id: total-sums\n    contains: {path: calc.py, pattern: 'sum\\(xs\\)'}\n"
     )
     alice.get_issue(1).edit(body=widened)
-    review = (
-        world.fake.pygithub(world.fake.add_token("bob"))
-        .get_repo("octo/app")
-        .get_pull(pr)
-        .create_review(body="Sum the list.", event="REQUEST_CHANGES")
-    )
-    model(world, "second", world.total_calc)
+    review = _request_changes(world, pr)
     jobs = world.pipeline("pull_request_review", review_event(review.raw_data, pr, head), run=86)
     assert jobs["decide"]["mode"] == "rerun"
     assert jobs["publish"]["status"] == "pr_updated", jobs["publish"]
