@@ -33,9 +33,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from chimera.spec.reqfields import ID_PATTERN
 from chimera.spec.yamlmodel import load_yaml_model
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# The Spec's id grammar (one for every id a person writes in a YAML file).
+_ID = re.compile(ID_PATTERN)
 
 
 class ChainTask(BaseModel):

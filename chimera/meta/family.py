@@ -38,12 +38,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from chimera.errors import ConfigError, SpecError
 from chimera.meta.profile import AGENT_TOOLS, ProfileBudget
+from chimera.spec.reqfields import ID_PATTERN
 from chimera.spec.yamlload import parse_yaml
 from chimera.spec.yamlmodel import load_yaml_model
 
 __all__ = ["DesignerSettings", "FamilyTask", "TaskFamily"]
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# The Spec's id grammar (one for every id a person writes in a YAML file).
+_ID = re.compile(ID_PATTERN)
 
 
 class _Model(BaseModel):
