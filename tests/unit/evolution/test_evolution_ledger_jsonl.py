@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,18 @@ def _entry(n: int) -> SkillEval:
     return SkillEval("fix-imports", 1, f"t{n}", n % 2 == 0, "mint-test", "2026-01-01T00:00:00Z")
 
 
-def _writer(path: str, start: int) -> None:
-    log = SkillEvalLog(Path(path))
-    for n in range(start, start + 40):
-        log.append(_entry(n))
+# Run as its own interpreter: a spawned multiprocessing child would have to import this test
+# module, which is not importable under `pytest` (importlib mode, cwd not on sys.path).
+_WRITER = """
+import sys
+from pathlib import Path
+from chimera.evolution.ledger import SkillEval, SkillEvalLog
+log = SkillEvalLog(Path(sys.argv[1]))
+start = int(sys.argv[2])
+for n in range(start, start + 40):
+    when = "2026-01-01T00:00:00Z"
+    log.append(SkillEval("fix-imports", 1, f"t{n}", n % 2 == 0, "mint-test", when))
+"""
 
 
 def test_appends_are_one_line_each_and_read_back_in_order(tmp_path: Path) -> None:
@@ -37,13 +46,12 @@ def test_appends_are_one_line_each_and_read_back_in_order(tmp_path: Path) -> Non
 
 def test_two_processes_appending_at_once_never_interleave(tmp_path: Path) -> None:
     path = tmp_path / "evals.jsonl"
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(str(path), s)) for s in (0, 1000)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), str(start)])
+        for start in (0, 1000)
+    ]
     for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+        assert p.wait(60) == 0
     lines = path.read_text("utf-8").splitlines()
     assert len(lines) == 80
     assert all(json.loads(line)["skill"] == "fix-imports" for line in lines)
