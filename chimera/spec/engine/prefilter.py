@@ -13,6 +13,13 @@ import ahocorasick
 _PatternKey = tuple[str, bool]
 
 
+RE2_SET_MAX_MEM = 256 * 1024 * 1024
+"""Memory budget of the RE2 ``Set`` (program and DFA cache); bytes."""
+
+_END = "\0"
+"""The sentinel literal appended to every text the ``Set`` searches (see :class:`_LiteralSet`)."""
+
+
 class _LiteralSet:
     """Which planned patterns may match a text, from their required literals, with one
     RE2 ``Set`` of literal strings (the ``fast`` extra, ``google-re2``): one DFA pass per
@@ -23,27 +30,50 @@ class _LiteralSet:
     the answer is the same set :class:`_Prefilter` gives; patterns themselves always run on
     the ``regex`` module. A text that cannot be encoded (a lone surrogate) falls back to
     substring searches.
+
+    A failed match must never read as "no literal here" (that would pass an ``absent``
+    unsearched): the binding drops ``RE2::Set::Match``'s result flag and returns an empty
+    list when the DFA fails (out of memory), exactly as for a text without a literal. So
+    every text is searched with a sentinel literal (a NUL byte) appended; an answer
+    without the sentinel means the DFA did not reach the end, and that text and every later
+    one go to the Aho-Corasick :class:`_Prefilter` instead.
     """
 
-    def __init__(self, by_literal: dict[str, set[_PatternKey]], re2: Any) -> None:
+    def __init__(
+        self, by_literal: dict[str, set[_PatternKey]], re2: Any, max_mem: int | None = None
+    ) -> None:
         self.literals = sorted(by_literal)
         self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
+        self._by_literal = by_literal
         options = re2.Options()
         options.literal = True
-        options.max_mem = 256 * 1024 * 1024
+        options.max_mem = RE2_SET_MAX_MEM if max_mem is None else max_mem
+        options.log_errors = False  # a failure is handled below, not logged to stderr
         self._set = re2.Set.SearchSet(options)
         for literal in self.literals:
             self._set.Add(literal)
+        self._end = self._set.Add(_END)
         self._set.Compile()
+        self.fallback: _Prefilter | None = None
+        """The automaton used once a match has failed (``None`` until then)."""
 
     def hits(self, text: str) -> set[str]:
-        """The literals present in ``text`` (exactly)."""
+        """The literals present in ``text`` (exactly, or a superset after a failure)."""
+        if self.fallback is not None:
+            return self.fallback.hits(text)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
             return {lit for lit in self.literals if lit in text}
+        found = set(self._set.Match(data + b"\0") or ())
+        if self._end not in found:
+            # The DFA gave up: the answer says nothing. A failure is not a one-off (the
+            # budget is fixed), so the automaton takes over for the rest of the pass.
+            self.fallback = _Prefilter(self._by_literal)
+            return self.fallback.hits(text)
+        found.discard(self._end)
         literals = self.literals
-        return {literals[i] for i in self._set.Match(data) or ()}
+        return {literals[i] for i in found}
 
 
 def _make_prefilter(by_literal: dict[str, set[_PatternKey]]) -> _Prefilter | _LiteralSet:
