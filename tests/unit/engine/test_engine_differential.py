@@ -53,6 +53,8 @@ PATTERNS = [
     r"print\(.*x",
     r"[[:upper:]]{4}",
     r"^(?:import|class) ",
+    r"def \w+\(self.*foo",  # three necessary literals: two answered by the prefilter's set
+    r"import os.*(?:naïve|café)",
 ]
 SNIPPET = EngineOptions().snippet_chars
 LITERALS = ["é€x", "print(", "    x", "ǅ"]

@@ -10,7 +10,7 @@ call on — what the binding returns on failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,11 @@ def test_absent_still_fails_when_the_set_match_fails(
         body = "print('debug')\n" if i in (2, 5) else f"x = {i}\n"
         (tmp_path / f"m{i}.py").write_text(body, encoding="utf-8")
     fake = _FailingRE2(fail_from)
-    monkeypatch.setattr(session, "_make_prefilter", lambda by: _LiteralSet(by, fake))
+
+    def failing(by: dict[str, set[tuple[str, bool]]], also: Iterable[str] = ()) -> _LiteralSet:
+        return _LiteralSet(by, fake, also=also)
+
+    monkeypatch.setattr(session, "_make_prefilter", failing)
     res = evaluate(tmp_path, Absent(paths=["*.py"], pattern=r"print\('debug"))
     assert fake.sets and fake.sets[0].calls >= fail_from  # the failure did happen
     assert res.status is Status.FAILED, res.message
