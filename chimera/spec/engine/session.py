@@ -43,6 +43,7 @@ from chimera.spec.engine.files import (
     normalize_relpath,
     read_bytes,
 )
+from chimera.spec.engine.linear import AsciiImages
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.prefilter import _has_all, _make_prefilter, _PatternKey
@@ -343,15 +344,26 @@ class EngineSession(ReadRecording, ScopeSelection):
                     if len(sets) < 2 or _has_all(sets, text, seen, present, exact):
                         run.append((key, wanted))
                 self.stats.prefilter_skips += len(lit) - (len(run) - len(nolit or ()))
-            # ASCII text lets the linear engine answer "no match" without ``regex``.
-            data = text.encode("ascii") if run and text.isascii() else None
+            # ASCII text lets the linear engine answer "no match" without ``regex``; other
+            # text, through an ASCII image with the same matches (per pattern's stand-ins).
+            data: bytes | None = None
+            images: AsciiImages | None = None
+            if run:
+                if text.isascii():
+                    data = text.encode("ascii")
+                else:
+                    images = AsciiImages(text)
             for key, need_all in run:
                 if stored is not None and stored.reuse(self, key, need_all):
                     continue
                 if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
                     self._found.setdefault(key, {})[real] = _FileScan(skipped=True)
                     continue
-                scanned = self._search(compiled[key], text, need_all, timeout, data)
+                cp = compiled[key]
+                image = data
+                if images is not None and cp.stand_ins is not None:
+                    image = images.image(cp.stand_ins)
+                scanned = self._search(cp, text, need_all, timeout, image)
                 if scanned is not None and scanned.timed_out:
                     self._timeouts[key] = self._timeouts.get(key, 0) + 1
                 if scanned is not None:
