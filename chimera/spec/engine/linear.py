@@ -20,8 +20,8 @@ non-ASCII character replaced, one for one, by an ASCII character of the same ``\
 
 from __future__ import annotations
 
+import codecs
 import importlib
-import re
 from typing import Any
 
 _sre: Any = importlib.import_module("re._constants")
@@ -215,7 +215,6 @@ _STAND_INS = {
 }
 """ASCII stand-ins per class, in order of preference (rarely named in patterns first)."""
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _CLASS_OF: dict[str, int | None] = {}
 _TESTS: list[Any] = []
 
@@ -274,44 +273,55 @@ def stand_ins(parsed: Any) -> StandIns:
     return (picked[0], picked[1], picked[2], picked[3])
 
 
+class _NoImage(Exception):
+    """A character of the text has no stand-in for the pattern."""
+
+
+_HANDLERS: set[StandIns] = set()
+
+
+def _handler_name(stand: StandIns) -> str:
+    """The codec error handler that writes ``stand``'s stand-ins (registered once): the C
+    encoder copies the ASCII runs and calls it only for each run of other characters."""
+    name = "chimera-ascii-image-" + "-".join(str(ord(c)) if c else "x" for c in stand)
+    if stand not in _HANDLERS:
+
+        def replace(exc: UnicodeError) -> tuple[str, int]:
+            if not isinstance(exc, UnicodeEncodeError):
+                raise exc
+            out = []
+            for char in exc.object[exc.start : exc.end]:
+                cls = char_class(char)
+                sub = None if cls is None else stand[cls]
+                if sub is None:
+                    raise _NoImage
+                out.append(sub)
+            return "".join(out), exc.end
+
+        codecs.register_error(name, replace)
+        _HANDLERS.add(stand)
+    return name
+
+
 class AsciiImages:
     """ASCII images of one text that is not ASCII, one per set of stand-ins (built lazily).
 
     ``image(stand)`` is the text with each non-ASCII character replaced by the stand-in of
     its class (:func:`stand_ins`): the same length, and a translated pattern matches it at
-    exactly the places it matches the text. ``None`` when a class present in the text has
-    no stand-in for that pattern.
+    exactly the places it matches the text. ``None`` when a character of the text has no
+    stand-in for that pattern.
     """
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._runs: list[tuple[int, int]] | None = None
-        self._chars: dict[str, int | None] = {}
-        self._images: dict[tuple[str | None, ...], bytes | None] = {}
+        self._images: dict[StandIns, bytes | None] = {}
 
     def image(self, stand: StandIns) -> bytes | None:
-        if self._runs is None:
-            self._runs = [m.span() for m in _NON_ASCII.finditer(self.text)]
-            distinct = set().union(*(self.text[s:e] for s, e in self._runs))
-            self._chars = {c: char_class(c) for c in distinct}
-        present = sorted({cls for cls in self._chars.values() if cls is not None})
-        if None in self._chars.values():
-            return None
-        key = tuple(stand[cls] for cls in present)
-        if key in self._images:
-            return self._images[key]
-        if None in key:
-            self._images[key] = None
-            return None
-        table = {ord(c): stand[cls] for c, cls in self._chars.items() if cls is not None}
-        parts: list[str] = []
-        last = 0
-        text = self.text
-        for start, end in self._runs:
-            parts.append(text[last:start])
-            parts.append(text[start:end].translate(table))
-            last = end
-        parts.append(text[last:])
-        data = "".join(parts).encode("ascii")
-        self._images[key] = data
+        if stand in self._images:
+            return self._images[stand]
+        try:
+            data: bytes | None = self.text.encode("ascii", _handler_name(stand))
+        except _NoImage:
+            data = None
+        self._images[stand] = data
         return data
