@@ -173,7 +173,9 @@ class EngineSession(ReadRecording, ScopeSelection):
             found = done.matches if need_all else done.matches[:1]
             edit = self._edited(target)
             link = target.rel if edit != target.rel else None
-            matches[target.rel] = tuple(TextMatch(edit, *loc, link=link) for loc in found)
+            matches[target.rel] = tuple(
+                [TextMatch(edit, ln, col, snip, link) for ln, col, snip in found]
+            )
         unscannable = list(scope.unscannable)
         unscannable.extend(
             Unscannable(by_real[real].rel, reason)
