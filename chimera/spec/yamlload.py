@@ -21,7 +21,6 @@ raises for bad input.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import yaml
@@ -29,6 +28,12 @@ from yaml.nodes import Node
 
 from chimera.spec.yamlbuild import _Builder, _kind
 from chimera.spec.yamldoc import Mark, NodePath, YamlDocument, YamlIssue, max_nodes, type_name
+from chimera.spec.yamlevents import (
+    _BLOCK_HEADER_COMMENT,
+    PURE,
+    _flow_key_indicator,
+    read_events,
+)
 
 __all__ = [
     "Mark",
@@ -140,7 +145,17 @@ def _parse_with(
     loader_class: type[Any], text: str, *, flow_guard: bool = False
 ) -> YamlDocument | None:
     """Parse with ``loader_class``; with ``flow_guard`` (libyaml), ``None`` asks for the
-    pure parser: the text was rejected, or holds what only libyaml accepts."""
+    pure parser: the text was rejected, or holds what only libyaml accepts.
+
+    With ``flow_guard`` a plain document is read from libyaml's events in one pass
+    (:mod:`chimera.spec.yamlevents`); only a text that reader leaves to the node graph
+    (anchors, tags, merge keys, anything reported as an issue) is composed into nodes."""
+    if flow_guard:
+        found = read_events(loader_class, text)
+        if isinstance(found, YamlDocument):
+            return found
+        if found == PURE:
+            return None
     try:
         loader = loader_class(text)
     except yaml.YAMLError as exc:  # the reader rejects control characters up front
@@ -176,36 +191,6 @@ def _parse_with(
         )
     finally:
         loader.dispose()
-
-
-_BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
-
-
-def _flow_key_indicator(span: str) -> bool:
-    """Whether ``span`` (a flow collection's text) holds a ``?`` outside quoted scalars (an
-    explicit key, or a plain scalar the two parsers read differently, ``{run?: x}``). A ``?``
-    inside a quoted pattern (``'(?:a|b)'``) is only text, which both parsers agree on."""
-    quote = ""
-    i, n = 0, len(span)
-    while i < n:
-        ch = span[i]
-        if quote == "'":
-            if ch == "'":
-                if i + 1 < n and span[i + 1] == "'":
-                    i += 1  # '' is an escaped quote
-                else:
-                    quote = ""
-        elif quote == '"':
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                quote = ""
-        elif ch in "'\"" and (i == 0 or span[i - 1] in "{[,: \t\n\r"):
-            quote = ch  # a quote opens a scalar only where a scalar can start
-        elif ch == "?":
-            return True
-        i += 1
-    return False
 
 
 def _libyaml_differs(root: Node, text: str) -> bool:
