@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -29,9 +29,13 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Mark:
-    """A position in the text; ``line`` and ``col`` are 1-based (columns count characters)."""
+class Mark(NamedTuple):
+    """A position in the text; ``line`` and ``col`` are 1-based (columns count characters).
+
+    A named tuple, not a dataclass: a spec file holds a mark per node (tens of thousands),
+    and a tuple of two small ints is created faster and left alone by the cyclic garbage
+    collector, where each dataclass instance would be traversed by every full collection.
+    """
 
     line: int
     col: int
