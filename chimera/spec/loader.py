@@ -151,6 +151,11 @@ class _FileValidator:
         self.parse_cache = parse_cache
         self.result = _FileResult(path, display_path(path))
         self.doc = YamlDocument()
+        self.kind_names = registry.names
+        self.allowed = (*COMMON_FIELDS, *self.kind_names)
+        # One location object per position: a requirement's start and its first key's
+        # share one (they are equal and frozen), and thousands fewer objects are made.
+        self._sources: dict[Mark, SourceLocation] = {}
 
     def run(self) -> _FileResult:
         text = self._read()
@@ -242,8 +247,7 @@ class _FileValidator:
         result.entries.append(entry)
         before = len(result.problems)
 
-        kind_names = self.registry.names
-        allowed = (*COMMON_FIELDS, *kind_names)
+        kind_names, allowed = self.kind_names, self.allowed
         common: dict[str, Any] = {}
         checks: list[str] = []
         misspelt_check = False
@@ -295,17 +299,19 @@ class _FileValidator:
             entry.requirement = Requirement(
                 id=fields.id,
                 check=built[0],
-                location=SourceLocation(result.display, mark.line, mark.col),
+                location=self._source(mark),
                 title=fields.title,
                 risk=fields.risk,
                 depends_on=tuple(dict.fromkeys(fields.depends_on)),
                 owner=tuple(fields.owner),
-                field_locations={key: self._location((*path, key)) for key in value},
+                field_locations={key: self._source(doc.key_mark((*path, key))) for key in value},
             )
 
-    def _location(self, path: NodePath) -> SourceLocation:
-        mark = self.doc.key_mark(path)
-        return SourceLocation(self.result.display, mark.line, mark.col)
+    def _source(self, mark: Mark) -> SourceLocation:
+        found = self._sources.get(mark)
+        if found is None:
+            found = self._sources[mark] = SourceLocation(self.result.display, *mark)
+        return found
 
     def _common_fields(
         self, path: NodePath, common: dict[str, Any], entry: _Entry

@@ -81,6 +81,9 @@ class YamlDocument:
 
     def mark(self, path: NodePath) -> Mark:
         """Where the value at ``path`` starts, or its nearest recorded ancestor's start."""
+        found = self.marks.get(path)
+        if found is not None:
+            return found  # the common case, without building the prefixes
         for prefix in _prefixes(path):
             found = self.marks.get(prefix)
             if found is not None:

@@ -38,7 +38,7 @@ _STR_TAG = "tag:yaml.org,2002:str"
 
 # Event kinds, by class name: libyaml builds events from the ``yaml.events`` classes of its
 # first import, which a re-imported ``yaml`` no longer has (see yamlbuild._kind).
-_SCALAR, _SEQ, _MAP, _END, _OTHER = range(5)
+_SCALAR, _SEQ, _MAP, _END, _OTHER = range(1, 6)  # never 0: looked up as `get(...) or ...`
 _KIND_BY_NAME = {
     "ScalarEvent": _SCALAR,
     "SequenceStartEvent": _SEQ,
@@ -46,6 +46,10 @@ _KIND_BY_NAME = {
     "SequenceEndEvent": _END,
     "MappingEndEvent": _END,
 }
+
+
+_new = tuple.__new__
+"""Builds a :class:`Mark` without the named tuple's Python-level ``__new__`` (one per node)."""
 
 
 class _Leave(Exception):
@@ -166,16 +170,16 @@ class _Reader:
 
     def _sequence(self, start: Any, path: NodePath, depth: int) -> list[Any]:
         flow = bool(start.flow_style)
-        marks, nxt, kind_of = self.marks, self._next, self._kind
+        marks, nxt, kinds = self.marks, self._next, self._kinds
         items: list[Any] = []
         while True:
             event = nxt()
-            kind = kind_of(event)
+            kind = kinds.get(type(event)) or self._kind(event)
             if kind == _END:
                 break
             if kind == _SCALAR:
                 mark = event.start_mark
-                marks[(*path, len(items))] = Mark(mark.line + 1, mark.column + 1)
+                marks[(*path, len(items))] = _new(Mark, (mark.line + 1, mark.column + 1))
                 items.append(self._scalar(event, flow))
             else:
                 items.append(self._node(event, (*path, len(items)), flow, depth + 1))
@@ -185,11 +189,11 @@ class _Reader:
 
     def _mapping(self, start: Any, path: NodePath, depth: int) -> dict[str, Any]:
         flow = bool(start.flow_style)
-        marks, key_marks, nxt, kind_of = self.marks, self.key_marks, self._next, self._kind
+        marks, key_marks, nxt, kinds = self.marks, self.key_marks, self._next, self._kinds
         result: dict[str, Any] = {}
         while True:
             event = nxt()
-            kind = kind_of(event)
+            kind = kinds.get(type(event)) or self._kind(event)
             if kind == _END:
                 break
             if kind != _SCALAR:
@@ -199,11 +203,11 @@ class _Reader:
                 raise _Leave(COMPOSE)  # not a string, or a duplicate: reported there
             mark = event.start_mark
             key_path = (*path, key)
-            key_marks[key_path] = Mark(mark.line + 1, mark.column + 1)
+            key_marks[key_path] = _new(Mark, (mark.line + 1, mark.column + 1))
             event = nxt()
-            if kind_of(event) == _SCALAR:
+            if (kinds.get(type(event)) or self._kind(event)) == _SCALAR:
                 mark = event.start_mark
-                marks[key_path] = Mark(mark.line + 1, mark.column + 1)
+                marks[key_path] = _new(Mark, (mark.line + 1, mark.column + 1))
                 result[key] = self._scalar(event, flow)
             else:
                 result[key] = self._node(event, key_path, flow, depth + 1)
