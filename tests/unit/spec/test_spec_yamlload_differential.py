@@ -7,6 +7,7 @@ the values (types included), marks, key marks, issues and flags must be identica
 
 from __future__ import annotations
 
+import gc
 import random
 from pathlib import Path
 from typing import Any
@@ -266,3 +267,31 @@ def test_generated_spec_files_load_with_the_same_problems(
             text = _mutate(rng, text)
         spec.write_text(text, encoding="utf-8")
         assert outcome(True) == outcome(False), text
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_loaded_spec_leaves_no_cyclic_garbage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    """Everything a load builds is freed by reference counting: a reference cycle per
+    requirement left thousands of objects to the cyclic GC, whose full passes then cost
+    more than the libyaml parse itself."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "requirements:\n"
+        + "".join(
+            f"  - id: r{i}\n    title: t\n    contains: {{path: a.py, pattern: 'x{i}'}}\n"
+            for i in range(40)
+        ),
+        encoding="utf-8",
+    )
+    original = yamlload.parse_yaml
+    monkeypatch.setattr(loader, "parse_yaml", lambda t: original(t, fast=fast))
+    assert len(loader.load_spec([spec]).requirements) == 40
+    gc.collect()
+    gc.disable()
+    try:
+        loader.load_spec([spec])
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
