@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -30,7 +30,7 @@ from chimera.errors import SpecError, SpecProblem
 from chimera.spec.crossfile import _cross_file_checks, _Entry, _FileResult
 from chimera.spec.discovery import SPEC_SUFFIXES, PathArg, discover_spec_files, display_path
 from chimera.spec.fieldproblems import _pydantic_problems, _suggest, _unknown_field_message
-from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
+from chimera.spec.model import Check, Requirement, Risk, SourceLocation, Spec, SpecFile
 from chimera.spec.registry import COMMON_FIELDS, KindRegistry, get_registry
 from chimera.spec.reqfields import _ID_RE, ID_PATTERN, RequirementFields
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
@@ -305,8 +305,8 @@ class _FileValidator:
                 location=self._source(mark),
                 title=fields.title,
                 risk=fields.risk,
-                depends_on=tuple(dict.fromkeys(fields.depends_on)),
-                owner=tuple(fields.owner),
+                depends_on=fields.depends_on,
+                owner=fields.owner,
                 field_locations={key: self._source(doc.key_mark((*path, key))) for key in value},
             )
 
@@ -318,7 +318,7 @@ class _FileValidator:
 
     def _common_fields(
         self, path: NodePath, common: dict[str, Any], entry: _Entry
-    ) -> RequirementFields | None:
+    ) -> _Fields | None:
         doc = self.doc
         # Record id and depends_on even when other fields are wrong: cross-file checks
         # (duplicates, unknown ids, cycles) use every id the spec declares.
@@ -335,14 +335,25 @@ class _FileValidator:
                 for i, dep in enumerate(raw_deps)
                 if isinstance(dep, str) and _ID_RE.match(dep)
             ]
+        if entry.id is not None:
+            plain = _plain_fields(common)
+            if plain is not None:
+                return plain
         try:
-            return RequirementFields.model_validate(common)
+            fields = RequirementFields.model_validate(common)
         except ValidationError as exc:
             for mark, message in _pydantic_problems(exc, doc, path, "", RequirementFields):
                 if message.startswith("missing required field 'id'"):
                     message = "requirement is missing its 'id'"
                 self.result.add(mark, message)
             return None
+        return _Fields(
+            fields.id,
+            fields.title,
+            fields.risk,
+            tuple(dict.fromkeys(fields.depends_on)),
+            tuple(fields.owner),
+        )
 
     def _check(self, path: NodePath, name: str, value: object) -> Check | None:
         kind = self.registry.get(name)
@@ -363,3 +374,26 @@ class _FileValidator:
 
 def _id_label(requirement_id: str | None) -> str:
     return f"'{requirement_id}' " if requirement_id else ""
+
+
+class _Fields(NamedTuple):
+    """A requirement's common fields as the Spec keeps them (lists as tuples, no repeats)."""
+
+    id: str
+    title: str | None
+    risk: Risk
+    depends_on: tuple[str, ...]
+    owner: tuple[str, ...]
+
+
+_ID_AND_TITLE = frozenset({"id", "title"})
+
+
+def _plain_fields(common: dict[str, Any]) -> _Fields | None:
+    """The fields of the common case, an id (already matched) and maybe a title, read
+    without pydantic; ``None`` for anything else (:class:`RequirementFields` reads it)."""
+    if common.keys() <= _ID_AND_TITLE:
+        title = common.get("title")
+        if title is None or type(title) is str:
+            return _Fields(common["id"], title, Risk.LOW, (), ())
+    return None

@@ -295,3 +295,30 @@ def test_a_loaded_spec_leaves_no_cyclic_garbage(
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    "common",
+    [
+        {"id": "r1"},
+        {"id": "r1", "title": "t"},
+        {"id": "r1", "title": None},
+        {"id": "r1", "title": ""},
+        {"id": "r1", "title": 5},
+        {"id": "r1", "title": ["x"]},
+        {"id": "r1", "title": True},
+        {"id": "r1", "risk": "high"},
+        {"id": "r1", "owner": "src/"},
+        {"id": "r1", "depends_on": ["a", "a"]},
+    ],
+)
+def test_plain_common_fields_read_as_pydantic_reads_them(common: dict[str, Any]) -> None:
+    plain = loader._plain_fields(common)
+    try:
+        fields = loader.RequirementFields.model_validate(common)
+    except ValueError:
+        assert plain is None
+        return
+    if plain is not None:
+        assert type(plain.title) is type(fields.title)
+        assert plain == (fields.id, fields.title, fields.risk, (), ())
