@@ -122,6 +122,13 @@ EDGE_CASES = {
     "unterminated quote": "a: 'x\n",
     "colon in plain": "a: b: c\n",
     "double-quoted escapes": 'a: "\\t\\u00e9\\x41\\n"\n',
+    "crlf in flow": "a: [x,\r\n  y]\r\nb: {p: '?',\r\n q: 1}\r\n",
+    "next line break": "a: x\x85b: y\n",
+    "line separators": "a: 'p\u2028q'\nb: [1,\u2028 2]\nc: x\u2029d: {e: f}\n",
+    "astral characters": "a: '\U0001f600'\nb: {\U0001f600: [x, y]}\nc: [\U0001f600, ?z]\n",
+    "bom and flow": "\ufeffa: [x, '?']\n",
+    "explicit key": "? a\n: b\n",
+    "tag without a value": "a: !!str\nb: 1\n",
 }
 
 
