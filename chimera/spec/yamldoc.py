@@ -12,6 +12,14 @@ import yaml
 NodePath = tuple[str | int, ...]
 """A node's path from the document root: mapping keys and sequence indices."""
 
+Position = tuple[int, int]
+"""``(line, col)``, 1-based, as the position tables hold it; :class:`Mark` names the parts.
+
+A plain tuple of two ints is left alone by the cyclic garbage collector (CPython untracks
+exact tuples of atoms), so the tens of thousands a large spec holds cost its full
+collections nothing; a :class:`Mark` (a tuple subclass) would stay tracked.
+"""
+
 
 def max_nodes(text_length: int) -> int:
     """How many nodes a document of ``text_length`` characters may expand to.
@@ -32,9 +40,7 @@ _STR_TAG = "tag:yaml.org,2002:str"
 class Mark(NamedTuple):
     """A position in the text; ``line`` and ``col`` are 1-based (columns count characters).
 
-    A named tuple, not a dataclass: a spec file holds a mark per node (tens of thousands),
-    and a tuple of two small ints is created faster and left alone by the cyclic garbage
-    collector, where each dataclass instance would be traversed by every full collection.
+    A named tuple, so it equals the :data:`Position` it is read from and is made cheaply.
     """
 
     line: int
@@ -45,6 +51,10 @@ class Mark(NamedTuple):
         if mark is None:
             return cls(1, 1)
         return cls(mark.line + 1, mark.column + 1)
+
+
+_new = tuple.__new__
+"""A :class:`Mark` from a :data:`Position` without the named tuple's Python ``__new__``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +72,9 @@ class YamlDocument:
     Attributes:
         value: the document as plain Python values; ``None`` for an empty document or when
             the YAML is malformed (``syntax_error`` is then set).
-        marks: start of each node's value, by path.
-        key_marks: start of the key leading to each mapping entry, by path.
+        marks: start of each node's value, by path (read through :meth:`mark`).
+        key_marks: start of the key leading to each mapping entry, by path (read through
+            :meth:`key_mark`).
         issues: structural problems (duplicate keys, bad tags, ...), in document order.
         broken: paths whose value could not be read (an issue says why; the value is
             ``None``), so later validation does not report them a second time.
@@ -72,8 +83,8 @@ class YamlDocument:
     """
 
     value: Any = None
-    marks: dict[NodePath, Mark] = field(default_factory=dict)
-    key_marks: dict[NodePath, Mark] = field(default_factory=dict)
+    marks: dict[NodePath, Position] = field(default_factory=dict)
+    key_marks: dict[NodePath, Position] = field(default_factory=dict)
     issues: list[YamlIssue] = field(default_factory=list)
     broken: set[NodePath] = field(default_factory=set)
     empty: bool = False
@@ -83,17 +94,17 @@ class YamlDocument:
         """Where the value at ``path`` starts, or its nearest recorded ancestor's start."""
         found = self.marks.get(path)
         if found is not None:
-            return found  # the common case, without building the prefixes
+            return _new(Mark, found)  # the common case, without building the prefixes
         for prefix in _prefixes(path):
             found = self.marks.get(prefix)
             if found is not None:
-                return found
+                return _new(Mark, found)
         return Mark(1, 1)
 
     def key_mark(self, path: NodePath) -> Mark:
         """Where the key leading to ``path`` starts; falls back to :meth:`mark`."""
         found = self.key_marks.get(path)
-        return found if found is not None else self.mark(path)
+        return _new(Mark, found) if found is not None else self.mark(path)
 
     def has(self, path: NodePath) -> bool:
         """True when ``path`` names a node present in the document."""

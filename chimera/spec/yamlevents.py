@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import yaml
 
-from chimera.spec.yamldoc import Mark, NodePath, YamlDocument
+from chimera.spec.yamldoc import NodePath, Position, YamlDocument
 
 COMPOSE: Final = "compose"
 """Read this text through the composed node graph (it holds what only that path reports)."""
@@ -46,10 +46,6 @@ _KIND_BY_NAME = {
     "SequenceEndEvent": _END,
     "MappingEndEvent": _END,
 }
-
-
-_new = tuple.__new__
-"""Builds a :class:`Mark` without the named tuple's Python-level ``__new__`` (one per node)."""
 
 
 class _Leave(Exception):
@@ -97,8 +93,8 @@ class _Reader:
         # Plain scalars seen before, as the value they resolve to (keys such as 'title' or
         # 'timeout' start with a character some implicit resolver claims, every time).
         self._plain: dict[str, Any] = {}
-        self.marks: dict[NodePath, Mark] = {}
-        self.key_marks: dict[NodePath, Mark] = {}
+        self.marks: dict[NodePath, Position] = {}
+        self.key_marks: dict[NodePath, Position] = {}
 
     def _kind(self, event: Any) -> int:
         cls = type(event)
@@ -122,7 +118,7 @@ class _Reader:
     def _node(self, event: Any, path: NodePath, flow: bool, depth: int) -> Any:
         """The value of the node ``event`` starts; records its mark (and its children's)."""
         mark = event.start_mark
-        self.marks[path] = Mark(mark.line + 1, mark.column + 1)
+        self.marks[path] = (mark.line + 1, mark.column + 1)
         kind = self._kind(event)
         if kind == _SCALAR:
             return self._scalar(event, flow)
@@ -179,7 +175,7 @@ class _Reader:
                 break
             if kind == _SCALAR:
                 mark = event.start_mark
-                marks[(*path, len(items))] = _new(Mark, (mark.line + 1, mark.column + 1))
+                marks[(*path, len(items))] = (mark.line + 1, mark.column + 1)
                 items.append(self._scalar(event, flow))
             else:
                 items.append(self._node(event, (*path, len(items)), flow, depth + 1))
@@ -203,11 +199,11 @@ class _Reader:
                 raise _Leave(COMPOSE)  # not a string, or a duplicate: reported there
             mark = event.start_mark
             key_path = (*path, key)
-            key_marks[key_path] = _new(Mark, (mark.line + 1, mark.column + 1))
+            key_marks[key_path] = (mark.line + 1, mark.column + 1)
             event = nxt()
             if (kinds.get(type(event)) or self._kind(event)) == _SCALAR:
                 mark = event.start_mark
-                marks[key_path] = _new(Mark, (mark.line + 1, mark.column + 1))
+                marks[key_path] = (mark.line + 1, mark.column + 1)
                 result[key] = self._scalar(event, flow)
             else:
                 result[key] = self._node(event, key_path, flow, depth + 1)

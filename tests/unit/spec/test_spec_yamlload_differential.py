@@ -329,3 +329,16 @@ def test_plain_common_fields_read_as_pydantic_reads_them(common: dict[str, Any])
     if plain is not None:
         assert type(plain.title) is type(fields.title)
         assert plain == (fields.id, fields.title, fields.risk, (), ())
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_positions_are_plain_tuples_read_as_marks(fast: bool) -> None:
+    """The tables hold exact ``(line, col)`` tuples, which the cyclic GC stops tracking
+    (a large spec holds tens of thousands); ``mark``/``key_mark`` hand out :class:`Mark`."""
+    doc = parse_yaml("requirements:\n  - id: a\n    contains: {path: x, pattern: y}\n", fast=fast)
+    gc.collect()
+    for table in (doc.marks, doc.key_marks):
+        assert table and all(type(p) is tuple and not gc.is_tracked(p) for p in table.values())
+    mark = doc.key_mark(("requirements", 0, "contains", "pattern"))
+    assert isinstance(mark, yamlload.Mark) and (mark.line, mark.col) == (3, 25)
+    assert doc.mark(("requirements", 0, "id")) == yamlload.Mark(2, 9)
