@@ -220,6 +220,8 @@ def _flow_key_indicator(span: str) -> bool:
     """Whether ``span`` (a flow collection's text) holds a ``?`` outside quoted scalars (an
     explicit key, or a plain scalar the two parsers read differently, ``{run?: x}``). A ``?``
     inside a quoted pattern (``'(?:a|b)'``) is only text, which both parsers agree on."""
+    if "?" not in span:
+        return False  # nearly every flow collection: no character-by-character walk
     quote = ""
     i, n = 0, len(span)
     while i < n:
