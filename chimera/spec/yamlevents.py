@@ -67,7 +67,10 @@ def read_events(loader_class: type[Any], text: str) -> YamlDocument | str:
     resolvers: dict[Any, Any] = loader_class.yaml_implicit_resolvers
     if loader_class.yaml_path_resolvers or None in resolvers:
         return COMPOSE  # a resolver keyed on something other than the first character
-    loader = loader_class(text)
+    try:
+        loader = loader_class(text)
+    except (yaml.YAMLError, UnicodeError):  # libyaml takes UTF-8: a lone surrogate fails
+        return PURE
     try:
         return _Reader(loader, text, resolvers).document()
     except _Leave as leave:

@@ -162,6 +162,10 @@ def _parse_with(
             return None
     try:
         loader = loader_class(text)
+    except UnicodeError:
+        if flow_guard:  # libyaml reads UTF-8: a lone surrogate cannot be encoded for it
+            return None
+        raise
     except yaml.YAMLError as exc:  # the reader rejects control characters up front
         if flow_guard:
             return None

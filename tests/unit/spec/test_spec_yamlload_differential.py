@@ -112,6 +112,7 @@ EDGE_CASES = {
     "only a document marker": "---\n",
     "directive": "%YAML 1.1\n---\na: yes\n",
     "control character": "a: \x07\n",
+    "lone surrogate": "a: \udcff\n",
     "crlf": "a: 1\r\nb:\r\n  - x\r\n",
     "comments": "# c\na: 1  # d\n# e\n",
     "deep nesting": "a: " + "[" * 60 + "]" * 60 + "\n",
