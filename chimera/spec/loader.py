@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -30,9 +30,9 @@ from chimera.errors import SpecError, SpecProblem
 from chimera.spec.crossfile import _cross_file_checks, _Entry, _FileResult
 from chimera.spec.discovery import SPEC_SUFFIXES, PathArg, discover_spec_files, display_path
 from chimera.spec.fieldproblems import _pydantic_problems, _suggest, _unknown_field_message
-from chimera.spec.model import Check, Requirement, Risk, SourceLocation, Spec, SpecFile
+from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
 from chimera.spec.registry import COMMON_FIELDS, KindRegistry, get_registry
-from chimera.spec.reqfields import _ID_RE, ID_PATTERN, RequirementFields
+from chimera.spec.reqfields import _ID_RE, ID_PATTERN, RequirementFields, _Fields, _plain_fields
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
 
 if TYPE_CHECKING:
@@ -374,26 +374,3 @@ class _FileValidator:
 
 def _id_label(requirement_id: str | None) -> str:
     return f"'{requirement_id}' " if requirement_id else ""
-
-
-class _Fields(NamedTuple):
-    """A requirement's common fields as the Spec keeps them (lists as tuples, no repeats)."""
-
-    id: str
-    title: str | None
-    risk: Risk
-    depends_on: tuple[str, ...]
-    owner: tuple[str, ...]
-
-
-_ID_AND_TITLE = frozenset({"id", "title"})
-
-
-def _plain_fields(common: dict[str, Any]) -> _Fields | None:
-    """The fields of the common case, an id (already matched) and maybe a title, read
-    without pydantic; ``None`` for anything else (:class:`RequirementFields` reads it)."""
-    if common.keys() <= _ID_AND_TITLE:
-        title = common.get("title")
-        if title is None or type(title) is str:
-            return _Fields(common["id"], title, Risk.LOW, (), ())
-    return None

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from chimera.errors import SpecError
-from chimera.spec import loader, yamlevents, yamlload
+from chimera.spec import loader, reqfields, yamlevents, yamlload
 from chimera.spec.yamlload import YamlDocument, parse_yaml
 
 pytestmark = pytest.mark.skipif(
@@ -321,9 +321,9 @@ def test_a_loaded_spec_leaves_no_cyclic_garbage(
     ],
 )
 def test_plain_common_fields_read_as_pydantic_reads_them(common: dict[str, Any]) -> None:
-    plain = loader._plain_fields(common)
+    plain = reqfields._plain_fields(common)
     try:
-        fields = loader.RequirementFields.model_validate(common)
+        fields = reqfields.RequirementFields.model_validate(common)
     except ValueError:
         assert plain is None
         return
