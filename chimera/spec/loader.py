@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 _TOP_LEVEL_KEYS = ("requirements",)
+_COMMON = frozenset(COMMON_FIELDS)
 
 # --------------------------------------------------------------------------- results
 
@@ -156,6 +157,7 @@ class _FileValidator:
         self.doc = YamlDocument()
         self.kind_names = registry.names
         self.allowed = (*COMMON_FIELDS, *self.kind_names)
+        self.kinds = {name: registry.get(name) for name in self.kind_names}
         # One location object per position: a requirement's start and its first key's
         # share one (they are equal and frozen), and thousands fewer objects are made.
         self._sources: dict[Mark, SourceLocation] = {}
@@ -254,10 +256,11 @@ class _FileValidator:
         common: dict[str, Any] = {}
         checks: list[str] = []
         misspelt_check = False
+        kinds = self.kinds
         for key, item in value.items():
-            if key in COMMON_FIELDS:
+            if key in _COMMON:
                 common[key] = item
-            elif key in self.registry:
+            elif key in kinds:
                 checks.append(key)
             else:
                 suggestion = _suggest(key, allowed)
@@ -356,7 +359,7 @@ class _FileValidator:
         )
 
     def _check(self, path: NodePath, name: str, value: object) -> Check | None:
-        kind = self.registry.get(name)
+        kind = self.kinds[name]
         assert kind is not None  # callers pass registered names only
         kind_path = (*path, name)
         try:
