@@ -130,6 +130,21 @@ EDGE_CASES = {
     "bom and flow": "\ufeffa: [x, '?']\n",
     "explicit key": "? a\n: b\n",
     "tag without a value": "a: !!str\nb: 1\n",
+    "yaml 1.2 directive": "%YAML 1.2\n---\na: 1\n",
+    "yaml 2.0 directive": "%YAML 2.0\n---\na: 1\n",
+    "repeated directive": "%YAML 1.1\n%YAML 1.1\n---\na: 1\n",
+    "tag directive": "%TAG ! tag:x,2000:\n---\na: 1\n",
+    "unknown directive": "%FOO bar\n---\na: 1\n",
+    "document end then start": "a: 1\n...\n---\n",
+    "scalar after marker": "--- a\n",
+    "nested block sequences": "- - - x\n",
+    "multi-line plain": "a: b\n  c\n",
+    "multi-line quoted": "a: 'b\n  c'\n",
+    "flow then text": "a: [x]y\n",
+    "flow sequence as key": "[a]: b\n",
+    "single pair in flow sequence": "a: [b: c]\n",
+    "dash as value": "a: -\n",
+    "null key after null": "a: ~\n~: a\n",
 }
 
 
