@@ -86,6 +86,7 @@ class _Reader:
         self._next = loader.get_event
         self._loader = loader
         self._text = text
+        self._bare_end = bare_end(text)
         self._resolvers = resolvers
         # The class the resolver compares node kinds with (our CSafeLoader maps by name).
         self._scalar_kind = type(loader).resolve.__globals__.get(
@@ -138,8 +139,10 @@ class _Reader:
             raise _Leave(COMPOSE)
         value: str = event.value
         if event.implicit[0]:  # plain, untagged: the implicit resolvers decide its type
-            if not value and flow:
-                raise _Leave(PURE)  # libyaml marks an empty flow value one column later
+            if not value and (flow or event.start_mark.index == self._bare_end):
+                # libyaml marks an empty flow value one column later, and an empty value
+                # at the end of a text without a final line break (`? a`) a line later.
+                raise _Leave(PURE)
             if value[:1] in self._resolvers:
                 found = self._plain.get(value, self._plain)
                 return self._resolve(value) if found is self._plain else found
@@ -217,6 +220,19 @@ class _Reader:
     def _flow_span(self, start: Any, end: Any) -> None:
         if _flow_key_indicator(self._text[start.start_mark.index : end.end_mark.index]):
             raise _Leave(PURE)  # a `?` in a flow collection: the parsers read it differently
+
+
+def bare_end(text: str) -> int:
+    """``len(text)`` when ``text`` does not end with a line break, else ``-1``."""
+    return -1 if text.endswith(_LINE_BREAKS) else len(text)
+
+
+_LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def _empty_plain(event_or_node: Any) -> bool:
+    """An empty plain scalar (style ``""`` in libyaml's events and nodes)."""
+    return getattr(event_or_node, "style", None) == "" and not event_or_node.value
 
 
 def _flow_key_indicator(span: str) -> bool:

@@ -31,7 +31,9 @@ from chimera.spec.yamldoc import Mark, NodePath, YamlDocument, YamlIssue, max_no
 from chimera.spec.yamlevents import (
     _BLOCK_HEADER_COMMENT,
     PURE,
+    _empty_plain,
     _flow_key_indicator,
+    bare_end,
     read_events,
 )
 
@@ -204,10 +206,13 @@ def _parse_with(
 def _libyaml_differs(root: Node, text: str) -> bool:
     """Whether libyaml's reading of ``text`` may differ from the pure parser's: a block
     scalar header followed at once by ``#`` (``|#``, which only libyaml accepts), a ``?``
-    within a flow collection, or an empty value in one (libyaml marks it one column later).
+    within a flow collection, or an empty value in one (libyaml marks it one column later),
+    or an empty value at the very end of a text without a final line break (``? a``, a bare
+    ``---``: libyaml may mark it a line later).
     """
+    end = bare_end(text)
     blocks = "|" in text or ">" in text
-    if not blocks and "[" not in text and "{" not in text:
+    if not blocks and end < 0 and "[" not in text and "{" not in text:
         return False
     # One pass over every node, so each is looked at with as few attribute reads as can be.
     stack = [root]
@@ -216,6 +221,8 @@ def _libyaml_differs(root: Node, text: str) -> bool:
         node = stack.pop()
         kind = _kind(node)
         if kind == "scalar":
+            if end >= 0 and node.start_mark.index == end and _empty_plain(node):
+                return True
             if (
                 blocks
                 and getattr(node, "style", None) in ("|", ">")
