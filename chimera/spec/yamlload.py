@@ -95,10 +95,21 @@ def _c_loader() -> type[Any] | None:
             own = owns.get(kind)
             if own is None:
                 own = owns[kind] = names.get(kind.__name__, kind)
+            if (
+                own is scalar
+                and implicit[0]
+                and value[:1] not in self.yaml_implicit_resolvers
+                and None not in self.yaml_implicit_resolvers
+                and not self.yaml_path_resolvers
+            ):
+                # What the base method returns for a plain scalar no resolver claims by its
+                # first character, without its lists and loops (most keys and strings).
+                return self.DEFAULT_SCALAR_TAG
             return base_resolve(self, own, value, implicit)
 
     owns: dict[type[Any], type[Any]] = {}
     names: dict[str, Any] = base.resolve.__globals__
+    scalar = names.get("ScalarNode")
     base_resolve = base.resolve
     return CSafeLoader
 
