@@ -14,7 +14,8 @@ base and the acceptance the run started from (the PR marker records both); a blo
 since is refused, never silently used. A re-run (a person with write access asked for it) is
 the way to adopt an edited block: it takes the issue's block as it is now, says so on the run's
 outcome comment and in the job summary (:data:`ADOPTED_ACCEPTANCE`), and publish records the
-new digest in the PR marker.
+new digest in the PR marker. Publish re-derives the adoption itself (the PR marker's digest against
+decide's) and keeps it in the outcome comment it edits this run's "Started" comment into.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
 from chimera.github.commands import DECIDE_VERBS
+from chimera.github.documents import ADOPTED_ACCEPTANCE
 from chimera.github.events import Act, Decision, decide
 from chimera.github.identity import BotLoginMismatch, check_identities
 from chimera.github.jobs.command import explain_command
@@ -45,7 +47,6 @@ __all__ = ["ADOPTED_ACCEPTANCE", "DecideResult", "decide_job", "dry_run"]
 log = logging.getLogger(__name__)
 
 _MODES = {Act.RUN: "run", Act.RESUME: "resume", Act.RERUN: "rerun"}
-ADOPTED_ACCEPTANCE = "adopted the issue's edited acceptance"
 
 
 @dataclass(frozen=True)
