@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
 from chimera.github.commands import DECIDE_VERBS
+from chimera.github.decision import schedule_of
 from chimera.github.documents import ADOPTED_ACCEPTANCE
 from chimera.github.events import Act, Decision, decide
 from chimera.github.identity import BotLoginMismatch, check_identities
@@ -285,8 +286,12 @@ def _gate(
             return DecideResult(decision, final, proceed=False, status=final.action.value)
         if final.action is Act.RUN:
             assert final.issue is not None and final.actor is not None
+            # Chimera as the actor: a scheduled run, whose queue comment names its schedule.
+            schedule = ""
+            if settings.is_self(final.actor):
+                schedule = schedule_of(res.issue.body if res.issue else "") or "(unnamed)"
             admission = make_queue(client, settings).admit(
-                final.issue, final.actor, claimed=final.from_queue
+                final.issue, final.actor, claimed=final.from_queue, schedule=schedule
             )
             decided = _decided(ctx, client, res, settings) if admission.admitted else None
             if isinstance(decided, str):
