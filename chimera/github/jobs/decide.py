@@ -199,7 +199,8 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         return DecideResult(decision, decision, proceed=False, status="ignored")
     client = ctx.connect()
     try:
-        checked = check_identities(client, settings)
+        # A new run takes a ChangeQueue slot: counting the drain's needs the App's login.
+        checked = check_identities(client, settings, queue=decision.action is Act.RUN)
     except BotLoginMismatch as exc:
         # The run cannot tell Chimera's own events from people's: nothing starts, and the
         # issue says why (the job summary says it too, in one line).
