@@ -6,7 +6,9 @@ fails here, before anything runs), replays the op journal branch (trusted commit
 asks :func:`chimera.scheduler.tick.plan_tick` what is due, commits the plan's operations to
 the journal — claim first; a lost race re-reads and re-plans — and only then acts on each
 :class:`~chimera.scheduler.tick.Run`: it opens or updates the job's one issue (marked, labelled
-``chimera:schedule``) and, for a ``task``, dispatches the fix workflow for that issue. The
+``chimera:schedule``) and, for a ``task``, starts the fix workflow for that issue — through the
+new issue's own label event (decide runs a ``chimera:schedule`` label Chimera added to an issue
+with the task marker), or, for an issue still open from an earlier fire, a dispatch. The
 built-in ``check: spec-green`` reads the default branch's latest Spec check run and files the
 red summary on the job's issue; it never runs ``command`` requirements itself.
 
