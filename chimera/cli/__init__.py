@@ -74,8 +74,6 @@ def build_parser(only: str | None = None) -> CliParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``chimera`` command with ``argv`` (default ``sys.argv[1:]``); return the exit
     status (see the module docstring)."""
-    from chimera.cli._base import err
-
     try:
         args_list = list(argv) if argv is not None else sys.argv[1:]
         if args_list[:1] == ["check"]:
@@ -93,16 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler: Handler | None = getattr(args, "handler", None)
         if handler is None:
             choices = ", ".join(sorted(_command_names(parser)))
-            err(f"chimera: error: a command is required ({choices}); see 'chimera --help'")
+            _err(f"chimera: error: a command is required ({choices}); see 'chimera --help'")
             return EXIT_USAGE
         return handler(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except ChimeraError as exc:
-        err(f"chimera: error: {exc}")
+        _err(f"chimera: error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        err("chimera: interrupted")
+        _err("chimera: interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``chimera check | head``); stop writing quietly.
@@ -112,11 +110,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("CHIMERA_DEBUG"):
             raise
-        err(
+        _err(
             f"chimera: internal error: {type(exc).__name__}: {exc} "
             "(set CHIMERA_DEBUG=1 for the traceback)"
         )
         return EXIT_INTERNAL
+
+
+def _err(line: str) -> None:
+    from chimera.cli._base import err as one_line
+
+    one_line(line)
 
 
 def _parser_for(argv: Sequence[str]) -> CliParser:
