@@ -13,6 +13,9 @@ Formats (stdout):
 * ``github``: the text report plus one GitHub Actions ``::error`` workflow command per red
   requirement, pointing at its first evidence location in the repository (else at the
   requirement in its YAML file), so the failure is annotated on the pull request's diff.
+
+With the result cache on, a run whose output the tree alone decides is stored for
+:mod:`chimera.cli._replay`, which prints it again for an unchanged re-check.
 """
 
 from __future__ import annotations
@@ -221,7 +224,7 @@ def _check(
         parts = [head, tail]
     status = 0 if report.ok else 1
     if recorder is not None:
-        # Replayed only when every requirement is a kind whose result the tree decides.
+        # A plugin kind anywhere in the Spec (even unselected) depends on installed code.
         builtin = all(
             type(r.check).__module__.startswith("chimera.spec.") for r in spec.requirements
         )
