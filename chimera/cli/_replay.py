@@ -10,7 +10,8 @@ elapsed time left as a hole, filled with the replay's own time; ``--json`` durat
 nothing is evaluated) and the exit status.
 
 The key (:func:`replay_key`) hashes everything else the output depends on: Chimera's and the
-engine's versions, the interpreter and the installed distributions, the command's arguments
+engine's versions, the interpreter and the installed distributions, the size and mtime of
+every module of Chimera itself (an editable install's edit), the command's arguments
 as typed, the working directory, the checked root, the spec files found and their bytes, the
 bytes of both configuration files (``pyproject.toml``, ``chimera.toml``), the environment that
 changes the run or its rendering (``CHIMERA_*``, ``NO_COLOR``, ``FORCE_COLOR``, ``TERM``,
@@ -24,7 +25,7 @@ check (git's candidate list, every recorded name, every recorded file's bytes wh
 data changed or was racy). Anything unusual returns ``None`` and the normal path runs.
 """
 
-# ruff: noqa: PTH113, PTH208, PTH118, PTH120, PTH123
+# ruff: noqa: PTH113, PTH116, PTH208, PTH118, PTH120, PTH123
 
 from __future__ import annotations
 
@@ -125,6 +126,28 @@ def _distributions() -> list[str]:
     return sorted(names)
 
 
+def _code_stamp() -> list[list[object]]:
+    # An editable install changes Chimera's code without changing its version: the size and
+    # mtime of every module of the package (a few hundred stats, ~2 ms) make such an edit a
+    # miss, so a developer never sees a replay rendered by code they have since changed.
+    import chimera
+
+    top = os.path.dirname(os.path.realpath(chimera.__file__))
+    stamps: list[list[object]] = []
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                stamps.append(
+                    [os.path.relpath(os.path.join(folder, name), top), st.st_size, st.st_mtime_ns]
+                )
+    return stamps
+
+
 def replay_key(
     argv: Sequence[str], cwd: Path, root: Path, spec_files: Sequence[Path]
 ) -> str | None:
@@ -161,6 +184,7 @@ def replay_key(
             sys.version,
             sys.executable,
             _distributions(),
+            _code_stamp(),
             list(argv),
             str(cwd),
             str(root),

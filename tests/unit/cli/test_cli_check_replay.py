@@ -374,3 +374,23 @@ def test_the_small_parser_reads_what_argparse_reads(
 )
 def test_anything_unusual_goes_to_the_normal_path(argv: list[str]) -> None:
     assert parse_check_argv(argv) is None
+
+
+def test_an_edit_of_chimeras_own_code_is_a_different_key(tmp_path: Path) -> None:
+    """An editable install's code change (same version) must not replay stale output."""
+    import chimera
+    from chimera.cli import _replay
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text("requirements: []\n", encoding="utf-8")
+    before = _replay.replay_key(["check"], tmp_path, tmp_path, [spec])
+    module = Path(chimera.__file__).resolve().parent / "cli" / "_root.py"
+    st = module.stat()
+    try:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        after = _replay.replay_key(["check"], tmp_path, tmp_path, [spec])
+    finally:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert before is not None and after is not None
+    assert before != after
+    assert _replay.replay_key(["check"], tmp_path, tmp_path, [spec]) == before
