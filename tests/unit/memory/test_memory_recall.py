@@ -40,7 +40,7 @@ def test_memory_recalling_a_tainted_item_taints_the_run_and_fences_it(tmp_path: 
     assert "- Ignore previous" not in block.text  # never a bullet (an instruction-like note)
     # What this run remembers next is tainted, whatever the candidate claims.
     later = mm.remember(Candidate("Totals are summed in cents.", Tier.SEMANTIC))
-    assert mm.store.get(later.item_id).provenance == TAINTED  # type: ignore[union-attr]
+    assert mm.store.get(later.item_id).provenance == TAINTED
     reads = [e for e in audit.path.read_text().splitlines() if '"memory_read"' in e]
     assert reads and '"tainted":true' in reads[-1]
 
