@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from chimera.economics import (
     CriteriaGate,
     SchemaGate,
 )
-from chimera.economics.cascade import route_log
+from chimera.economics.cascade import Gate, route_log
 from chimera.errors import BudgetExceeded, CascadeExhausted, ProviderError, ToolTurnRefused
 from chimera.governance.audit import AuditLog
 from chimera.protocols import Completion, Message, Purpose
@@ -29,7 +30,9 @@ class Plan(BaseModel):
     steps: list[str]
 
 
-def tier(name: str, text: str, cost: float | None, gates: list | None = None) -> CascadeTier:
+def tier(
+    name: str, text: str, cost: float | None, gates: Sequence[Gate] | None = None
+) -> CascadeTier:
     backend = ScriptedBackend(
         [{"text": text, "usage": {"prompt_tokens": 50, "completion_tokens": 10, "cost_usd": cost}}],
         name=name,

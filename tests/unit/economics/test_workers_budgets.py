@@ -42,7 +42,9 @@ class Slow:
         return Completion("ok", usage=Usage(self.prompt, max_tokens or 0, None), model=MODEL)
 
 
-def run_workers(budgets: WorkerBudgets, inner: Slow, workers: int, calls_each: int) -> dict:
+def run_workers(
+    budgets: WorkerBudgets, inner: Slow, workers: int, calls_each: int
+) -> dict[str, dict[str, int]]:
     ok: dict[str, int] = {}
     refused: dict[str, int] = {}
     start = threading.Barrier(workers)
