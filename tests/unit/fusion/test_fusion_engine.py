@@ -223,12 +223,11 @@ def test_members_run_concurrently() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [({"quorum": 4}, "quorum 4 is outside 1..3"), ({"quorum": 0}, "quorum 0 is outside")],
+    ("quorum", "message"), [(4, "quorum 4 is outside 1..3"), (0, "quorum 0 is outside")]
 )
-def test_invalid_quorum_is_rejected(kwargs: dict[str, int], message: str) -> None:
+def test_invalid_quorum_is_rejected(quorum: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        FusionEngine(panel(), judge(), synth(), **kwargs)
+        FusionEngine(panel(), judge(), synth(), quorum=quorum)
 
 
 def test_duplicate_member_names_are_rejected() -> None:
