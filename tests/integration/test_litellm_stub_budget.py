@@ -73,6 +73,7 @@ def test_budget_usd_exact_and_then_refused(stub: OpenAIStubServer) -> None:
     _, reply = worst_case_reply()
     stub.add_reply(NAME, reply)
     per_call = cost_usd(MODEL, reply.prompt_tokens or 0, CAP)
+    assert per_call is not None
     assert per_call == pytest.approx(((reply.prompt_tokens or 0) * 3.0 + CAP * 15.0) / 1e6)
     budget = TokenBudget(max_usd=per_call * 2.5)
     backend = BudgetedBackend(gateway(stub), budget, model=MODEL, default_max_tokens=CAP)
