@@ -210,10 +210,30 @@ class World:
         token: str | None = None,
         root: Path | None = None,
         artifacts: Path | None = None,
-        separate_process: bool = False,
         **extra: str,
     ) -> dict[str, Any]:
-        """Run one ``chimera action`` job; returns its step outputs (and ``rc``)."""
+        """Run one ``chimera action`` job in this process; ``extra`` are environment variables.
+        Returns its step outputs (and ``rc``)."""
+        return self._job(
+            mode, event, data, run=run, login=login, token=token, root=root,
+            artifacts=artifacts, separate_process=False, extra=extra,
+        )  # fmt: skip
+
+    # The job's own options are kept out of `**extra`: a `**env` dict could fill any of them.
+    def _job(
+        self,
+        mode: str,
+        event: str,
+        data: dict[str, Any],
+        *,
+        run: int,
+        login: str | None,
+        token: str | None,
+        root: Path | None,
+        artifacts: Path | None,
+        separate_process: bool,
+        extra: dict[str, str],
+    ) -> dict[str, Any]:
         tok = token if token is not None else (self.fake.add_token(login) if login else "")
         if run not in self.repo.workflow_runs:  # the run this job runs in, as on GitHub
             self.fake.add_workflow_run("octo/app", run)
@@ -339,18 +359,17 @@ class World:
         attempt = self.attempt(run)
         name = self.artifact_name(run)
         folder = self.tmp / f"agent-{run}-attempt-{attempt}"
-        out = self.job(
+        out = self._job(
             "agent",
             event_name,
             event,
             run=run,
+            login=None,
             token=self.workflow_token(AGENT_PERMS),
             root=self.clone(),
             artifacts=folder,
             separate_process=True,
-            GITHUB_RUN_ATTEMPT=str(attempt),
-            CHIMERA_AGENT_ARTIFACT=name,
-            **decided,
+            extra={"GITHUB_RUN_ATTEMPT": str(attempt), "CHIMERA_AGENT_ARTIFACT": name, **decided},
         )
         if forge is not None:
             forge(folder)
