@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import pytest
 import yaml
@@ -199,6 +199,9 @@ class World:
             **extra,
         }
 
+    # Two overloads keep `separate_process` out of reach of a `**env` dict of strings (mypy
+    # would otherwise read any `**dict[str, str]` as a possible value for that bool).
+    @overload
     def job(
         self,
         mode: str,
@@ -211,29 +214,41 @@ class World:
         root: Path | None = None,
         artifacts: Path | None = None,
         **extra: str,
-    ) -> dict[str, Any]:
-        """Run one ``chimera action`` job in this process; ``extra`` are environment variables.
-        Returns its step outputs (and ``rc``)."""
-        return self._job(
-            mode, event, data, run=run, login=login, token=token, root=root,
-            artifacts=artifacts, separate_process=False, extra=extra,
-        )  # fmt: skip
+    ) -> dict[str, Any]: ...
 
-    # The job's own options are kept out of `**extra`: a `**env` dict could fill any of them.
-    def _job(
+    @overload
+    def job(
         self,
         mode: str,
         event: str,
         data: dict[str, Any],
         *,
         run: int,
-        login: str | None,
-        token: str | None,
-        root: Path | None,
-        artifacts: Path | None,
+        login: str | None = None,
+        token: str | None = None,
+        root: Path | None = None,
+        artifacts: Path | None = None,
         separate_process: bool,
-        extra: dict[str, str],
+        **extra: str,
+    ) -> dict[str, Any]: ...
+
+    # misc: the first overload's **extra could name `separate_process` (as a str); no
+    # environment variable is spelled that way.
+    def job(  # type: ignore[misc]
+        self,
+        mode: str,
+        event: str,
+        data: dict[str, Any],
+        *,
+        run: int,
+        login: str | None = None,
+        token: str | None = None,
+        root: Path | None = None,
+        artifacts: Path | None = None,
+        separate_process: bool = False,
+        **extra: str,
     ) -> dict[str, Any]:
+        """Run one ``chimera action`` job; returns its step outputs (and ``rc``)."""
         tok = token if token is not None else (self.fake.add_token(login) if login else "")
         if run not in self.repo.workflow_runs:  # the run this job runs in, as on GitHub
             self.fake.add_workflow_run("octo/app", run)
@@ -359,17 +374,18 @@ class World:
         attempt = self.attempt(run)
         name = self.artifact_name(run)
         folder = self.tmp / f"agent-{run}-attempt-{attempt}"
-        out = self._job(
+        out = self.job(
             "agent",
             event_name,
             event,
             run=run,
-            login=None,
             token=self.workflow_token(AGENT_PERMS),
             root=self.clone(),
             artifacts=folder,
             separate_process=True,
-            extra={"GITHUB_RUN_ATTEMPT": str(attempt), "CHIMERA_AGENT_ARTIFACT": name, **decided},
+            GITHUB_RUN_ATTEMPT=str(attempt),
+            CHIMERA_AGENT_ARTIFACT=name,
+            **decided,
         )
         if forge is not None:
             forge(folder)
