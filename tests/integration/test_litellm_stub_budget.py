@@ -117,7 +117,8 @@ def test_budget_ten_workers_share_a_run_budget_without_overrun(
     sent = sum(r.count("sent") for r in results)
     assert sent == 7  # exactly what fits: 7.5 estimates
     assert len(stub.completion_requests()) == 7  # and nothing more reached the provider
-    assert run.spent_tokens == 7 * estimate <= run.max_tokens  # type: ignore[operator]
+    assert run.max_tokens is not None
+    assert run.spent_tokens == 7 * estimate <= run.max_tokens
     assert all(w.spent_tokens <= estimate * 2 for w in workers)
     assert run.reserved_tokens == 0
     refused = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
