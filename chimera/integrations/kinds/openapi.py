@@ -49,7 +49,7 @@ class ApiAuth(_Strict):
     type: Literal["bearer", "basic", "api_key"]
     env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     name: str = "Authorization"
-    location: Literal["header", "query"] = Field("header", alias="in")
+    location: Literal["header", "query"] = Field(default="header", alias="in")
 
     def hidden(self) -> tuple[str, str]:
         """The ``(group, name)`` parameter this credential fills."""
@@ -155,7 +155,7 @@ class OpenApiConnector(ConnectorKind):
     base_url: str = Field(pattern=r"^https?://[^\s]+$")
     auth: ApiAuth | None = None
     operations: OperationFilter = OperationFilter()
-    max_tools: int = Field(64, ge=1, le=128)
+    max_tools: int = Field(default=64, ge=1, le=128)
 
     @model_validator(mode="after")
     def _relative(self) -> OpenApiConnector:
