@@ -87,7 +87,9 @@ class SolveBase:
     def _event(self, event: str, **fields: Any) -> None:
         # An attempt record carries a failing call's arguments, a review its model's words:
         # every audited field passes the redactor, not only the tool calls'.
-        fields, _ = self._redactor().redact_json(fields)
+        from chimera.governance.audit_chain import jsonable
+
+        fields, _ = self._redactor().redact_json(fields, default=jsonable)
         self.audit.append(event, **fields)
         if self.on_event is not None:
             self.on_event(event, fields)
