@@ -259,7 +259,7 @@ class SessionFactory:
         if experience:
             from chimera.memory.experience import ExperienceBuffer
 
-            store = ExperienceBuffer(root / EXPERIENCE_FILE)
+            store = ExperienceBuffer(root / EXPERIENCE_FILE, workspace=root)
         session = Session(
             root=root,
             run_id=run_id,
