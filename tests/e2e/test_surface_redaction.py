@@ -121,3 +121,49 @@ def test_solve_verify_keeps_the_token_out_of_summary_json_and_the_terminal(
     assert len(dropped) == 3 and all(MARK[:9] in d for d in dropped), dropped
     # ... and no file of .chimera nor a line of the terminal kept it.
     assert leaks(root / ".chimera", texts={"stdout": out, "stderr": err}) == []
+
+
+@pytest.mark.slow
+def test_ask_keeps_the_token_out_of_its_run_folder_and_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chimera.testing import OpenAIStubServer, StubReply
+
+    top, worker = "chimera-redact-top", "chimera-redact-worker"
+    monkeypatch.setenv("OPENAI_API_KEY", "stub")
+    root = tmp_path / "repo"
+    (root / "lib").mkdir(parents=True)
+    # The line the worker quotes as evidence: the token straddles the 120 characters the
+    # terminal shows of a quote.
+    line = f"DEPLOY = '{'z' * 100} {TOKEN}'"
+    (root / "lib" / "deploy.py").write_text(f"# how we deploy\n{line}\n", encoding="utf-8")
+    with OpenAIStubServer() as stub:
+        (root / "chimera.toml").write_text(
+            f'[models]\napi_base = "{stub.api_base}"\nnum_retries = 0\n'
+            "[hierarchy]\ninline_max_tokens = 10\n"
+        )
+        plan = {
+            "subtasks": [
+                {"id": "deploy", "question": f"Is {TOKEN} used?", "files": ["lib/deploy.py"]}
+            ]
+        }
+        finding = {
+            "answer": f"Yes, {TOKEN} is the deploy value",
+            "evidence": [{"file": "lib/deploy.py", "line": 2, "quote": line}],
+        }
+        stub.add_reply(
+            top,
+            StubReply(text=json.dumps(plan)),
+            StubReply(text=f"The deploy uses {TOKEN} (lib/deploy.py:2)."),
+        )
+        stub.add_reply(worker, StubReply(text=json.dumps(finding)))
+        code = main(
+            ["ask", f"Where is {TOKEN} used?", "--root", str(root), "--model", f"openai/{top}",
+             "--worker-model", f"openai/{worker}"]
+        )  # fmt: skip
+        out, err = capsys.readouterr()
+    assert code == 0, err + out
+    (run_dir,) = (root / ".chimera" / "runs").iterdir()
+    assert MARK in (run_dir / "summary.json").read_text(encoding="utf-8")
+    assert "lib/deploy.py:2" in out  # the verified evidence was printed (redacted) ...
+    assert leaks(root / ".chimera", texts={"stdout": out, "stderr": err}) == []
