@@ -167,3 +167,42 @@ def test_ask_keeps_the_token_out_of_its_run_folder_and_the_terminal(
     assert MARK in (run_dir / "summary.json").read_text(encoding="utf-8")
     assert "lib/deploy.py:2" in out  # the verified evidence was printed (redacted) ...
     assert leaks(root / ".chimera", texts={"stdout": out, "stderr": err}) == []
+
+
+CREW = """\
+crew: review
+roles:
+  - name: reader
+    goal: Read the deploy file and report.
+    model: scripted:reader.yaml
+    tools: [read_file]
+  - name: lead
+    goal: Give the final answer.
+supervisor: {role: lead, rounds: 1}
+"""
+
+
+@pytest.mark.slow
+def test_crew_run_keeps_the_token_out_of_crew_json_and_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "repo"
+    (root / ".chimera.d" / "crews").mkdir(parents=True)
+    crew = root / ".chimera.d" / "crews" / "review.yaml"
+    crew.write_text(CREW, encoding="utf-8")
+    (root / "deploy.txt").write_text(f"token: {TOKEN}\n", encoding="utf-8")  # a tool's output
+    reader = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "deploy.txt"}}]},
+        {"text": f"- deploy.txt holds {TOKEN}"},
+    ]
+    lead = [{"text": f"Final: rotate {TOKEN}."}, {"text": f"alone: {TOKEN}"}]
+    (root / "reader.yaml").write_text(yaml.safe_dump(reader), encoding="utf-8")
+    (root / "lead.yaml").write_text(yaml.safe_dump(lead), encoding="utf-8")
+    monkeypatch.chdir(root)
+    task = f"Is {TOKEN} still used?"
+    code = main(["crew", "run", str(crew), task, "--model", "scripted:lead.yaml", "--baseline"])
+    out, err = capsys.readouterr()
+    assert code == 0, err + out
+    (run_dir,) = (root / ".chimera" / "runs").iterdir()
+    assert MARK in (run_dir / "crew.json").read_text(encoding="utf-8")
+    assert leaks(root / ".chimera", texts={"stdout": out, "stderr": err}) == []
