@@ -206,3 +206,41 @@ def test_crew_run_keeps_the_token_out_of_crew_json_and_the_terminal(
     (run_dir,) = (root / ".chimera" / "runs").iterdir()
     assert MARK in (run_dir / "crew.json").read_text(encoding="utf-8")
     assert leaks(root / ".chimera", texts={"stdout": out, "stderr": err}) == []
+
+
+@pytest.mark.slow
+def test_evolve_keeps_the_reflection_models_token_out_of_the_skill_store_and_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chimera.evolution.ledger import SkillEval, SkillEvalLog
+    from chimera.evolution.skills import LearnedSkill, SkillStore
+
+    chain = Path(__file__).resolve().parents[2] / "chimera/eval/chains/inflection/chain.yaml"
+    store = SkillStore(tmp_path / ".chimera" / "skills")
+    store.mint(
+        LearnedSkill(
+            "inflection-conventions",
+            "How this project inflects words. Use for any inflection task.",
+            "Use the inflection library where it helps.\n",
+            trusted=True,
+        )
+    )
+    ledger = SkillEvalLog(store.root / "evals.jsonl")
+    for task, ok in (("t04-inventory", False), ("t06-podium", False), ("t09-stock", False),
+                     ("t02-shout", True), ("t07-initials", True)):  # fmt: skip
+        ledger.append(SkillEval("inflection-conventions", 1, task, ok, "recorded"))
+    # The reflection model's new body: the rules the chain checks, and a pasted token.
+    body = (
+        "Use inflection: [plural-rule] pluralize, [ordinal-rule] ordinalize, [slug-rule] slugs."
+        f"\nPublish with {TOKEN}."
+    )
+    script = tmp_path / "reflect.yaml"
+    script.write_text(yaml.safe_dump({"turns": [{"purpose": "plan", "text": f"```\n{body}\n```"}]}))
+    code = main(["evolve", "--chain", str(chain), "--model", f"scripted:{script}",
+                 "--max-metric-calls", "12", "--root", str(tmp_path)])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err + out
+    assert "inflection-conventions: replaced" in out  # the refined body was kept ...
+    skill = store.get("inflection-conventions")
+    assert skill is not None and skill.version == 2 and MARK in skill.body  # ... redacted
+    assert leaks(tmp_path / ".chimera", texts={"stdout": out, "stderr": err}) == []
