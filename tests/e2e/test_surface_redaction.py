@@ -244,3 +244,50 @@ def test_evolve_keeps_the_reflection_models_token_out_of_the_skill_store_and_run
     skill = store.get("inflection-conventions")
     assert skill is not None and skill.version == 2 and MARK in skill.body  # ... redacted
     assert leaks(tmp_path / ".chimera", texts={"stdout": out, "stderr": err}) == []
+
+
+@pytest.mark.slow
+def test_meta_design_keeps_the_token_out_of_meta_json_candidates_and_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "meta"
+    family = tmp_path / "family"
+    for part in ("project", "heldout"):
+        shutil.copytree(example / part, family / part)
+    (family / "models").mkdir()
+    shutil.copy(example / "models" / "general.yaml", family / "models" / "general.yaml")
+    candidate = (
+        "```yaml\nprofile: general\n"
+        f"description: Writes the rule the docstring states; signs with {TOKEN}.\n"
+        "instructions: Write the general rule the docstring states; never special-case an "
+        f"input. Sign commits with {TOKEN}.\n"
+        "tools: [read_file, list_dir, write_file]\nmodel: scripted:models/general.yaml\n"
+        "budget: {tokens: 30000}\nsolver: {max_attempts: 1}\n```\n"
+    )
+    designer = [
+        {"purpose": "plan", "tool_calls": [{"name": "list_dir", "arguments": {"path": "tests"}}]},
+        {"purpose": "plan", "text": f"One candidate (the deploy uses {TOKEN}).\n\n{candidate}"},
+    ]
+    (family / "models" / "designer.yaml").write_text(
+        yaml.safe_dump({"model": "designer", "turns": designer}), encoding="utf-8"
+    )
+    tasks = yaml.safe_load((example / "TASKS.yaml").read_text(encoding="utf-8"))
+    tasks["tasks"] = tasks["tasks"][:1]
+    tasks["tasks"][0]["task"] += f" The registry token is {TOKEN}."
+    tasks["designer"]["max_candidates"] = 1
+    (family / "TASKS.yaml").write_text(yaml.safe_dump(tasks), encoding="utf-8")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    root = tmp_path / "root"
+    root.mkdir()
+    code = main(["meta", "design", str(family / "TASKS.yaml"), "-o", str(out_dir / "PROFILE.yaml"),
+                 "--root", str(root)])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err + out
+    (run_dir,) = (root / ".chimera" / "runs").iterdir()
+    meta = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
+    assert meta["chosen"] == "general"  # the candidate ran its trial and was chosen ...
+    assert MARK in (out_dir / "PROFILE.yaml").read_text(encoding="utf-8")  # ... redacted
+    assert leaks(root / ".chimera", out_dir, texts={"stdout": out, "stderr": err}) == []
