@@ -182,7 +182,12 @@ class SolveBase:
             phase=phase,
             attempt=self._attempt,
             results=[
-                {"id": r.id, "status": r.status.value, "message": r.message[:300]} for r in report
+                {
+                    "id": r.id,
+                    "status": r.status.value,
+                    "message": self._redactor().cut(r.message, 300),
+                }
+                for r in report
             ],
         )
         return report
