@@ -226,9 +226,8 @@ def test_evolve_keeps_the_reflection_models_token_out_of_the_skill_store_and_run
         )
     )
     ledger = SkillEvalLog(store.root / "evals.jsonl")
-    for task, ok in (("t04-inventory", False), ("t06-podium", False), ("t09-stock", False),
-                     ("t02-shout", True), ("t07-initials", True)):  # fmt: skip
-        ledger.append(SkillEval("inflection-conventions", 1, task, ok, "recorded"))
+    for task in ("t04-inventory", "t06-podium", "t09-stock"):  # the fewest re-runs: no passing
+        ledger.append(SkillEval("inflection-conventions", 1, task, False, "recorded"))
     # The reflection model's new body: the rules the chain checks, and a pasted token.
     body = (
         "Use inflection: [plural-rule] pluralize, [ordinal-rule] ordinalize, [slug-rule] slugs."
@@ -237,7 +236,7 @@ def test_evolve_keeps_the_reflection_models_token_out_of_the_skill_store_and_run
     script = tmp_path / "reflect.yaml"
     script.write_text(yaml.safe_dump({"turns": [{"purpose": "plan", "text": f"```\n{body}\n```"}]}))
     code = main(["evolve", "--chain", str(chain), "--model", f"scripted:{script}",
-                 "--max-metric-calls", "12", "--root", str(tmp_path)])  # fmt: skip
+                 "--max-metric-calls", "8", "--root", str(tmp_path)])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err + out
     assert "inflection-conventions: replaced" in out  # the refined body was kept ...
