@@ -113,3 +113,53 @@ def test_cut_redacted_reads_the_environment_and_takes_a_workspace_redactor(
     only = SecretRedactor({"X": "zzzzzzzzzz"})
     assert cut_redacted("a zzzzzzzzzz", 8, redactor=only) == "a [REDAC"
     assert cut_redacted("abc", 0) == ""
+
+
+def test_an_audit_log_with_a_redactor_writes_no_secret_and_its_chain_verifies(
+    tmp_path: Path,
+) -> None:
+    from chimera.governance.audit import AuditLog, verify_audit_log
+
+    log = AuditLog(tmp_path / "audit.jsonl", "r1", redactor=SecretRedactor({"K": VALUE}))
+    written = log.append(
+        "ask.started",
+        question=f"where is {TOKEN}?",
+        step=_Step(f"echo {VALUE}", Path("w")),  # a dataclass: converted as the log converts it
+        nested={"calls": [f"x {TOKEN}"]},
+    )
+    text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
+    assert _pieces(text) == [] and VALUE not in text
+    assert written["fields"]["step"] == {"command": "echo [REDACTED:K]", "where": "w"}
+    assert verify_audit_log(tmp_path / "audit.jsonl", head=log.head_hash).ok
+
+
+def test_the_experience_buffer_and_delegation_receipts_redact_what_they_keep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chimera.economics.receipts import ReceiptLog
+    from chimera.memory.experience import ExperienceBuffer
+    from chimera.protocols import Experience
+
+    (tmp_path / ".env").write_text(f"DEPLOY={VALUE}\n", encoding="utf-8")
+    buffer = ExperienceBuffer(tmp_path / "experience.jsonl", workspace=tmp_path)
+    buffer.append(Experience(task=f"use {TOKEN} and {VALUE}", verdict="passed"))
+    (kept,) = list(buffer)
+    assert kept.task == f"use {MARK} and [REDACTED:.env:DEPLOY]"
+    receipts = ReceiptLog(tmp_path / "delegations.jsonl", "r1", "top")
+    receipts.overhead(f"decompose {TOKEN}", [], model="top")
+    assert _pieces((tmp_path / "delegations.jsonl").read_text(encoding="utf-8")) == []
+
+
+def test_a_profile_rendered_with_a_redactor_stays_valid_yaml() -> None:
+    import yaml
+
+    from chimera.meta.loader import check_profile_text
+    from chimera.meta.profile import render_profile
+
+    text = f"profile: p\ninstructions: {TOKEN}\ndescription: signs with {TOKEN}\nsolver: {{}}\n"
+    profile = check_profile_text(text, "p.yaml").profile
+    assert profile is not None
+    rendered = render_profile(profile, "header", redactor=SecretRedactor())
+    assert _pieces(rendered) == []
+    data = yaml.safe_load(rendered)  # a value that starts with the marker is still a string
+    assert data["instructions"] == MARK and data["description"] == f"signs with {MARK}"
