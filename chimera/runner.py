@@ -104,7 +104,7 @@ class CommandResult:
         lines = self.output.rstrip("\n").splitlines()[-max_lines:]
         text = "\n".join(lines)
         if len(text) > max_chars:
-            text = "…" + text[-(max_chars - 1) :]
+            text = "…" + word_safe_tail(text[-(max_chars - 1) :])
         return text
 
     def describe(self) -> str:

@@ -105,7 +105,7 @@ def reflect(
         {
             "verdict": evidence.verdict,
             "accepted_by_the_spec": evidence.accepted,
-            "diff_excerpt": evidence.diff[:3000],
+            "diff_excerpt": cut_redacted(evidence.diff, 3000, redactor=redactor),
             "bullets_shown": [{"id": b.id, "text": b.text} for b in shown],
         },
         indent=1,
