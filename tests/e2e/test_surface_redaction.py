@@ -23,21 +23,26 @@ from chimera.cli import main
 TOKEN = "ghp_" + "V7b8N9m0Q1w2E3r4T5y6U7i8O9p0A1s2D3f4"
 MARK = "[REDACTED:a GitHub token]"
 # A governance denial names the format and the token's first 8 characters ("ghp_V7b8…", see
-# chimera.governance.rules.credentials): that one quotation is allowed; a 9th character or the
-# 8 without the ellipsis is a leak.
-_PIECE = re.compile(re.escape(TOKEN[:8]) + r"(?!…|\\u2026)|" + re.escape(TOKEN[4:12]))
+# chimera.governance.rules.credentials): that one quotation is allowed. Any other 8 characters
+# of the token (a prefix a cut kept, a suffix a tail cut kept) are a leak.
+_QUOTED = re.compile(re.escape(TOKEN[:8]) + r"(…|\\u2026)")
+_WINDOWS = [TOKEN[i : i + 8] for i in range(len(TOKEN) - 7)]
+
+
+def _holds_a_piece(text: str) -> bool:
+    text = _QUOTED.sub("", text)
+    return any(w in text for w in _WINDOWS)
 
 
 def leaks(*folders: Path, texts: dict[str, str] | None = None) -> list[str]:
-    """Every file under ``folders`` and every named text that holds 8+ characters of TOKEN
-    from its start (or 8 of its random part), past the allowed quotation."""
+    """Every file under ``folders`` and every named text that holds 8 characters of TOKEN,
+    past the allowed quotation."""
     found = []
     for folder in folders:
         for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
-            text = path.read_bytes().decode("utf-8", errors="replace")
-            if _PIECE.search(text):
+            if _holds_a_piece(path.read_bytes().decode("utf-8", errors="replace")):
                 found.append(path.relative_to(folder.parent).as_posix())
-    found += [name for name, text in (texts or {}).items() if _PIECE.search(text)]
+    found += [name for name, text in (texts or {}).items() if _holds_a_piece(text)]
     return found
 
 
