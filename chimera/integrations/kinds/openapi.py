@@ -29,6 +29,7 @@ from urllib.parse import quote, urlencode
 from pydantic import Field, model_validator
 
 from chimera.errors import ConnectorError
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.integrations.model import ConnectorContext, ConnectorKind, OpenConnector, _Strict
 from chimera.integrations.openapi import Operation, OperationFilter, operation_schema, read_document
 from chimera.protocols import ToolResult
@@ -141,7 +142,7 @@ class OpenApiTool:
             return ToolResult(output=f"{self.name}: request failed: {reason}", ok=False, meta=meta)
         text = raw.decode("utf-8", "replace")
         if len(text) > MAX_BODY_CHARS:
-            text = text[:MAX_BODY_CHARS] + f"… [cut at {MAX_BODY_CHARS} chars]"
+            text = _cut(text, MAX_BODY_CHARS) + f"… [cut at {MAX_BODY_CHARS} chars]"
         meta["status"] = status
         return ToolResult(output=f"HTTP {status}\n{text}", ok=200 <= status < 300, meta=meta)
 
