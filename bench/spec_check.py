@@ -37,6 +37,8 @@ from chimera.spec.drift import DriftSession
 from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.engine.files import Target, load_text, read_bytes
 from chimera.spec.kinds import Absent, Contains, Defines
+from chimera.spec.kinds.defines import SymbolKind
+from chimera.spec.kinds.text import MatchMode
 from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
 
 # Patterns valid, and meaning the same, in Python's `regex` and POSIX ERE (GNU grep -E).
@@ -207,7 +209,7 @@ def build_jobs(root: Path, rng: random.Random) -> list[Job]:
         pattern = r"^(\"\"\"|#|import|from)"
         jobs.append(
             Job(
-                Contains(paths=[f"{pkg}/*.py"], pattern=pattern, match="all"),
+                Contains(paths=[f"{pkg}/*.py"], pattern=pattern, match=MatchMode.ALL),
                 ["grep", "-rLE", "--include=*.py", "-e", pattern, str(root / pkg)],
             )
         )
@@ -218,7 +220,7 @@ def build_jobs(root: Path, rng: random.Random) -> list[Job]:
             grep_pattern = rf"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]+{leaf}\b"
             jobs.append(
                 Job(
-                    Defines(path=name, symbol=symbol, kind=kind),
+                    Defines(path=name, symbol=symbol, kind=SymbolKind(kind)),
                     ["grep", "-cE", "-e", grep_pattern, str(root / name)],
                 )
             )

@@ -27,6 +27,7 @@ Usage: ``python bench/speed.py [--repeat 5] [--tree DIR] [--baseline-src DIR]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import resource
@@ -199,7 +200,8 @@ def main() -> int:
     original = yamlload.parse_yaml
 
     def load(fast: bool) -> float:
-        loader.parse_yaml = lambda t: original(t, fast=fast)  # type: ignore[attr-defined]
+        # load_spec's own reference is swapped (loader does not re-export it: attr-defined).
+        loader.parse_yaml = functools.partial(original, fast=fast)  # type: ignore[attr-defined]
         try:
             return cpu_of(lambda: loader.load_spec([big]))
         finally:
@@ -218,8 +220,13 @@ def main() -> int:
 
     log = AuditLog(work / "audit" / "audit.jsonl", "bench")
     n = 50
-    per_sync = lambda: wall_of(lambda: [log.append("attempt", i=i) for i in range(n)]) / n  # noqa: E731
-    per_line = lambda: wall_of(lambda: [log.append("tool_call", i=i) for i in range(n)]) / n  # noqa: E731
+
+    def per_sync() -> float:
+        return wall_of(lambda: [log.append("attempt", i=i) for i in range(n)]) / n
+
+    def per_line() -> float:
+        return wall_of(lambda: [log.append("tool_call", i=i) for i in range(n)]) / n
+
     audit = paired(args.repeat, per_sync, per_line)
     ms = statistics.median([per_line() for _ in range(3)]) * 1000
     rows.append(("audit append / fsync'd append (wall)", audit, f"{ms:.3f} ms per append"))

@@ -43,6 +43,34 @@ KILL_GRACE_S = 2.0
 
 TRUNCATION_MARKER = "\n[... {dropped} bytes of output truncated ...]\n"
 
+WORD_SLACK = 128
+"""Characters a cut may move back (a head) or forward (a tail) to fall on whitespace."""
+
+
+def word_safe_head(head: str, slack: int = WORD_SLACK) -> str:
+    """``head`` (the start of a longer text, cut at its end) without a trailing run of
+    non-whitespace that the cut may have split, when whitespace lies within ``slack``
+    characters of the end.
+
+    Why: output is redacted after it is capped (the governance SecretRedactor lives above this
+    layer), and a cut through a token keeps a piece of it that no redactor recognises; a
+    token is a whitespace-free run, so a cut on whitespace keeps it whole or drops it whole.
+    """
+    if not head or head[-1].isspace():
+        return head
+    window = head[-slack:]
+    cut = max(window.rfind(c) for c in " \t\n\r")
+    return head if cut < 0 else head[: len(head) - len(window) + cut + 1]
+
+
+def word_safe_tail(tail: str, slack: int = WORD_SLACK) -> str:
+    """``tail`` (the end of a longer text, cut at its start) without a leading run of
+    non-whitespace the cut may have split (see :func:`word_safe_head`)."""
+    if not tail or tail[0].isspace():
+        return tail
+    found = [i for i in (tail.find(c, 0, slack) for c in " \t\n\r") if i >= 0]
+    return tail if not found else tail[min(found) :]
+
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
@@ -76,7 +104,7 @@ class CommandResult:
         lines = self.output.rstrip("\n").splitlines()[-max_lines:]
         text = "\n".join(lines)
         if len(text) > max_chars:
-            text = "…" + text[-(max_chars - 1) :]
+            text = "…" + word_safe_tail(text[-(max_chars - 1) :])
         return text
 
     def describe(self) -> str:
@@ -159,7 +187,11 @@ class _CappedBuffer:
         tail = self.tail.decode("utf-8", errors="replace")
         if dropped <= 0:
             return head + tail, False
-        return head + TRUNCATION_MARKER.format(dropped=dropped) + tail, True
+        # Both cuts fall on whitespace where they can (see word_safe_head).
+        safe_head, safe_tail = word_safe_head(head), word_safe_tail(tail)
+        dropped += len(head.encode()) - len(safe_head.encode())
+        dropped += len(tail.encode()) - len(safe_tail.encode())
+        return safe_head + TRUNCATION_MARKER.format(dropped=dropped) + safe_tail, True
 
 
 def _kill_group(pid: int, sig: int) -> None:

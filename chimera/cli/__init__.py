@@ -14,18 +14,22 @@ red); 2 for bad usage, an invalid spec or another Chimera error; 3 for an intern
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
-import pkgutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from chimera import __version__
-from chimera.cli._base import CliParser, err
 from chimera.errors import ChimeraError
 
-Handler = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    import argparse
+
+    from chimera.cli._base import CliParser
+
+# argparse, pkgutil and the parser class are imported where they are used: a replayed
+# ``chimera check`` (chimera.cli._replay) never builds a parser.
+Handler = Callable[["argparse.Namespace"], int]
 
 EXIT_OK = 0
 EXIT_RED = 1
@@ -37,6 +41,9 @@ __all__ = ["EXIT_INTERNAL", "EXIT_OK", "EXIT_RED", "EXIT_USAGE", "build_parser",
 
 
 def _subcommand_registrars(only: str | None = None) -> Iterator[Callable[..., None]]:
+    import importlib
+    import pkgutil
+
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if info.name.startswith("_") or (only is not None and info.name != only):
             continue
@@ -49,6 +56,8 @@ def _subcommand_registrars(only: str | None = None) -> Iterator[Callable[..., No
 def build_parser(only: str | None = None) -> CliParser:
     """The top-level parser with every subcommand module registered (sorted by name), or
     only the module named ``only``."""
+    from chimera.cli._base import CliParser
+
     parser = CliParser(
         prog="chimera",
         description="Spec-gated autonomous changes: check a Spec of executable requirements.",
@@ -67,21 +76,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     status (see the module docstring)."""
     try:
         args_list = list(argv) if argv is not None else sys.argv[1:]
+        if args_list[:1] == ["check"]:
+            # A re-check of an unchanged tree prints its stored output before argparse, the
+            # Spec or pydantic is imported (chimera.cli._replay); None runs the normal path.
+            from chimera.cli._replay import replay
+
+            status = replay(args_list[1:])
+            if status is not None:
+                return status
         parser = _parser_for(args_list)
         args = parser.parse_args(args_list)
+        if args_list[:1] == ["check"]:
+            args.replay_argv = args_list[1:]  # the replay is keyed on the arguments as typed
         handler: Handler | None = getattr(args, "handler", None)
         if handler is None:
             choices = ", ".join(sorted(_command_names(parser)))
-            err(f"chimera: error: a command is required ({choices}); see 'chimera --help'")
+            _err(f"chimera: error: a command is required ({choices}); see 'chimera --help'")
             return EXIT_USAGE
         return handler(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except ChimeraError as exc:
-        err(f"chimera: error: {exc}")
+        _err(f"chimera: error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        err("chimera: interrupted")
+        _err("chimera: interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``chimera check | head``); stop writing quietly.
@@ -91,16 +110,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("CHIMERA_DEBUG"):
             raise
-        err(
+        _err(
             f"chimera: internal error: {type(exc).__name__}: {exc} "
             "(set CHIMERA_DEBUG=1 for the traceback)"
         )
         return EXIT_INTERNAL
 
 
+def _err(line: str) -> None:
+    from chimera.cli._base import err as one_line
+
+    one_line(line)
+
+
 def _parser_for(argv: Sequence[str]) -> CliParser:
     # Importing every subcommand module costs ~0.07 s; a command whose module has its name
     # (``chimera check``) registers only that module. Anything else gets the full parser.
+    import pkgutil
+
     first = argv[0] if argv else ""
     if first and not first.startswith("-"):
         names = {i.name for i in pkgutil.iter_modules(__path__) if not i.name.startswith("_")}
@@ -112,6 +139,8 @@ def _parser_for(argv: Sequence[str]) -> CliParser:
 
 
 def _command_names(parser: argparse.ArgumentParser) -> list[str]:
+    import argparse
+
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return list(action.choices)

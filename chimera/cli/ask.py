@@ -53,6 +53,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from chimera.config import load_config
+    from chimera.governance.redactor import cut_redacted
     from chimera.orchestration.ask import AskRequest, ask
 
     root = resolve_root(args.root)
@@ -80,25 +81,28 @@ def run(args: argparse.Namespace) -> int:
     result, document = outcome.result, outcome.document
     out = sys.stdout
     if args.json:
-        out.write(json.dumps(document, indent=2) + "\n")
+        out.write(json.dumps(document, indent=2) + "\n")  # redacted by ask()
         return 0 if outcome.verified else 1
-    out.write(result.answer.rstrip("\n") + "\n\n")
+    # The terminal is a CI job's log: what it shows passes the run's redactor, as summary.json.
+    redactor = outcome.redactor
+    lines = [result.answer.rstrip("\n") + "\n\n"]
     if outcome.verified:
-        out.write("Evidence (verified):\n")
+        lines.append("Evidence (verified):\n")
         for c in result.evidence:
-            quote = " ".join(c.quote.split())
-            out.write(f"  {c.where()}: {quote[:120]}\n")
+            quote = cut_redacted(" ".join(c.quote.split()), 120, redactor=redactor)
+            lines.append(f"  {c.where()}: {quote}\n")
     else:
-        out.write("No verified evidence: treat the answer above as unsupported.\n")
+        lines.append("No verified evidence: treat the answer above as unsupported.\n")
     dropped = [f for f in result.findings if not f.verified]
     for f in dropped:
         reason = f.error or ("; ".join(f.verdict.problems[:2]) if f.verdict else "no answer")
-        out.write(f"  unverified: {f.subtask.id} ({', '.join(f.subtask.files)}): {reason}\n")
-    out.write(
+        lines.append(f"  unverified: {f.subtask.id} ({', '.join(f.subtask.files)}): {reason}\n")
+    lines.append(
         f"\ntokens: {result.usage.total_tokens}, cost: {usd(result.usage.cost_usd)}\n"
         + outcome.delegations.render()
         + f"\nrun: {shown(outcome.run_dir, root)} (audit head {outcome.audit_head})\n"
     )
+    out.write(redactor.redact("".join(lines))[0])
     return 0 if outcome.verified else 1
 
 

@@ -13,6 +13,9 @@ Formats (stdout):
 * ``github``: the text report plus one GitHub Actions ``::error`` workflow command per red
   requirement, pointing at its first evidence location in the repository (else at the
   requirement in its YAML file), so the failure is annotated on the pull request's diff.
+
+With the result cache on, a run whose output the tree alone decides is stored for
+:mod:`chimera.cli._replay`, which prints it again for an unchanged re-check.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import dataclasses
 import difflib
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -30,10 +32,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, err, paint, use_color
+from chimera.cli._root import find_root
 from chimera.errors import ConfigError, SpecError, SpecProblem, UsageError
 
 if TYPE_CHECKING:
+    from chimera.cli._replay import Recorder
+    from chimera.spec.engine.options import EngineOptions
     from chimera.spec.model import Requirement
+    from chimera.spec.parsecache import ParseCache
     from chimera.spec.results import DriftReport, RequirementResult
 
 JSON_VERSION = 1
@@ -148,17 +154,45 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     else:
         spec_paths = [Path(p) for p in args.spec_paths]
 
-    from chimera.spec.loader import discover_spec_files, load_spec
+    from chimera.spec.discovery import discover_spec_files
 
     files = discover_spec_files(spec_paths)
     if not files:
         shown = ", ".join(str(p) for p in spec_paths)
         raise UsageError(f"no spec files (*.yaml, *.yml) in {shown}")
     parse_cache = None
+    recorder = None
+    replay_argv = getattr(args, "replay_argv", None)
     if use_cache:
         from chimera.spec.parsecache import ParseCache
 
         parse_cache = ParseCache.for_root(root)
+        if replay_argv is not None:
+            from chimera.cli._replay import MAX_ENTRIES, Recorder
+
+            recorder = Recorder(
+                replay_argv, cwd, root, files, max_bytes=options.cache_max_bytes // MAX_ENTRIES
+            )
+            recorder.watch_stderr()
+    try:
+        return _check(args, fmt, files, root, options, started, parse_cache, recorder)
+    finally:
+        if recorder is not None:
+            recorder.stop()
+
+
+def _check(
+    args: argparse.Namespace,
+    fmt: str,
+    files: list[Path],
+    root: Path,
+    options: EngineOptions,
+    started: float,
+    parse_cache: ParseCache | None,
+    recorder: Recorder | None,
+) -> int:
+    from chimera.spec.loader import load_spec
+
     try:
         spec = load_spec(files, parse_cache=parse_cache)
     except SpecError as exc:
@@ -167,65 +201,35 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
     only = _only_ids(args.only, [r.id for r in spec.requirements])
 
-    from chimera.spec.drift import check_drift
+    from chimera.spec.drift import DriftSession
     from chimera.spec.results import DEFAULT_EVIDENCE_LIMIT
 
     limit = None if args.all_evidence else DEFAULT_EVIDENCE_LIMIT
-    report = check_drift(spec, root, only=only, options=options)
+    # check_drift's own body, keeping the session: its record keys the replay.
+    session = DriftSession(spec, root, options=options)
+    report = session.report(only)
     elapsed = time.monotonic() - started
     if fmt == "json":
-        _emit_json(report.to_json(max_evidence=limit))
+        document = report.to_json(max_evidence=limit)
+        _emit_json(document)
+        # Nothing is evaluated in a replay: each requirement's honest duration there is 0.
+        for item in document["results"]:
+            item["duration_s"] = 0.0
+        parts = [json.dumps(document, ensure_ascii=False) + "\n"]
     else:
-        _emit_text(report, elapsed=elapsed, max_evidence=args.max_evidence)
+        head, tail = _text_parts(report, max_evidence=args.max_evidence)
         if fmt == "github":
-            _emit_github(report, root=root, max_evidence=args.max_evidence)
-    return 0 if report.ok else 1
-
-
-def find_root(cwd: Path) -> tuple[Path, str]:
-    """The tree ``chimera check`` checks when no ``--root`` is given, and why, in words.
-
-    From ``cwd`` upwards: the nearest directory holding ``specs/``, not above the git
-    repository's root (so a project nested in a repository, such as a bundled example, is its
-    own root); else the repository's root; outside a repository, the nearest directory with
-    ``pyproject.toml``; else ``cwd`` itself.
-    """
-    cwd = cwd.absolute()
-    top = _git_toplevel(cwd)
-    for directory in (cwd, *cwd.parents):
-        if (directory / "specs").is_dir():
-            return directory, "the nearest directory with specs/"
-        if top is not None and directory == top:
-            return directory, "the root of the git repository"
-    if top is None:
-        for directory in (cwd, *cwd.parents):
-            if (directory / "pyproject.toml").is_file():
-                return directory, "the nearest directory with pyproject.toml"
-    return cwd, "the current directory"
-
-
-def _git_toplevel(cwd: Path) -> Path | None:
-    try:
-        proc = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
+            tail += _github_text(report, root=root, max_evidence=args.max_evidence)
+        sys.stdout.write(f"{head}{elapsed:.2f}{tail}")
+        parts = [head, tail]
+    status = 0 if report.ok else 1
+    if recorder is not None:
+        # A plugin kind anywhere in the Spec (even unselected) depends on installed code.
+        builtin = all(
+            type(r.check).__module__.startswith("chimera.spec.") for r in spec.requirements
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    top = proc.stdout.strip()
-    if proc.returncode != 0 or not top:
-        return None
-    # git prints the resolved path; keep the spelling of cwd's own ancestors when they match.
-    resolved = Path(top)
-    for directory in (cwd, *cwd.parents):
-        if directory.resolve() == resolved:
-            return directory
-    return resolved
+        recorder.save(session.tree_record() if builtin else None, parts, status)
+    return status
 
 
 def _only_ids(requested: Sequence[str] | None, known: Sequence[str]) -> list[str] | None:
@@ -246,17 +250,19 @@ def _only_ids(requested: Sequence[str] | None, known: Sequence[str]) -> list[str
 # --------------------------------------------------------------------------- text
 
 
-def _emit_text(report: DriftReport, *, elapsed: float, max_evidence: int) -> None:
-    out = sys.stdout
-    color = use_color(out)
+def _text_parts(report: DriftReport, *, max_evidence: int) -> tuple[str, str]:
+    """The text report, split where the summary's elapsed seconds go."""
+    color = use_color(sys.stdout)
     width = min(max((len(r.id) for r in report), default=0), 40)
+    lines: list[str] = []
     for result in report:
         status = result.status.value
         shown = paint(f"{status:<6}", "green" if result.passed else "red", enabled=color)
-        out.write(f"{shown}  {result.id:<{width}}  {result.requirement.check.describe()}\n")
+        lines.append(f"{shown}  {result.id:<{width}}  {result.requirement.check.describe()}\n")
     for result in report.red:
-        out.write("\n" + _red_block(result, max_evidence=max_evidence, color=color) + "\n")
-    out.write("\n" + _summary(report, elapsed=elapsed, color=color) + "\n")
+        lines.append("\n" + _red_block(result, max_evidence=max_evidence, color=color) + "\n")
+    before, after = _summary(report, color=color)
+    return "".join(lines) + "\n" + before, after + "\n"
 
 
 def _red_block(result: RequirementResult, *, max_evidence: int, color: bool) -> str:
@@ -267,7 +273,8 @@ def _red_block(result: RequirementResult, *, max_evidence: int, color: bool) -> 
     return paint(head, "bold", enabled=color) + "\n" + _indent(body, "  ")
 
 
-def _summary(report: DriftReport, *, elapsed: float, color: bool) -> str:
+def _summary(report: DriftReport, *, color: bool) -> tuple[str, str]:
+    """The summary line, split where the elapsed seconds (``0.43``) go."""
     counts = report.counts()
     parts: list[str] = []
     for status in ("failed", "error", "passed"):
@@ -275,10 +282,11 @@ def _summary(report: DriftReport, *, elapsed: float, color: bool) -> str:
         if n or (status == "passed" and not parts):
             word = status if status != "error" or n == 1 else "errors"
             parts.append(f"{n} {word}")
-    text = f"{', '.join(parts)} in {elapsed:.2f}s"
+    text = f"{', '.join(parts)} in "
     if len(report) == 0:
-        text = f"no requirements checked in {elapsed:.2f}s"
-    return paint(text, "green" if report.ok else "red", enabled=color)
+        text = "no requirements checked in "
+    before, after = paint(f"{text}\0s", "green" if report.ok else "red", enabled=color).split("\0")
+    return before, after
 
 
 def _indent(text: str, prefix: str) -> str:
@@ -378,7 +386,8 @@ def _annotation_target(req: Requirement, result: RequirementResult, root: Path) 
     return {"file": rel or loc.file, "line": str(loc.line), "col": str(loc.col)}
 
 
-def _emit_github(report: DriftReport, *, root: Path, max_evidence: int) -> None:
+def _github_text(report: DriftReport, *, root: Path, max_evidence: int) -> str:
+    lines: list[str] = []
     for result in report.red:
         req = result.requirement
         props = _annotation_target(req, result, root)
@@ -387,4 +396,5 @@ def _emit_github(report: DriftReport, *, root: Path, max_evidence: int) -> None:
             f"{req.check.describe()}\n{result.render(max_evidence=max_evidence)}\n"
             f"(spec: {req.location})"
         )
-        sys.stdout.write(workflow_command("error", message, props) + "\n")
+        lines.append(workflow_command("error", message, props) + "\n")
+    return "".join(lines)

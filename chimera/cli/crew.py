@@ -172,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
         out.write(json.dumps(outcome.document, indent=2) + "\n")
         return code
     out.write(f"crew {result.crew}: {result.status} — {result.reason}\n\n")
-    out.write(result.answer.rstrip("\n") + "\n\n")
+    # The document's answer: redacted like crew.json (the terminal is a CI job's log).
+    out.write(str(outcome.document.get("answer", "")).rstrip("\n") + "\n\n")
     receipt = outcome.document["receipt"]
     out.write("Receipt:\n")
     for s in outcome.spend:

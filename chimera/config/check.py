@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chimera.config.limits import DEFAULT_MAX_FILE_BYTES, DEFAULT_REGEX_TIMEOUT_S
 from chimera.errors import ConfigError
 
 __all__ = [
@@ -29,12 +30,6 @@ __all__ = [
     "CheckSettings",
     "load_check_settings",
 ]
-
-DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
-"""A selected file larger than this (bytes) is not read, and never helps a requirement pass."""
-
-DEFAULT_REGEX_TIMEOUT_S = 2.0
-"""Time limit (seconds) of one pattern over one file; past it the requirement is ``error``."""
 
 
 class CheckSettings(BaseModel):

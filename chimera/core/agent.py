@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chimera.errors import BudgetExceeded, ChimeraError, ProviderError
+from chimera.governance.redactor import cut_redacted
 from chimera.protocols import (
     Completion,
     EventSink,
@@ -112,7 +113,9 @@ class StepRecord:
         bad = next((c for c in self.calls if not c["ok"]), None)
         if bad is not None:
             first = str(bad["output"]).strip().splitlines()[0] if bad["output"] else "failed"
-            return f"step {self.index}: {bad['name']}({bad['arguments'][:120]}): {first[:200]}"
+            # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
+            args, first = cut_redacted(str(bad["arguments"]), 120), cut_redacted(first, 200)
+            return f"step {self.index}: {bad['name']}({args}): {first}"
         names = ", ".join(c["name"] for c in self.calls)
         return f"step {self.index}: {names}"
 
@@ -336,9 +339,9 @@ class Agent:
             records.append(
                 {
                     "name": call.name,
-                    "arguments": call.arguments[:_RECORD_CHARS],
+                    "arguments": cut_redacted(call.arguments, _RECORD_CHARS),
                     "ok": res.ok,
-                    "output": res.output[:_RECORD_CHARS],
+                    "output": cut_redacted(res.output, _RECORD_CHARS),
                 }
             )
         ok = all(r["ok"] for r in records)

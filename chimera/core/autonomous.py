@@ -128,7 +128,7 @@ class AutonomousAgent(Attempting):
         )
         self._event(
             "run_started",
-            task=sanitize(task)[:4000],
+            task=self._redactor().cut(sanitize(task), 4000),  # redacted before the cut
             tainted=untrusted,
             sandbox=mode,
             sandbox_weaker=weaker,

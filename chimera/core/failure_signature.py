@@ -48,8 +48,15 @@ class Verdict(StrEnum):
 
 
 def cap_text(text: str, limit: int, marker: str = TEXT_TRUNCATION_MARKER) -> str:
-    """``text`` cut to ``limit`` characters plus a marker saying how much was dropped."""
+    """``text`` cut to ``limit`` characters plus a marker saying how much was dropped; a text
+    that is cut passes the governance SecretRedactor first (a cut through a credential would
+    keep a piece of it that no later redaction recognises)."""
     if limit < 0 or len(text) <= limit:
+        return text
+    from chimera.governance.redactor import SecretRedactor
+
+    text, _ = SecretRedactor.from_environment().redact(text)
+    if len(text) <= limit:
         return text
     return text[:limit] + marker.format(dropped=f"{len(text) - limit:,}")
 

@@ -144,7 +144,7 @@ class Attempting(Planning):
                     attempt=number,
                     approved=review.approved,
                     parsed=True,
-                    reason=review.reason[:500],
+                    reason=self._redactor().cut(review.reason, 500),
                 )
             else:
                 # No verdict in the answer: no review took place (never an approval).

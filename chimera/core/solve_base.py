@@ -87,7 +87,9 @@ class SolveBase:
     def _event(self, event: str, **fields: Any) -> None:
         # An attempt record carries a failing call's arguments, a review its model's words:
         # every audited field passes the redactor, not only the tool calls'.
-        fields, _ = self._redactor().redact_json(fields)
+        from chimera.governance.audit_chain import jsonable
+
+        fields, _ = self._redactor().redact_json(fields, default=jsonable)
         self.audit.append(event, **fields)
         if self.on_event is not None:
             self.on_event(event, fields)
@@ -180,7 +182,12 @@ class SolveBase:
             phase=phase,
             attempt=self._attempt,
             results=[
-                {"id": r.id, "status": r.status.value, "message": r.message[:300]} for r in report
+                {
+                    "id": r.id,
+                    "status": r.status.value,
+                    "message": self._redactor().cut(r.message, 300),
+                }
+                for r in report
             ],
         )
         return report

@@ -119,7 +119,9 @@ def _first_sentence(text: str, limit: int = 300) -> str:
     flat = " ".join(text.split())
     m = re.search(r"(.+?[.!?])(\s|$)", flat)
     out = m.group(1) if m else flat
-    return out[:limit]
+    from chimera.governance.redactor import cut_redacted
+
+    return cut_redacted(out, limit)  # a reviewer's words, redacted before the cut
 
 
 class ManagerReview:

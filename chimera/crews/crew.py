@@ -26,6 +26,7 @@ from chimera.core.agent import UsageTotals
 from chimera.crews.agent import RoleAgent, RoleOutput
 from chimera.crews.consolidate import Consolidation, consolidate
 from chimera.crews.model import CrewDefinition, Role
+from chimera.governance.redactor import cut_redacted
 from chimera.protocols import AuditSink, EventSink, Purpose, SupportsComplete, ToolCaller
 
 __all__ = [
@@ -170,7 +171,7 @@ class Crew:
             outcome=out.outcome,
             steps=out.steps,
             model=out.model,
-            error=out.error[:300],
+            error=cut_redacted(out.error, 300),  # redacted before the cut
             **out.usage.to_json(),
         )
         return out

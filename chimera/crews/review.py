@@ -37,6 +37,7 @@ from chimera.crews.crew import CrewResult, CrewRuntime, parse_delegations
 from chimera.crews.loader import load_crew, resolve_crew
 from chimera.crews.model import CrewDefinition
 from chimera.errors import ConfigError
+from chimera.governance.redactor import cut_redacted
 from chimera.protocols import EventSink, Purpose, SupportsComplete, Usage
 
 if TYPE_CHECKING:
@@ -88,10 +89,13 @@ def crew_verdict(result: CrewResult, *, supervisor: str | None = None) -> Review
         else:
             approvals.append(f"{role}: {reason}" if reason else role)
     if rejections:
-        return ReviewVerdict(False, "; ".join(rejections)[:_REASON_CHARS], True, raw, usage, model)
+        reason = cut_redacted("; ".join(rejections), _REASON_CHARS)
+        return ReviewVerdict(False, reason, True, raw, usage, model)
     if unparsed:
         return ReviewVerdict(False, "", False, raw, usage, model)
-    return ReviewVerdict(True, "; ".join(approvals)[:_REASON_CHARS], True, raw, usage, model)
+    # The reviewers' words, redacted before the cut (a cut through a token keeps a piece).
+    reason = cut_redacted("; ".join(approvals), _REASON_CHARS)
+    return ReviewVerdict(True, reason, True, raw, usage, model)
 
 
 class ReviewCrew:
@@ -180,7 +184,7 @@ class ReviewCrew:
                 status=result.status,
                 parsed=verdict.parsed,
                 approved=verdict.approved,
-                reason=verdict.reason[:300],
+                reason=cut_redacted(verdict.reason, 300),
             )
         return verdict
 

@@ -47,6 +47,7 @@ from chimera.fusion.accounting import (
     usage_fields,
 )
 from chimera.fusion.structured import parse_structured
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.protocols import Completion, Message, Purpose, SupportsComplete, ToolSchema, Usage
 from chimera.runner import CommandRunner, LocalRunner
 
@@ -204,7 +205,7 @@ class CommandGate:
             ).verify()
         if result.ok:
             return GateVerdict(self.name, True, f"`{self.command}` exited 0")
-        tail = " ".join(str(result.output_tail).split())[-200:]
+        tail = _cut(" ".join(str(result.output_tail).split()), 200, tail=True)
         return GateVerdict(
             self.name, False, f"`{self.command}` exit {result.exit_code}: {tail}".rstrip(": ")
         )

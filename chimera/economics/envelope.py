@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from chimera.errors import BudgetExceeded, ProviderError, StructuredOutputError
 from chimera.fusion.accounting import CallRecord, SupportsAudit
 from chimera.fusion.structured import ask_structured, parse_structured
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.protocols import Message, Purpose, SupportsComplete
 
 LINE_TOLERANCE = 2
@@ -176,7 +177,7 @@ def deterministic_problems(env: Envelope, read: Callable[[str], str | None]) -> 
             continue
         offsets = _occurrences(text, quote)
         if not offsets:
-            out.append(f"evidence.{i}: quote not found verbatim in {c.file}: {quote[:80]!r}")
+            out.append(f"evidence.{i}: quote not found verbatim in {c.file}: {_cut(quote, 80)!r}")
             continue
         if c.line is not None:
             starts = [text.count("\n", 0, off) + 1 for off in offsets]

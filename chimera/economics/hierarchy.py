@@ -56,6 +56,7 @@ from chimera.fusion.accounting import (
 )
 from chimera.fusion.structured import ask_structured
 from chimera.protocols import Message, Purpose, SupportsComplete
+from chimera.runner import word_safe_head
 
 TokenCounter = Callable[[str, Sequence[Message]], int]
 
@@ -232,7 +233,8 @@ class HierarchicalOrchestrator:
                 blocks.append(f'<file path="{path}">\n(unreadable or not text)\n</file>')
                 continue
             if len(text) > self.max_file_chars:
-                cut = text[: self.max_file_chars]
+                # On whitespace: a token is shown whole (quotes stay verbatim) or not at all.
+                cut = word_safe_head(text[: self.max_file_chars])
                 text = cut + f"\n[... {len(text) - len(cut)} characters not shown ...]"
             blocks.append(f'<file path="{path}">\n{number_lines(text)}\n</file>')
         return [

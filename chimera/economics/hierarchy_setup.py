@@ -22,6 +22,7 @@ from chimera.economics.hierarchy import HierarchicalOrchestrator
 from chimera.economics.receipts import RECEIPTS_FILE, ReceiptLog
 from chimera.economics.workers import WorkerBudgets
 from chimera.governance.audit import AuditLog
+from chimera.governance.redactor import SecretRedactor
 from chimera.protocols import SupportsComplete
 from chimera.providers import SCRIPTED_PREFIX, TokenBudget, budgeted_backend, make_backend
 
@@ -91,7 +92,13 @@ def build_hierarchy(
         worker_model=worker_model,
         read=reader.read,
         verifier=verifier,
-        receipts=ReceiptLog(run_dir / RECEIPTS_FILE, run_id, top, audit=audit),
+        receipts=ReceiptLog(
+            run_dir / RECEIPTS_FILE,
+            run_id,
+            top,
+            audit=audit,
+            redactor=SecretRedactor.from_environment(workspace=root),
+        ),
         inline_max_tokens=h.inline_max_tokens,
         max_subtasks=h.max_subtasks,
         # A script replays turns in order: one worker at a time keeps the replay deterministic.

@@ -26,10 +26,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.errors import ChimeraError
 from chimera.fusion.accounting import CallRecord, SupportsAudit, sum_records
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 RECEIPTS_FILE = "delegations.jsonl"
 Kind = Literal["delegation", "inline", "overhead"]
@@ -63,6 +66,8 @@ class ReceiptLog:
         audit: optional audit log; each receipt is also a ``delegation.receipt`` event.
         price: ``(model, prompt_tokens, completion_tokens) -> USD | None`` (default: LiteLLM's
             cost map through :func:`chimera.providers.cost_usd`).
+        redactor: every line passes it before the write (a subtask quotes the question, and
+            the run folder is uploaded); default: the process environment's.
     """
 
     def __init__(
@@ -73,7 +78,11 @@ class ReceiptLog:
         *,
         audit: SupportsAudit | None = None,
         price: Pricer = _default_pricer,
+        redactor: SecretRedactor | None = None,
     ) -> None:
+        from chimera.governance.redactor import SecretRedactor
+
+        self.redactor = redactor or SecretRedactor.from_environment()
         self.path = path
         self.run_id = run_id
         self.top_model = top_model
@@ -141,6 +150,7 @@ class ReceiptLog:
             line["inline_model"] = self.top_model
             line["inline_cost_usd"] = inline_cost
             line["inline_basis"] = "worker's measured tokens, call by call, at inline_model's rate"
+        line, _ = self.redactor.redact_json(line)
         data = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
         with self._lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

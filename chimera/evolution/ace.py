@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from chimera.errors import StructuredOutputError
 from chimera.evolution.evidence import AttemptEvidence
 from chimera.evolution.playbook import Bullet, Delta, Playbook
+from chimera.governance.redactor import SecretRedactor, cut_redacted
 from chimera.governance.validators import SkillValidator
 from chimera.protocols import Message, Purpose, SupportsComplete
 
@@ -84,9 +85,12 @@ def reflect(
     *,
     validator: SkillValidator | None = None,
     max_tokens: int | None = None,
+    redactor: SecretRedactor | None = None,
 ) -> Reflected:
     """Ask the Reflector (purpose ``summarize``) about one attempt (``max_tokens``: the cap
-    on each answer; ``None``: the backend's default).
+    on each answer; ``None``: the backend's default). A dropped insight is quoted in
+    ``dropped`` redacted with ``redactor`` (default: the process environment's) before it is
+    cut, so a cut through a credential keeps no piece of it.
 
     Raises:
         ProviderError, BudgetExceeded: from the backend (an answer still invalid after the
@@ -101,7 +105,7 @@ def reflect(
         {
             "verdict": evidence.verdict,
             "accepted_by_the_spec": evidence.accepted,
-            "diff_excerpt": evidence.diff[:3000],
+            "diff_excerpt": cut_redacted(evidence.diff, 3000, redactor=redactor),
             "bullets_shown": [{"id": b.id, "text": b.text} for b in shown],
         },
         indent=1,
@@ -133,7 +137,8 @@ def reflect(
     for insight in answer.insights:
         problems = checker.validate("insight", insight.text).problems
         if problems:
-            dropped.append(f"insight {insight.text[:40]!r}: {problems[0]}")
+            shown_text = cut_redacted(insight.text, 40, redactor=redactor)
+            dropped.append(f"insight {shown_text!r}: {problems[0]}")
         else:
             insights.append(insight)
     return Reflected(tuple(tags), tuple(insights), tuple(dropped))

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.evolution.propose import validate_skill
 from chimera.evolution.skills import LearnedSkill, SkillState
+from chimera.governance.redactor import cut_redacted
 from chimera.governance.validators import SkillValidator
 
 
@@ -127,7 +128,8 @@ def publish_acceptance(
     for item in proposal.bullets:
         problems = checker.validate("bullet", item.text).problems
         if problems:
-            refused.append(f"bullet {item.text[:40]!r}: {problems[0]}")
+            # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
+            refused.append(f"bullet {cut_redacted(item.text, 40)!r}: {problems[0]}")
         else:
             bullets.append((item.section, " ".join(item.text.split())))
     return Acceptance(tuple(kept), tuple(bullets), tuple(refused))

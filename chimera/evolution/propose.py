@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from chimera.errors import StructuredOutputError
 from chimera.evolution.evidence import AttemptEvidence
 from chimera.evolution.skills import MAX_DESCRIPTION, LearnedSkill
+from chimera.governance.redactor import cut_redacted
 from chimera.governance.validators import SkillValidator
 from chimera.protocols import Message, Purpose, SupportsComplete
 
@@ -71,7 +72,7 @@ def proposal_messages(evidence: AttemptEvidence) -> list[Message]:
         if evidence.tainted
         else sanitize(evidence.task)
     )
-    diff = evidence.diff[:DIFF_CHARS]
+    diff = cut_redacted(evidence.diff, DIFF_CHARS)  # redacted before the cut
     if len(evidence.diff) > DIFF_CHARS:
         diff += f"\n[... {len(evidence.diff) - DIFF_CHARS} more characters]"
     user = (

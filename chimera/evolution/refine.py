@@ -38,6 +38,7 @@ from chimera.evolution.ledger import SkillEval, SkillEvalLog
 from chimera.evolution.propose import validate_skill
 from chimera.evolution.rerun import TaskRerunner
 from chimera.evolution.skills import LearnedSkill, SkillStore
+from chimera.governance.redactor import SecretRedactor
 from chimera.governance.validators import SkillValidator
 from chimera.protocols import AuditSink, Message, Purpose, SupportsComplete
 
@@ -153,8 +154,10 @@ class SkillAdapter:
         *,
         validator: SkillValidator,
         describe: Callable[[str], str],
+        redactor: SecretRedactor | None = None,
     ) -> None:
         self.parent = parent
+        self.redactor = redactor or SecretRedactor.from_environment()
         self.rerunner = rerunner
         self.budget = budget
         self.validator = validator
@@ -162,7 +165,10 @@ class SkillAdapter:
         self.seen: dict[str, dict[str, float]] = {}
 
     def candidate(self, body: str) -> LearnedSkill:
-        return replace(self.parent, body=body.strip() + "\n", version=self.parent.version + 1)
+        """The skill with ``body`` (the reflection model's words), redacted: what is re-run
+        is what would be minted, and a credential never reaches the skill store."""
+        body, _ = self.redactor.redact(body.strip())
+        return replace(self.parent, body=body + "\n", version=self.parent.version + 1)
 
     def evaluate(
         self, batch: list[str], candidate: dict[str, str], capture_traces: bool = False
@@ -227,6 +233,7 @@ def refine_skill(
     validator: SkillValidator | None = None,
     describe: Callable[[str], str] = str,
     seed: int = 0,
+    redactor: SecretRedactor | None = None,
 ) -> RefineOutcome:
     """One bounded refinement round of ``parent`` (see the module docstring).
 
@@ -237,6 +244,8 @@ def refine_skill(
             stays on disk as ``v<N>.md``: ``chimera skills`` can show it, and undo is a
             re-import).
         describe: task id → the task's text, shown to the reflection model.
+        redactor: a candidate body passes it before it is re-run or minted (default: the
+            process environment's).
 
     Raises:
         UsageError: fewer than 3 failures, or a budget too small for the gate plus one search
@@ -261,7 +270,9 @@ def refine_skill(
         holdout=holdout, passing=passing, max_metric_calls=max_metric_calls,
     )  # fmt: skip
     budget = MetricBudget(search_calls)
-    adapter = SkillAdapter(parent, rerunner, budget, validator=checker, describe=describe)
+    adapter = SkillAdapter(
+        parent, rerunner, budget, validator=checker, describe=describe, redactor=redactor
+    )
     logger = _QuietLogger()
     reflection_lm = ReflectionLM(reflection)
     best = parent.body

@@ -42,7 +42,7 @@ from chimera.evolution.playbook import Bullet
 from chimera.evolution.proposals import Proposal, ProposalLedger
 from chimera.evolution.propose import propose_skill
 from chimera.evolution.skills import SkillState
-from chimera.governance.redactor import SecretRedactor
+from chimera.governance.redactor import SecretRedactor, cut_redacted
 
 LEARNING_FILE = "learning.json"
 """In a run folder: the run's proposals as the Action's publish side reads them."""
@@ -94,11 +94,12 @@ class ReflectionPart:
         try:
             report = self._reflect(session, result)
         except (ChimeraError, OSError) as exc:
-            report = {"skipped": f"{type(exc).__name__}: {exc}"[:300]}
+            # An error may quote the model's words: redacted before the cut.
+            report = {"skipped": cut_redacted(f"{type(exc).__name__}: {exc}", 300)}
         try:
             atomic_write_text(marker, json.dumps(report, indent=1) + "\n")
         except OSError as exc:  # a later resume may reflect again; the ledger dedups by id
-            report["marker"] = f"not written: {exc}"[:200]
+            report["marker"] = cut_redacted(f"not written: {exc}", 200)
         return {"reflection": report}
 
     def _reflect(self, session: Any, result: Any) -> dict[str, Any]:
@@ -118,7 +119,7 @@ class ReflectionPart:
         if context is not None and self.evolution is not None:
             seen = set(self.evolution.shown_bullet_ids())
             shown = [b for _, b in context.playbook().bullets() if b.id in seen]
-        reflected = reflect(backend, evidence, shown, max_tokens=self.max_tokens)
+        reflected = reflect(backend, evidence, shown, max_tokens=self.max_tokens, redactor=redactor)
         verdict = evidence.verdict
         proposals: list[Proposal] = []
         for delta in curate(reflected):

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from chimera.errors import StructuredOutputError
 from chimera.fusion.accounting import CallRecord, recorded_call
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.protocols import Completion, Message, Purpose, SupportsComplete
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,7 +49,7 @@ def extract_json(text: str) -> Any:
                 return found[0]
     found = _scan(decoder, text)
     if found is None:
-        snippet = " ".join(text.split())[:80]
+        snippet = _cut(" ".join(text.split()), 80)
         raise ValueError(f"no JSON object found in the output (starts: {snippet!r})")
     return found[0]
 

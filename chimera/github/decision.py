@@ -136,6 +136,30 @@ def _int(value: Any) -> int | None:
     return None
 
 
+_TASK_MARK = re.compile(r"<!-- chimera:schedule-task (?P<job>[^\s>]{1,200}) -->")
+_ANY_MARK = re.compile(r"<!-- chimera:schedule(?:-task)? (?P<job>[^\s>]{1,200}) -->")
+
+
+def task_marker(job: str) -> str:
+    """The marker the tick adds to the body of the issue it files for schedule ``job``'s
+    task (a ``check``'s report issue carries none: it starts no run)."""
+    return f"<!-- chimera:schedule-task {job} -->"
+
+
+def scheduled_task(body: Any) -> str | None:
+    """The schedule whose task issue ``body`` is (:func:`task_marker`), or ``None``. Only as
+    good as who wrote the body: callers also check that Chimera's identity labelled it."""
+    match = _TASK_MARK.search(body) if isinstance(body, str) else None
+    return match.group("job") if match is not None else None
+
+
+def schedule_of(body: Any) -> str:
+    """The schedule named by either of the tick's markers in an issue ``body`` (``""``:
+    none); for display only (a queue comment), never a decision."""
+    match = _ANY_MARK.search(body) if isinstance(body, str) else None
+    return match.group("job") if match is not None else ""
+
+
 _ISSUE_INPUT = re.compile(r"#?(?P<n>[1-9][0-9]{0,9})")
 
 

@@ -8,6 +8,7 @@ inert values and fences. Features add their own sections through ``sections``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,11 @@ from chimera.github.summary import OUTCOME_TITLES, artifact_link
 if TYPE_CHECKING:
     from chimera.github.report import RunReport
 
-__all__ = ["outcome_comment", "pr_body"]
+__all__ = ["ADOPTED_ACCEPTANCE", "adopted_section", "outcome_comment", "pr_body"]
+
+ADOPTED_ACCEPTANCE = "adopted the issue's edited acceptance"
+"""What a re-run that took the issue's edited acceptance block as its goal says it did."""
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 _SPEC_MET = (
     "This change was made by Chimera and is accepted only because the Spec says so: the "
@@ -212,6 +217,21 @@ def pr_body(
         )
         doc.add(replace(summary, collapsed=True))
     return doc.render()
+
+
+def adopted_section(before: str, now: str) -> Section | None:
+    """The trusted line saying a re-run adopted the issue's edited acceptance, from the
+    digest the PR's marker recorded (``before``) to the one this run's goal was rebuilt from
+    (``now``), both SHA-256 hex; ``None`` when they are equal or either is not a digest (a
+    marker edited by hand carries no Markdown through)."""
+    if not (_DIGEST.fullmatch(before) and _DIGEST.fullmatch(now)) or before == now:
+        return None
+    return trusted(
+        "detail",
+        f"This re-run {ADOPTED_ACCEPTANCE}: its goal was rebuilt from the issue's acceptance "
+        f"block as this run read it (`{now[:16]}`), not the one the PR's earlier run recorded "
+        f"(`{before[:16]}`).",
+    )
 
 
 def outcome_comment(

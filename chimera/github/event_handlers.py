@@ -17,6 +17,7 @@ from chimera.github.decision import (
     _login,
     dispatch_issue,
     run_checks,
+    scheduled_task,
 )
 from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 
@@ -29,7 +30,7 @@ def _issue_labeled(
     sender = base["sender"]
     base = base | {"issue": number, "actor": sender}
     if label == SCHEDULE_LABEL and number is not None:
-        return _schedule_labeled(sender, number, settings, base)
+        return _schedule_labeled(payload, number, settings, base)
     if label != settings.label:
         return Decision(
             Act.IGNORE, f"label {label!r} is not the trigger label {settings.label!r}", **base
@@ -86,14 +87,30 @@ def _issue_labeled(
 
 
 def _schedule_labeled(
-    sender: str | None, number: int, settings: ActionSettings, base: dict[str, Any]
+    payload: Mapping[str, Any], number: int, settings: ActionSettings, base: dict[str, Any]
 ) -> Decision:
-    # The tick files a job's issue with this label and then dispatches the run itself, so the
-    # label starts nothing; a person adding it is told why (schedules are reviewed code).
+    # The tick files a job's issue with this label: that label event is the scheduled run's
+    # start (the tick dispatches only for an issue it filed earlier). A person adding the
+    # label is told why it starts nothing (schedules are reviewed code).
+    sender = base["sender"]
     if settings.is_self(sender):
+        job = scheduled_task(_get(payload, "issue", "body"))
+        if job is None:
+            return Decision(
+                Act.IGNORE,
+                f"Chimera labelled #{number} {SCHEDULE_LABEL!r}, but it is no scheduled task's "
+                "issue (a schedule's report, or not filed by the tick): it starts no run",
+                **base,
+            )
         return Decision(
-            Act.IGNORE,
-            f"Chimera's tick labelled #{number} {SCHEDULE_LABEL!r}; it dispatches the run itself",
+            Act.RUN,
+            f"Chimera's tick filed #{number} for schedule {job!r} (a scheduled run)",
+            checks=(
+                ApiCheck(
+                    "schedule_label", f"#{number}", f"Chimera itself added {SCHEDULE_LABEL!r}"
+                ),
+                *run_checks(str(sender), number)[1:],
+            ),
             **base,
         )
     return Decision(

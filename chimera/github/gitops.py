@@ -1,4 +1,5 @@
-"""git for the publish job: commits as Chimera, no prompts, one-line errors."""
+"""git for the Action's jobs: publish's commits as Chimera (no prompts, one-line errors), and
+:func:`require_commit`, which the jobs without credentials use instead of fetching."""
 
 from __future__ import annotations
 
@@ -8,10 +9,42 @@ from pathlib import Path
 
 from chimera.errors import ChimeraError
 
-__all__ = ["COMMIT_EMAIL", "COMMIT_NAME", "PublishGit"]
+__all__ = ["COMMIT_EMAIL", "COMMIT_NAME", "PublishGit", "require_commit"]
 
 COMMIT_NAME = "Chimera"
 COMMIT_EMAIL = "chimera@users.noreply.github.com"
+
+
+def require_commit(root: Path, sha: str, what: str = "commit") -> str:
+    """``sha`` as the full SHA of a commit already in the checkout ``root``.
+
+    Nothing is fetched: the agent, verify and refresh jobs run (or ran) model-written code in
+    their checkout, so a fetch there would reach out with whatever that code left behind, and
+    a silent fetch would hide a workflow that checked out too little. The shipped workflows
+    check out with ``fetch-depth: 0``, which holds every commit these jobs name.
+
+    Args:
+        what: how the one-line error names the commit (``"the PR's head"``).
+
+    Raises:
+        ChimeraError: no commit is named, or it is not in the checkout (one line naming it
+            and the workflow fix).
+    """
+    if not sha:
+        raise ChimeraError(f"{what}: no commit is named")
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", f"{sha}^{{commit}}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise ChimeraError(
+            f"{what} {sha[:12]} is not in the checkout; check out with fetch-depth: 0 "
+            "(actions/checkout), Chimera fetches nothing here"
+        )
+    return proc.stdout.strip()
 
 
 class PublishGit:

@@ -30,7 +30,13 @@ if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
     from chimera.github.settings import ActionSettings
 
-__all__ = ["BotLoginMismatch", "IdentityCheck", "TokenIdentity", "check_identities"]
+__all__ = [
+    "EMPTY_FOR_QUEUE",
+    "BotLoginMismatch",
+    "IdentityCheck",
+    "TokenIdentity",
+    "check_identities",
+]
 
 
 class BotLoginMismatch(ConfigError):
@@ -87,18 +93,33 @@ def _account_type(client: GitHubClient, login: str) -> str | None:
     return str(data.get("type") or "") if isinstance(data, dict) else ""
 
 
-def check_identities(client: GitHubClient, settings: ActionSettings) -> IdentityCheck:
+EMPTY_FOR_QUEUE = (
+    "bot-login is empty: this job holds only GITHUB_TOKEN, so it cannot tell the ChangeQueue "
+    "slots Chimera's App claims (the drain) from anyone's and could admit a run too many; "
+    "set bot-login to the App's <app-slug>[bot]"
+)
+
+
+def check_identities(
+    client: GitHubClient, settings: ActionSettings, *, queue: bool = False
+) -> IdentityCheck:
     """Ask GitHub who ``client``'s token is (:func:`token_identity`), add a person's login to
     ``settings.identities``, and check the configured ``bot-login`` (one call per login).
 
+    ``queue``: the job admits runs through the ChangeQueue (decide), which needs to know the
+    App's login to count its slots: an empty ``bot-login`` with an unnamed token is refused.
+
     Raises:
         BotLoginMismatch: a configured login is no GitHub account (a placeholder), a
-            ``<slug>[bot]`` login is not a ``Bot`` account, or the job holds a person's token
-            and ``bot-login`` names someone else.
+            ``<slug>[bot]`` login is not a ``Bot`` account, the job holds a person's token
+            and ``bot-login`` names someone else, or (``queue``) ``bot-login`` is empty and
+            GitHub does not name the token.
         GitHubError: the API failed after retries.
     """
     configured = [i for i in settings.identities if i != GITHUB_ACTIONS_BOT]
     token = token_identity(client)
+    if queue and token is None and not configured:
+        raise BotLoginMismatch(EMPTY_FOR_QUEUE)
     warnings: list[str] = []
     # A person's token is Chimera itself, so bot-login must name that person.
     if token is not None and configured and token.login not in configured:

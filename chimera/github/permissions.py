@@ -93,7 +93,9 @@ def resolve(decision: Decision, client: GitHubClient, settings: ActionSettings) 
 
 def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSettings) -> Resolution:
     assert decision.issue is not None and decision.actor is not None
-    if decision.from_queue and settings.is_self(decision.actor):
+    if settings.is_self(decision.actor):
+        # Chimera as the actor is a scheduled run (the tick's filing label, its dispatch, or
+        # the drain's for a queued one): its own chimera:schedule label is what counts.
         return _resolve_scheduled(decision, client, settings)
     by_command = False
     if decision.from_queue:
@@ -122,7 +124,7 @@ def _resolve_run(decision: Decision, client: GitHubClient, settings: ActionSetti
 def _resolve_scheduled(
     decision: Decision, client: GitHubClient, settings: ActionSettings
 ) -> Resolution:
-    """A dispatch by Chimera naming itself: a scheduled run. No person's role counts here;
+    """A run Chimera started itself: a scheduled run. No person's role counts here;
     what counts is that Chimera's own identity added ``chimera:schedule`` (the tick, acting
     for a schedule reviewed on the default branch). A person's label is refused."""
     assert decision.issue is not None

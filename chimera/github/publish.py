@@ -72,6 +72,7 @@ class Publisher(PublishGuards, PullRequestStep):
             matches=bool(received) and received == shown,
         )
         patch = read_patch(self.ctx.artifacts)
+        self.adopted_from()  # before the PR's marker is rewritten with this run's digest
         stopped = self._stopped()
         if stopped is not None:
             return self._cancelled(stopped)

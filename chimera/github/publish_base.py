@@ -16,9 +16,10 @@ from typing import Any
 from chimera.errors import ChimeraError, GitHubError
 from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome
 from chimera.github.client import GitHubClient
-from chimera.github.documents import outcome_comment
+from chimera.github.documents import adopted_section, outcome_comment
 from chimera.github.gitops import PublishGit
 from chimera.github.outcome import post_outcome_once
+from chimera.github.permissions import chimera_pull
 from chimera.github.publish_gate import PublishAudit
 from chimera.github.queue import LABEL_AWAITING, LABEL_FAILED, LABEL_PR_OPEN, ChangeQueue
 from chimera.github.render import Section
@@ -144,6 +145,29 @@ class PublisherBase:
             ctx.audit_dir, f"publish-{decided.issue}-{ctx.workflow_run or 'local'}"
         )
         self.outcome, self.report, self.audit_summary = _display(ctx.artifacts)
+        self._adopted: str | None = None
+
+    def adopted_from(self) -> str:
+        """The acceptance digest this re-run replaced (``""``: it replaced none), re-derived
+        from the open PR's marker (Chimera's own) against decide's digest — never from an
+        artifact. Read once, before this run rewrites the marker; when a re-run of this step
+        finds the marker this workflow run already wrote, its ``adopted_from`` says it.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        if self._adopted is None:
+            d = self.decided
+            before = ""
+            if d.mode == "rerun":
+                _pull, marker = chimera_pull(self.client, self.settings, d.issue)
+                marker = marker or {}
+                ours = self.ctx.workflow_run is not None and str(marker.get("workflow_run")) == str(
+                    self.ctx.workflow_run
+                )
+                before = str(marker.get("adopted_from" if ours else "acceptance_sha256") or "")
+            self._adopted = before if before != d.acceptance_sha256 else ""
+        return self._adopted
 
     # -- comments and labels ---------------------------------------------------------------
 
@@ -151,6 +175,10 @@ class PublisherBase:
         # One outcome comment per workflow run: a re-run of the step finds it again and
         # edits it to the newest truth (chimera.github.outcome).
         issue = self.decided.issue
+        try:
+            adopted = adopted_section(self.adopted_from(), self.decided.acceptance_sha256)
+        except GitHubError:
+            adopted = None  # the failure being reported may be this very lookup
 
         def render(key: str) -> str:
             return outcome_comment(
@@ -161,6 +189,7 @@ class PublisherBase:
                 link=link,
                 report=self.report,
                 run_link=self.run_link,
+                sections=() if adopted is None else (adopted,),
             )
 
         return post_outcome_once(

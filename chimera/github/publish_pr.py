@@ -53,6 +53,8 @@ class PullRequestStep(PublisherBase):
             "acceptance_sha256": d.acceptance_sha256,
             "head": head,
         }
+        if self.adopted_from():
+            marker["adopted_from"] = self.adopted_from()
         body = pr_body(
             issue=d.issue,
             report=self.report,

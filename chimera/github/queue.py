@@ -202,8 +202,10 @@ class ChangeQueue:
 
     # -- transitions -----------------------------------------------------------------------
 
-    def enqueue(self, issue: int, labeller: str, why: str) -> Admission:
-        """Label ``chimera:queued`` and say so once (idempotent while it stays queued)."""
+    def enqueue(self, issue: int, labeller: str, why: str, *, schedule: str = "") -> Admission:
+        """Label ``chimera:queued`` and say so once (idempotent while it stays queued);
+        ``schedule`` names the schedule that filed the issue (a scheduled run: no person's
+        label counts, and there is no trigger label to remove)."""
         existing = self._queue_marker(issue)
         labels = self.client.issue(issue).labels
         if LABEL_QUEUED not in labels or existing is None:
@@ -211,33 +213,49 @@ class ChangeQueue:
             marker = render_marker("queued", {"issue": issue, "labeller": labeller, "at": at})
             self.client.add_labels(issue, LABEL_QUEUED)
             self.client.remove_label(issue, LABEL_RUNNING)
+            if schedule:
+                who = (
+                    f"it was filed by schedule {code(schedule, 100)}. Comment `@chimera stop` "
+                    "or close the issue to cancel"
+                )
+            else:
+                who = (
+                    f"the permission of {code(labeller, 60)}, who added the label, is what "
+                    "counts. Remove the label to cancel"
+                )
             self.client.comment(
                 issue,
                 f"**Chimera: Queued.**\n\n{why}. This issue keeps its place in the ChangeQueue "
-                f"(first in, first out) and starts when a slot frees up; the permission of "
-                f"{code(labeller, 60)}, who added the label, is what counts. Remove the label "
-                f"to cancel.\n\n{marker}",
+                f"(first in, first out) and starts when a slot frees up; {who}.\n\n{marker}",
                 marker=marker,
             )
         order = [e.issue for e in self.queued()]
         position = order.index(issue) + 1 if issue in order else len(order)
         return Admission(False, f"queued at position {position}: {why}", position)
 
-    def admit(self, issue: int, labeller: str, *, claimed: bool = False) -> Admission:
+    def admit(
+        self, issue: int, labeller: str, *, claimed: bool = False, schedule: str = ""
+    ) -> Admission:
         """Start ``issue`` now if a slot is free and no older issue waits; else queue it.
 
-        ``claimed``: a queue dispatch, whose slot :meth:`drain` already took.
+        ``claimed``: a queue dispatch, whose slot :meth:`drain` already took. ``schedule``:
+        the schedule that filed the issue (see :meth:`enqueue`).
         """
         if claimed and LABEL_RUNNING in self.client.issue(issue).labels:
             return Admission(True, "started by the ChangeQueue (slot already claimed)")
         waiting = [e for e in self.queued() if e.issue != issue]
         if waiting:
             return self.enqueue(
-                issue, labeller, f"{len(waiting)} older issue(s) wait in the ChangeQueue"
+                issue,
+                labeller,
+                f"{len(waiting)} older issue(s) wait in the ChangeQueue",
+                schedule=schedule,
             )
         slots = self.slots(exclude_issue=issue)
         if not slots.free:
-            return self.enqueue(issue, labeller, f"no free slot ({slots.describe()})")
+            return self.enqueue(
+                issue, labeller, f"no free slot ({slots.describe()})", schedule=schedule
+            )
         self.client.add_labels(issue, LABEL_RUNNING)
         self.client.remove_label(issue, LABEL_QUEUED)
         self.client.remove_label(issue, LABEL_FAILED)
@@ -249,7 +267,9 @@ class ChangeQueue:
         holders = [n for n in running if self.branch(n) not in pulls or n == issue]
         if issue in holders and holders.index(issue) >= allowed:
             self.client.remove_label(issue, LABEL_RUNNING)
-            return self.enqueue(issue, labeller, "another run took the last free slot")
+            return self.enqueue(
+                issue, labeller, "another run took the last free slot", schedule=schedule
+            )
         return Admission(True, f"slot free ({slots.describe()})")
 
     def release(self, issue: int) -> None:

@@ -298,7 +298,12 @@ class Action:
         else:
             text = ", ".join(self.paths) or (self.tool or "")
         text = f"{self.kind.value}: {text}"
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        if len(text) <= limit:
+            return text
+        from chimera.governance.redactor import cut_redacted
+
+        # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
+        return cut_redacted(text, limit - 1) + "…"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (for audit events and precedent stores)."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.governance.actions import Action, ActionKind
 from chimera.governance.kernel import Decision
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.governance.rules import (
     ActionFacts,
     Verdict,
@@ -134,7 +135,9 @@ class AggregateMonitor:
         self, agent: str, capability: Capability, detail: str, target: str = ""
     ) -> CapabilityEvent:
         with self._lock:
-            event = CapabilityEvent(len(self._events) + 1, agent, capability, detail[:200], target)
+            event = CapabilityEvent(
+                len(self._events) + 1, agent, capability, _cut(detail, 200), target
+            )
             self._events.append(event)
         return event
 

@@ -45,7 +45,7 @@ import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera.errors import AuditError, MissingExtraError
 from chimera.governance.audit_chain import (
@@ -56,6 +56,9 @@ from chimera.governance.audit_chain import (
     canonical_json,
     verify_audit_log,
 )
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 __all__ = ["GENESIS_HASH", "AuditLog", "AuditVerification", "canonical_json", "verify_audit_log"]
 
@@ -124,6 +127,9 @@ class AuditLog:
     Args:
         path: the ``.jsonl`` file (created with its parent folders if missing).
         run_id: written into every line this instance appends.
+        redactor: when given, every event's fields pass it before they are hashed and
+            written (a run's log is uploaded as an artifact: a credential a model, a task or
+            a tool wrote into a field is replaced by ``[REDACTED:<name>]``).
 
     Raises:
         AuditError: the file cannot be written, or its last line is not a valid event (a log
@@ -131,13 +137,14 @@ class AuditLog:
         MissingExtraError: the ``filelock`` package (``agent`` extra) is missing.
     """
 
-    def __init__(self, path: Path, run_id: str) -> None:
+    def __init__(self, path: Path, run_id: str, *, redactor: SecretRedactor | None = None) -> None:
         try:
             from filelock import FileLock
         except ImportError as exc:
             raise MissingExtraError("the audit log", "agent") from exc
         self.path = Path(path)
         self.run_id = run_id
+        self.redactor = redactor
         self._thread_lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -257,6 +264,8 @@ class AuditLog:
             AuditError: the line could not be written (or synced).
         """
         durable = event in DURABLE_EVENTS
+        if self.redactor is not None:
+            fields, _ = self.redactor.redact_json(fields, default=_jsonable)
         with self._locked():
             seq, prev = self._known_head()
             entry: dict[str, Any] = {

@@ -54,6 +54,11 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+jsonable = _jsonable
+"""The conversion :meth:`AuditLog.append` applies to an event's fields (unknown types become
+strings): the ``default`` to give :meth:`SecretRedactor.redact_json` for audited fields."""
+
+
 def canonical_json(obj: Mapping[str, Any]) -> str:
     """The canonical text hashed and written: sorted keys, no spaces, UTF-8 kept."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

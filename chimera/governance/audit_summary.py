@@ -31,7 +31,9 @@ def _code(value: Any, limit: int = _CELL) -> str:
     text = sanitize(str(value))
     text = " ".join(text.split())
     if len(text) > limit:
-        text = text[: limit - 1] + "…"
+        from chimera.governance.redactor import cut_redacted
+
+        text = cut_redacted(text, limit - 1) + "…"  # redacted before the cut
     text = text.replace("`", "ʼ").replace("|", "\\|").replace("<", "‹").replace(">", "›")
     return f"`{text}`" if text else ""
 

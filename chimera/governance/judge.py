@@ -34,6 +34,7 @@ from chimera.atomic import atomic_write_json
 from chimera.errors import GovernanceError
 from chimera.governance.actions import Action
 from chimera.governance.kernel import Decision
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.governance.rules import Verdict
 from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import Purpose, SupportsComplete
@@ -156,7 +157,7 @@ def _parse(text: str) -> tuple[Verdict, str] | None:
         verdict = Verdict(str(data.get("verdict", "")).lower())
     except ValueError:
         return None
-    return verdict, str(data.get("reason", ""))[:300]
+    return verdict, _cut(str(data.get("reason", "")), 300)
 
 
 class SemanticJudge:

@@ -6,7 +6,7 @@ transcript or the audit log.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,24 +106,56 @@ class SecretRedactor:
                 names.append(label)
         return text, names
 
-    def redact_json(self, value: Any) -> tuple[Any, list[str]]:
-        """A copy of ``value`` (JSON-shaped: dicts, lists, strings, scalars) with every string
-        passed through :meth:`redact` (keys kept), and the names redacted (never values).
-        Other values are returned as they are."""
+    def redact_json(
+        self, value: Any, *, default: Callable[[Any], Any] = str
+    ) -> tuple[Any, list[str]]:
+        """A copy of ``value`` with every string passed through :meth:`redact`, and the names
+        redacted (never values).
+
+        Dicts, lists and tuples are walked (tuples become lists, as JSON writes them; string
+        keys are redacted too); ``None``, booleans and numbers are kept. Any other value (a
+        ``Path``, a dataclass, bytes, a set, an enum) is first converted with ``default`` —
+        pass the ``default`` the writer gives ``json.dumps`` (``str`` unless it says otherwise;
+        :func:`chimera.governance.audit_chain.jsonable` for an audit event), so what is
+        redacted is what would have been written — and the result is walked. A ``default``
+        that returns another unknown value has it written as ``str``.
+        """
         names: list[str] = []
 
-        def walk(item: Any) -> Any:
+        def walk(item: Any, converted: bool = False) -> Any:
             if isinstance(item, str):
                 text, found = self.redact(item)
                 names.extend(found)
                 return text
+            if item is None or isinstance(item, (bool, int, float)):
+                return item
             if isinstance(item, Mapping):
-                return {key: walk(v) for key, v in item.items()}
+                return {walk(k) if isinstance(k, str) else k: walk(v) for k, v in item.items()}
             if isinstance(item, (list, tuple)):
                 return [walk(v) for v in item]
-            return item
+            return walk(str(item) if converted else default(item), converted=True)
 
         return walk(value), names
+
+    def cut(self, text: str, limit: int, *, tail: bool = False) -> str:
+        """The first (``tail``: last) ``limit`` characters of ``text`` after :meth:`redact`.
+
+        Redacting first matters: a cut through a secret keeps a piece of it that no longer
+        matches a known format or a whole value, yet is still most of the secret.
+        """
+        text, _ = self.redact(text)
+        if limit <= 0:
+            return ""
+        return text[-limit:] if tail else text[:limit]
+
+
+def cut_redacted(
+    text: str, limit: int, *, redactor: SecretRedactor | None = None, tail: bool = False
+) -> str:
+    """:meth:`SecretRedactor.cut` with ``redactor``, else one built from the process
+    environment (credential-named variables and known formats; a caller that knows the
+    workspace passes a redactor that reads its dotenv files too)."""
+    return (redactor or SecretRedactor.from_environment()).cut(text, limit, tail=tail)
 
 
 def _b64_core(raw: bytes, shift: int) -> str:

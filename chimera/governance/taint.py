@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.governance.actions import Action, ActionKind
 from chimera.governance.kernel import Decision
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.governance.rules import Verdict
 from chimera.governance.sanitize import fence_untrusted, sanitize
 from chimera.governance.taint_allowlist import TaintAllowlist
@@ -199,7 +200,7 @@ class TaintLedger:
             source = TaintedSource(
                 id=f"src-{len(self._sources) + 1}",
                 kind=source_kind,
-                label=sanitize(label)[:120],
+                label=_cut(sanitize(label), 120),
                 sha256=hashlib.sha256(text.encode("utf-8", "replace")).hexdigest(),
                 chars=len(text),
                 ts=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from chimera.governance.actions import Action, SimpleCommand
+from chimera.governance.redactor import cut_redacted as _cut
 
 _READ_ONLY = frozenset(
     {"ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "ag", "tree", "stat"}
@@ -114,7 +115,7 @@ class TaintAllowlist:
     def _segment_problem(self, cmd: SimpleCommand) -> str | None:
         if not cmd.argv:
             return None
-        shown = " ".join(cmd.argv)[:80]
+        shown = _cut(" ".join(cmd.argv), 80)
         for redirect in cmd.redirects:
             if redirect.writes and not _HARMLESS_REDIRECT.match(redirect.target):
                 return f"`{shown}` writes to {redirect.target} through a redirection"

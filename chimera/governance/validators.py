@@ -137,7 +137,11 @@ def _command_problems(kernel: TrustKernel, commands: list[str], where: str) -> l
         action = Action.for_command(command, _PROBE_WORKSPACE, home=_PROBE_HOME)
         decision = kernel.evaluate(action)
         if decision.denied:
-            shown = command if len(command) <= 80 else command[:79] + "…"
+            from chimera.governance.redactor import SecretRedactor
+
+            # Redacted before the cut (a cut through a token keeps a piece no redactor finds).
+            shown, _ = SecretRedactor.from_environment().redact(command)
+            shown = shown if len(shown) <= 80 else shown[:79] + "…"
             problems.append(
                 f"{where} embeds `{shown}`, which governance would {decision.verdict.value} "
                 f"({'; '.join(decision.reasons[:2])})"

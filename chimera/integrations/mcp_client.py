@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.errors import ConnectorError, MissingExtraError
+from chimera.governance.redactor import cut_redacted as _cut
 
 __all__ = ["CallOutcome", "McpConnection", "RemoteTool", "object_schema"]
 
@@ -188,7 +189,7 @@ class McpConnection:
             self._errlog.seek(0)
             lines = [ln for ln in self._errlog.read().splitlines() if ln.strip()]
             if lines:
-                return f" (server stderr: {lines[-1][:300]})"
+                return f" (server stderr: {_cut(lines[-1], 300)})"
         return ""
 
     def _run(self, make: Callable[[], Any]) -> Any:
@@ -296,4 +297,4 @@ def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     if not text and isinstance(exc, BaseExceptionGroup):
         text = "; ".join(_first_line(e) for e in exc.exceptions)
-    return text.splitlines()[0][:300] if text else "no detail"
+    return _cut(text.splitlines()[0], 300) if text else "no detail"

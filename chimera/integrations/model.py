@@ -87,7 +87,7 @@ class QuarantineField(_Strict):
 
     type: Literal["string", "integer", "number", "boolean", "enum"]
     description: str = ""
-    max_length: int = Field(200, ge=1, le=4000)
+    max_length: int = Field(default=200, ge=1, le=4000)
     choices: tuple[str, ...] = ()
     pattern: str | None = None
     required: bool = False

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera.governance.redactor import cut_redacted
 from chimera.governance.sanitize import sanitize
 from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier, item_id, secret_in
 
@@ -92,7 +93,8 @@ def admit_artifact(
         if len(verdict.accepted) >= max_ops:
             verdict.refused.append((index, _what(raw), f"over the limit of {max_ops} ops"))
             continue
-        text = " ".join(sanitize(str(raw["text"])).split())[:max_chars]
+        # Redacted before the cut (a secret value; known formats were refused above whole).
+        text = cut_redacted(" ".join(sanitize(str(raw["text"])).split()), max_chars)
         verdict.accepted.append(
             JournalOp(
                 OpKind.ADD,

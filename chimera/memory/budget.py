@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from chimera.errors import UsageError
+from chimera.governance.redactor import cut_redacted
 
 SECTIONS = ("persona", "memory", "skills", "playbook", "history")
 DEFAULT_WEIGHTS: Mapping[str, float] = {
@@ -58,7 +59,7 @@ class BudgetPlan:
         if lines:
             return "\n".join(lines) + TRUNCATED
         keep = max(0, (share - count(TRUNCATED)) * 4)
-        return text[:keep] + TRUNCATED
+        return cut_redacted(text, keep) + TRUNCATED  # redacted before the cut
 
 
 @dataclass(frozen=True)

@@ -46,24 +46,33 @@ class ExperienceBuffer:
 
     Args:
         path: the ``.jsonl`` file (created with its folder on first append).
+        workspace: the repository whose dotenv values are redacted too (``None``: only
+            credential-named environment variables and known token formats).
 
     Raises:
         ChimeraError: the file cannot be written (on :meth:`append`).
         MissingExtraError: ``filelock`` (the ``agent`` extra) is missing.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, workspace: Path | None = None) -> None:
         try:
             from filelock import FileLock
         except ImportError as exc:
             raise MissingExtraError("the experience buffer", "agent") from exc
         self.path = Path(path)
+        self.workspace = workspace
         self._lock = threading.Lock()
         self._file_lock = FileLock(str(self.path) + ".lock")
 
     def append(self, experience: Experience) -> None:
-        """Write one line (a single ``write`` on an ``O_APPEND`` file, fsync'd)."""
-        line = json.dumps(experience.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+        """Write one line (a single ``write`` on an ``O_APPEND`` file, fsync'd), its strings
+        passed through the governance SecretRedactor (the task may quote a credential, and the
+        buffer outlives the run)."""
+        from chimera.governance.redactor import SecretRedactor
+
+        redactor = SecretRedactor.from_environment(workspace=self.workspace)
+        row, _ = redactor.redact_json(experience.to_json())
+        line = json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
         data = line.encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

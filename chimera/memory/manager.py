@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ChimeraError, StructuredOutputError, UsageError
+from chimera.governance.redactor import cut_redacted
 from chimera.memory.decide import Ruling, propose, rule
 from chimera.memory.embed import Embedder, VectorIndex, fuse, to_bytes
 from chimera.memory.items import (
@@ -248,7 +249,7 @@ class MemoryManager:
         try:
             (vec,) = self.embedder.embed([text])
         except ChimeraError as exc:
-            self._audit("memory_embed_failed", id=target, error=str(exc)[:200])
+            self._audit("memory_embed_failed", id=target, error=cut_redacted(str(exc), 200))
             return
         self.store.put_vector(target, self.embedder.model, to_bytes(vec))
 
@@ -344,7 +345,7 @@ class MemoryManager:
         try:
             (qvec,) = self.embedder.embed([query])
         except ChimeraError as exc:
-            self._audit("memory_embed_failed", id="query", error=str(exc)[:200])
+            self._audit("memory_embed_failed", id="query", error=cut_redacted(str(exc), 200))
             return ranked
         wanted = {t.value for t in tiers}
         model = self.embedder.model

@@ -16,8 +16,9 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from chimera.governance.redactor import cut_redacted
 from chimera.memory.budget import ContextBudget, estimate_tokens
-from chimera.memory.items import TAINTED, TRUSTED, Candidate, OpKind, Tier
+from chimera.memory.items import TAINTED, TRUSTED, Candidate, OpKind, Tier, secret_in
 from chimera.memory.manager import MemoryCaps, MemoryManager
 from chimera.memory.render import render_persona
 from chimera.memory.store import MemoryStore
@@ -28,7 +29,11 @@ MEMORY_DB = Path(".chimera") / "memory.db"
 
 def attempt_candidate(exp: Experience) -> Candidate:
     """The episodic item of one attempt: verdict, task, evidence, diff stats, provenance."""
-    task = " ".join(exp.task.split())[:300]
+    flat = " ".join(exp.task.split())
+    # A task that names a credential anywhere keeps it whole, so the manager refuses the item
+    # (memory never stores one); otherwise secret values are redacted before the cut, which
+    # could keep a piece of one that no later check recognises.
+    task = flat if secret_in(flat) else cut_redacted(flat, 300)
     if exp.verdict == "passed" and exp.files_changed == 0:
         kind, head = "hollow", "hollow pass (verifier green, nothing changed)"
     elif exp.verdict == "passed":

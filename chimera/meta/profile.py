@@ -26,9 +26,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 __all__ = [
     "AGENT_TOOLS",
@@ -240,9 +243,16 @@ def isolate(profile: Profile, ceiling: Iterable[str]) -> tuple[Profile, list[str
     return replace(profile, fields=fields), denied
 
 
-def render_profile(profile: Profile, header: str = "") -> str:
-    """The profile as a profile file's text (``header`` lines become ``#`` comments)."""
+def render_profile(
+    profile: Profile, header: str = "", *, redactor: SecretRedactor | None = None
+) -> str:
+    """The profile as a profile file's text (``header`` lines become ``#`` comments); with
+    ``redactor``, its values pass it first (a designer model's instructions may quote a
+    credential; redacting the data, not the text, keeps the YAML valid)."""
     import yaml
 
+    data: Any = profile.to_data()
+    if redactor is not None:
+        data, _ = redactor.redact_json(data)
     comments = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
-    return comments + yaml.safe_dump(profile.to_data(), sort_keys=False, allow_unicode=True)
+    return comments + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from chimera.governance.redactor import cut_redacted
 from chimera.meta.family import FamilyTask, TaskFamily
 from chimera.runner import CommandRunner
 
@@ -165,7 +166,7 @@ def run_solve(
     found = sorted(runs.glob("*/summary.json")) if runs.is_dir() else []
     if not found:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        trial.outcome, trial.detail = "crashed", tail[0][:300]
+        trial.outcome, trial.detail = "crashed", cut_redacted(tail[0], 300)
         return
     summary = json.loads(found[-1].read_text(encoding="utf-8"))
     usage = summary.get("usage") or {}
@@ -174,7 +175,8 @@ def run_solve(
     trial.cost_usd = usage.get("cost_usd")
     attempts = summary.get("attempts") or []
     if trial.outcome != "solved" and attempts:
-        trial.detail = str(attempts[-1].get("cause", "")).split("\n", 1)[0][:300]
+        # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
+        trial.detail = cut_redacted(str(attempts[-1].get("cause", "")).split("\n", 1)[0], 300)
 
 
 def _argv_paths(task: FamilyTask, ws: Path) -> list[PurePosixPath]:
@@ -253,4 +255,4 @@ def evaluate(
         held = check_drift(load_spec(spec_file), copy, runner=checks(copy))
     trial.heldout_passed = held.ok
     trial.heldout_failed = [r.id for r in held.red]
-    trial.heldout_evidence = {r.id: r.message[:300] for r in held.red}
+    trial.heldout_evidence = {r.id: cut_redacted(r.message, 300) for r in held.red}

@@ -20,6 +20,7 @@ from chimera.protocols import EventSink
 if TYPE_CHECKING:
     from chimera.economics.hierarchy import HierarchyResult
     from chimera.economics.receipts import DelegationSummary
+    from chimera.governance.redactor import SecretRedactor
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,7 +44,8 @@ class AskRequest:
 
 @dataclass(frozen=True)
 class AskOutcome:
-    """The answer, its evidence and the run's record (``document`` is ``summary.json``)."""
+    """The answer, its evidence and the run's record (``document`` is ``summary.json``, its
+    strings redacted; ``redactor`` is what redacted it, for the terminal's copy)."""
 
     run_id: str
     run_dir: Path
@@ -51,6 +53,7 @@ class AskOutcome:
     delegations: DelegationSummary
     document: dict[str, Any]
     audit_head: str
+    redactor: SecretRedactor
 
     @property
     def verified(self) -> bool:
@@ -68,6 +71,7 @@ def ask(request: AskRequest, factory: SessionFactory | None = None) -> AskOutcom
     from chimera.atomic import atomic_write_text
     from chimera.economics.hierarchy_setup import build_hierarchy
     from chimera.economics.receipts import RECEIPTS_FILE, read_receipts, summarize_delegations
+    from chimera.governance.redactor import SecretRedactor
     from chimera.governance.sanitize import sanitize
     from chimera.providers import TokenBudget
     from chimera.spec.engine.files import FileTree
@@ -127,6 +131,9 @@ def ask(request: AskRequest, factory: SessionFactory | None = None) -> AskOutcom
         "delegations": delegations.to_json(),
         "audit_head": audit.head_hash,
     }
+    # The question, the plan and the answer may quote a credential; the folder is uploaded.
+    redactor = SecretRedactor.from_environment(workspace=root)
+    document, _ = redactor.redact_json(document)
     atomic_write_text(run_dir / "summary.json", json.dumps(document, indent=2) + "\n")
     return AskOutcome(
         run_id=run_id,
@@ -135,4 +142,5 @@ def ask(request: AskRequest, factory: SessionFactory | None = None) -> AskOutcom
         delegations=delegations,
         document=document,
         audit_head=audit.head_hash or "",
+        redactor=redactor,
     )

@@ -62,7 +62,7 @@ class CrewRunRequest:
 @dataclass
 class CrewRunOutcome:
     """The crew's result, each role's spend, the baseline (when asked) and ``crew.json``'s
-    document."""
+    document (its strings redacted: show it, not ``result``, where the output is kept)."""
 
     definition: CrewDefinition
     model: str
@@ -126,6 +126,7 @@ def run_crew(request: CrewRunRequest, *, audit: AuditLog, run_dir: Path) -> Crew
         MissingExtraError: LiteLLM is needed and not installed.
     """
     from chimera.atomic import atomic_write_text
+    from chimera.governance.redactor import SecretRedactor, cut_redacted
     from chimera.providers import (
         SCRIPTED_PREFIX,
         TokenBudget,
@@ -136,6 +137,8 @@ def run_crew(request: CrewRunRequest, *, audit: AuditLog, run_dir: Path) -> Crew
 
     definition = load_crew(request.crew_path)
     config = request.config
+    # Tasks, role outputs and answers may quote a credential; crew.json is uploaded with the run.
+    redactor = SecretRedactor.from_environment(workspace=request.root)
     model = resolve_model(config)
     rungs = [model, *config.models.ladder]
     real = [m for m in _models(definition, rungs) if not m.startswith(SCRIPTED_PREFIX)]
@@ -167,7 +170,7 @@ def run_crew(request: CrewRunRequest, *, audit: AuditLog, run_dir: Path) -> Crew
         source=definition.source,
         kind=definition.process.kind_name,
         model=model,
-        task=request.task[:2000],
+        task=cut_redacted(request.task, 2000, redactor=redactor),
         untrusted=request.untrusted,
     )
     runtime = CrewRuntime(backends.for_role, tools, audit, request.events)
@@ -175,7 +178,7 @@ def run_crew(request: CrewRunRequest, *, audit: AuditLog, run_dir: Path) -> Crew
     outcome = CrewRunOutcome(definition, model, result, backends.spend())
     if request.baseline:
         outcome.baseline = _baseline(request, definition, backends, tools, audit)
-    outcome.document = _document(outcome)
+    outcome.document, _ = redactor.redact_json(_document(outcome))
     audit.append("crew.receipt", **outcome.document["receipt"])
     atomic_write_text(run_dir / "crew.json", json.dumps(outcome.document, indent=2) + "\n")
     return outcome

@@ -55,6 +55,7 @@ def evolve(request: EvolveRequest, factory: SessionFactory | None = None) -> Evo
     from chimera.evolution.refine import refine_skill
     from chimera.evolution.rerun import ChainRerunner
     from chimera.evolution.skills import SkillStore
+    from chimera.governance.redactor import SecretRedactor
     from chimera.providers import TokenBudget, budgeted_backend
 
     factory = factory or SessionFactory()
@@ -89,12 +90,14 @@ def evolve(request: EvolveRequest, factory: SessionFactory | None = None) -> Evo
     )  # fmt: skip
     budget = TokenBudget(max_tokens=request.budget_tokens, name="evolve")
     reflection = budgeted_backend(request.model, config, budget, audit=audit)
+    redactor = SecretRedactor.from_environment(workspace=root)
     with tempfile.TemporaryDirectory(prefix="chimera-evolve-") as scratch:
         rerunner = ChainRerunner(chain, Path(scratch), model=request.task_model)
         outcome = refine_skill(
             parent, failing=failing, passing=passing, rerunner=rerunner, reflection=reflection,
             max_metric_calls=request.max_metric_calls, audit=audit, store=store,
             ledger=ledger, describe=lambda t: chain.task(t).task, seed=request.seed,
+            redactor=redactor,
         )  # fmt: skip
     summary = {
         "run_id": run_id,
@@ -108,5 +111,6 @@ def evolve(request: EvolveRequest, factory: SessionFactory | None = None) -> Evo
         "gate": dict(outcome.gate),
         "audit_head": audit.head_hash,
     }
+    summary, _ = redactor.redact_json(summary)  # the reason and gate quote what GEPA saw
     atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return EvolveOutcome(summary, run_dir)

@@ -115,6 +115,7 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
         MissingExtraError: scipy (the ``eval`` extra) is missing for the intervals.
     """
     from chimera.atomic import atomic_write_text
+    from chimera.governance.redactor import SecretRedactor
     from chimera.providers import TokenBudget, budgeted_backend
 
     family = TaskFamily.load(request.tasks_path)
@@ -126,6 +127,8 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
         request.root, config, [model]
     )
     emit = request.events or (lambda _e, _f: None)
+    # The designer's words become candidate files, meta.json and the chosen profile: redacted.
+    redactor = SecretRedactor.from_environment(workspace=request.root)
     audit.append(
         "meta.start",
         family=family.family,
@@ -154,7 +157,7 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
         if denied:
             audit.append("meta.tool_denied", profile=profile.name, denied=denied)
         path = run_dir / "candidates" / f"{profile.name}.yaml"
-        atomic_write_text(path, render_profile(profile))
+        atomic_write_text(path, render_profile(profile, redactor=redactor))
         trials: list[tuple[TaskTrial, Path]] = []
         for task in family.tasks:
             ws = prepare_workspace(family, task, work / profile.name / task.id)
@@ -193,7 +196,7 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
         reports.append(score(profile, denied, [t for t, _ in trials]))
     chosen = choose(reports)
     outcome = DesignOutcome(run_id, run_dir, design, reports, chosen)
-    outcome.document = _document(family, model, outcome, request.output)
+    outcome.document, _ = redactor.redact_json(_document(family, model, outcome, request.output))
     atomic_write_text(run_dir / "meta.json", json.dumps(outcome.document, indent=2) + "\n")
     audit.append(
         "meta.chosen",
@@ -206,7 +209,7 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
             f"'{family.family}'.\nHeld-out pass rate {chosen.heldout.describe(percent=True)}; "
             f"visible {chosen.visible.describe(percent=True)}."
         )
-        atomic_write_text(request.output, render_profile(chosen.profile, header))
+        atomic_write_text(request.output, render_profile(chosen.profile, header, redactor=redactor))
     return outcome
 
 

@@ -94,9 +94,17 @@ def check_models(root: Path, config: ChimeraConfig, models: Iterable[str]) -> No
             check_credentials(m, api_base=config.models.api_base_for(m))
 
 
-def open_audit(run_dir: Path, run_id: str) -> AuditLog:
-    """The run's hash-chained audit log, ``run_dir/audit.jsonl`` (the one place it is made)."""
-    return AuditLog(run_dir / "audit.jsonl", run_id)
+def open_audit(run_dir: Path, run_id: str, *, workspace: Path | None = None) -> AuditLog:
+    """The run's hash-chained audit log, ``run_dir/audit.jsonl`` (the one place it is made).
+
+    Every event passes the governance SecretRedactor first (credential-named environment
+    variables, known token formats and, given ``workspace``, its dotenv values): a surface's
+    events quote tasks, questions, plans and model answers, and the run folder is uploaded.
+    """
+    from chimera.governance.redactor import SecretRedactor
+
+    redactor = SecretRedactor.from_environment(workspace=workspace)
+    return AuditLog(run_dir / "audit.jsonl", run_id, redactor=redactor)
 
 
 @dataclass
@@ -200,7 +208,7 @@ class SessionFactory:
         check_models(root, config, models)
         run_id = new_run_id()
         run_dir = RunStore(root).run_dir(run_id)
-        return run_id, run_dir, open_audit(run_dir, run_id)
+        return run_id, run_dir, open_audit(run_dir, run_id, workspace=root)
 
     def open(
         self,
@@ -226,7 +234,7 @@ class SessionFactory:
 
         root, config = prepared.root, prepared.config
         run_dir = RunStore(root).run_dir(run_id)
-        audit = open_audit(run_dir, run_id)
+        audit = open_audit(run_dir, run_id, workspace=root)
         for backend in prepared.backends.values():
             backend.audit = audit  # budget refusals are audit events
 
@@ -259,7 +267,7 @@ class SessionFactory:
         if experience:
             from chimera.memory.experience import ExperienceBuffer
 
-            store = ExperienceBuffer(root / EXPERIENCE_FILE)
+            store = ExperienceBuffer(root / EXPERIENCE_FILE, workspace=root)
         session = Session(
             root=root,
             run_id=run_id,

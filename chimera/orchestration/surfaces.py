@@ -198,6 +198,11 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
         summary["heldout"] = [
             {"label": label, **verdict.private()} for label, verdict in session.heldout.verdicts
         ]
+    # The run folder is uploaded: a verifier's output, a review or a report may quote a
+    # credential that no earlier writer saw whole.
+    from chimera.governance.redactor import SecretRedactor
+
+    summary, _ = SecretRedactor.from_environment(workspace=root).redact_json(summary)
     atomic_write_text(session.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return SolveOutcome(
         result=result,

@@ -71,7 +71,12 @@ def _provider_text(exc: BaseException, limit: int = 300) -> str:
             break
         text = stripped
     text = text or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    from chimera.runner import word_safe_head
+
+    # On whitespace: a cut through a key the provider echoed would keep a piece of it.
+    return word_safe_head(text[: limit - 1]) + "…"
 
 
 _MAPPING: tuple[tuple[tuple[str, ...], type[ProviderError], str], ...] = (

@@ -19,9 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from chimera.runner import CommandRunner
+if TYPE_CHECKING:
+    # Only the protocol's annotation: the replay of `chimera check` imports this module.
+    from chimera.runner import CommandRunner
 
 
 class MatchNeed(StrEnum):

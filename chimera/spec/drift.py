@@ -225,6 +225,19 @@ class DriftSession:
         self._hits = {**self._cached(), **self._fresh}
         self._fresh = {}
 
+    def tree_record(self) -> TreeRecord | None:
+        """What every result evaluated so far read, when each came from the report cache or
+        was recorded by it (after :meth:`save`); ``None`` when the report cache is off or any
+        result was not stored there (a ``command`` or plugin kind, a check that raised, a
+        pattern that timed out, a walk instead of git's list). ``chimera check`` keys its
+        replay (:mod:`chimera.cli._replay`) on this record."""
+        if self._store is None or self._fresh or self._prior is None:
+            return None
+        hits = self._cached()
+        if any(rid not in hits for rid in self._results):
+            return None
+        return self._prior
+
     def _evaluate(self, req: Requirement) -> tuple[CheckOutcome, float]:
         start = time.perf_counter()
         if self._store is not None and _cacheable(req):

@@ -32,7 +32,7 @@ from chimera.spec.discovery import SPEC_SUFFIXES, PathArg, discover_spec_files, 
 from chimera.spec.fieldproblems import _pydantic_problems, _suggest, _unknown_field_message
 from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
 from chimera.spec.registry import COMMON_FIELDS, KindRegistry, get_registry
-from chimera.spec.reqfields import _ID_RE, ID_PATTERN, RequirementFields
+from chimera.spec.reqfields import _ID_RE, ID_PATTERN, RequirementFields, _Fields, _plain_fields
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 _TOP_LEVEL_KEYS = ("requirements",)
+_COMMON = frozenset(COMMON_FIELDS)
 
 # --------------------------------------------------------------------------- results
 
@@ -137,6 +138,9 @@ def load_spec_files(
         else:
             requirements = tuple(e.requirement for e in result.entries if e.requirement)
             spec_files.append(SpecFile(result.path, requirements))
+        # Each entry points back at its file result: without this the pair is a reference
+        # cycle, and thousands of entries wait for (and slow) the cyclic GC's next full pass.
+        result.entries.clear()
     return SpecLoad(files=files, spec=Spec(tuple(spec_files)), problems=problems)
 
 
@@ -151,6 +155,12 @@ class _FileValidator:
         self.parse_cache = parse_cache
         self.result = _FileResult(path, display_path(path))
         self.doc = YamlDocument()
+        self.kind_names = registry.names
+        self.allowed = (*COMMON_FIELDS, *self.kind_names)
+        self.kinds = {name: registry.get(name) for name in self.kind_names}
+        # One location object per position: a requirement's start and its first key's
+        # share one (they are equal and frozen), and thousands fewer objects are made.
+        self._sources: dict[Mark, SourceLocation] = {}
 
     def run(self) -> _FileResult:
         text = self._read()
@@ -242,15 +252,15 @@ class _FileValidator:
         result.entries.append(entry)
         before = len(result.problems)
 
-        kind_names = self.registry.names
-        allowed = (*COMMON_FIELDS, *kind_names)
+        kind_names, allowed = self.kind_names, self.allowed
         common: dict[str, Any] = {}
         checks: list[str] = []
         misspelt_check = False
+        kinds = self.kinds
         for key, item in value.items():
-            if key in COMMON_FIELDS:
+            if key in _COMMON:
                 common[key] = item
-            elif key in self.registry:
+            elif key in kinds:
                 checks.append(key)
             else:
                 suggestion = _suggest(key, allowed)
@@ -295,21 +305,23 @@ class _FileValidator:
             entry.requirement = Requirement(
                 id=fields.id,
                 check=built[0],
-                location=SourceLocation(result.display, mark.line, mark.col),
+                location=self._source(mark),
                 title=fields.title,
                 risk=fields.risk,
-                depends_on=tuple(dict.fromkeys(fields.depends_on)),
-                owner=tuple(fields.owner),
-                field_locations={key: self._location((*path, key)) for key in value},
+                depends_on=fields.depends_on,
+                owner=fields.owner,
+                field_locations={key: self._source(doc.key_mark((*path, key))) for key in value},
             )
 
-    def _location(self, path: NodePath) -> SourceLocation:
-        mark = self.doc.key_mark(path)
-        return SourceLocation(self.result.display, mark.line, mark.col)
+    def _source(self, mark: Mark) -> SourceLocation:
+        found = self._sources.get(mark)
+        if found is None:
+            found = self._sources[mark] = SourceLocation(self.result.display, *mark)
+        return found
 
     def _common_fields(
         self, path: NodePath, common: dict[str, Any], entry: _Entry
-    ) -> RequirementFields | None:
+    ) -> _Fields | None:
         doc = self.doc
         # Record id and depends_on even when other fields are wrong: cross-file checks
         # (duplicates, unknown ids, cycles) use every id the spec declares.
@@ -326,17 +338,28 @@ class _FileValidator:
                 for i, dep in enumerate(raw_deps)
                 if isinstance(dep, str) and _ID_RE.match(dep)
             ]
+        if entry.id is not None:
+            plain = _plain_fields(common)
+            if plain is not None:
+                return plain
         try:
-            return RequirementFields.model_validate(common)
+            fields = RequirementFields.model_validate(common)
         except ValidationError as exc:
             for mark, message in _pydantic_problems(exc, doc, path, "", RequirementFields):
                 if message.startswith("missing required field 'id'"):
                     message = "requirement is missing its 'id'"
                 self.result.add(mark, message)
             return None
+        return _Fields(
+            fields.id,
+            fields.title,
+            fields.risk,
+            tuple(dict.fromkeys(fields.depends_on)),
+            tuple(fields.owner),
+        )
 
     def _check(self, path: NodePath, name: str, value: object) -> Check | None:
-        kind = self.registry.get(name)
+        kind = self.kinds[name]
         assert kind is not None  # callers pass registered names only
         kind_path = (*path, name)
         try:

@@ -34,7 +34,7 @@ from typing import Any
 from chimera import __version__
 from chimera.spec.engine.cache import CACHE_DIR, tracked_cache_files
 from chimera.spec.engine.cachefiles import prune_oldest, write_cache_file
-from chimera.spec.yamldoc import Mark, NodePath, YamlDocument
+from chimera.spec.yamldoc import NodePath, Position, YamlDocument
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +82,11 @@ def _decode(code: str) -> NodePath:
     return tuple(p[1:] if p[0] == "s" else int(p[1:]) for p in code.split(SEP))
 
 
-def _marks_json(marks: dict[NodePath, Mark]) -> dict[str, list[int]]:
-    return {_encode(path) or "": [m.line, m.col] for path, m in marks.items()}
+def _marks_json(marks: dict[NodePath, Position]) -> dict[str, list[int]]:
+    return {_encode(path) or "": [m[0], m[1]] for path, m in marks.items()}
 
 
-class StoredMarks(dict[NodePath, Mark]):
+class StoredMarks(dict[NodePath, Position]):
     """The marks of a cached document, decoded on demand.
 
     A spec's validation looks up a few marks per requirement; decoding every node's mark
@@ -102,18 +102,18 @@ class StoredMarks(dict[NodePath, Mark]):
     def _materialise(self) -> None:
         if not self._full:
             self._full = True
-            super().update({_decode(k): Mark(v[0], v[1]) for k, v in self._raw.items()})
+            super().update({_decode(k): (v[0], v[1]) for k, v in self._raw.items()})
 
     def get(self, key: NodePath, default: Any = None) -> Any:
         code = _encode(key)
         found = self._raw.get(code) if code is not None else None
-        return Mark(found[0], found[1]) if found is not None else default
+        return (found[0], found[1]) if found is not None else default
 
     def __contains__(self, key: object) -> bool:
         code = _encode(key)
         return code is not None and code in self._raw
 
-    def __getitem__(self, key: NodePath) -> Mark:
+    def __getitem__(self, key: NodePath) -> Position:
         found = self.get(key)
         if found is None:
             raise KeyError(key)
@@ -148,7 +148,7 @@ class StoredMarks(dict[NodePath, Mark]):
         self._materialise()
         return super().items()
 
-    def copy(self) -> dict[NodePath, Mark]:
+    def copy(self) -> dict[NodePath, Position]:
         self._materialise()
         return dict(super().items())
 

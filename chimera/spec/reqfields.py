@@ -4,7 +4,7 @@ owner), and the id pattern."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import (
     AfterValidator,
@@ -87,3 +87,26 @@ class RequirementFields(BaseModel):
             "build ownership-scoped context."
         ),
     )
+
+
+class _Fields(NamedTuple):
+    """A requirement's common fields as the Spec keeps them (lists as tuples, no repeats)."""
+
+    id: str
+    title: str | None
+    risk: Risk
+    depends_on: tuple[str, ...]
+    owner: tuple[str, ...]
+
+
+_ID_AND_TITLE = frozenset({"id", "title"})
+
+
+def _plain_fields(common: dict[str, Any]) -> _Fields | None:
+    """The fields of the common case, an id (already matched) and maybe a title, read
+    without pydantic; ``None`` for anything else (:class:`RequirementFields` reads it)."""
+    if common.keys() <= _ID_AND_TITLE:
+        title = common.get("title")
+        if title is None or type(title) is str:
+            return _Fields(common["id"], title, Risk.LOW, (), ())
+    return None

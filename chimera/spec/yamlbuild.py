@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from chimera.spec.yamldoc import Mark, NodePath, YamlIssue, type_name
+from chimera.spec.yamldoc import Mark, NodePath, Position, YamlIssue, type_name
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -21,6 +21,10 @@ def _kind(node: Node) -> str:
     builds nodes from the ``yaml.nodes`` classes of its first import, which a re-imported
     ``yaml`` (pytest's in-process runs restore ``sys.modules``) no longer has."""
     return str(getattr(node, "id", ""))
+
+
+def _position(mark: Any) -> Position:
+    return (mark.line + 1, mark.column + 1)
 
 
 class _TooManyNodes(Exception):
@@ -37,8 +41,8 @@ class _Builder:
     def __init__(self, loader: Any, limit: int) -> None:
         self._loader = loader
         self._limit = limit
-        self.marks: dict[NodePath, Mark] = {}
-        self.key_marks: dict[NodePath, Mark] = {}
+        self.marks: dict[NodePath, Position] = {}
+        self.key_marks: dict[NodePath, Position] = {}
         self.issues: list[YamlIssue] = []
         self.broken: set[NodePath] = set()
         self._visited = 0
@@ -63,7 +67,7 @@ class _Builder:
         self._visited += 1
         if self._visited > self._limit:
             raise _TooManyNodes
-        self.marks[path] = Mark.of(node.start_mark)
+        self.marks[path] = _position(node.start_mark)
         if id(node) in self._active:
             self.issues.append(
                 YamlIssue(Mark.of(node.start_mark), "recursive alias: a node contains itself")
@@ -172,7 +176,7 @@ class _Builder:
                 )
                 continue
             first_seen[key] = key_mark
-            self.key_marks[(*path, key)] = key_mark
+            self.key_marks[(*path, key)] = (key_mark.line, key_mark.col)
             result[key] = self._node(value_node, (*path, key))
         for merge_node in merges:
             self._merge(merge_node, path, result)
@@ -211,7 +215,7 @@ class _Builder:
                     key = self._key(key_node)
                     if key is None or key in result:
                         continue
-                    self.key_marks[(*path, key)] = Mark.of(key_node.start_mark)
+                    self.key_marks[(*path, key)] = _position(key_node.start_mark)
                     result[key] = self._node(value_node, (*path, key))
                 # A source's own keys take precedence over the sources it merges in turn.
                 for nested_node in nested:

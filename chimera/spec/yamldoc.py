@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 NodePath = tuple[str | int, ...]
 """A node's path from the document root: mapping keys and sequence indices."""
+
+Position = tuple[int, int]
+"""``(line, col)``, 1-based, as the position tables hold it; :class:`Mark` names the parts.
+
+A plain tuple of two ints is left alone by the cyclic garbage collector (CPython untracks
+exact tuples of atoms), so the tens of thousands a large spec holds cost its full
+collections nothing; a :class:`Mark` (a tuple subclass) would stay tracked.
+"""
 
 
 def max_nodes(text_length: int) -> int:
@@ -29,9 +37,11 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Mark:
-    """A position in the text; ``line`` and ``col`` are 1-based (columns count characters)."""
+class Mark(NamedTuple):
+    """A position in the text; ``line`` and ``col`` are 1-based (columns count characters).
+
+    A named tuple, so it equals the :data:`Position` it is read from and is made cheaply.
+    """
 
     line: int
     col: int
@@ -41,6 +51,10 @@ class Mark:
         if mark is None:
             return cls(1, 1)
         return cls(mark.line + 1, mark.column + 1)
+
+
+_new = tuple.__new__
+"""A :class:`Mark` from a :data:`Position` without the named tuple's Python ``__new__``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +72,9 @@ class YamlDocument:
     Attributes:
         value: the document as plain Python values; ``None`` for an empty document or when
             the YAML is malformed (``syntax_error`` is then set).
-        marks: start of each node's value, by path.
-        key_marks: start of the key leading to each mapping entry, by path.
+        marks: start of each node's value, by path (read through :meth:`mark`).
+        key_marks: start of the key leading to each mapping entry, by path (read through
+            :meth:`key_mark`).
         issues: structural problems (duplicate keys, bad tags, ...), in document order.
         broken: paths whose value could not be read (an issue says why; the value is
             ``None``), so later validation does not report them a second time.
@@ -68,8 +83,8 @@ class YamlDocument:
     """
 
     value: Any = None
-    marks: dict[NodePath, Mark] = field(default_factory=dict)
-    key_marks: dict[NodePath, Mark] = field(default_factory=dict)
+    marks: dict[NodePath, Position] = field(default_factory=dict)
+    key_marks: dict[NodePath, Position] = field(default_factory=dict)
     issues: list[YamlIssue] = field(default_factory=list)
     broken: set[NodePath] = field(default_factory=set)
     empty: bool = False
@@ -77,16 +92,19 @@ class YamlDocument:
 
     def mark(self, path: NodePath) -> Mark:
         """Where the value at ``path`` starts, or its nearest recorded ancestor's start."""
+        found = self.marks.get(path)
+        if found is not None:
+            return _new(Mark, found)  # the common case, without building the prefixes
         for prefix in _prefixes(path):
             found = self.marks.get(prefix)
             if found is not None:
-                return found
+                return _new(Mark, found)
         return Mark(1, 1)
 
     def key_mark(self, path: NodePath) -> Mark:
         """Where the key leading to ``path`` starts; falls back to :meth:`mark`."""
         found = self.key_marks.get(path)
-        return found if found is not None else self.mark(path)
+        return _new(Mark, found) if found is not None else self.mark(path)
 
     def has(self, path: NodePath) -> bool:
         """True when ``path`` names a node present in the document."""

@@ -21,7 +21,6 @@ raises for bad input.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import yaml
@@ -29,6 +28,14 @@ from yaml.nodes import Node
 
 from chimera.spec.yamlbuild import _Builder, _kind
 from chimera.spec.yamldoc import Mark, NodePath, YamlDocument, YamlIssue, max_nodes, type_name
+from chimera.spec.yamlevents import (
+    _BLOCK_HEADER_COMMENT,
+    PURE,
+    _empty_plain,
+    _flow_key_indicator,
+    bare_end,
+    read_events,
+)
 
 __all__ = [
     "Mark",
@@ -88,10 +95,21 @@ def _c_loader() -> type[Any] | None:
             own = owns.get(kind)
             if own is None:
                 own = owns[kind] = names.get(kind.__name__, kind)
+            if (
+                own is scalar
+                and implicit[0]
+                and value[:1] not in self.yaml_implicit_resolvers
+                and None not in self.yaml_implicit_resolvers
+                and not self.yaml_path_resolvers
+            ):
+                # What the base method returns for a plain scalar no resolver claims by its
+                # first character, without its lists and loops (most keys and strings).
+                return self.DEFAULT_SCALAR_TAG
             return base_resolve(self, own, value, implicit)
 
     owns: dict[type[Any], type[Any]] = {}
     names: dict[str, Any] = base.resolve.__globals__
+    scalar = names.get("ScalarNode")
     base_resolve = base.resolve
     return CSafeLoader
 
@@ -115,7 +133,11 @@ def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
 
     Both parsers share PyYAML's Python constructors and resolver, and their marks count
     characters, so values and ``line:col`` are the same (the test suite compares both on
-    the same good and bad files). ``fast=False`` uses the pure parser only.
+    the same good and bad files). A plain document (no anchor, tag, merge key or issue) is
+    read straight from libyaml's events without composing nodes
+    (:func:`~chimera.spec.yamlevents.read_events`, about ten times faster than the pure
+    parser on a large spec); the rest is composed and walked. ``fast=False`` uses the pure
+    parser only.
 
     Returns:
         A :class:`YamlDocument`. Malformed YAML (including a second document in the same
@@ -140,9 +162,23 @@ def _parse_with(
     loader_class: type[Any], text: str, *, flow_guard: bool = False
 ) -> YamlDocument | None:
     """Parse with ``loader_class``; with ``flow_guard`` (libyaml), ``None`` asks for the
-    pure parser: the text was rejected, or holds what only libyaml accepts."""
+    pure parser: the text was rejected, or holds what only libyaml accepts.
+
+    With ``flow_guard`` a plain document is read from libyaml's events in one pass
+    (:mod:`chimera.spec.yamlevents`); only a text that reader leaves to the node graph
+    (anchors, tags, merge keys, anything reported as an issue) is composed into nodes."""
+    if flow_guard:
+        found = read_events(loader_class, text)
+        if isinstance(found, YamlDocument):
+            return found
+        if found == PURE:
+            return None
     try:
         loader = loader_class(text)
+    except UnicodeError:
+        if flow_guard:  # libyaml reads UTF-8: a lone surrogate cannot be encoded for it
+            return None
+        raise
     except yaml.YAMLError as exc:  # the reader rejects control characters up front
         if flow_guard:
             return None
@@ -178,43 +214,16 @@ def _parse_with(
         loader.dispose()
 
 
-_BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
-
-
-def _flow_key_indicator(span: str) -> bool:
-    """Whether ``span`` (a flow collection's text) holds a ``?`` outside quoted scalars (an
-    explicit key, or a plain scalar the two parsers read differently, ``{run?: x}``). A ``?``
-    inside a quoted pattern (``'(?:a|b)'``) is only text, which both parsers agree on."""
-    quote = ""
-    i, n = 0, len(span)
-    while i < n:
-        ch = span[i]
-        if quote == "'":
-            if ch == "'":
-                if i + 1 < n and span[i + 1] == "'":
-                    i += 1  # '' is an escaped quote
-                else:
-                    quote = ""
-        elif quote == '"':
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                quote = ""
-        elif ch in "'\"" and (i == 0 or span[i - 1] in "{[,: \t\n\r"):
-            quote = ch  # a quote opens a scalar only where a scalar can start
-        elif ch == "?":
-            return True
-        i += 1
-    return False
-
-
 def _libyaml_differs(root: Node, text: str) -> bool:
     """Whether libyaml's reading of ``text`` may differ from the pure parser's: a block
     scalar header followed at once by ``#`` (``|#``, which only libyaml accepts), a ``?``
-    within a flow collection, or an empty value in one (libyaml marks it one column later).
+    within a flow collection, or an empty value in one (libyaml marks it one column later),
+    or an empty value at the very end of a text without a final line break (``? a``, a bare
+    ``---``: libyaml may mark it a line later).
     """
+    end = bare_end(text)
     blocks = "|" in text or ">" in text
-    if not blocks and "[" not in text and "{" not in text:
+    if not blocks and end < 0 and "[" not in text and "{" not in text:
         return False
     # One pass over every node, so each is looked at with as few attribute reads as can be.
     stack = [root]
@@ -223,6 +232,8 @@ def _libyaml_differs(root: Node, text: str) -> bool:
         node = stack.pop()
         kind = _kind(node)
         if kind == "scalar":
+            if end >= 0 and node.start_mark.index == end and _empty_plain(node):
+                return True
             if (
                 blocks
                 and getattr(node, "style", None) in ("|", ">")

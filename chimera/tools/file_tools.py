@@ -12,6 +12,7 @@ import regex
 from chimera.atomic import atomic_write_bytes
 from chimera.errors import ToolError
 from chimera.protocols import ToolResult
+from chimera.runner import word_safe_head
 from chimera.tools.native_base import (
     LIST_MAX_ENTRIES,
     MAX_READ_BYTES,
@@ -270,7 +271,10 @@ class Search(_NativeTool):
                     if len(hits) >= limit:
                         notes.append(f"stopped after {limit} matches; narrow the pattern or path")
                         break
-                    hits.append(f"{rel}:{line_no}: {line.rstrip()[:300]}")
+                    line = line.rstrip()
+                    # Cut on whitespace: a cut through a token keeps a piece (word_safe_head).
+                    shown = line if len(line) <= 300 else word_safe_head(line[:300])
+                    hits.append(f"{rel}:{line_no}: {shown}")
             except TimeoutError:
                 notes.append(f"pattern timed out in {rel} (skipped)")
             if notes and notes[-1].startswith("stopped"):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.errors import ToolError
+from chimera.runner import word_safe_head, word_safe_tail
 from chimera.tools.workspace import Workspace
 
 DEFAULT_OUTPUT_LIMIT = 20_000
@@ -33,8 +34,12 @@ LIST_MAX_ENTRIES = 1000
 def _cap(text: str, limit: int, hint: str = "") -> str:
     if len(text) <= limit:
         return text
-    head = text[: limit // 2]
-    tail = text[-(limit - len(head)) :]
+    # Each cut falls on whitespace where it can: output is redacted after the cap, and a cut
+    # through a token would keep a piece no redactor recognises (see word_safe_head).
+    half = limit // 2
+    head = text[:half] if text[half].isspace() else word_safe_head(text[:half])
+    start = len(text) - (limit - half)
+    tail = text[start:] if text[start - 1].isspace() else word_safe_tail(text[start:])
     dropped = len(text) - len(head) - len(tail)
     note = f"\n[... {dropped} characters truncated{hint} ...]\n"
     return head + note + tail

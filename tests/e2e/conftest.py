@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import pytest
 import yaml
@@ -199,7 +199,42 @@ class World:
             **extra,
         }
 
+    # Two overloads keep `separate_process` out of reach of a `**env` dict of strings (mypy
+    # would otherwise read any `**dict[str, str]` as a possible value for that bool).
+    @overload
     def job(
+        self,
+        mode: str,
+        event: str,
+        data: dict[str, Any],
+        *,
+        run: int,
+        login: str | None = None,
+        token: str | None = None,
+        root: Path | None = None,
+        artifacts: Path | None = None,
+        **extra: str,
+    ) -> dict[str, Any]: ...
+
+    @overload
+    def job(
+        self,
+        mode: str,
+        event: str,
+        data: dict[str, Any],
+        *,
+        run: int,
+        login: str | None = None,
+        token: str | None = None,
+        root: Path | None = None,
+        artifacts: Path | None = None,
+        separate_process: bool,
+        **extra: str,
+    ) -> dict[str, Any]: ...
+
+    # misc: the first overload's **extra could name `separate_process` (as a str); no
+    # environment variable is spelled that way.
+    def job(  # type: ignore[misc]
         self,
         mode: str,
         event: str,

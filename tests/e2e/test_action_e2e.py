@@ -267,6 +267,7 @@ def test_risky_change_pauses_and_an_approval_resumes_it_in_another_process(
     assert len(world.comments(1)) == comments_before
 
     head = world.repo.head_sha("chimera/issue-1")
+    assert head is not None  # the run pushed its branch
     # The person who started the run cannot approve it; the refusal is explained on the PR.
     own_approval = review_event("approved", by="alice", pr=pull["number"], head=head)
     decide_token = world.workflow_token(world.decide_perms)
@@ -301,6 +302,7 @@ def test_risky_change_pauses_and_an_approval_resumes_it_in_another_process(
     # commit starts nothing.
     assert ci_events(world) == []
     now = world.repo.head_sha("chimera/issue-1")
+    assert now is not None  # the run pushed its branch
     stale = review_event("approved", by="bob", pr=pull["number"], head=now)
     stale["review"]["commit_id"] = "1" * 40
     gate = world.job("decide", "pull_request_review", stale, run=605, token=decide_token)
@@ -441,6 +443,7 @@ def test_changes_requested_reruns_on_the_same_branch_with_the_review_as_feedback
     opened = world.pipeline("issues", labeled(1, "alice"), run=901)["publish"]
     (pull,) = world.repo.pulls()
     head = world.repo.head_sha("chimera/issue-1")
+    assert head is not None  # the run pushed its branch
 
     feedback = "total() must return the sum of the list, not 0."
     second = card_turns("calc.py", CALC + "\n\ndef total(xs):\n    return sum(xs)\n")

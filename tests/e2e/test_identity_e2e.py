@@ -163,3 +163,33 @@ def test_a_queued_run_asked_for_by_comment_starts_as_its_commander(world: World)
 
 
 _SCHEDULE = {"schedule": "*/15 * * * *", "repository": {"full_name": "octo/app"}}
+
+
+def test_an_empty_bot_login_refuses_to_admit_a_run_decide_could_not_count(world: World) -> None:
+    """The drain claimed the one slot with the App's token; decide, holding only GITHUB_TOKEN
+    with bot-login empty, cannot tell that label from anyone's. It admits nothing rather than
+    one run too many, and says why in one line."""
+    world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
+    world.fake.add_issue(
+        "octo/app", title="claimed", body=TASK, user="alice", labels=("chimera:running",),
+        labelled_by="chimera-app[bot]",
+    )  # fmt: skip
+    setup(world)  # #2, labelled chimera by alice
+    world.env["CHIMERA_BOT_LOGIN"] = ""
+    gate = world.job(
+        "decide", "issues", world.labeled(2, "alice"), run=93,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
+    assert gate["rc"] != 0 and gate.get("proceed") != "true"
+    (line,) = _summary(world, 93)
+    assert "bot-login is empty" in line and "<app-slug>[bot]" in line
+    assert "chimera:running" not in world.repo.issues[2]["labels"]
+    (said,) = world.comments(2)
+    assert "configuration is wrong: bot-login is empty" in said
+    # Named, the App's claim counts: the same label waits its turn.
+    world.env["CHIMERA_BOT_LOGIN"] = "chimera-app[bot]"
+    gate = world.job(
+        "decide", "issues", world.labeled(2, "alice"), run=94,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
+    assert gate["status"] == "queued"

@@ -97,6 +97,8 @@ def test_changes_requested_iterates_on_the_pr_head_and_adds_a_commit(world: Worl
     patch = (world.tmp / "artifacts-82" / "patch.diff").read_text()
     assert "+def total(xs):" in patch and "+    return sum(xs)" in patch
     assert "task-gh-1-82" not in patch  # the acceptance file of round one is carried, not doubled
+    # No edit to the acceptance: nothing was adopted, and the outcome says nothing of it.
+    assert not any("edited acceptance" in c for c in world.comments(1))
 
 
 def test_a_rerun_builds_on_decides_head_when_a_person_pushed_after_decide(world: World) -> None:
@@ -193,6 +195,23 @@ def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -
     marker = parse_marker(world.repo.pulls()[0]["body"], "pr") or {}
     assert marker["acceptance_sha256"] == gate["acceptance-sha256"] != before
     assert sha256_text(gate["acceptance"]) == gate["acceptance-sha256"]
+    # The run's one outcome comment (decide's "Started", edited by publish) still says so:
+    # publish re-derived it from the PR marker's digest against decide's.
+    said = "This re-run adopted the issue's edited acceptance: its goal was rebuilt from"
+    (outcome,) = [c for c in world.comments(1) if "Chimera: Pull request updated" in c]
+    assert said in outcome and f"(`{str(before)[:16]}`)" in outcome
+    # A re-run of publish in the same workflow run finds its own marker and still says so.
+    token = world.workflow_token(world.publish_perms)
+    again = world.job(
+        "publish", "pull_request_review", review_event(review.raw_data, pr, head), run=84,
+        token=token, root=world.clone(token),
+        artifacts=world.tmp / "artifacts-84", GITHUB_RUN_ATTEMPT="1",
+        CHIMERA_AGENT_ARTIFACT=world.artifact_name(84), **world.decided_env(gate),
+        **world.verified_env(jobs["verify"]),
+    )  # fmt: skip
+    assert again["status"] == "pr_updated"
+    (outcome,) = [c for c in world.comments(1) if "Chimera: Pull request updated" in c]
+    assert said in outcome
 
 
 def test_an_edited_acceptance_that_keeps_an_id_replaces_the_earlier_rounds_file(

@@ -7,6 +7,7 @@ governance SecretRedactor first (the Action uploads the run folder as an artifac
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,15 @@ from chimera.governance.audit import verify_audit_log
 
 # Shaped like a GitHub token (the known-format list of chimera.governance.rules), not a real one.
 TOKEN = "ghp_" + "Z1x2C3v4B5n6M7a8S9d0F1g2H3j4K5l6P7o8"
-# Governance reasons may name a token's first characters ("ghp_Z1x2…"); more is a leak.
-PART = TOKEN[4:16]
+# Governance reasons name a token's first 8 characters and an ellipsis ("ghp_Z1x2…"); any other
+# 8 characters of it are a leak (a cut keeps a prefix or a suffix).
+_QUOTED = re.compile(re.escape(TOKEN[:8]) + r"(…|\\u2026)")
+_WINDOWS = [TOKEN[i : i + 8] for i in range(len(TOKEN) - 7)]
+
+
+def _holds_a_piece(text: str) -> bool:
+    text = _QUOTED.sub("", text)
+    return any(w in text for w in _WINDOWS)
 
 
 def _script(tmp_path: Path) -> Path:
@@ -53,7 +61,7 @@ def _leaks(folder: Path) -> list[str]:
     return sorted(
         p.relative_to(folder).as_posix()
         for p in folder.rglob("*")
-        if p.is_file() and PART.encode() in p.read_bytes()
+        if p.is_file() and _holds_a_piece(p.read_bytes().decode("utf-8", errors="replace"))
     )
 
 
@@ -64,11 +72,14 @@ def test_no_file_of_a_project_runs_folder_keeps_the_models_token(
     root = tmp_path / "ledger"
     root.mkdir()
     write_project(root)
-    base = ["--root", str(root), "--quiet"]
+    base = ["--root", str(root)]  # with progress: the terminal is the job's log
     model = f"scripted:{_script(tmp_path)}"
     code = main(["run", *base, "--model", model, "--run-id", "r1", "--started-by", "alice"])
-    assert code == 5, capsys.readouterr().out  # awaiting approval: the migration card
-    assert main(["approve", "r1", *base, "--by", "bob"]) == 0, capsys.readouterr()
+    ran = capsys.readouterr()
+    assert code == 5, ran.out  # awaiting approval: the migration card
+    code = main(["approve", "r1", *base, "--by", "bob"])
+    approved = capsys.readouterr()
+    assert code == 0, approved
     state = root / ".chimera"
     run_dir = state / "runs" / "r1"
     assert verify_audit_log(run_dir / "audit.jsonl").ok
@@ -78,3 +89,5 @@ def test_no_file_of_a_project_runs_folder_keeps_the_models_token(
     assert "[REDACTED:a GitHub token] opens the deploy" in learning  # the Reflector's lesson
     # ... and no file of the state folder (run folder, memory, learning) kept it.
     assert _leaks(state) == []
+    terminal = [ran.out, ran.err, approved.out, approved.err]
+    assert [i for i, text in enumerate(terminal) if _holds_a_piece(text)] == []

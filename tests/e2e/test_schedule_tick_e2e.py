@@ -192,34 +192,28 @@ def test_a_scheduled_task_is_filed_once_admitted_run_and_finished(
         assert issue["user"] == APP and LABEL in issue["labels"]
     assert any("red: keeps-add" in c for c in world.comments(red_issue))
     assert TASK.strip() in world.repo.issues[task_issue]["body"]
-    (dispatch,) = world.repo.dispatches
-    assert dispatch["by"] == APP
-    assert dispatch["inputs"] == {"issue-number": str(task_issue), "labeller": APP}
+    # The new issue's label event is the run's start: the tick dispatches nothing for it.
+    assert world.repo.dispatches == []
 
     # An overlapping tick for the same fire time (another runner, a minute later) claims
     # nothing: the journal already holds the fire; no second issue, no second dispatch.
     issues = len(world.repo.issues)
     again = ticker.tick(902, day + timedelta(hours=6, minutes=6))
     assert again.plan.runs == () and len(world.repo.issues) == issues
-    assert len(world.repo.dispatches) == 1
+    assert world.repo.dispatches == []
     assert ticker.replay().state.job("nightly-total").in_flight == ("901.1", due.plan.now)
 
-    # The App's label event starts nothing by itself; the dispatch is the run.
-    label_event = payload(
-        "issues.labeled",
-        label__name=LABEL,
-        issue__number=task_issue,
-        sender__login=APP,
-        sender__type="Bot",
-    )
+    # The report issue's label event (the App's, no task marker) starts nothing.
     quiet = world.job(
-        "decide", "issues", label_event, run=950, token=world.workflow_token(world.decide_perms)
-    )
+        "decide", "issues", filed_event(world, red_issue), run=950,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
     assert quiet["proceed"] == "false" and quiet["status"] == "ignore"
-    started = payload("workflow_dispatch", inputs=dispatch["inputs"], sender__login=APP)
-    jobs = world.pipeline("workflow_dispatch", started, run=951)
+    # The task issue's label event (the App filed it) is the scheduled run, with no dispatch.
+    jobs = world.pipeline("issues", filed_event(world, task_issue), run=951)
     gate, pub = jobs["decide"], jobs["publish"]
     assert gate["proceed"] == "true" and gate["started-by"] == APP
+    assert world.repo.dispatches == []
     assert pub["rc"] == 0 and pub["status"] == "pr_opened"
     (pull,) = world.repo.pulls()
     assert pull["head"] == f"chimera/issue-{task_issue}"
@@ -232,6 +226,47 @@ def test_a_scheduled_task_is_filed_once_admitted_run_and_finished(
     assert replay.state.job("nightly-total").in_flight is None
     finish = [op for op in replay.ops if op.op == "finish"]
     assert [(op.run, op.job) for op in finish] == [("901.1", "nightly-total")]
+
+    # The next fire finds the job's issue still open: no label event now, so it dispatches.
+    ticker.tick(903, day + timedelta(days=1, hours=6, minutes=5))
+    (dispatch,) = world.repo.dispatches
+    assert dispatch["by"] == APP
+    assert dispatch["inputs"] == {"issue-number": str(task_issue), "labeller": APP}
+
+
+def filed_event(world: World, number: int) -> dict[str, Any]:
+    """The ``issues.labeled`` event of the tick filing issue ``number`` (the App's label)."""
+    return payload(
+        "issues.labeled",
+        label__name=LABEL,
+        issue__number=number,
+        issue__body=world.repo.issues[number]["body"],
+        sender__login=APP,
+        sender__type="Bot",
+    )
+
+
+def test_a_queued_scheduled_issue_says_which_schedule_filed_it(
+    world: World, ticker: Ticker
+) -> None:
+    world.env["CHIMERA_MAX_OPEN_PRS"] = "1"
+    world.fake.add_issue(
+        "octo/app", title="busy", body="b", user="alice", labels=("chimera:running",),
+        labelled_by=APP,
+    )  # fmt: skip
+    day = datetime(2031, 3, 3, tzinfo=UTC)
+    ticker.tick(910, day + timedelta(hours=5))
+    ticker.tick(911, day + timedelta(hours=6, minutes=5))
+    (task_issue,) = [n for n, i in world.repo.issues.items() if i["title"].startswith("Scheduled")]
+    gate = world.job(
+        "decide", "issues", filed_event(world, task_issue), run=912,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
+    assert gate["proceed"] == "false" and gate["status"] == "queued"
+    (queued,) = [c for c in world.comments(task_issue) if "Chimera: Queued" in c]
+    assert "it was filed by schedule `nightly-total`" in queued
+    assert "added the label" not in queued and "Remove the label" not in queued
+    assert world.repo.dispatches == []
 
 
 def test_a_persons_schedule_label_is_refused_with_the_reason(world: World) -> None:

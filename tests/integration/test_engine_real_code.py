@@ -22,7 +22,10 @@ import regex
 from chimera.spec.drift import DriftSession
 from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.kinds import Absent, Contains, Defines
+from chimera.spec.kinds.defines import SymbolKind
+from chimera.spec.kinds.text import MatchMode
 from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile, Status
+from chimera.spec.results import RequirementResult
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
 PURELIB = Path(sysconfig.get_paths()["purelib"]).resolve()
@@ -37,7 +40,7 @@ def spec_of(checks: list[Check]) -> Spec:
     return Spec((SpecFile(Path("real.yaml"), reqs),))
 
 
-def run(root: Path, checks: list[Check]) -> tuple[list[object], EngineStats]:
+def run(root: Path, checks: list[Check]) -> tuple[list[RequirementResult], EngineStats]:
     stats = EngineStats()
     report = DriftSession(spec_of(checks), root, options=WALK, stats=stats).report()
     return list(report.results), stats
@@ -68,29 +71,31 @@ def run(root: Path, checks: list[Check]) -> tuple[list[object], EngineStats]:
     ],
 )
 def test_defines_real_stdlib_symbols(path: str, symbol: str, kind: str) -> None:
-    (result,), _ = run(STDLIB, [Defines(path=path, symbol=symbol, kind=kind)])
-    assert result.status is Status.PASSED, result.message  # type: ignore[attr-defined]
+    (result,), _ = run(STDLIB, [Defines(path=path, symbol=symbol, kind=SymbolKind(kind))])
+    assert result.status is Status.PASSED, result.message
 
 
 def test_defines_by_module_in_the_stdlib_layout() -> None:
     results, _ = run(
         STDLIB,
         [
-            Defines(module="collections", symbol="OrderedDict.move_to_end", kind="method"),
-            Defines(module="json.decoder", symbol="JSONDecoder", kind="class"),
-            Defines(module="email.message", symbol="Message.get_payload", kind="method"),
-            Defines(module="xml.etree.ElementTree", symbol="ElementTree.write", kind="method"),
+            Defines(module="collections", symbol="OrderedDict.move_to_end", kind=SymbolKind.METHOD),
+            Defines(module="json.decoder", symbol="JSONDecoder", kind=SymbolKind.CLASS),
+            Defines(module="email.message", symbol="Message.get_payload", kind=SymbolKind.METHOD),
+            Defines(
+                module="xml.etree.ElementTree", symbol="ElementTree.write", kind=SymbolKind.METHOD
+            ),
         ],
     )
     for result in results:
-        assert result.status is Status.PASSED, result.message  # type: ignore[attr-defined]
+        assert result.status is Status.PASSED, result.message
 
 
 def test_real_near_miss_is_reported() -> None:
     # add_argument lives on argparse's _ActionsContainer, which ArgumentParser inherits.
     (result,), _ = run(STDLIB, [Defines(path="argparse.py", symbol="ArgumentParser.add_argument")])
-    assert result.status is Status.FAILED  # type: ignore[attr-defined]
-    notes = [e.note for e in result.evidence]  # type: ignore[attr-defined]
+    assert result.status is Status.FAILED
+    notes = [e.note for e in result.evidence]
     assert any("_ActionsContainer.add_argument" in n for n in notes), notes
 
 
@@ -137,11 +142,13 @@ def test_defines_agrees_with_runtime_introspection() -> None:
                 code_file = Path(func.__code__.co_filename)
                 own = func.__qualname__ == f"{cls.__qualname__}.{meth}"
                 if own and code_file.is_absolute() and code_file.resolve() == source:
-                    checks.append(Defines(path=rel, symbol=func.__qualname__, kind="method"))
+                    checks.append(
+                        Defines(path=rel, symbol=func.__qualname__, kind=SymbolKind.METHOD)
+                    )
     assert len(checks) > 1500
     results, stats = run(STDLIB, checks)
-    red = [r for r in results if r.status is not Status.PASSED]  # type: ignore[attr-defined]
-    assert not red, [(r.requirement.check.describe(), r.message) for r in red[:5]]  # type: ignore[attr-defined]
+    red = [r for r in results if r.status is not Status.PASSED]
+    assert not red, [(r.requirement.check.describe(), r.message) for r in red[:5]]
     assert len(stats.parses) == len(MODULES)
     assert max(stats.parses.values()) == 1
 
@@ -231,29 +238,19 @@ def test_absent_and_contains_over_site_packages_agree_with_brute_force(
             for rel, text in texts.items()
             for m in compiled.finditer(text)
         )
-        got = sorted(
-            (e.file, e.line)
-            for e in absent.evidence  # type: ignore[attr-defined]
-            if e.line is not None
-        )
+        got = sorted((e.file, e.line) for e in absent.evidence if e.line is not None)
         assert got == expected, pattern
-        unscannable = [
-            e
-            for e in absent.evidence  # type: ignore[attr-defined]
-            if e.line is None and e.file is not None
-        ]
+        unscannable = [e for e in absent.evidence if e.line is None and e.file is not None]
         assert len(unscannable) == unreadable, pattern
         if expected:
-            assert absent.status is Status.FAILED  # type: ignore[attr-defined]
-            assert contains.status is Status.PASSED  # type: ignore[attr-defined]
-            first = contains.evidence[0]  # type: ignore[attr-defined]
+            assert absent.status is Status.FAILED
+            assert contains.status is Status.PASSED
+            first = contains.evidence[0]
             assert (first.file, first.line) in set(expected)
         else:
             red = Status.ERROR if unreadable else Status.PASSED
-            assert absent.status is red  # type: ignore[attr-defined]
-            assert contains.status is (  # type: ignore[attr-defined]
-                Status.ERROR if unreadable else Status.FAILED
-            )
+            assert absent.status is red
+            assert contains.status is (Status.ERROR if unreadable else Status.FAILED)
 
 
 def test_contains_every_file_over_the_stdlib(
@@ -262,7 +259,9 @@ def test_contains_every_file_over_the_stdlib(
     """`match: all` over a real package: every module of `email` starts with a docstring or
     comment, except the ones the brute force also finds."""
     pattern = r"\A(\"\"\"|#|'''|r\"\"\")"
-    results, _ = run(STDLIB, [Contains(paths=["email/**/*.py"], pattern=pattern, match="all")])
+    results, _ = run(
+        STDLIB, [Contains(paths=["email/**/*.py"], pattern=pattern, match=MatchMode.ALL)]
+    )
     (result,) = results
     compiled = regex.compile(pattern, regex.MULTILINE)
     without = sorted(
@@ -271,10 +270,11 @@ def test_contains_every_file_over_the_stdlib(
         if not compiled.search(_decode(p, p.read_bytes()) or "")
     )
     if without:
-        assert result.status is Status.FAILED  # type: ignore[attr-defined]
-        assert sorted(e.file for e in result.evidence) == without  # type: ignore[attr-defined]
+        assert result.status is Status.FAILED
+        # Evidence without a file ("") matches no path in `without`.
+        assert sorted(e.file or "" for e in result.evidence) == without
     else:
-        assert result.status is Status.PASSED, result.message  # type: ignore[attr-defined]
+        assert result.status is Status.PASSED, result.message
 
 
 def test_undecodable_real_files_fail_closed() -> None:
@@ -287,6 +287,6 @@ def test_undecodable_real_files_fail_closed() -> None:
     rel = bad.relative_to(STDLIB).as_posix()
     results, _ = run(STDLIB, [Absent(path=rel, pattern="anything"), Defines(path=rel, symbol="x")])
     absent, defines = results
-    assert absent.status is Status.ERROR  # type: ignore[attr-defined]
-    assert "undecodable" in absent.message  # type: ignore[attr-defined]
-    assert defines.status is Status.ERROR  # type: ignore[attr-defined]
+    assert absent.status is Status.ERROR
+    assert "undecodable" in absent.message
+    assert defines.status is Status.ERROR

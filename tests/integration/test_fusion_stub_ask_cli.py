@@ -83,11 +83,14 @@ def test_ask_over_http_reports_the_exact_net_saving(
     worker_cost = cost_usd(f"openai/{WORKER}", 1500, 40)
     inline = cost_usd(f"openai/{TOP}", 1500, 40)
     overhead = [cost_usd(f"openai/{TOP}", 150, 30), cost_usd(f"openai/{TOP}", 250, 15)]
-    assert worker_cost is not None and inline is not None and None not in overhead
-    net = inline - worker_cost - sum(overhead)  # type: ignore[arg-type]
+    known = [c for c in overhead if c is not None]
+    assert worker_cost is not None and inline is not None and len(known) == len(overhead)
+    net = inline - worker_cost - sum(known)
     assert f"net saving: ${net:.6f}" in out
     # The printed head is the whole hash: `audit verify --head` accepts it as printed.
-    run_rel, head = re.search(r"run: (\S+) \(audit head ([0-9a-f]+)\)", out).groups()  # type: ignore[union-attr]
+    printed = re.search(r"run: (\S+) \(audit head ([0-9a-f]+)\)", out)
+    assert printed, out
+    run_rel, head = printed.groups()
     assert main(["audit", "verify", str(root / run_rel / "audit.jsonl"), "--head", head]) == 0
     capsys.readouterr()
 

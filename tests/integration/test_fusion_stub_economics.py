@@ -26,7 +26,7 @@ from chimera.economics import (
     SchemaGate,
     WorkerBudgets,
 )
-from chimera.economics.cascade import route_log
+from chimera.economics.cascade import Gate, route_log
 from chimera.economics.receipts import read_receipts, summarize_delegations
 from chimera.errors import BudgetExceeded
 from chimera.providers import LiteLLMBackend, TokenBudget, cost_usd, count_tokens, register_prices
@@ -40,6 +40,13 @@ TASK = [{"role": "user", "content": "Plan the fix for the flaky test as JSON."}]
 
 def model(name: str) -> str:
     return f"openai/{PREFIX}-{name}"
+
+
+def priced(name: str, prompt: int, completion: int) -> float:
+    """The cost of a call to a model in ``PRICES`` (every one has a registered price)."""
+    cost = cost_usd(model(name), prompt, completion)
+    assert cost is not None
+    return cost
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -80,7 +87,7 @@ def test_cascade_stops_at_the_first_passing_tier_and_costs_the_sum_of_hops(
     stub.add_reply(
         f"{PREFIX}-top", StubReply(text='{"steps": ["x"]}', prompt_tokens=30, completion_tokens=5)
     )
-    gates = [SchemaGate(Plan), CriteriaGate(must_match=["seed"])]
+    gates: list[Gate] = [SchemaGate(Plan), CriteriaGate(must_match=["seed"])]
     cascade = CascadeBackend(
         [
             CascadeTier("weak", backend(stub, "weak"), gates, model=model("weak")),
@@ -189,7 +196,7 @@ def test_receipts_are_exact_for_priced_models_and_none_for_unpriced(
     lines = read_receipts(tmp_path / "run" / "delegations.jsonl")
     (delegation,) = [r for r in lines if r["kind"] == "delegation"]
     top_inline = cost_usd(model("top"), 900, 35)
-    overhead = [cost_usd(model("top"), 120, 40), cost_usd(model("top"), 300, 20)]
+    overhead = [priced("top", 120, 40), priced("top", 300, 20)]
     assert delegation["inline_cost_usd"] == pytest.approx(top_inline, rel=1e-9)
     assert [r["cost_usd"] for r in lines if r["kind"] == "overhead"] == pytest.approx(overhead)
     summary = summarize_delegations(lines)
@@ -199,7 +206,7 @@ def test_receipts_are_exact_for_priced_models_and_none_for_unpriced(
         assert delegation["cost_usd"] == pytest.approx(measured, rel=1e-9)
         assert summary.net_saving_usd == pytest.approx(
             top_inline - measured - sum(overhead),
-            rel=1e-9,  # type: ignore[arg-type]
+            rel=1e-9,
         )
     else:
         assert cost_usd(model(UNPRICED), 900, 35) is None

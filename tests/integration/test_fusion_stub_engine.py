@@ -13,7 +13,7 @@ import pytest
 
 from chimera.config import ModelPrice
 from chimera.errors import QuorumLost
-from chimera.fusion import FusionEngine, PanelMember, RoutedBackend, RoutingPolicy
+from chimera.fusion import CallRecord, FusionEngine, PanelMember, RoutedBackend, RoutingPolicy
 from chimera.fusion.engine import itemise
 from chimera.protocols import Purpose, ToolSchema
 from chimera.providers import LiteLLMBackend, cost_usd, register_prices
@@ -99,11 +99,11 @@ def backend(stub: OpenAIStubServer, name: str) -> LiteLLMBackend:
     return LiteLLMBackend(model(name), api_base=stub.api_base, api_key="stub", num_retries=0)
 
 
-def engine(stub: OpenAIStubServer, judge: str = "judge", **kw: int) -> FusionEngine:
+def engine(stub: OpenAIStubServer, judge: str = "judge", quorum: int | None = None) -> FusionEngine:
     def m(name: str) -> PanelMember:
         return PanelMember(name, backend(stub, name), model(name))
 
-    return FusionEngine([m("alpha"), m("beta"), m("gamma")], m(judge), m("synth"), **kw)
+    return FusionEngine([m("alpha"), m("beta"), m("gamma")], m(judge), m("synth"), quorum=quorum)
 
 
 def price(name: str) -> float:
@@ -159,7 +159,9 @@ def test_a_failing_member_is_tolerated_to_quorum_and_not_past_it(stub: OpenAIStu
     with pytest.raises(QuorumLost, match="1 of 3 panel members answered, quorum is 2") as info:
         engine(stub, judge="judge2", quorum=2).complete(TASK)
     assert len(stub.completion_requests(f"{PREFIX}-judge2")) == 1
-    spent = [c for c in info.value.calls if c.ok]  # type: ignore[attr-defined]
+    records = [c for c in info.value.calls if isinstance(c, CallRecord)]
+    assert len(records) == len(info.value.calls)  # a FusionError itemises CallRecords
+    spent = [c for c in records if c.ok]
     assert [c.name for c in spent] == ["alpha"]
     assert spent[0].usage.cost_usd == pytest.approx(price("alpha"))
 

@@ -73,6 +73,7 @@ def test_budget_usd_exact_and_then_refused(stub: OpenAIStubServer) -> None:
     _, reply = worst_case_reply()
     stub.add_reply(NAME, reply)
     per_call = cost_usd(MODEL, reply.prompt_tokens or 0, CAP)
+    assert per_call is not None
     assert per_call == pytest.approx(((reply.prompt_tokens or 0) * 3.0 + CAP * 15.0) / 1e6)
     budget = TokenBudget(max_usd=per_call * 2.5)
     backend = BudgetedBackend(gateway(stub), budget, model=MODEL, default_max_tokens=CAP)
@@ -116,7 +117,8 @@ def test_budget_ten_workers_share_a_run_budget_without_overrun(
     sent = sum(r.count("sent") for r in results)
     assert sent == 7  # exactly what fits: 7.5 estimates
     assert len(stub.completion_requests()) == 7  # and nothing more reached the provider
-    assert run.spent_tokens == 7 * estimate <= run.max_tokens  # type: ignore[operator]
+    assert run.max_tokens is not None
+    assert run.spent_tokens == 7 * estimate <= run.max_tokens
     assert all(w.spent_tokens <= estimate * 2 for w in workers)
     assert run.reserved_tokens == 0
     refused = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]

@@ -6,13 +6,15 @@ import http.client
 import json
 import threading
 import time
+from typing import Any
 
 from chimera.testing import OpenAIStubServer, StubFault, StubReply
 
 
 def request(
     server: OpenAIStubServer, method: str, path: str, body: object = None, timeout: float = 5
-) -> tuple[int, dict[str, str], object]:
+) -> tuple[int, dict[str, str], Any]:
+    """(status, lower-cased headers, the parsed JSON body)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout)
     try:
         data = json.dumps(body).encode() if body is not None else None
@@ -35,7 +37,7 @@ def stub_threads() -> list[threading.Thread]:
 def test_stub_server_speaks_chat_completions_and_models() -> None:
     with OpenAIStubServer({"a": [StubReply(text="one"), StubReply(text="two")]}) as server:
         status, headers, body = request(server, "GET", "/v1/models")
-        assert status == 200 and [m["id"] for m in body["data"]] == ["a"]  # type: ignore[index]
+        assert status == 200 and [m["id"] for m in body["data"]] == ["a"]
         assert headers["connection"] == "close"
         texts = []
         for _ in range(3):
@@ -46,12 +48,12 @@ def test_stub_server_speaks_chat_completions_and_models() -> None:
                 {"model": "a", "messages": [{"role": "user", "content": "hi"}]},
             )
             assert status == 200
-            texts.append(body["choices"][0]["message"]["content"])  # type: ignore[index]
+            texts.append(body["choices"][0]["message"]["content"])
         assert texts == ["one", "two", "two"]  # served in order, then the last repeats
         assert (
             body["usage"]["total_tokens"]
             == body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
-        )  # type: ignore[index]
+        )
         assert [r.method for r in server.requests] == ["GET", "POST", "POST", "POST"]
         assert server.completion_requests("a")[0].body["messages"][0]["content"] == "hi"
 
@@ -63,7 +65,7 @@ def test_stub_server_faults_in_order_and_per_model() -> None:
         )
         msg = {"messages": [{"role": "user", "content": "x"}]}
         status, _, body = request(server, "POST", "/v1/chat/completions", {"model": "a", **msg})
-        assert status == 500 and body["error"]["type"] == "server_error"  # type: ignore[index]
+        assert status == 500 and body["error"]["type"] == "server_error"
         status, headers, body = request(
             server, "POST", "/v1/chat/completions", {"model": "b", **msg}
         )
@@ -73,10 +75,10 @@ def test_stub_server_faults_in_order_and_per_model() -> None:
             "type": "rate_limit_error",
             "param": None,
             "code": None,
-        }  # type: ignore[index]
+        }
         assert server.pending_faults == 0
         status, _, body = request(server, "POST", "/v1/chat/completions", {"model": "zzz", **msg})
-        assert status == 404 and body["error"]["code"] == "model_not_found"  # type: ignore[index]
+        assert status == 404 and body["error"]["code"] == "model_not_found"
         status, _, _ = request(server, "POST", "/v1/chat/completions", {"model": "a"})
         assert status == 400
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from chimera.core.heldout.place import HeldOutDir
 from chimera.core.heldout.verdict import EVIDENCE_CHARS, HeldOutResult, HeldOutVerdict
 from chimera.errors import ChimeraError
+from chimera.governance.redactor import cut_redacted
 from chimera.runner import CommandRunner
 from chimera.sandbox.disposable import DisposableRunner
 from chimera.spec.drift import check_drift
@@ -128,7 +129,8 @@ def check_heldout(
 
 
 def _cap(text: str) -> str:
-    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
+    # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
+    return text if len(text) <= EVIDENCE_CHARS else cut_redacted(text, EVIDENCE_CHARS - 1) + "…"
 
 
 def evaluate_heldout(

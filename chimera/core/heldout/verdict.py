@@ -20,6 +20,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera.governance.redactor import cut_redacted
+
 PUBLIC_MESSAGE = "a held-out check failed"
 """All that the agent, a pull request, a comment or a check run is ever told."""
 
@@ -107,7 +109,7 @@ class HeldOutVerdict:
         lines = [f"held-out problem: {self.problem}"] if self.problem else []
         for r in self.failed:
             text = " ".join(r.evidence.split())
-            text = text if len(text) <= limit else text[: limit - 1] + "…"
+            text = text if len(text) <= limit else cut_redacted(text, limit - 1) + "…"
             base = f" (base: {r.base})" if r.base else ""
             lines.append(f"held-out {r.id}: {r.status}{base}: {text}")
         return lines

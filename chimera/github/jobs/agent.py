@@ -35,6 +35,7 @@ from chimera.github.artifacts import (
 )
 from chimera.github.events import Act, decide
 from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
+from chimera.github.gitops import require_commit
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.memory import propose, recall_branch
 from chimera.github.permissions import Resolution, resolve
@@ -103,38 +104,28 @@ def _git(root: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
-def _checkout(root: Path, rev: str, branch: str) -> str:
-    """Check out ``rev`` detached (fetching ``branch`` from origin when it is not local);
-    returns the commit. The workflow's checkout usually has it already (``fetch-depth: 0``)."""
-    have = subprocess.run(
-        ["git", "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if have.returncode != 0:
-        _git(
-            root, "fetch", "--quiet", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
-        )
-    sha = _git(root, "rev-parse", f"{rev}^{{commit}}")
+def _checkout(root: Path, rev: str, what: str) -> str:
+    """Check out commit ``rev`` detached; returns its SHA. It must be in the checkout already
+    (the workflow's ``fetch-depth: 0``): nothing is fetched into a job that runs model code.
+
+    Raises:
+        ChimeraError: ``rev`` is not in the checkout (one line: :func:`require_commit`).
+    """
+    sha = require_commit(root, rev, what)
     if _git(root, "rev-parse", "HEAD") != sha:
         _git(root, "checkout", "--quiet", "--force", "--detach", sha)
     return sha
 
 
 def _basis(root: Path, commit: str) -> str:
-    """``commit`` as a full SHA present in the checkout (fetched when missing).
+    """``commit`` as a full SHA present in the checkout (never fetched).
 
     Raises:
-        ChimeraError: no commit is named, or it cannot be found.
+        ChimeraError: no commit is named, or it is not in the checkout.
     """
     if not commit:
         raise ChimeraError("a re-run needs decide's base commit (the PR marker names none)")
-    have = ["rev-parse", "--verify", "-q", f"{commit}^{{commit}}"]
-    if subprocess.run(["git", *have], cwd=root, capture_output=True, check=False).returncode:
-        _git(root, "fetch", "--quiet", "origin", commit)
-    return _git(root, *have)
+    return require_commit(root, commit, "the re-run's base commit")
 
 
 def child_env(llm_key_variable: str = "") -> dict[str, str]:
@@ -261,7 +252,7 @@ def _run(
     if decision.action is Act.RUN:
         base_ref = ctx.base_ref
         if decided_base:
-            base_sha = _checkout(root, decided_base, base_ref or ctx.default_branch)
+            base_sha = _checkout(root, decided_base, "decide's base commit")
         else:
             base_sha = _git(root, "rev-parse", "HEAD")
     else:
@@ -274,7 +265,7 @@ def _run(
         # iterates on it, with the feedback (and each inline comment's file and line) as its
         # task and its goal judged against decide's base (the basis): publish adds its commit
         # on top of the PR's branch (pushed with a lease on the head decide saw).
-        base_sha = _checkout(root, branch_head, res.pull.head_ref)
+        base_sha = _checkout(root, branch_head, f"PR #{res.pull.number}'s head")
     if decision.action is Act.RESUME:
         marker = res.marker or {}
         run_id = str(marker.get("run_id") or "")

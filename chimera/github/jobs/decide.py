@@ -14,7 +14,8 @@ base and the acceptance the run started from (the PR marker records both); a blo
 since is refused, never silently used. A re-run (a person with write access asked for it) is
 the way to adopt an edited block: it takes the issue's block as it is now, says so on the run's
 outcome comment and in the job summary (:data:`ADOPTED_ACCEPTANCE`), and publish records the
-new digest in the PR marker.
+new digest in the PR marker. Publish re-derives the adoption itself (the PR marker's digest against
+decide's) and keeps it in the outcome comment it edits this run's "Started" comment into.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
 from chimera.github.commands import DECIDE_VERBS
+from chimera.github.decision import schedule_of
+from chimera.github.documents import ADOPTED_ACCEPTANCE
 from chimera.github.events import Act, Decision, decide
 from chimera.github.identity import BotLoginMismatch, check_identities
 from chimera.github.jobs.command import explain_command
@@ -45,7 +48,6 @@ __all__ = ["ADOPTED_ACCEPTANCE", "DecideResult", "decide_job", "dry_run"]
 log = logging.getLogger(__name__)
 
 _MODES = {Act.RUN: "run", Act.RESUME: "resume", Act.RERUN: "rerun"}
-ADOPTED_ACCEPTANCE = "adopted the issue's edited acceptance"
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,8 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         return DecideResult(decision, decision, proceed=False, status="ignored")
     client = ctx.connect()
     try:
-        checked = check_identities(client, settings)
+        # A new run takes a ChangeQueue slot: counting the drain's needs the App's login.
+        checked = check_identities(client, settings, queue=decision.action is Act.RUN)
     except BotLoginMismatch as exc:
         # The run cannot tell Chimera's own events from people's: nothing starts, and the
         # issue says why (the job summary says it too, in one line).
@@ -284,8 +287,12 @@ def _gate(
             return DecideResult(decision, final, proceed=False, status=final.action.value)
         if final.action is Act.RUN:
             assert final.issue is not None and final.actor is not None
+            # Chimera as the actor: a scheduled run, whose queue comment names its schedule.
+            schedule = ""
+            if settings.is_self(final.actor):
+                schedule = schedule_of(res.issue.body if res.issue else "") or "(unnamed)"
             admission = make_queue(client, settings).admit(
-                final.issue, final.actor, claimed=final.from_queue
+                final.issue, final.actor, claimed=final.from_queue, schedule=schedule
             )
             decided = _decided(ctx, client, res, settings) if admission.admitted else None
             if isinstance(decided, str):

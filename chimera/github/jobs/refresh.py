@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from chimera.errors import ChimeraError
 from chimera.github.basecommit import sha256_text, spec_digest
 from chimera.github.checkrun import RequirementLine, claimed_lines, post_spec_check, spec_rows
+from chimera.github.gitops import require_commit
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import chimera_pull
 from chimera.github.trust import Decided, Verified, acceptance_output, acceptance_requirements
@@ -57,17 +58,14 @@ ACCEPTANCE_CHANGED = "the issue's acceptance changed since the run started; re-r
 
 
 def commit_patch(root: Path, base: str, head: str) -> str:
-    """The change from commit ``base`` to commit ``head`` as ``git diff --binary`` text
-    (``head`` fetched from ``origin`` when the checkout lacks it).
+    """The change from commit ``base`` to commit ``head`` as ``git diff --binary`` text.
+    Both must be in the checkout (``fetch-depth: 0``): nothing is fetched.
 
     Raises:
-        ChimeraError: either commit cannot be found.
+        ChimeraError: either commit is not in the checkout (one line naming it), or git failed.
     """
-    for sha in (base, head):
-        probe = ["git", "cat-file", "-e", f"{sha}^{{commit}}"]
-        if subprocess.run(probe, cwd=root, capture_output=True, check=False).returncode:
-            fetch = ["git", "fetch", "--quiet", "--no-tags", "origin", sha]
-            subprocess.run(fetch, cwd=root, capture_output=True, check=False)
+    require_commit(root, base, "the base commit")
+    require_commit(root, head, "the PR's head")
     proc = subprocess.run(
         ["git", "diff", "--binary", "--no-color", "--no-ext-diff", base, head, "--"],
         cwd=root,
@@ -174,7 +172,7 @@ def spec_check_job(
     """Re-derive what verify judged, then post the Spec check run on ``decided.head_sha``.
 
     Args:
-        root: a checkout holding both commits (fetched from ``origin`` when missing).
+        root: a checkout holding both commits (``fetch-depth: 0``; nothing is fetched).
         results: verify's ``results`` output (JSON: requirement id → status); untrusted data.
 
     Raises:

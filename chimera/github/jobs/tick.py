@@ -6,7 +6,9 @@ fails here, before anything runs), replays the op journal branch (trusted commit
 asks :func:`chimera.scheduler.tick.plan_tick` what is due, commits the plan's operations to
 the journal — claim first; a lost race re-reads and re-plans — and only then acts on each
 :class:`~chimera.scheduler.tick.Run`: it opens or updates the job's one issue (marked, labelled
-``chimera:schedule``) and, for a ``task``, dispatches the fix workflow for that issue. The
+``chimera:schedule``) and, for a ``task``, starts the fix workflow for that issue — through the
+new issue's own label event (decide runs a ``chimera:schedule`` label Chimera added to an issue
+with the task marker), or, for an issue still open from an earlier fire, a dispatch. The
 built-in ``check: spec-green`` reads the default branch's latest Spec check run and files the
 red summary on the job's issue; it never runs ``command`` requirements itself.
 
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from chimera.errors import JournalConflict, UsageError
 from chimera.github.branchcommit import ApiWriter, chimera_trust
+from chimera.github.decision import task_marker
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.settings import SCHEDULE_LABEL
 from chimera.scheduler.events import from_payload, spec_red
@@ -162,13 +165,18 @@ def _load(root: Path) -> ScheduleLoad:
     return load
 
 
-def _issue_for(github: TickGitHub, job: str, title: str, task: str | None) -> int:
-    """The job's one open issue (found by its marker), filed when there is none. A task's
-    text is the issue's body: the run works from the issue, as for a person's."""
+def _issue_for(github: TickGitHub, job: str, title: str, task: str | None) -> tuple[int, bool]:
+    """The job's one open issue (found by its marker), filed when there is none; and whether
+    it was filed now. A task's text is the issue's body: the run works from the issue, as for
+    a person's, and its task marker makes the filing's label event the run's start."""
     marker = f"<!-- chimera:schedule {job} -->"
     about = f"Chimera's schedule `{job}` files this issue"
-    body = f"{task}\n\n---\n{about}.\n{marker}" if task else f"{about}.\n\n{marker}"
-    return github.create_issue(title, body, [LABEL], marker=marker)
+    if task:
+        body = f"{task}\n\n---\n{about}.\n{marker}\n{task_marker(job)}"
+    else:
+        body = f"{about}.\n\n{marker}"
+    existing = any(marker in i.body for i in github.issues_with_label(LABEL))
+    return github.create_issue(title, body, [LABEL], marker=marker), not existing
 
 
 def _act(
@@ -183,15 +191,19 @@ def _act(
     if run.check == "spec-green":
         if not red_summary:
             return ""  # green (or no check run yet): nothing to file
-        number = _issue_for(github, run.job, "The Spec is red on the default branch", None)
+        number, _ = _issue_for(github, run.job, "The Spec is red on the default branch", None)
         marker = f"<!-- chimera:tick {run_id} {run.job} -->"
         body = f"Spec red on `{ctx.default_branch}` ({when}):\n\n{red_summary[:6000]}\n\n{marker}"
         github.comment(number, body, marker=marker)
         return f"{run.job}: reported on #{number}"
-    number = _issue_for(github, run.job, f"Scheduled: {run.job}", run.task)
+    number, filed = _issue_for(github, run.job, f"Scheduled: {run.job}", run.task)
     # The marker makes the comment idempotent and tells publish which tick started the run.
     marker = f"<!-- chimera:tick {run_id} {run.job} -->"
     github.comment(number, f"Scheduled run of `{run.job}` ({when}).\n\n{marker}", marker=marker)
+    if filed:
+        # Filing labelled it chimera:schedule as the App: that label event starts the run
+        # (decide), so a dispatch now would start a second run for the same fire.
+        return f"{run.job}: filed #{number} (its label event starts the run)"
     labeller = settings.identities[0] if settings.identities else ""
     inputs = {"issue-number": str(number), "labeller": labeller}
     github.dispatch_workflow(settings.fix_workflow, ctx.dispatch_ref or ctx.default_branch, inputs)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from chimera.core.heldout.verdict import PUBLIC_MESSAGE
 from chimera.errors import ChimeraError, ConfigError, MissingExtraError, SandboxError
 from chimera.github.artifacts import read_patch
 from chimera.github.basecommit import read_base_files, sha256_text, spec_digest
+from chimera.github.gitops import require_commit
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.jobs.refresh import commit_patch
 from chimera.github.reverify import GoalVerdict, judge_patch, prepare_trees
@@ -119,18 +119,6 @@ class VerifyResult:
         )
 
 
-def _ensure_commit(root: Path, sha: str) -> None:
-    def have() -> bool:
-        probe = ["git", "cat-file", "-e", f"{sha}^{{commit}}"]
-        return subprocess.run(probe, cwd=root, capture_output=True, check=False).returncode == 0
-
-    if not have():
-        fetch = ["git", "fetch", "--quiet", "--no-tags", "origin", sha]
-        subprocess.run(fetch, cwd=root, capture_output=True, check=False)
-    if not have():
-        raise ChimeraError(f"the base commit {sha[:12]} is not in the checkout or its remote")
-
-
 def verify_job(
     ctx: ActionContext,
     settings: ActionSettings,
@@ -144,7 +132,8 @@ def verify_job(
     Args:
         ctx: the job's context (its temporary folder).
         settings: the Action's settings (spec path, ``sandbox``).
-        root: a checkout holding ``decided.base_sha`` (fetched from ``origin`` if missing).
+        root: a checkout holding ``decided.base_sha`` (and a refresh's head; nothing is
+            fetched).
         artifacts: the agent job's artifact folder (only ``patch.diff`` is read).
         decided: decide's outputs.
         heldout: the held-out secret, when the workflow maps it into this step.
@@ -153,11 +142,11 @@ def verify_job(
         The outputs; a goal that cannot be rebuilt is verdict ``error``, never an exception.
 
     Raises:
-        ChimeraError: the base commit cannot be found.
+        ChimeraError: the base commit (or a refresh's head) is not in the checkout.
         ConfigError: the held-out secret or public key is malformed (never quoted).
     """
     base = decided.base_sha
-    _ensure_commit(root, base)
+    require_commit(root, base, "the base commit")
     if decided.mode == "refresh" and decided.head_sha:
         # A person's push: the change is base..head from git itself, not an agent's artifact.
         patch = commit_patch(root, base, decided.head_sha)

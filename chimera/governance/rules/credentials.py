@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 
 from chimera.governance.actions import ActionKind
+from chimera.governance.redactor import cut_redacted
 from chimera.governance.rules.facts import ActionFacts
 from chimera.governance.rules.model import Rule, Verdict
 from chimera.governance.rules.paths import (
@@ -80,7 +81,7 @@ def _keychain(f: ActionFacts) -> Iterable[str]:
     for cmd in f.commands:
         line = " ".join(cmd.argv)
         if _KEYCHAIN.search(line):
-            yield f"`{line[:60]}` reads stored credentials"
+            yield f"`{cut_redacted(line, 60)}` reads stored credentials"  # redacted, then cut
 
 
 _SECRET_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -76,12 +76,12 @@ class McpConnector(ConnectorKind):
 
     kind_name = "mcp"
 
-    command: str | None = Field(None, min_length=1)
+    command: str | None = Field(default=None, min_length=1)
     args: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
-    url: str | None = Field(None, pattern=r"^https?://")
+    url: str | None = Field(default=None, pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
-    timeout_s: float = Field(60.0, gt=0, le=3600)
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpConnector:

@@ -29,6 +29,7 @@ from urllib.parse import quote, urlencode
 from pydantic import Field, model_validator
 
 from chimera.errors import ConnectorError
+from chimera.governance.redactor import cut_redacted as _cut
 from chimera.integrations.model import ConnectorContext, ConnectorKind, OpenConnector, _Strict
 from chimera.integrations.openapi import Operation, OperationFilter, operation_schema, read_document
 from chimera.protocols import ToolResult
@@ -49,7 +50,7 @@ class ApiAuth(_Strict):
     type: Literal["bearer", "basic", "api_key"]
     env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     name: str = "Authorization"
-    location: Literal["header", "query"] = Field("header", alias="in")
+    location: Literal["header", "query"] = Field(default="header", alias="in")
 
     def hidden(self) -> tuple[str, str]:
         """The ``(group, name)`` parameter this credential fills."""
@@ -141,7 +142,7 @@ class OpenApiTool:
             return ToolResult(output=f"{self.name}: request failed: {reason}", ok=False, meta=meta)
         text = raw.decode("utf-8", "replace")
         if len(text) > MAX_BODY_CHARS:
-            text = text[:MAX_BODY_CHARS] + f"… [cut at {MAX_BODY_CHARS} chars]"
+            text = _cut(text, MAX_BODY_CHARS) + f"… [cut at {MAX_BODY_CHARS} chars]"
         meta["status"] = status
         return ToolResult(output=f"HTTP {status}\n{text}", ok=200 <= status < 300, meta=meta)
 
@@ -155,7 +156,7 @@ class OpenApiConnector(ConnectorKind):
     base_url: str = Field(pattern=r"^https?://[^\s]+$")
     auth: ApiAuth | None = None
     operations: OperationFilter = OperationFilter()
-    max_tools: int = Field(64, ge=1, le=128)
+    max_tools: int = Field(default=64, ge=1, le=128)
 
     @model_validator(mode="after")
     def _relative(self) -> OpenApiConnector:

@@ -8,7 +8,22 @@ protocol that :class:`EngineSession` implements.
 
 from __future__ import annotations
 
-from chimera.spec.engine.options import EngineOptions, EngineStats
-from chimera.spec.engine.session import EngineSession
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chimera.spec.engine.options import EngineOptions, EngineStats
+    from chimera.spec.engine.session import EngineSession
 
 __all__ = ["EngineOptions", "EngineSession", "EngineStats"]
+
+_HOMES = {"EngineOptions": "options", "EngineStats": "options", "EngineSession": "session"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy (PEP 562): the replay of `chimera check` imports the light modules of this package
+    # (reports, files) and must not pay for the session (regex, the prefilter, the kinds).
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

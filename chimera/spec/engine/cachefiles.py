@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["prune_oldest", "write_cache_file"]
@@ -33,6 +32,8 @@ def write_cache_file(path: str, data: bytes, *, what: str) -> bool:
     Returns:
         ``True`` when written; ``False`` after logging an ``OSError`` (never raised).
     """
+    import tempfile  # here: a replayed check never writes, and tempfile costs its start
+
     directory = Path(path).parent
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from chimera.config.check import DEFAULT_MAX_FILE_BYTES, DEFAULT_REGEX_TIMEOUT_S
+from chimera.config.limits import DEFAULT_MAX_FILE_BYTES, DEFAULT_REGEX_TIMEOUT_S
 
 MIB = 1024 * 1024
 

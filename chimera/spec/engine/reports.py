@@ -31,14 +31,16 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera import __version__
 from chimera.spec.context import Unscannable
 from chimera.spec.engine.cache import CACHE_DIR, ENGINE_VERSION, RACY_S
-from chimera.spec.engine.cachefiles import prune_oldest, write_cache_file
 from chimera.spec.engine.files import FileTree, Resolver, Target
-from chimera.spec.engine.options import EngineOptions, EngineStats
+from chimera.spec.engine.options import EngineStats
+
+if TYPE_CHECKING:
+    from chimera.spec.engine.options import EngineOptions
 
 log = logging.getLogger(__name__)
 
@@ -116,14 +118,24 @@ class TreeRecord:
         )
 
     def holds(self, root_real: str, options: EngineOptions) -> bool:
-        """Whether the tree at ``root_real`` still reads as recorded."""
+        """Whether the tree at ``root_real`` still reads as recorded, listed and resolved as
+        ``options`` select (see :meth:`holds_for`)."""
+        return self.holds_for(root_real, use_git=options.listing == "auto", hidden=options.hidden)
+
+    def holds_for(self, root_real: str, *, use_git: bool, hidden: tuple[str, ...]) -> bool:
+        """Whether the tree at ``root_real`` still reads as recorded: git's candidate list
+        (listed with git when ``use_git``), every recorded name's resolution and every recorded
+        file's bytes (re-hashed when its stat data changed or was racy). ``hidden``: real paths
+        no check reads. Never raises for a vanished or unreadable file (that is ``False``).
+
+        The one validation of both the report cache and the replay of ``chimera check``
+        (:mod:`chimera.cli._replay`), which calls it without loading the Spec.
+        """
         if self.listing is not None:
-            tree = FileTree(
-                root_real, EngineStats(), use_git=options.listing == "auto", hidden=options.hidden
-            )
+            tree = FileTree(root_real, EngineStats(), use_git=use_git, hidden=hidden)
             if listing_digest(tree) != self.listing:
                 return False
-        resolver = Resolver(root_real, options.hidden)
+        resolver = Resolver(root_real, hidden)
         for rel, was in self.resolved.items():
             if signature(resolver.resolve(rel)) != was:
                 return False
@@ -218,5 +230,7 @@ class ReportStore:
         if len(data) > self.max_entry_bytes:
             log.debug("report of %d bytes is over the cache's share; not stored", len(data))
             return
+        from chimera.spec.engine.cachefiles import prune_oldest, write_cache_file
+
         if write_cache_file(self._path(key), data, what="the report cache"):
             prune_oldest(self.directory, PREFIX, MAX_ENTRIES)

@@ -47,7 +47,7 @@ def test_agent_runs_tools_until_a_final_text_turn(tmp_path: Path) -> None:
 
 
 def test_agent_garbage_turns_count_as_steps_and_errors_are_fed_back(tmp_path: Path) -> None:
-    garbage = [
+    garbage: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "read_file", "arguments": "{not json"}]},
         {"tool_calls": [{"name": "no_such_tool", "arguments": {}}]},
         {"text": ""},

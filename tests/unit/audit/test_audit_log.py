@@ -37,7 +37,8 @@ def test_audit_append_writes_one_chained_line_per_event(tmp_path: Path) -> None:
     assert entries[0]["run_id"] == "run-1" and entries[0]["event"] == "tool_call"
     assert entries[0]["fields"] == {"tool": "read_file", "index": 0}
     ts = datetime.fromisoformat(str(entries[0]["ts"]))
-    assert ts.utcoffset() is not None and ts.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
+    offset = ts.utcoffset()
+    assert offset is not None and offset.total_seconds() == 0
     assert log.head_hash == entries[-1]["hash"]
     assert log.seq == 3
 

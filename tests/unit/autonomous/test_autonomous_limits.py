@@ -55,7 +55,7 @@ def test_autonomous_budget_mid_attempt_reverts_and_is_not_an_attempt(
 
 def test_autonomous_step_limit_with_garbage_turns(make_env: Callable[..., Any], t: Any) -> None:
     env = make_env()
-    garbage = [
+    garbage: list[dict[str, Any]] = [
         {"purpose": "act", "tool_calls": [{"name": "edit_file", "arguments": "{oops"}]},
         {"purpose": "act", "tool_calls": [{"name": "teleport", "arguments": {}}]},
         {"purpose": "act", "text": ""},

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chimera.cli import main
-from chimera.cli.check import find_root
+from chimera.cli._root import find_root
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

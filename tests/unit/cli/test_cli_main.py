@@ -65,7 +65,7 @@ def test_internal_error_is_one_line(
         raise RuntimeError("engine exploded")
 
     monkeypatch.delenv("CHIMERA_DEBUG", raising=False)
-    monkeypatch.setattr(drift, "check_drift", explode)
+    monkeypatch.setattr(drift.DriftSession, "report", explode)
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "a.yaml").write_text(
         "requirements:\n  - id: a\n    contains: {path: README.md, pattern: x}\n", encoding="utf-8"

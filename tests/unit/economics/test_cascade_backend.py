@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,11 @@ from chimera.economics import (
     CriteriaGate,
     SchemaGate,
 )
-from chimera.economics.cascade import route_log
+from chimera.economics.cascade import Gate, route_log
 from chimera.errors import BudgetExceeded, CascadeExhausted, ProviderError, ToolTurnRefused
+from chimera.fusion.accounting import CallRecord
 from chimera.governance.audit import AuditLog
-from chimera.protocols import Completion, Message, Purpose
+from chimera.protocols import Completion, Message, Purpose, ToolSchema
 from chimera.providers import BudgetedBackend, ScriptedBackend, TokenBudget
 
 TASK: list[Message] = [{"role": "user", "content": "Plan the fix as JSON {steps: [...]}"}]
@@ -29,7 +31,15 @@ class Plan(BaseModel):
     steps: list[str]
 
 
-def tier(name: str, text: str, cost: float | None, gates: list | None = None) -> CascadeTier:
+def scripted(tier: CascadeTier) -> ScriptedBackend:
+    """The tier's backend, which every tier built by tier() has scripted."""
+    assert isinstance(tier.backend, ScriptedBackend)
+    return tier.backend
+
+
+def tier(
+    name: str, text: str, cost: float | None, gates: Sequence[Gate] | None = None
+) -> CascadeTier:
     backend = ScriptedBackend(
         [{"text": text, "usage": {"prompt_tokens": 50, "completion_tokens": 10, "cost_usd": cost}}],
         name=name,
@@ -51,7 +61,7 @@ def test_stops_at_the_first_tier_whose_answer_passes_and_pays_every_hop(tmp_path
     hops = route_log(out)
     assert [(h["tier"], h["accepted"]) for h in hops] == [("weak", False), ("medium", True)]
     assert "not a valid Plan" in hops[0]["verdicts"][0]["reason"]
-    assert top.backend.calls == []  # type: ignore[attr-defined]
+    assert scripted(top).calls == []
     assert out.raw is not None and out.raw["cascade"]["answered_by"] == "medium"
     events = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == ["cascade.hop", "cascade.hop", "cascade.done"]
@@ -69,9 +79,11 @@ def test_all_gates_fail_raises_with_every_hop_accounted() -> None:
     tiers = [tier("weak", "no", 0.001), tier("top", "still no", 0.1)]
     with pytest.raises(CascadeExhausted, match=r"weak: not a valid Plan.*top: not a valid") as info:
         CascadeBackend(tiers).complete(TASK)
-    calls = info.value.calls
-    assert [c.name for c in calls] == ["weak", "top"]  # type: ignore[attr-defined]
-    assert sum(c.usage.cost_usd for c in calls) == pytest.approx(0.101)  # type: ignore[attr-defined]
+    calls = [c for c in info.value.calls if isinstance(c, CallRecord)]
+    assert len(calls) == len(info.value.calls)  # the hops, itemised as CallRecords
+    assert [c.name for c in calls] == ["weak", "top"]
+    costs = [c.usage.cost_usd for c in calls if c.usage.cost_usd is not None]
+    assert len(costs) == 2 and sum(costs) == pytest.approx(0.101)
 
 
 def test_on_exhausted_last_returns_the_top_answer_flagged() -> None:
@@ -97,7 +109,7 @@ def test_a_budget_refusal_stops_the_cascade() -> None:
     top = tier("top", '{"steps": ["a"]}', 0.1)
     with pytest.raises(BudgetExceeded):
         CascadeBackend([guarded, top]).complete(TASK)
-    assert weak.calls == [] and top.backend.calls == []  # type: ignore[attr-defined]
+    assert weak.calls == [] and scripted(top).calls == []
 
 
 def test_cascade_refuses_tool_turns() -> None:
@@ -143,11 +155,17 @@ def test_invalid_cascades_are_rejected() -> None:
 
 def test_provider_error_with_fusion_calls_charges_the_hop() -> None:
     from chimera.errors import QuorumLost
-    from chimera.fusion.accounting import CallRecord
     from chimera.protocols import Usage
 
     class LosesQuorum:
-        def complete(self, messages, *, tools=None, purpose=Purpose.ACT, max_tokens=None):  # type: ignore[no-untyped-def]
+        def complete(
+            self,
+            messages: Sequence[Message],
+            *,
+            tools: Sequence[ToolSchema] | None = None,
+            purpose: Purpose = Purpose.ACT,
+            max_tokens: int | None = None,
+        ) -> Completion:
             raise QuorumLost("lost", calls=(CallRecord("panel", "a", "m", Usage(5, 5, 0.02)),))
 
     tiers = [CascadeTier("fusion", LosesQuorum()), tier("top", '{"steps": []}', 0.1)]

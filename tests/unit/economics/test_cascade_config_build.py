@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from chimera.economics.bench import Distribution, percentile
 from chimera.economics.build import EngineBuilder, required_keys_model
 from chimera.errors import ConfigError
 from chimera.fusion import FusionEngine, RoutedBackend
-from chimera.protocols import Completion, Purpose, SupportsComplete
+from chimera.protocols import Completion, Message, Purpose, SupportsComplete, ToolSchema
 from chimera.providers import ScriptedBackend
 from chimera.spec.model import Risk
 
@@ -100,7 +101,14 @@ class Named:
     def __init__(self, model: str) -> None:
         self.model = model
 
-    def complete(self, messages, *, tools=None, purpose=Purpose.ACT, max_tokens=None):  # type: ignore[no-untyped-def]
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSchema] | None = None,
+        purpose: Purpose = Purpose.ACT,
+        max_tokens: int | None = None,
+    ) -> Completion:
         return Completion(text=f'{{"steps": ["edit by {self.model}"]}}', model=self.model)
 
 

@@ -14,7 +14,7 @@ from chimera.cli import main
 SOURCE = "\n".join(f"# line {i}" for i in range(1, 60)) + "\nDEFAULT_TIMEOUT = 30\n"
 
 
-def script(path: Path, turns: list[dict]) -> str:
+def script(path: Path, turns: list[dict[str, object]]) -> str:
     path.write_text(yaml.safe_dump({"turns": turns}))
     return f"scripted:{path}"
 
@@ -52,7 +52,9 @@ def ask_scripts(tmp_path: Path, worker_text: str, reask_text: str | None = None)
             {"purpose": "summarize", "text": "The default timeout is 30 seconds (src/http.py:60)."},
         ],
     )
-    turns = [{"text": worker_text, "usage": {"prompt_tokens": 700, "completion_tokens": 40}}]
+    turns: list[dict[str, object]] = [
+        {"text": worker_text, "usage": {"prompt_tokens": 700, "completion_tokens": 40}}
+    ]
     if reask_text is not None:
         turns.append({"text": reask_text, "expect": ["failed verification"]})
     worker = script(tmp_path / "worker.yaml", turns)

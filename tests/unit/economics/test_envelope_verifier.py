@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 
@@ -27,6 +28,15 @@ def repo(tmp_path: Path) -> Path:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text("secret")
     return tmp_path
+
+
+class Cite(TypedDict, total=False):
+    """The citation fields a case overrides (never ``answer`` or ``found``)."""
+
+    file: str
+    line: int
+    end_line: int
+    quote: str
 
 
 def env(answer: str = "load() reads a file", found: bool = True, **cite: object) -> str:
@@ -83,7 +93,7 @@ def test_not_found_needs_no_evidence(repo: Path) -> None:
         ({"line": 1, "quote": "return fh.read()"}, "quote occurs at line 6 of pkg/io.py, not at"),
     ],
 )
-def test_deterministic_spot_check(repo: Path, cite: dict, problem: str) -> None:
+def test_deterministic_spot_check(repo: Path, cite: Cite, problem: str) -> None:
     verdict = EnvelopeVerifier(RepoReader(repo).read).verify(env(**cite), key="s")
     assert verdict.failed_stage == "spot_check" and verdict.spot_checked
     assert any(problem in p for p in verdict.problems), verdict.problems

@@ -29,6 +29,12 @@ def price(model: str, p: int, c: int) -> float | None:
     return p * PRICES[model][0] + c * PRICES[model][1]
 
 
+def priced(cost: float | None) -> float:
+    """A cost of a model in ``PRICES`` (``None`` is an unpriced model: a test bug)."""
+    assert cost is not None
+    return cost
+
+
 def count(model: str, messages: Sequence[Message]) -> int:
     return sum(len(str(m.get("content", ""))) for m in messages) // 4
 
@@ -139,17 +145,17 @@ def test_delegates_big_reads_answers_small_ones_inline_and_receipts_everything(
     delegation = next(r for r in lines if r["kind"] == "delegation")
     assert delegation["cost_usd"] == pytest.approx(price("cheap", 1060, 60))
     assert delegation["inline_cost_usd"] == pytest.approx(
-        price("top", 500, 30) + price("top", 560, 30)  # type: ignore[operator]
+        priced(price("top", 500, 30)) + priced(price("top", 560, 30))
     )
     summary = summarize_delegations(lines)
-    overhead = price("top", 200, 50) + price("top", 300, 40)  # type: ignore[operator]
+    overhead = priced(price("top", 200, 50)) + priced(price("top", 300, 40))
     assert summary.overhead_usd == pytest.approx(overhead)
     assert summary.net_saving_usd == pytest.approx(
         delegation["inline_cost_usd"] - delegation["cost_usd"] - overhead
     )
-    total = sum(c.usage.cost_usd for c in [*result.overhead, *ttl.calls])  # type: ignore[misc]
+    total = sum(priced(c.usage.cost_usd) for c in [*result.overhead, *ttl.calls])
     docs = next(f for f in result.findings if f.subtask.id == "docs")
-    assert result.usage.cost_usd == pytest.approx(total + docs.calls[0].usage.cost_usd)
+    assert result.usage.cost_usd == pytest.approx(total + priced(docs.calls[0].usage.cost_usd))
 
 
 def test_an_unverifiable_worker_is_left_out_of_the_synthesis(repo: Path) -> None:
@@ -269,7 +275,12 @@ def test_spot_check_judging_is_overhead_not_delegated_cost(repo: Path, tmp_path:
     assert delegation["cost_usd"] == pytest.approx(price("cheap", 500, 30))
     (verify,) = [r for r in lines if r["id"] == "verify"]
     assert verify["cost_usd"] == pytest.approx(price("top", 80, 5))
-    spent = price("top", 100, 10) * 2 + price("cheap", 500, 30) + price("top", 80, 5)  # type: ignore[operator]
+    spent = (
+        priced(price("top", 100, 10)) * 2
+        + priced(price("cheap", 500, 30))
+        + priced(price("top", 80, 5))
+    )
     assert result.usage.cost_usd == pytest.approx(spent)
     summary = summarize_delegations(lines)
-    assert summary.overhead_usd == pytest.approx(price("top", 100, 10) * 2 + price("top", 80, 5))  # type: ignore[operator]
+    overhead = priced(price("top", 100, 10)) * 2 + priced(price("top", 80, 5))
+    assert summary.overhead_usd == pytest.approx(overhead)

@@ -42,7 +42,9 @@ class Slow:
         return Completion("ok", usage=Usage(self.prompt, max_tokens or 0, None), model=MODEL)
 
 
-def run_workers(budgets: WorkerBudgets, inner: Slow, workers: int, calls_each: int) -> dict:
+def run_workers(
+    budgets: WorkerBudgets, inner: Slow, workers: int, calls_each: int
+) -> dict[str, dict[str, int]]:
     ok: dict[str, int] = {}
     refused: dict[str, int] = {}
     start = threading.Barrier(workers)
@@ -73,7 +75,8 @@ def test_the_shared_run_budget_holds_with_10_concurrent_workers() -> None:
     result = run_workers(budgets, inner, workers=10, calls_each=5)
     assert inner.peak > 1, "calls must actually overlap for the test to mean anything"
     assert sum(result["ok"].values()) == 23  # exactly what fits, never one more
-    assert run.spent_tokens == 23 * per_call <= run.max_tokens  # type: ignore[operator]
+    assert run.max_tokens is not None
+    assert run.spent_tokens == 23 * per_call <= run.max_tokens
     assert run.reserved_tokens == 0
     assert all(n <= 4 for n in result["ok"].values())
     spend = {s.worker: s for s in budgets.spend()}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -13,8 +13,10 @@ from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
 from chimera.spec.results import DriftReport, RequirementResult
 
+Item = Check | tuple[str, Check] | Requirement
 
-def _make_spec(*checks: Check | tuple[str, Check] | Requirement) -> Spec:
+
+def _make_spec(*checks: Item) -> Spec:
     """A one-file Spec; bare checks get ids r0, r1, ..."""
     reqs: list[Requirement] = []
     for i, item in enumerate(checks):
@@ -26,7 +28,19 @@ def _make_spec(*checks: Check | tuple[str, Check] | Requirement) -> Spec:
     return Spec((SpecFile(Path("specs/t.yaml"), tuple(reqs)),))
 
 
-Evaluate = Callable[..., RequirementResult]
+# The fixtures' call signatures, for the tests' annotations (imported under TYPE_CHECKING).
+class Evaluate(Protocol):
+    def __call__(self, root: Path, check: Check, **kwargs: Any) -> RequirementResult: ...
+
+
+class MakeSpec(Protocol):
+    def __call__(self, *checks: Item) -> Spec: ...
+
+
+class RunAll(Protocol):
+    def __call__(
+        self, root: Path, checks: Sequence[Item], **kwargs: Any
+    ) -> tuple[DriftReport, EngineStats]: ...
 
 
 @pytest.fixture
@@ -41,21 +55,19 @@ def evaluate() -> Evaluate:
     return run
 
 
-def _run_all(
-    root: Path, checks: Sequence[Check | tuple[str, Check] | Requirement], **kwargs: Any
-) -> tuple[DriftReport, EngineStats]:
+def _run_all(root: Path, checks: Sequence[Item], **kwargs: Any) -> tuple[DriftReport, EngineStats]:
     stats = EngineStats()
     session = DriftSession(_make_spec(*checks), root, stats=stats, **kwargs)
     return session.report(), stats
 
 
 @pytest.fixture
-def make_spec() -> Callable[..., Spec]:
+def make_spec() -> MakeSpec:
     return _make_spec
 
 
 @pytest.fixture
-def run_all() -> Callable[..., tuple[DriftReport, EngineStats]]:
+def run_all() -> RunAll:
     """``run_all(root, [checks...], **session_kwargs)`` -> (report, stats)."""
     return _run_all
 

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from chimera.spec.engine.pyindex import index_source
 from chimera.spec.kinds import Defines
+from chimera.spec.kinds.defines import SymbolKind
 from chimera.spec.model import Status
+
+if TYPE_CHECKING:
+    from tests.unit.engine.conftest import Evaluate
 
 SOURCE = textwrap.dedent(
     '''
@@ -144,8 +149,8 @@ CASES_DEFINED = [
 
 
 @pytest.mark.parametrize(("symbol", "kind"), CASES_DEFINED)
-def test_defined_symbols(module_root: Path, evaluate, symbol: str, kind: str) -> None:
-    res = evaluate(module_root, Defines(path="pkg/mod.py", symbol=symbol, kind=kind))
+def test_defined_symbols(module_root: Path, evaluate: Evaluate, symbol: str, kind: str) -> None:
+    res = evaluate(module_root, Defines(path="pkg/mod.py", symbol=symbol, kind=SymbolKind(kind)))
     assert res.status is Status.PASSED, res.message
     ev = res.evidence[0]
     assert ev.file == "pkg/mod.py" and ev.line is not None and ev.col is not None
@@ -167,8 +172,8 @@ CASES_NOT_DEFINED = [
 
 
 @pytest.mark.parametrize(("symbol", "kind"), CASES_NOT_DEFINED)
-def test_not_defined_symbols(module_root: Path, evaluate, symbol: str, kind: str) -> None:
-    res = evaluate(module_root, Defines(path="pkg/mod.py", symbol=symbol, kind=kind))
+def test_not_defined_symbols(module_root: Path, evaluate: Evaluate, symbol: str, kind: str) -> None:
+    res = evaluate(module_root, Defines(path="pkg/mod.py", symbol=symbol, kind=SymbolKind(kind)))
     assert res.status is Status.FAILED, res.message
     assert "does not define" in res.message
 
@@ -185,15 +190,15 @@ def test_not_defined_symbols(module_root: Path, evaluate, symbol: str, kind: str
     ],
 )
 def test_wrong_kind_fails_with_the_actual_kind(
-    module_root: Path, evaluate, symbol: str, kind: str, actual: str
+    module_root: Path, evaluate: Evaluate, symbol: str, kind: str, actual: str
 ) -> None:
-    res = evaluate(module_root, Defines(path="pkg/mod.py", symbol=symbol, kind=kind))
+    res = evaluate(module_root, Defines(path="pkg/mod.py", symbol=symbol, kind=SymbolKind(kind)))
     assert res.status is Status.FAILED
     assert f"is a {actual}, not a {kind}" in res.message
     assert res.evidence[0].note == actual
 
 
-def test_near_miss_names_are_evidence(module_root: Path, evaluate) -> None:
+def test_near_miss_names_are_evidence(module_root: Path, evaluate: Evaluate) -> None:
     res = evaluate(module_root, Defines(path="pkg/mod.py", symbol="Outer.Inner.Deepest.deepmethod"))
     assert res.status is Status.FAILED
     notes = [e.note for e in res.evidence]
@@ -202,42 +207,42 @@ def test_near_miss_names_are_evidence(module_root: Path, evaluate) -> None:
     assert any("Outer.Inner.Deepest.deep_method" in e.note for e in moved.evidence)
 
 
-def test_code_is_never_imported(tmp_path: Path, evaluate) -> None:
+def test_code_is_never_imported(tmp_path: Path, evaluate: Evaluate) -> None:
     marker = tmp_path / "imported.txt"
     (tmp_path / "boom.py").write_text(
         f"open({str(marker)!r}, 'w').write('imported')\nraise SystemExit(3)\nclass Kept: ...\n",
         encoding="utf-8",
     )
-    res = evaluate(tmp_path, Defines(path="boom.py", symbol="Kept", kind="class"))
+    res = evaluate(tmp_path, Defines(path="boom.py", symbol="Kept", kind=SymbolKind.CLASS))
     assert res.status is Status.PASSED
     assert not marker.exists()
 
 
-def test_syntax_error_is_an_error_naming_the_line(tmp_path: Path, evaluate) -> None:
+def test_syntax_error_is_an_error_naming_the_line(tmp_path: Path, evaluate: Evaluate) -> None:
     (tmp_path / "broken.py").write_text("class A:\n    def f(self):\n        return (\n", "utf-8")
     res = evaluate(tmp_path, Defines(path="broken.py", symbol="A"))
     assert res.status is Status.ERROR
     assert "syntax error at broken.py:3" in res.message
 
 
-def test_missing_file_fails(tmp_path: Path, evaluate) -> None:
+def test_missing_file_fails(tmp_path: Path, evaluate: Evaluate) -> None:
     res = evaluate(tmp_path, Defines(path="pkg/absent.py", symbol="A"))
     assert res.status is Status.FAILED
     assert "pkg/absent.py does not exist" in res.message
 
 
-def test_unreadable_module_is_an_error(tmp_path: Path, evaluate) -> None:
+def test_unreadable_module_is_an_error(tmp_path: Path, evaluate: Evaluate) -> None:
     (tmp_path / "bin.py").write_bytes(b"x = 1\x00\n")
     res = evaluate(tmp_path, Defines(path="bin.py", symbol="x"))
     assert res.status is Status.ERROR
     assert "binary" in res.message
 
 
-def test_pep263_module(tmp_path: Path, evaluate) -> None:
+def test_pep263_module(tmp_path: Path, evaluate: Evaluate) -> None:
     (tmp_path / "old.py").write_bytes(
         "# coding: latin-1\nNAME = 'é'\ndef grüß(): ...\n".encode("latin-1")
     )
-    res = evaluate(tmp_path, Defines(path="old.py", symbol="grüß", kind="function"))
+    res = evaluate(tmp_path, Defines(path="old.py", symbol="grüß", kind=SymbolKind.FUNCTION))
     assert res.status is Status.PASSED, res.message
 
 
@@ -250,16 +255,18 @@ def test_pep263_module(tmp_path: Path, evaluate) -> None:
         ("src/pkg/mod/__init__.py", "src/pkg/mod/__init__.py"),
     ],
 )
-def test_module_resolution(tmp_path: Path, evaluate, layout: str, expected: str) -> None:
+def test_module_resolution(tmp_path: Path, evaluate: Evaluate, layout: str, expected: str) -> None:
     path = tmp_path / layout
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("class Service:\n    def start(self): ...\n", encoding="utf-8")
-    res = evaluate(tmp_path, Defines(module="pkg.mod", symbol="Service.start", kind="method"))
+    res = evaluate(
+        tmp_path, Defines(module="pkg.mod", symbol="Service.start", kind=SymbolKind.METHOD)
+    )
     assert res.status is Status.PASSED, res.message
     assert res.evidence[0].file == expected
 
 
-def test_module_not_found_fails_naming_the_candidates(tmp_path: Path, evaluate) -> None:
+def test_module_not_found_fails_naming_the_candidates(tmp_path: Path, evaluate: Evaluate) -> None:
     res = evaluate(tmp_path, Defines(module="pkg.mod", symbol="X"))
     assert res.status is Status.FAILED
     assert "pkg/mod.py" in res.message and "src/pkg/mod/__init__.py" in res.message
@@ -318,7 +325,9 @@ DEAD_BRANCHES = textwrap.dedent(
         ("Holder.live_method", True),
     ],
 )
-def test_dead_branches_define_nothing(tmp_path: Path, evaluate, symbol: str, defined: bool) -> None:
+def test_dead_branches_define_nothing(
+    tmp_path: Path, evaluate: Evaluate, symbol: str, defined: bool
+) -> None:
     (tmp_path / "dead.py").write_text(DEAD_BRANCHES, encoding="utf-8")
     res = evaluate(tmp_path, Defines(path="dead.py", symbol=symbol))
     assert res.status is (Status.PASSED if defined else Status.FAILED), res.message

@@ -22,7 +22,7 @@ import regex
 from chimera.spec.drift import DriftSession
 from chimera.spec.engine import EngineOptions, session
 from chimera.spec.kinds import Absent, Contains
-from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile, Status
+from chimera.spec.model import Check, Evidence, Requirement, SourceLocation, Spec, SpecFile, Status
 
 WORDS = [
     "print(", "print", "    ", "        ", " " * 12, "\t", "\n", "\n", "\r\n", "x", "xx", "y",
@@ -150,16 +150,16 @@ def reference(root: Path, check: Absent | Contains) -> tuple[Status, set[tuple[o
     return (Status.ERROR, bad) if bad else (Status.FAILED, set())
 
 
-def engine_view(status: Status, evidence: tuple[object, ...]) -> set[tuple[object, ...]]:
+def engine_view(status: Status, evidence: tuple[Evidence, ...]) -> set[tuple[object, ...]]:
     out: set[tuple[object, ...]] = set()
     if status is Status.PASSED:
         # `absent` reports "no match in N files" without a location; `contains` its match.
-        return {(e.file, e.line, e.col, e.snippet) for e in evidence if e.line}  # type: ignore[attr-defined]
+        return {(e.file, e.line, e.col, e.snippet) for e in evidence if e.line}
     for e in evidence:
-        if e.line:  # type: ignore[attr-defined]
-            out.add((e.file, e.line, e.col, e.snippet))  # type: ignore[attr-defined]
-        elif e.file and e.note != "no match":  # type: ignore[attr-defined]
-            out.add((e.file,))  # type: ignore[attr-defined]
+        if e.line:
+            out.add((e.file, e.line, e.col, e.snippet))
+        elif e.file and e.note != "no match":
+            out.add((e.file,))
     return out
 
 

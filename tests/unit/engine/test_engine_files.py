@@ -5,11 +5,15 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from chimera.spec.kinds import Absent, Contains
 from chimera.spec.model import Status
+
+if TYPE_CHECKING:
+    from tests.unit.engine.conftest import Evaluate, RunAll
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -31,7 +35,7 @@ def git(root: Path, *args: str) -> None:
 
 
 @needs_git
-def test_gitignore_respected_inside_a_git_repo(tmp_path: Path, evaluate) -> None:
+def test_gitignore_respected_inside_a_git_repo(tmp_path: Path, evaluate: Evaluate) -> None:
     git(tmp_path, "init", "-q")
     write(tmp_path, ".gitignore", "build/\n*.log\n")
     write(tmp_path, "src/app.py", "x = 1\n")
@@ -45,7 +49,7 @@ def test_gitignore_respected_inside_a_git_repo(tmp_path: Path, evaluate) -> None
 
 
 @needs_git
-def test_tracked_but_ignored_files_count(tmp_path: Path, evaluate) -> None:
+def test_tracked_but_ignored_files_count(tmp_path: Path, evaluate: Evaluate) -> None:
     git(tmp_path, "init", "-q")
     write(tmp_path, "vendor/lib.py", "eval(x)\n")
     git(tmp_path, "add", "vendor/lib.py")
@@ -57,7 +61,7 @@ def test_tracked_but_ignored_files_count(tmp_path: Path, evaluate) -> None:
 
 
 @needs_git
-def test_git_root_in_subdirectory_lists_relative_paths(tmp_path: Path, evaluate) -> None:
+def test_git_root_in_subdirectory_lists_relative_paths(tmp_path: Path, evaluate: Evaluate) -> None:
     git(tmp_path, "init", "-q")
     write(tmp_path, "outer.py", "eval(1)\n")
     write(tmp_path, "proj/inner.py", "eval(2)\n")
@@ -66,7 +70,9 @@ def test_git_root_in_subdirectory_lists_relative_paths(tmp_path: Path, evaluate)
     assert [e.file for e in res.evidence] == ["inner.py"]
 
 
-def test_gitignore_respected_outside_a_repo(tmp_path: Path, evaluate, run_all) -> None:
+def test_gitignore_respected_outside_a_repo(
+    tmp_path: Path, evaluate: Evaluate, run_all: RunAll
+) -> None:
     write(tmp_path, ".gitignore", "*.log\nbuild/\n!keep.log\n")
     write(tmp_path, "a.log", "secret\n")
     write(tmp_path, "keep.log", "fine\n")
@@ -81,7 +87,7 @@ def test_gitignore_respected_outside_a_repo(tmp_path: Path, evaluate, run_all) -
     assert set(Path(p).name for p in stats.reads) == {"keep.log", "kept.txt"}
 
 
-def test_single_path_is_read_even_when_ignored(tmp_path: Path, evaluate) -> None:
+def test_single_path_is_read_even_when_ignored(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, ".gitignore", "*.env\n")
     write(tmp_path, "local.env", "TOKEN=abc\n")
     res = evaluate(tmp_path, Absent(path="local.env", pattern="TOKEN="))
@@ -89,7 +95,9 @@ def test_single_path_is_read_even_when_ignored(tmp_path: Path, evaluate) -> None
 
 
 @pytest.mark.parametrize("use_git", [False, pytest.param(True, marks=needs_git)])
-def test_git_and_chimera_dirs_are_never_selected(tmp_path: Path, evaluate, use_git) -> None:
+def test_git_and_chimera_dirs_are_never_selected(
+    tmp_path: Path, evaluate: Evaluate, use_git: bool
+) -> None:
     if use_git:
         git(tmp_path, "init", "-q")
     write(tmp_path, ".chimera/state.json", "secret\n")
@@ -99,7 +107,7 @@ def test_git_and_chimera_dirs_are_never_selected(tmp_path: Path, evaluate, use_g
     assert res.status is Status.PASSED, res.message
 
 
-def test_symlink_loops_do_not_hang_or_double_scan(tmp_path: Path, run_all) -> None:
+def test_symlink_loops_do_not_hang_or_double_scan(tmp_path: Path, run_all: RunAll) -> None:
     write(tmp_path, "src/a.py", "print('x')\n")
     (tmp_path / "src/loop").symlink_to(tmp_path / "src")  # directory loop
     (tmp_path / "src/self").symlink_to(tmp_path)  # back to the root
@@ -125,7 +133,9 @@ def test_symlink_loops_do_not_hang_or_double_scan(tmp_path: Path, run_all) -> No
     assert not any(e.file in ("src/loop", "src/self") for e in absent.evidence)
 
 
-def test_directory_links_are_not_followed_and_never_help_a_pass(tmp_path: Path, evaluate) -> None:
+def test_directory_links_are_not_followed_and_never_help_a_pass(
+    tmp_path: Path, evaluate: Evaluate
+) -> None:
     # Not followed (as git does not), and — since an attack pass hid a match behind one —
     # named as unscannable, so `absent` cannot pass by skipping what a link holds.
     write(tmp_path, "docs/a.md", "fine\n")
@@ -144,7 +154,7 @@ def test_directory_links_are_not_followed_and_never_help_a_pass(tmp_path: Path, 
     assert "is a directory" in named.message
 
 
-def test_link_pointing_outside_the_root_is_refused(tmp_path: Path, run_all) -> None:
+def test_link_pointing_outside_the_root_is_refused(tmp_path: Path, run_all: RunAll) -> None:
     outside = write(tmp_path, "outside/secret.txt", "password\n")
     root = tmp_path / "repo"
     write(root, "ok.txt", "hello\n")
@@ -167,7 +177,7 @@ def test_link_pointing_outside_the_root_is_refused(tmp_path: Path, run_all) -> N
     assert all(str(root.resolve()) in real for real in stats.reads)
 
 
-def test_link_to_a_file_inside_the_root_is_followed(tmp_path: Path, evaluate) -> None:
+def test_link_to_a_file_inside_the_root_is_followed(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "real/config.ini", "debug = true\n")
     (tmp_path / "config.ini").symlink_to(tmp_path / "real/config.ini")
     res = evaluate(tmp_path, Contains(path="config.ini", pattern="^debug"))
@@ -177,7 +187,7 @@ def test_link_to_a_file_inside_the_root_is_followed(tmp_path: Path, evaluate) ->
     assert res.evidence[0].note == "via symlink config.ini"
 
 
-def test_fifo_is_not_read(tmp_path: Path, evaluate) -> None:
+def test_fifo_is_not_read(tmp_path: Path, evaluate: Evaluate) -> None:
     import os
 
     write(tmp_path, "a.txt", "x\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import pytest
 import regex
@@ -14,7 +14,12 @@ from chimera.spec.drift import DriftSession, check_drift
 from chimera.spec.engine import EngineStats
 from chimera.spec.engine.patterns import required_literals
 from chimera.spec.kinds import Absent, Command, Contains, Defines
+from chimera.spec.kinds.defines import SymbolKind
+from chimera.spec.kinds.text import MatchMode
 from chimera.spec.model import Check, CheckOutcome, Requirement, SourceLocation, Status
+
+if TYPE_CHECKING:
+    from tests.unit.engine.conftest import MakeSpec, RunAll
 
 
 def tree(root: Path, files: dict[str, str]) -> None:
@@ -39,17 +44,19 @@ def many_checks() -> list[Check]:
         Absent(paths=["**/*.py"], pattern=r"\beval\("),
         Absent(paths=["**/*.py"], pattern="breakpoint()", regex=False),
         Contains(paths=["**/*.py"], pattern=r"^# Copyright \d{4}"),
-        Contains(paths=["**/*.py"], pattern=r"^import", match="all"),
+        Contains(paths=["**/*.py"], pattern=r"^import", match=MatchMode.ALL),
         Contains(path="README.md", pattern=r"pip install \w+"),
         Contains(path="./README.md", pattern=r"pip install \w+"),
-        Defines(path="pkg/a.py", symbol="A.run", kind="method"),
+        Defines(path="pkg/a.py", symbol="A.run", kind=SymbolKind.METHOD),
         Defines(module="pkg.a", symbol="A"),
-        Defines(path="pkg/b.py", symbol="VALUE", kind="variable"),
-        Defines(path="pkg/sub/c.py", symbol="helper", kind="function"),
+        Defines(path="pkg/b.py", symbol="VALUE", kind=SymbolKind.VARIABLE),
+        Defines(path="pkg/sub/c.py", symbol="helper", kind=SymbolKind.FUNCTION),
     ]
 
 
-def test_each_file_read_once_and_each_pattern_compiled_once(tmp_path: Path, run_all) -> None:
+def test_each_file_read_once_and_each_pattern_compiled_once(
+    tmp_path: Path, run_all: RunAll
+) -> None:
     tree(tmp_path, FILES)
     report, stats = run_all(tmp_path, many_checks())
     assert len(report) == 12
@@ -83,14 +90,14 @@ def test_without_prepare_results_are_the_same_and_reads_stay_single(tmp_path: Pa
     assert max(stats.compiles.values()) == 1
 
 
-def test_result_is_cached(tmp_path: Path, make_spec) -> None:
+def test_result_is_cached(tmp_path: Path, make_spec: MakeSpec) -> None:
     tree(tmp_path, FILES)
     session = DriftSession(make_spec(Command(run="echo $$")), tmp_path)
     first = session.result("r0")
     assert session.result("r0") is first
 
 
-def test_prepare_plans_only_the_selected_ids(tmp_path: Path, make_spec) -> None:
+def test_prepare_plans_only_the_selected_ids(tmp_path: Path, make_spec: MakeSpec) -> None:
     tree(tmp_path, FILES)
     stats = EngineStats()
     spec = make_spec(
@@ -105,7 +112,7 @@ def test_prepare_plans_only_the_selected_ids(tmp_path: Path, make_spec) -> None:
         session.prepare(["nope"])
 
 
-def test_report_order_and_only(tmp_path: Path, make_spec) -> None:
+def test_report_order_and_only(tmp_path: Path, make_spec: MakeSpec) -> None:
     tree(tmp_path, FILES)
     spec = make_spec(
         ("one", Contains(path="README.md", pattern="Demo")),
@@ -123,7 +130,7 @@ def test_report_order_and_only(tmp_path: Path, make_spec) -> None:
 
 
 def test_failing_dependency_is_named_but_dependent_still_evaluated(
-    tmp_path: Path, make_spec
+    tmp_path: Path, make_spec: MakeSpec
 ) -> None:
     tree(tmp_path, FILES)
     loc = SourceLocation("s.yaml", 1, 1)
@@ -165,7 +172,7 @@ class BadPrepare(Check):
         return CheckOutcome(Status.PASSED, "fine anyway")
 
 
-def test_unexpected_exception_becomes_a_one_line_error(tmp_path: Path, make_spec) -> None:
+def test_unexpected_exception_becomes_a_one_line_error(tmp_path: Path, make_spec: MakeSpec) -> None:
     report = check_drift(make_spec(Exploding(), BadPrepare()), tmp_path)
     boom, prep = report.results
     assert boom.status is Status.ERROR
@@ -174,7 +181,7 @@ def test_unexpected_exception_becomes_a_one_line_error(tmp_path: Path, make_spec
     assert prep.status is Status.PASSED
 
 
-def test_root_must_be_a_directory(tmp_path: Path, make_spec) -> None:
+def test_root_must_be_a_directory(tmp_path: Path, make_spec: MakeSpec) -> None:
     from chimera.errors import UsageError
 
     with pytest.raises(UsageError):
@@ -240,7 +247,7 @@ PATTERNS = [
 ]
 
 
-def test_prefilter_never_changes_results(tmp_path: Path, run_all) -> None:
+def test_prefilter_never_changes_results(tmp_path: Path, run_all: RunAll) -> None:
     """The batched engine agrees with a brute-force `regex` search on random files."""
     rng = random.Random(7)
     words = [
@@ -281,7 +288,9 @@ def test_required_literal_sets_are_a_conjunction(pattern: str, expected: list[se
     assert required_literal_sets(pattern) == tuple(frozenset(e) for e in expected)
 
 
-def test_conjunction_prefilter_skips_files_missing_one_part(tmp_path: Path, run_all) -> None:
+def test_conjunction_prefilter_skips_files_missing_one_part(
+    tmp_path: Path, run_all: RunAll
+) -> None:
     for i in range(40):  # past the prefilter's sampling phase
         text = "print('x')\n" if i % 2 else "DEBUG = 1\n"
         tree(tmp_path, {f"m{i:02}.py": text})

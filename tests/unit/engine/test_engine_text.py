@@ -6,13 +6,18 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from pydantic import ValidationError
 
 from chimera.spec.engine import EngineOptions
 from chimera.spec.kinds import Absent, Contains
+from chimera.spec.kinds.text import MatchMode
 from chimera.spec.model import Status
+
+if TYPE_CHECKING:
+    from tests.unit.engine.conftest import Evaluate, RunAll
 
 
 def write(root: Path, rel: str, data: str | bytes) -> Path:
@@ -28,7 +33,7 @@ def write(root: Path, rel: str, data: str | bytes) -> Path:
 # -- regex dialect and text handling ---------------------------------------------------
 
 
-def test_bom_and_crlf_work_with_anchors(tmp_path: Path, evaluate) -> None:
+def test_bom_and_crlf_work_with_anchors(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "notes.txt", b"\xef\xbb\xbfhello world\r\nsecond line\r\nlast\r\n")
     first = evaluate(tmp_path, Contains(path="notes.txt", pattern=r"^hello world$"))
     assert first.status is Status.PASSED, first.message
@@ -42,7 +47,9 @@ def test_bom_and_crlf_work_with_anchors(tmp_path: Path, evaluate) -> None:
     assert bom.status is Status.FAILED
 
 
-def test_multiline_pattern_spans_lines_and_reports_the_start(tmp_path: Path, evaluate) -> None:
+def test_multiline_pattern_spans_lines_and_reports_the_start(
+    tmp_path: Path, evaluate: Evaluate
+) -> None:
     write(tmp_path, "a.py", "x = 1\ndef f():\n    return 2\n")
     res = evaluate(tmp_path, Contains(path="a.py", pattern=r"def f\(\):\n\s+return"))
     assert res.status is Status.PASSED
@@ -50,7 +57,7 @@ def test_multiline_pattern_spans_lines_and_reports_the_start(tmp_path: Path, eva
     assert (ev.file, ev.line, ev.col, ev.snippet) == ("a.py", 2, 1, "def f():")
 
 
-def test_literal_mode_does_not_interpret_metacharacters(tmp_path: Path, evaluate) -> None:
+def test_literal_mode_does_not_interpret_metacharacters(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "README.md", "Run `pytest --chimera-spec specs/` (a.b*c)\n")
     lit = evaluate(tmp_path, Contains(path="README.md", pattern="(a.b*c)", regex=False))
     assert lit.status is Status.PASSED
@@ -62,7 +69,7 @@ def test_literal_mode_does_not_interpret_metacharacters(tmp_path: Path, evaluate
     assert absent.status is Status.PASSED
 
 
-def test_regex_module_syntax_is_supported(tmp_path: Path, evaluate) -> None:
+def test_regex_module_syntax_is_supported(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "u.txt", "naïve café\n")
     res = evaluate(tmp_path, Contains(path="u.txt", pattern=r"\p{L}+é$"))
     assert res.status is Status.PASSED
@@ -70,7 +77,7 @@ def test_regex_module_syntax_is_supported(tmp_path: Path, evaluate) -> None:
 
 
 def test_catastrophic_backtracking_is_an_error_within_the_limit(
-    tmp_path: Path, evaluate, fast: EngineOptions
+    tmp_path: Path, evaluate: Evaluate, fast: EngineOptions
 ) -> None:
     write(tmp_path, "evil.txt", "a" * 20000 + "b\n")
     write(tmp_path, "fine.txt", "nothing here\n")
@@ -86,7 +93,7 @@ def test_catastrophic_backtracking_is_an_error_within_the_limit(
 
 
 def test_linear_engine_decides_a_catastrophic_pattern_on_ascii_text(
-    tmp_path: Path, evaluate, fast: EngineOptions
+    tmp_path: Path, evaluate: Evaluate, fast: EngineOptions
 ) -> None:
     pytest.importorskip("re2")
     write(tmp_path, "evil.txt", "a" * 20000 + "b\n")
@@ -107,7 +114,7 @@ def test_invalid_pattern_is_refused_when_the_check_is_built() -> None:
 
 
 def test_invalid_pattern_that_skipped_validation_is_an_error_with_the_position(
-    tmp_path: Path, evaluate
+    tmp_path: Path, evaluate: Evaluate
 ) -> None:
     # A kind built without validation (a plugin's, or model_construct) still fails closed.
     write(tmp_path, "a.txt", "x\n")
@@ -120,7 +127,7 @@ def test_invalid_pattern_that_skipped_validation_is_an_error_with_the_position(
     assert "position 2" in star.message
 
 
-def test_python_files_honour_pep263_coding_line(tmp_path: Path, evaluate) -> None:
+def test_python_files_honour_pep263_coding_line(tmp_path: Path, evaluate: Evaluate) -> None:
     source = "# -*- coding: latin-1 -*-\nNAME = 'Müller'\n".encode("latin-1")
     write(tmp_path, "legacy.py", source)
     write(tmp_path, "legacy.txt", source)  # the same bytes are not UTF-8 outside Python
@@ -134,7 +141,7 @@ def test_python_files_honour_pep263_coding_line(tmp_path: Path, evaluate) -> Non
 # -- evidence --------------------------------------------------------------------------
 
 
-def test_absent_reports_every_match_with_location(tmp_path: Path, evaluate) -> None:
+def test_absent_reports_every_match_with_location(tmp_path: Path, evaluate: Evaluate) -> None:
     lines = [f"print({i})" if i % 3 == 0 else f"x = {i}" for i in range(30)]
     write(tmp_path, "pkg/mod.py", "\n".join(lines) + "\n")
     write(tmp_path, "pkg/other.py", "    print('hi')\n")
@@ -150,12 +157,16 @@ def test_absent_reports_every_match_with_location(tmp_path: Path, evaluate) -> N
     assert "... and 8 more locations" in rendered
 
 
-def test_contains_match_all_names_the_files_without_a_match(tmp_path: Path, evaluate) -> None:
+def test_contains_match_all_names_the_files_without_a_match(
+    tmp_path: Path, evaluate: Evaluate
+) -> None:
     header = "# SPDX-License-Identifier: MIT\n"
     write(tmp_path, "src/a.py", header + "a = 1\n")
     write(tmp_path, "src/b.py", "b = 2\n")
     write(tmp_path, "src/c.py", header)
-    check = Contains(paths=["src/*.py"], pattern="^# SPDX-License-Identifier: ", match="all")
+    check = Contains(
+        paths=["src/*.py"], pattern="^# SPDX-License-Identifier: ", match=MatchMode.ALL
+    )
     res = evaluate(tmp_path, check)
     assert res.status is Status.FAILED
     assert "src/b.py" in res.message
@@ -164,7 +175,7 @@ def test_contains_match_all_names_the_files_without_a_match(tmp_path: Path, eval
     assert evaluate(tmp_path, check).status is Status.PASSED
 
 
-def test_contains_any_passes_with_a_match_in_any_file(tmp_path: Path, evaluate) -> None:
+def test_contains_any_passes_with_a_match_in_any_file(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "docs/a.md", "nothing\n")
     write(tmp_path, "docs/b.md", "pip install pytest-chimera\n")
     res = evaluate(tmp_path, Contains(paths=["docs/*.md"], pattern="pip install"))
@@ -178,7 +189,9 @@ def test_contains_any_passes_with_a_match_in_any_file(tmp_path: Path, evaluate) 
 # -- fail closed -----------------------------------------------------------------------
 
 
-def test_binary_file_in_absent_scope_is_red_with_the_reason(tmp_path: Path, evaluate) -> None:
+def test_binary_file_in_absent_scope_is_red_with_the_reason(
+    tmp_path: Path, evaluate: Evaluate
+) -> None:
     write(tmp_path, "data/clean.txt", "ok\n")
     write(tmp_path, "data/blob.txt", b"ok\x00\x01secret")
     res = evaluate(tmp_path, Absent(paths=["data/*"], pattern="secret"))
@@ -187,7 +200,7 @@ def test_binary_file_in_absent_scope_is_red_with_the_reason(tmp_path: Path, eval
     assert res.evidence[0].note.startswith("binary file")
 
 
-def test_undecodable_file_in_absent_scope_is_red(tmp_path: Path, evaluate) -> None:
+def test_undecodable_file_in_absent_scope_is_red(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "a.txt", "fine\n")
     write(tmp_path, "b.txt", b"caf\xe9\n")
     res = evaluate(tmp_path, Absent(paths=["*.txt"], pattern="TODO"))
@@ -195,7 +208,7 @@ def test_undecodable_file_in_absent_scope_is_red(tmp_path: Path, evaluate) -> No
     assert "b.txt" in res.message and "undecodable" in res.message
 
 
-def test_oversized_file_is_never_read(tmp_path: Path, evaluate) -> None:
+def test_oversized_file_is_never_read(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "big.log", "x" * 5000)
     write(tmp_path, "small.log", "y\n")
     options = EngineOptions(max_file_bytes=1024)
@@ -208,7 +221,7 @@ def test_oversized_file_is_never_read(tmp_path: Path, evaluate) -> None:
     hasattr(os, "geteuid") and os.geteuid() == 0,
     reason="root reads chmod 000 files; test_unreadable_file_via_reader_hook covers this path",
 )
-def test_unreadable_file_chmod_000(tmp_path: Path, evaluate) -> None:
+def test_unreadable_file_chmod_000(tmp_path: Path, evaluate: Evaluate) -> None:
     path = write(tmp_path, "secret.txt", "password\n")
     write(tmp_path, "open.txt", "hello\n")
     path.chmod(0)
@@ -220,7 +233,7 @@ def test_unreadable_file_chmod_000(tmp_path: Path, evaluate) -> None:
     assert "secret.txt" in res.message and "unreadable" in res.message
 
 
-def test_unreadable_file_via_reader_hook(tmp_path: Path, evaluate) -> None:
+def test_unreadable_file_via_reader_hook(tmp_path: Path, evaluate: Evaluate) -> None:
     """Running as root defeats chmod 000, so the read failure is injected at the I/O hook."""
     from chimera.spec.engine.files import read_bytes
 
@@ -237,11 +250,13 @@ def test_unreadable_file_via_reader_hook(tmp_path: Path, evaluate) -> None:
     assert "secret.txt (unreadable: Permission denied)" in res.message
     contains = evaluate(tmp_path, Contains(paths=["*.txt"], pattern="hello"), reader=reader)
     assert contains.status is Status.PASSED
-    every = evaluate(tmp_path, Contains(paths=["*.txt"], pattern="o", match="all"), reader=reader)
+    every = evaluate(
+        tmp_path, Contains(paths=["*.txt"], pattern="o", match=MatchMode.ALL), reader=reader
+    )
     assert every.status is Status.ERROR
 
 
-def test_broken_symlink_in_absent_scope_is_red(tmp_path: Path, evaluate) -> None:
+def test_broken_symlink_in_absent_scope_is_red(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "a.cfg", "x\n")
     (tmp_path / "gone.cfg").symlink_to(tmp_path / "does-not-exist.cfg")
     res = evaluate(tmp_path, Absent(paths=["*.cfg"], pattern="debug"))
@@ -249,7 +264,7 @@ def test_broken_symlink_in_absent_scope_is_red(tmp_path: Path, evaluate) -> None
     assert "gone.cfg (broken symlink)" in res.message
 
 
-def test_contains_passes_only_through_a_readable_file(tmp_path: Path, evaluate) -> None:
+def test_contains_passes_only_through_a_readable_file(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "a.txt", b"needle\x00")
     write(tmp_path, "b.txt", "needle\n")
     ok = evaluate(tmp_path, Contains(paths=["*.txt"], pattern="needle"))
@@ -259,11 +274,11 @@ def test_contains_passes_only_through_a_readable_file(tmp_path: Path, evaluate) 
     red = evaluate(tmp_path, Contains(paths=["*.txt"], pattern="needle"))
     assert red.status is Status.ERROR
     assert "a.txt" in red.message and "binary" in red.message
-    every = evaluate(tmp_path, Contains(paths=["*.txt"], pattern="n", match="all"))
+    every = evaluate(tmp_path, Contains(paths=["*.txt"], pattern="n", match=MatchMode.ALL))
     assert every.status is Status.ERROR
 
 
-def test_single_binary_path_cannot_pass_contains(tmp_path: Path, evaluate) -> None:
+def test_single_binary_path_cannot_pass_contains(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "logo.png", b"\x89PNG\r\n\x1a\n\x00\x00needle")
     res = evaluate(tmp_path, Contains(path="logo.png", pattern="needle"))
     assert res.status is Status.ERROR
@@ -273,7 +288,7 @@ def test_single_binary_path_cannot_pass_contains(tmp_path: Path, evaluate) -> No
 # -- scopes ----------------------------------------------------------------------------
 
 
-def test_zero_file_scopes_are_errors(tmp_path: Path, evaluate) -> None:
+def test_zero_file_scopes_are_errors(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "src/a.py", "x = 1\n")
     none = evaluate(tmp_path, Absent(paths=["lib/**/*.py"], pattern="eval"))
     assert none.status is Status.ERROR
@@ -286,13 +301,13 @@ def test_zero_file_scopes_are_errors(tmp_path: Path, evaluate) -> None:
     assert contains.status is Status.ERROR
 
 
-def test_exclude_that_matches_nothing_is_fine(tmp_path: Path, evaluate) -> None:
+def test_exclude_that_matches_nothing_is_fine(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "src/a.py", "x = 1\n")
     res = evaluate(tmp_path, Absent(paths=["src/*.py"], exclude=["vendor/**"], pattern="eval"))
     assert res.status is Status.PASSED
 
 
-def test_dot_slash_prefixes_are_normalised(tmp_path: Path, evaluate) -> None:
+def test_dot_slash_prefixes_are_normalised(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "src/a.py", "import os\n")
     write(tmp_path, "src/gen/b.py", "eval(x)\n")
     res = evaluate(
@@ -304,7 +319,7 @@ def test_dot_slash_prefixes_are_normalised(tmp_path: Path, evaluate) -> None:
     assert single.evidence[0].file == "src/a.py"
 
 
-def test_missing_single_path(tmp_path: Path, evaluate) -> None:
+def test_missing_single_path(tmp_path: Path, evaluate: Evaluate) -> None:
     contains = evaluate(tmp_path, Contains(path="README.md", pattern="Quickstart"))
     assert contains.status is Status.FAILED
     assert "README.md does not exist" in contains.message
@@ -315,7 +330,7 @@ def test_missing_single_path(tmp_path: Path, evaluate) -> None:
     assert "does not exist" in absent.message
 
 
-def test_path_leaving_the_root_is_refused(tmp_path: Path, evaluate) -> None:
+def test_path_leaving_the_root_is_refused(tmp_path: Path, evaluate: Evaluate) -> None:
     (tmp_path / "root").mkdir()
     write(tmp_path, "outside.txt", "secret\n")
     res = evaluate(tmp_path / "root", Contains(path="../outside.txt", pattern="secret"))
@@ -323,7 +338,7 @@ def test_path_leaving_the_root_is_refused(tmp_path: Path, evaluate) -> None:
     assert "leaves the root" in res.message
 
 
-def test_gitignore_style_globs(tmp_path: Path, evaluate) -> None:
+def test_gitignore_style_globs(tmp_path: Path, evaluate: Evaluate) -> None:
     write(tmp_path, "a.md", "x\n")
     write(tmp_path, "docs/deep/b.md", "needle\n")
     anywhere = evaluate(tmp_path, Contains(paths=["*.md"], pattern="needle"))
@@ -334,7 +349,7 @@ def test_gitignore_style_globs(tmp_path: Path, evaluate) -> None:
     assert negated.status is Status.FAILED
 
 
-def test_runaway_pattern_stops_costing_time_per_file(tmp_path: Path, run_all) -> None:
+def test_runaway_pattern_stops_costing_time_per_file(tmp_path: Path, run_all: RunAll) -> None:
     for i in range(6):
         write(tmp_path, f"evil{i}.txt", "a" * 20000 + "b\n")
     options = EngineOptions(pattern_timeout_s=0.2, max_pattern_timeouts=2)

@@ -8,15 +8,14 @@ from pathlib import Path
 import pytest
 
 from chimera.errors import UsageError
-from chimera.eval.maturity import Outcome, Scorecard, outcomes_from_audit, read_outcomes
+from chimera.eval.maturity import Dimension, Outcome, Scorecard, outcomes_from_audit, read_outcomes
 from chimera.eval.records import build_scorecard
 from chimera.governance.audit import AuditLog
 
 
-def _many(dimension: str, capability: str, passes: int, fails: int) -> list[Outcome]:
-    return [Outcome(dimension, capability, True) for _ in range(passes)] + [  # type: ignore[arg-type]
-        Outcome(dimension, capability, False)
-        for _ in range(fails)  # type: ignore[arg-type]
+def _many(dimension: Dimension, capability: str, passes: int, fails: int) -> list[Outcome]:
+    return [Outcome(dimension, capability, True) for _ in range(passes)] + [
+        Outcome(dimension, capability, False) for _ in range(fails)
     ]
 
 

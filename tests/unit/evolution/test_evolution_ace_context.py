@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def _evidence(verdict: str = "passed", tainted: bool = False) -> AttemptEvidence
     return AttemptEvidence("run-9", "Add extra_place.py", ("t03",), 1, verdict, "+x\n", 1, tainted)
 
 
-def _reflector(answer: dict[str, object]) -> ScriptedBackend:
+def _reflector(answer: Mapping[str, object]) -> ScriptedBackend:
     return ScriptedBackend([{"purpose": "summarize", "text": json.dumps(answer)}])
 
 

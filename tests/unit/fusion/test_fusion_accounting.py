@@ -74,7 +74,7 @@ def test_a_failure_is_returned_with_what_it_spent_and_a_refusal_with_nothing() -
     )
     assert answer is None and failure is spent
     assert not rec.ok and rec.error.startswith("CascadeExhausted: no tier passed")
-    assert (rec.usage.prompt_tokens, rec.usage.cost_usd) == (80, pytest.approx(0.004))
+    assert rec.usage.prompt_tokens == 80 and rec.usage.cost_usd == pytest.approx(0.004)
     refused = BudgetExceeded("over budget")
     rec, _, failure = recorded_call(
         lambda: Raising(refused).complete(TASK), role="tier", name="t", model="m"

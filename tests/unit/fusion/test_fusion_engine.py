@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from chimera.errors import (
+    FusionError,
     FusionToolsRefused,
     JudgeOutputInvalid,
     ProviderError,
@@ -16,7 +17,7 @@ from chimera.errors import (
     RateLimitError,
     ToolTurnRefused,
 )
-from chimera.fusion import FusionEngine, PanelMember
+from chimera.fusion import CallRecord, FusionEngine, PanelMember
 from chimera.fusion.engine import itemise
 from chimera.protocols import Completion, Message, Purpose, ToolSchema
 from chimera.providers import ScriptedBackend
@@ -90,6 +91,19 @@ def synth(text: str = "Retry 3 times with jittered backoff, honour Retry-After."
     return PanelMember("synth", ScriptedBackend(turns, name="synth"), "scripted:synth")
 
 
+def scripted(member: PanelMember) -> ScriptedBackend:
+    """The member's backend, which every member built here has scripted."""
+    assert isinstance(member.backend, ScriptedBackend)
+    return member.backend
+
+
+def records(error: FusionError) -> list[CallRecord]:
+    """The calls a fusion error itemises, each checked to be a CallRecord."""
+    calls = [c for c in error.calls if isinstance(c, CallRecord)]
+    assert len(calls) == len(error.calls)
+    return calls
+
+
 def panel() -> list[PanelMember]:
     return [member("a", "retry 3x"), member("b", "retry 5x, Retry-After"), member("c", "jitter")]
 
@@ -105,15 +119,15 @@ def test_judge_analysis_is_parsed_and_the_synthesizer_is_grounded_in_it() -> Non
     assert report["analysis"] == {**ANALYSIS}
     assert set(report["answers"]) == {"a", "b", "c"}
     # The judge saw every member's answer, labelled.
-    judge_request = json.dumps(j.backend.calls[0].messages)  # type: ignore[attr-defined]
+    judge_request = json.dumps(scripted(j).calls[0].messages)
     for name, text in [("a", "retry 3x"), ("b", "Retry-After"), ("c", "jitter")]:
         assert f'member=\\"{name}\\"' in judge_request and text in judge_request
     # The synthesizer saw the original task, the drafts and the judge's analysis.
-    synth_messages = s.backend.calls[0].messages  # type: ignore[attr-defined]
+    synth_messages = scripted(s).calls[0].messages
     assert synth_messages[0] == TASK[0]
     assert "idempotency of the request" in synth_messages[-1]["content"]
     assert '"resolution": "3"' in synth_messages[-1]["content"]
-    assert s.backend.calls[0].purpose is Purpose.PLAN  # type: ignore[attr-defined]
+    assert scripted(s).calls[0].purpose is Purpose.PLAN
 
 
 def test_cost_is_the_sum_of_every_call_itemised_per_member() -> None:
@@ -155,7 +169,7 @@ def test_judge_naming_a_member_not_on_the_panel_is_repaired() -> None:
     wrong = {**ANALYSIS, "unique_insights": [{"member": "gpt", "insight": "x"}]}
     j = judge(json.dumps(wrong), json.dumps(ANALYSIS))
     FusionEngine(panel(), j, synth()).complete(TASK)
-    repair = j.backend.calls[1].messages[-1]["content"]  # type: ignore[attr-defined]
+    repair = scripted(j).calls[1].messages[-1]["content"]
     assert "unknown member 'gpt'" in repair and "members are exactly: a, b, c" in repair
 
 
@@ -163,14 +177,14 @@ def test_judge_still_invalid_after_repair_raises_and_carries_the_spend() -> None
     s = synth()
     with pytest.raises(JudgeOutputInvalid, match="invalid after one repair round") as info:
         FusionEngine(panel(), judge("no", "still no"), s).complete(TASK)
-    assert [c.role for c in info.value.calls] == [  # type: ignore[attr-defined]
+    assert [c.role for c in records(info.value)] == [
         "panel",
         "panel",
         "panel",
         "judge",
         "judge-repair",
     ]
-    assert s.backend.calls == []  # type: ignore[attr-defined]
+    assert scripted(s).calls == []
 
 
 def test_a_failing_member_is_recorded_and_fusion_continues_at_quorum() -> None:
@@ -186,7 +200,7 @@ def test_a_failing_member_is_recorded_and_fusion_continues_at_quorum() -> None:
     failed = [c for c in report["calls"] if c["name"] == "b"]
     assert failed == [{**failed[0], "ok": False, "model": "openai/b", "cost_usd": 0.0}]
     # The judge is told only about the members that answered.
-    assert "Members: a, c" in j.backend.calls[0].messages[-1]["content"]  # type: ignore[attr-defined]
+    assert "Members: a, c" in scripted(j).calls[0].messages[-1]["content"]
 
 
 def test_fusion_stops_when_failures_take_it_below_quorum() -> None:
@@ -201,7 +215,7 @@ def test_fusion_stops_when_failures_take_it_below_quorum() -> None:
     message = str(info.value)
     assert "b: ProviderError: boom" in message and "c: EmptyAnswer" in message
     assert len(info.value.calls) == 3
-    assert j.backend.calls == []  # type: ignore[attr-defined]
+    assert scripted(j).calls == []
 
 
 def test_tool_schemas_are_refused_with_a_clear_error() -> None:
@@ -211,7 +225,7 @@ def test_tool_schemas_are_refused_with_a_clear_error() -> None:
         engine.complete(TASK, tools=[tool])
     with pytest.raises(ToolTurnRefused):
         engine.complete(TASK, tools=[tool])
-    assert engine.panel[0].backend.calls == []  # type: ignore[attr-defined]
+    assert scripted(engine.panel[0]).calls == []
 
 
 def test_members_run_concurrently() -> None:
@@ -223,12 +237,11 @@ def test_members_run_concurrently() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [({"quorum": 4}, "quorum 4 is outside 1..3"), ({"quorum": 0}, "quorum 0 is outside")],
+    ("quorum", "message"), [(4, "quorum 4 is outside 1..3"), (0, "quorum 0 is outside")]
 )
-def test_invalid_quorum_is_rejected(kwargs: dict[str, int], message: str) -> None:
+def test_invalid_quorum_is_rejected(quorum: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        FusionEngine(panel(), judge(), synth(), **kwargs)
+        FusionEngine(panel(), judge(), synth(), quorum=quorum)
 
 
 def test_duplicate_member_names_are_rejected() -> None:
@@ -237,25 +250,22 @@ def test_duplicate_member_names_are_rejected() -> None:
 
 
 def test_a_failing_synthesizer_is_a_fusion_error_that_still_carries_the_spend() -> None:
-    from chimera.errors import FusionError
-
     down = PanelMember("synth", Failing(RateLimitError("synth: slow down")), "openai/s")
     with pytest.raises(FusionError, match="the synthesizer failed: RateLimitError") as info:
         FusionEngine(panel(), judge(json.dumps(ANALYSIS)), down).complete(TASK)
     assert isinstance(info.value.__cause__, RateLimitError)
-    assert [c.role for c in info.value.calls] == [  # type: ignore[attr-defined]
+    assert [c.role for c in records(info.value)] == [
         "panel",
         "panel",
         "panel",
         "judge",
         "synthesizer",
     ]
-    assert sum(c.usage.cost_usd for c in info.value.calls) == pytest.approx(0.013)  # type: ignore[attr-defined]
+    costs = [c.usage.cost_usd for c in records(info.value) if c.usage.cost_usd is not None]
+    assert len(costs) == 5 and sum(costs) == pytest.approx(0.013)  # every call priced
 
 
 def test_a_failing_judge_is_a_fusion_error() -> None:
-    from chimera.errors import FusionError
-
     down = PanelMember("judge", Failing(ProviderError("judge down")), "openai/j")
     with pytest.raises(FusionError, match="the judge failed: ProviderError: judge down"):
         FusionEngine(panel(), down, synth()).complete(TASK)

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from chimera.errors import StructuredOutputError
+from chimera.fusion.accounting import CallRecord
 from chimera.fusion.analysis import FusionAnalysis
 from chimera.fusion.structured import ask_structured, extract_json, parse_structured
 from chimera.providers import ScriptedBackend
@@ -89,7 +90,7 @@ def test_one_repair_round_fixes_invalid_output_and_both_calls_are_itemised() -> 
             },
         ]
     )
-    ledger: list = []
+    ledger: list[CallRecord] = []
     value, records = ask_structured(
         backend,
         [{"role": "user", "content": "plan"}],

@@ -75,7 +75,9 @@ def cli_output_keys() -> set[str]:
                 if isinstance(value, ast.Dict):
                     dicts.append(value)
         for d in dicts:
-            keys |= {k.value for k in d.keys if isinstance(k, ast.Constant)}
+            keys |= {
+                k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            }
     return keys
 
 

@@ -201,3 +201,25 @@ def test_settings_from_env_and_bad_values() -> None:
         ActionSettings.from_env({"CHIMERA_AUTO_MERGE": "perhaps"})
     with pytest.raises(ConfigError, match="CHIMERA_BUDGET_USD"):
         ActionSettings.from_env({"CHIMERA_BUDGET_USD": "-1"})
+
+
+def test_the_ticks_own_filing_label_on_a_task_issue_is_a_scheduled_run(webhook: Payload) -> None:
+    filed = labeled(webhook, label="chimera:schedule", sender="chimera-bot", sender_type="Bot")
+    filed["issue"]["body"] = "Do it.\n\n---\n<!-- chimera:schedule-task nightly -->"
+    d = decide("issues", filed, SETTINGS)
+    assert d.action is Act.RUN and d.actor == "chimera-bot" and "'nightly'" in d.reason
+    assert [c.name for c in d.checks] == [
+        "schedule_label",
+        "issue_state",
+        "chimera_pr",
+        "queue_slot",
+    ]
+    # A schedule's report issue (no task marker) starts nothing, and says nothing.
+    filed["issue"]["body"] = "Chimera's schedule `spec-green` files this issue."
+    quiet = decide("issues", filed, SETTINGS)
+    assert quiet.action is Act.IGNORE and not quiet.explain
+    # A person's label on a task issue is refused, with why.
+    filed["issue"]["body"] = "<!-- chimera:schedule-task nightly -->"
+    filed["sender"] |= {"login": "alice", "type": "User"}
+    person = decide("issues", filed, SETTINGS)
+    assert person.action is Act.IGNORE and person.explain and "only Chimera's tick" in person.reason

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from chimera.github.commands import parse_command
-from chimera.github.documents import outcome_comment, pr_body
+from chimera.github.documents import adopted_section, outcome_comment, pr_body
 from chimera.github.render import (
     SECTION_ORDER,
     Document,
@@ -121,3 +121,16 @@ def test_features_add_sections_to_the_pr_body_and_the_outcome_comment() -> None:
     comment = outcome_comment("pr_opened", issue=1, key="9:1", detail="Opened.", sections=added)
     assert comment.index("Opened.") < comment.index("Held-out checks")
     assert parse_marker(comment, "outcome") == {"issue": 1, "key": "9:1", "kind": "pr_opened"}
+
+
+def test_the_adopted_acceptance_line_is_trusted_and_shown_only_for_two_different_digests() -> None:
+    before, now = "a" * 64, "b" * 64
+    section = adopted_section(before, now)
+    assert section is not None and section.trust is Trust.TRUSTED
+    body = outcome_comment("pr_updated", issue=1, key="7:1", detail="Updated.", sections=(section,))
+    assert "This re-run adopted the issue's edited acceptance" in body
+    assert f"(`{now[:16]}`)" in body and f"(`{before[:16]}`)" in body
+    assert adopted_section(now, now) is None
+    # A marker edited by hand is no digest: it carries nothing into Chimera's Markdown.
+    assert adopted_section("`x` **merge me**", now) is None
+    assert adopted_section("", now) is None

@@ -178,3 +178,28 @@ def test_the_fix_groups_label_is_the_workflows_chimera_label() -> None:
     label = data["env"]["CHIMERA_LABEL"]
     assert f"github.event.label.name == '{label}'" in data["concurrency"]["group"]
     assert group("chimera-fix.yml", "issues", _labeled(label), 1) == "chimera-issue-7"
+
+
+def test_the_apps_schedule_label_is_a_trigger_in_the_issues_group_and_a_persons_is_not() -> None:
+    app = _labeled("chimera:schedule") | {"sender": {"login": "app[bot]", "type": "Bot"}}
+    person = _labeled("chimera:schedule") | {"sender": {"login": "alice", "type": "User"}}
+    assert group("chimera-fix.yml", "issues", app, 1) == "chimera-issue-7"
+    assert group("chimera-fix.yml", "issues", person, 2) == "chimera-other-2"
+
+
+@pytest.mark.parametrize(
+    ("event_name", "event", "runs"),
+    [
+        ("issues", _labeled("chimera:schedule"), False),  # the tick's own filing
+        ("issues", _labeled("deploy"), True),  # an event SOP's label
+        ("schedule", {}, True),
+        ("pull_request", {"action": "closed"}, True),
+    ],
+)
+def test_the_ticks_own_filing_label_starts_no_tick(
+    event_name: str, event: dict[str, Any], runs: bool
+) -> None:
+    data = yaml.safe_load((ROOT / "examples" / "workflows" / "chimera-tick.yml").read_text())
+    expr = str(data["jobs"]["tick"]["if"])
+    ctx = {"github": {"event_name": event_name, "event": event, "run_id": 1}, "inputs": {}}
+    assert bool(_Eval(expr, ctx).run()) is runs

@@ -118,7 +118,7 @@ def test_remote_and_dangling_refs_are_refused() -> None:
 
 def test_a_wide_expansion_is_refused() -> None:
     # Acyclic but exponential: each level refers to the next twice.
-    schemas = {
+    schemas: dict[str, object] = {
         f"L{i}": {
             "properties": {
                 "a": {"$ref": f"#/components/schemas/L{i + 1}"},
@@ -136,9 +136,9 @@ def test_a_wide_expansion_is_refused() -> None:
     ("select", "expected"),
     [
         (OperationFilter(), ["getPet", "updatePet", "get_store_inventory"]),
-        (OperationFilter(ids=["get?et"]), ["getPet"]),
-        (OperationFilter(tags=["store"]), ["get_store_inventory"]),
-        (OperationFilter(paths=["/pets/*"]), ["getPet", "updatePet"]),
+        (OperationFilter(ids=("get?et",)), ["getPet"]),
+        (OperationFilter(tags=("store",)), ["get_store_inventory"]),
+        (OperationFilter(paths=("/pets/*",)), ["getPet", "updatePet"]),
     ],
 )
 def test_operations_are_filtered(

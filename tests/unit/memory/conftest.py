@@ -27,8 +27,11 @@ GOOD = CALC + "\n\ndef total(xs):\n    return sum(xs)\n"
 TOKEN = "ghp_" + "Q7" * 18
 """A GitHub-token-shaped string a bad attempt writes (the export must redact it)."""
 
-PLAN = {"purpose": "plan", "text": "1. Read calc.py. 2. Add total() to it."}
-READ = {"purpose": "act", "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]}
+PLAN: dict[str, object] = {"purpose": "plan", "text": "1. Read calc.py. 2. Add total() to it."}
+READ: dict[str, object] = {
+    "purpose": "act",
+    "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}],
+}
 
 
 def write(path: str, content: str, **extra: object) -> dict[str, object]:

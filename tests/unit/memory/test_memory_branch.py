@@ -118,7 +118,8 @@ def test_memory_branch_forged_commit_replays_as_tainted(
     persona = store.get("m-0000000000f1")
     assert persona is not None and persona.tier is Tier.SEMANTIC and persona.tainted
     assert persona.taint_sources[-1].startswith("commit:")
-    assert store.get("m-0000000000f2").provenance == TAINTED  # type: ignore[union-attr]
+    item = store.get("m-0000000000f2")
+    assert item is not None and item.provenance == TAINTED
     assert store.items([Tier.PERSONA]) == []
     cents = store.get("m-00000000000a")
     assert cents is not None and not cents.deleted and not cents.tainted

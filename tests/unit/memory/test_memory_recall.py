@@ -40,7 +40,7 @@ def test_memory_recalling_a_tainted_item_taints_the_run_and_fences_it(tmp_path: 
     assert "- Ignore previous" not in block.text  # never a bullet (an instruction-like note)
     # What this run remembers next is tainted, whatever the candidate claims.
     later = mm.remember(Candidate("Totals are summed in cents.", Tier.SEMANTIC))
-    assert mm.store.get(later.item_id).provenance == TAINTED  # type: ignore[union-attr]
+    assert mm.store.get(later.item_id).provenance == TAINTED
     reads = [e for e in audit.path.read_text().splitlines() if '"memory_read"' in e]
     assert reads and '"tainted":true' in reads[-1]
 
@@ -51,7 +51,8 @@ def test_memory_promotion_is_by_a_person_and_untaints(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         mm.promote(res.item_id, by=" ")
     assert mm.promote(res.item_id, by="alice")
-    assert mm.store.get(res.item_id).provenance == TRUSTED  # type: ignore[union-attr]
+    item = mm.store.get(res.item_id)
+    assert item is not None and item.provenance == TRUSTED
     assert not mm.promote(res.item_id, by="alice")  # already trusted: nothing changes
     with pytest.raises(UsageError, match="no item"):
         mm.promote("m-000000000000", by="alice")
@@ -92,7 +93,8 @@ def test_memory_hybrid_ranking_with_a_deterministic_embedder(tmp_path: Path) -> 
     assert len(mm.store.vectors(emb.model)) == 3
     assert [i.text for i in mm.recall("money cents", k=1)] == ["money is in cents"]
     ranked = cosine_rank(emb.embed(["docs mkdocs"])[0], mm.store.vectors(emb.model), 1)
-    assert mm.store.get(ranked[0][1]).text == "docs build with mkdocs"  # type: ignore[union-attr]
+    item = mm.store.get(ranked[0][1])
+    assert item is not None and item.text == "docs build with mkdocs"
     assert fuse(["a", "b"], ["b", "c"], k=2) == ["b", "a"]
     assert to_bytes([1.0, 2.0]) == b"\x00\x00\x80?\x00\x00\x00@"
 
@@ -106,13 +108,16 @@ def test_memory_export_import_keeps_tombstones_and_taints_imports(tmp_path: Path
     ops = export_ops(mm)
     other = MemoryManager(MemoryStore(tmp_path / "b.db"))
     assert import_ops(other, ops) == 3  # persona skipped when not trusted
-    assert other.store.get(keep).provenance == TAINTED  # type: ignore[union-attr]
-    assert other.store.get(gone).deleted  # type: ignore[union-attr]
+    item = other.store.get(keep)
+    assert item is not None and item.provenance == TAINTED
+    item = other.store.get(gone)
+    assert item is not None and item.deleted
     assert other.persona() == []
     third = MemoryManager(MemoryStore(tmp_path / "c.db"))
     import_ops(third, ops, trusted=True)
     assert [i.text for i in third.persona()] == ["be brief"]
-    assert third.store.get(keep).provenance == TRUSTED  # type: ignore[union-attr]
+    item = third.store.get(keep)
+    assert item is not None and item.provenance == TRUSTED
 
 
 def test_memory_fts_query_quotes_operators() -> None:

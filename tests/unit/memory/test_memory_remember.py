@@ -145,7 +145,8 @@ def test_memory_delete_without_a_verbatim_quote_is_refused(tmp_path: Path) -> No
     ).turns
     result = mm.remember(Candidate("The project no longer uses tox.", Tier.SEMANTIC))
     assert result.op == "ADD" and "not quoted verbatim" in result.overruled
-    assert not mm.store.get(tox).deleted  # type: ignore[union-attr]
+    item = mm.store.get(tox)
+    assert item is not None and not item.deleted
 
 
 def test_memory_tainted_text_cannot_change_a_trusted_item(tmp_path: Path) -> None:
@@ -165,7 +166,8 @@ def test_memory_tainted_text_cannot_change_a_trusted_item(tmp_path: Path) -> Non
     assert result.op == "ADD" and "tainted text cannot change a trusted item" in result.overruled
     added = mm.store.get(result.item_id)
     assert added is not None and added.provenance == TAINTED
-    assert mm.store.get(target).text == "Tests run with pytest."  # type: ignore[union-attr]
+    item = mm.store.get(target)
+    assert item is not None and item.text == "Tests run with pytest."
 
 
 def test_memory_invalid_model_answer_adds_after_one_repair(tmp_path: Path) -> None:

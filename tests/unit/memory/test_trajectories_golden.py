@@ -11,15 +11,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from chimera.core.attempts import HISTORY_HEADING
 from chimera.memory.trajectories import TrajectoryCollector, metadata_path, validate_row
 
+if TYPE_CHECKING:
+    from chimera.memory.trajectories.export import Format
+    from chimera.memory.trajectories.pairs import Mode
+    from tests.unit.memory.conftest import Runs
+
 GOLDEN = Path(__file__).parents[2] / "data" / "trajectories"
-CASES = [
+CASES: list[tuple[Format, Mode, str]] = [
     ("sft", "task", "sft"),
     ("dpo", "task", "dpo-task"),
     ("dpo", "strict", "dpo-strict"),
@@ -28,23 +33,23 @@ CASES = [
 ]
 
 
-def _export(runs: Any, fmt: str, mode: str, out: Path) -> list[dict[str, object]]:
+def _export(runs: Runs, fmt: Format, mode: Mode, out: Path) -> list[dict[str, Any]]:
     collector = TrajectoryCollector()
     collector.add(runs.a)
     collector.add(runs.b)
-    report = collector.export(fmt, out, pairs=mode)  # type: ignore[arg-type]
+    report = collector.export(fmt, out, pairs=mode)
     assert report.rows > 0 and report.runs_skipped == [] and report.attempts_skipped == []
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
-def _normal(text: str, runs: Any) -> str:
+def _normal(text: str, runs: Runs) -> str:
     # The scripts' folder is the only machine-specific text (the model names it).
     return text.replace(str(runs.tmp), "<TMP>")
 
 
 @pytest.mark.parametrize(("fmt", "mode", "name"), CASES)
 def test_export_matches_golden_file_and_schema(
-    runs: Any, tmp_path: Path, fmt: str, mode: str, name: str
+    runs: Runs, tmp_path: Path, fmt: Format, mode: Mode, name: str
 ) -> None:
     out = tmp_path / f"{name}.jsonl"
     rows = _export(runs, fmt, mode, out)
@@ -60,7 +65,7 @@ def test_export_matches_golden_file_and_schema(
         assert got == golden.read_text(), f"{golden.name} differs (CHIMERA_UPDATE_GOLDEN=1?)"
 
 
-def test_sft_rows_are_the_two_accepted_attempts(runs: Any, tmp_path: Path) -> None:
+def test_sft_rows_are_the_two_accepted_attempts(runs: Runs, tmp_path: Path) -> None:
     rows = _export(runs, "sft", "task", tmp_path / "s.jsonl")
     metas = [json.loads(x) for x in (tmp_path / "s.meta.jsonl").read_text().splitlines()]
     assert [(m["run_id"], m["attempt"], m["verdict"]) for m in metas] == [
@@ -75,7 +80,7 @@ def test_sft_rows_are_the_two_accepted_attempts(runs: Any, tmp_path: Path) -> No
     assert names == ["read_file", "write_file", "edit_file", "list_dir", "search", "run_command"]
 
 
-def test_task_mode_pairs_strip_the_history(runs: Any, tmp_path: Path) -> None:
+def test_task_mode_pairs_strip_the_history(runs: Runs, tmp_path: Path) -> None:
     rows = _export(runs, "dpo", "task", tmp_path / "d.jsonl")
     metas = [json.loads(x) for x in (tmp_path / "d.meta.jsonl").read_text().splitlines()]
     assert [(m["chosen"]["run_id"], m["chosen"]["attempt"]) for m in metas] == [("a", 2), ("b", 1)]
@@ -103,7 +108,7 @@ def test_task_mode_pairs_strip_the_history(runs: Any, tmp_path: Path) -> None:
     assert blocked["role"] == "tool" and blocked["content"].startswith("Blocked by governance")
 
 
-def test_strict_mode_pairs_only_across_runs_at_the_divergence(runs: Any, tmp_path: Path) -> None:
+def test_strict_mode_pairs_only_across_runs_at_the_divergence(runs: Runs, tmp_path: Path) -> None:
     collector = TrajectoryCollector()
     collector.add(runs.a)
     collector.add(runs.b)
@@ -136,7 +141,7 @@ def test_strict_mode_pairs_only_across_runs_at_the_divergence(runs: Any, tmp_pat
 
 
 def test_openai_rows_carry_exactly_one_assistant_message_per_side(
-    runs: Any, tmp_path: Path
+    runs: Runs, tmp_path: Path
 ) -> None:
     rows = _export(runs, "openai-dpo", "task", tmp_path / "o.jsonl")
     assert len(rows) == 2

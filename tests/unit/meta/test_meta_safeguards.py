@@ -102,7 +102,9 @@ def _profile(name: str) -> Profile:
     return profile
 
 
-def _trial(name: str, task: str, visible: bool, heldout: bool, edits: list[str] | None = None):  # type: ignore[no-untyped-def]
+def _trial(
+    name: str, task: str, visible: bool, heldout: bool, edits: list[str] | None = None
+) -> TaskTrial:
     return TaskTrial(name, task, "solved", visible, heldout, check_edits=edits or [])
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chimera.runner import LocalRunner, check_runner
-from chimera.sandbox import DisposableRunner, Sandbox, export_tree
+from chimera.sandbox import DisposableRunner, Sandbox, SandboxMode, export_tree
 from chimera.spec.drift import check_drift
 from chimera.spec.loader import load_spec
 
@@ -89,11 +89,11 @@ def test_export_outside_a_repository_walks_the_tree(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "scrubbed"])
-def test_checks_cannot_change_the_tree_or_each_other(project: Path, mode: str) -> None:
+def test_checks_cannot_change_the_tree_or_each_other(project: Path, mode: SandboxMode) -> None:
     before = {
         p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git/" not in str(p)
     }
-    sandbox = Sandbox(project, mode=mode)  # type: ignore[arg-type]
+    sandbox = Sandbox(project, mode=mode)
     spec = load_spec(project / "specs")
     report = check_drift(spec, project, runner=sandbox)
     results = {r.requirement.id: r for r in report.results}

@@ -15,7 +15,7 @@ import yaml
 
 from chimera.cli import main
 from chimera.errors import SandboxError
-from chimera.sandbox import Sandbox, probe_bwrap
+from chimera.sandbox import Sandbox, SandboxMode, probe_bwrap
 
 UID_MAP = "bwrap: setting up uid map: Permission denied"
 
@@ -46,9 +46,11 @@ def test_probe_reports_the_uid_map_refusal(denied_bwrap: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "bwrap"])
-def test_sandbox_fails_closed_in_one_line(denied_bwrap: Path, tmp_path: Path, mode: str) -> None:
+def test_sandbox_fails_closed_in_one_line(
+    denied_bwrap: Path, tmp_path: Path, mode: SandboxMode
+) -> None:
     with pytest.raises(SandboxError) as caught:
-        Sandbox(tmp_path, mode=mode)  # type: ignore[arg-type]
+        Sandbox(tmp_path, mode=mode)
     message = str(caught.value)
     assert "\n" not in message
     assert UID_MAP in message

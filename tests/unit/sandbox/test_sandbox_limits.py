@@ -20,7 +20,7 @@ import pytest
 
 from chimera.errors import SandboxError
 from chimera.runner import CommandResult, run_process
-from chimera.sandbox import Sandbox, SandboxLimits, bwrap_available, probe_bwrap
+from chimera.sandbox import Sandbox, SandboxLimits, SandboxMode, bwrap_available, probe_bwrap
 from chimera.sandbox.limits import MIB, user_task_count
 
 NOBODY = 65534
@@ -82,11 +82,13 @@ def test_user_task_count_counts_threads_of_the_user(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "scrubbed"])
-def test_memory_bomb_fails_fast(tmp_path: Path, mode: str, request: pytest.FixtureRequest) -> None:
+def test_memory_bomb_fails_fast(
+    tmp_path: Path, mode: SandboxMode, request: pytest.FixtureRequest
+) -> None:
     if mode == "bwrap" and not bwrap_available():
         for mark in needs_bwrap:
             request.applymarker(mark)
-    sandbox = Sandbox(tmp_path, mode=mode, limits=SandboxLimits(memory_bytes=512 * MIB))  # type: ignore[arg-type]
+    sandbox = Sandbox(tmp_path, mode=mode, limits=SandboxLimits(memory_bytes=512 * MIB))
     start = time.monotonic()
     res = sandbox.run(
         [sys.executable, "-c", "b = bytearray(8 * 2**30); print('ALLOCATED')"],
@@ -100,9 +102,9 @@ def test_memory_bomb_fails_fast(tmp_path: Path, mode: str, request: pytest.Fixtu
 
 
 @pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "scrubbed"])
-def test_file_size_and_open_files_are_capped(tmp_path: Path, mode: str) -> None:
+def test_file_size_and_open_files_are_capped(tmp_path: Path, mode: SandboxMode) -> None:
     limits = SandboxLimits(file_bytes=1 * MIB, open_files=64)
-    sandbox = Sandbox(tmp_path, mode=mode, limits=limits)  # type: ignore[arg-type]
+    sandbox = Sandbox(tmp_path, mode=mode, limits=limits)
     res = sandbox.run("head -c 3000000 /dev/zero > big.bin", cwd=tmp_path, timeout=30)
     assert not res.ok
     assert (tmp_path / "big.bin").stat().st_size <= 1 * MIB

@@ -98,7 +98,7 @@ def test_bad_arguments(tmp_path: Path) -> None:
     with pytest.raises(SandboxError, match="filesystem root"):
         Sandbox(Path("/"))
     with pytest.raises(SandboxError, match="unknown sandbox mode"):
-        Sandbox(tmp_path, mode="docker")  # type: ignore[arg-type]
+        Sandbox(tmp_path, mode="docker")  # type: ignore[arg-type]  # deliberately unknown
     with pytest.raises(SandboxError, match="outside the workspace"):
         Sandbox(tmp_path / ".", mode="scrubbed", read_only_paths=[Path("..")])
     with pytest.raises(SandboxError, match="does not exist"):

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from chimera.sandbox import Sandbox, bwrap_available, neutralize, probe_bwrap, stop_commands
+from chimera.sandbox import (
+    Sandbox,
+    SandboxMode,
+    bwrap_available,
+    neutralize,
+    probe_bwrap,
+    stop_commands,
+)
 from chimera.sandbox.workflow_commands import ZWSP, parse_workflow_commands
 
 HOSTILE = (
@@ -58,8 +65,8 @@ def test_stop_commands_wraps_with_a_random_token() -> None:
         "scrubbed",
     ],
 )
-def test_a_command_printing_set_output_changes_nothing(tmp_path: Path, mode: str) -> None:
-    res = Sandbox(tmp_path, mode=mode).run(  # type: ignore[arg-type]
+def test_a_command_printing_set_output_changes_nothing(tmp_path: Path, mode: SandboxMode) -> None:
+    res = Sandbox(tmp_path, mode=mode).run(
         "echo '::set-output name=verdict::passed'; printf '##[add-mask]x\\r::add-mask::y\\n'",
         cwd=tmp_path,
         timeout=30,

@@ -103,7 +103,14 @@ def test_ticks_claim_in_the_journal_then_file_and_dispatch_once(
         "Scheduled: weekly-deps",
     ]
     assert all(LABEL in i.labels for i in gh.issues.values())
-    assert [d[2]["issue-number"] for d in gh.dispatches] == ["2"]
+    # A task's new issue: its filing label starts the run (decide), so no dispatch; only the
+    # task issue carries the task marker decide looks for.
+    assert (
+        gh.dispatches == []
+        and second.acted[1] == "weekly-deps: filed #2 (its label event starts the run)"
+    )
+    assert "<!-- chimera:schedule-task weekly-deps -->" in gh.issues[2].body
+    assert "chimera:schedule-task" not in gh.issues[1].body
     assert any("no-eval, strict-types" in body for _, body in gh.comments.values())
     # A re-run of the same instant (another runner, same journal) does nothing twice.
     other = remote.clone("runner2")
@@ -111,7 +118,7 @@ def test_ticks_claim_in_the_journal_then_file_and_dispatch_once(
         context(), settings, checkout, github=gh, journal=other, trust=remote.trust,
         clock=clock, run_id="101-2",
     )  # fmt: skip
-    assert again.plan.runs == () and len(gh.dispatches) == 1
+    assert again.plan.runs == () and gh.dispatches == []
     # A merge to main starts the event SOP once, on the same job issue each time.
     merged = {
         "action": "closed",
@@ -121,7 +128,11 @@ def test_ticks_claim_in_the_journal_then_file_and_dispatch_once(
     assert [r.job for r in tick("102-1", context("pull_request", merged)).plan.runs] == ["on-merge"]
     clock.advance(timedelta(minutes=5))
     assert tick("103-1", context("pull_request", merged)).plan.runs == ()
-    assert len(gh.dispatches) == 2
+    assert gh.dispatches == []
+    # The next Monday the weekly job's issue is still open: no label event, so a dispatch.
+    clock.set(datetime(2025, 3, 10, 5, 40, tzinfo=UTC))
+    assert [r.job for r in tick("104-1").plan.runs] == ["spec-green", "weekly-deps"]
+    assert [d[2]["issue-number"] for d in gh.dispatches] == ["2"]
 
 
 def test_a_broken_schedules_file_fails_before_anything_runs(remote: Any, checkout: Path) -> None:

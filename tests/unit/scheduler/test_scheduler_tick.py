@@ -54,8 +54,8 @@ WARSAW_0230 = """\
 """
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 def test_a_new_job_starts_its_clock_and_then_fires_on_time(tmp_path: Path) -> None:

@@ -99,6 +99,7 @@ def test_problems_read_from_the_cache_keep_their_positions(repo: Path) -> None:
         with pytest.raises(SpecError) as caught:
             load_spec([spec_file], parse_cache=cache)
         assert [str(p) for p in caught.value.problems] == [str(p) for p in fresh]
+    assert cache is not None
     assert cache.hits == 1
 
 

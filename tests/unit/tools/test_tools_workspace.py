@@ -79,7 +79,7 @@ def test_symlink_inside_is_followed(ws: Workspace) -> None:
 
 def test_non_string_is_refused(ws: Workspace) -> None:
     with pytest.raises(PathEscapeError, match="must be a string"):
-        ws.resolve(3)  # type: ignore[arg-type]
+        ws.resolve(3)  # type: ignore[arg-type]  # deliberately not a string
 
 
 def test_gitignore_rules(tmp_path: Path) -> None:
