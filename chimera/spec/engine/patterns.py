@@ -207,6 +207,12 @@ class CompiledPattern:
         out: list[int] = []
         pos = text.find(prefix, start)
         while pos >= 0:
+            if pos and text[pos - 1] != "\n":
+                # Every match starts at a line start (behind ``^`` or ``\A``): none starts
+                # here, nor further on this line; ``regex`` need not be asked.
+                eol = text.find("\n", pos)
+                pos = -1 if eol < 0 else text.find(prefix, eol + 1)
+                continue
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("regex timed out")

@@ -168,3 +168,24 @@ def test_engine_runs_agree_with_and_without_the_linear_engine(tmp_path: Path, se
     plain = DriftSession(spec, tmp_path, options=EngineOptions(linear_engine=False)).report()
     for a, b in zip(linear.results, plain.results, strict=True):
         assert (a.status, a.message, a.evidence) == (b.status, b.message, b.evidence), a.id
+
+
+@pytest.mark.parametrize(
+    "source",
+    [r"^ {4,}\S", r"^print\(", r"^ab", r"\Aab", r"^\nab", r"^ {2}x|^ {2}y", r"^aa+b", r"^(?:ab)+c"],
+)
+def test_line_start_jump_search_gives_regex_offsets(source: str) -> None:
+    """Patterns behind ``^``/``\\A`` jump between line starts holding their prefix; the
+    prefix's other occurrences (mid-line) never reach ``regex``, and nothing is lost."""
+    cp = PatternCache(EngineOptions(), EngineStats()).get(source, True)
+    rng = random.Random(source)
+    words = ["ab", "a", "b", "c", "\n", "  ", " ", "x", "print(", "\r\n", "é", "y"]
+    for _ in range(300):
+        text = "".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+        for first_only in (True, False):
+            got = cp.search(text, first_only=first_only, timeout=5)
+            assert got == _reference(source, text, first_only), (text, first_only)
+    # The jump search is what this exercises (the others are its neighbours: a plain
+    # pattern, an alternation and a group, which have no prefix).
+    jumps = source not in (r"^ab", r"^ {2}x|^ {2}y", r"^(?:ab)+c")
+    assert (cp.prefix is not None) is jumps
