@@ -271,17 +271,25 @@ class RequirementItem(pytest.Item):
 
     def __init__(self, *, requirement: Requirement, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.requirement = requirement
+        state = get_state(self.config)
+        assert state is not None
+        # The id, not the object: once the session is over the state drops the Spec, and
+        # pytest's last garbage collections need not walk thousands of requirements.
+        self._state = state
+        self.requirement_id = requirement.id
         self.add_marker(_mark("chimera"))
         self.add_marker(_mark(f"risk_{requirement.risk.value}"))
         self.extra_keyword_matches.add(requirement.kind)
         self.user_properties.append(("chimera_kind", requirement.kind))
         self.user_properties.append(("chimera_risk", requirement.risk.value))
 
+    @property
+    def requirement(self) -> Requirement:
+        """The requirement this item checks."""
+        return self._state.requirement(self.requirement_id)
+
     def runtest(self) -> None:
-        state = get_state(self.config)
-        assert state is not None
-        result = state.result(self.requirement.id)
+        result = self._state.result(self.requirement_id)
         if result.status.red:
             raise RequirementFailed(result)
 
@@ -292,8 +300,7 @@ class RequirementItem(pytest.Item):
     ) -> str | TerminalRepr:
         if not isinstance(excinfo.value, RequirementFailed):
             return super().repr_failure(excinfo, style=style)
-        state = get_state(self.config)
-        assert state is not None
+        state = self._state
         req = self.requirement
         result = excinfo.value.result
         # The first line is what pytest's short summary shows: the title, else the verdict.
@@ -309,11 +316,8 @@ class RequirementItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         # 0-based line, so editors and JUnit XML land on the requirement's mapping.
-        return (
-            self.path,
-            self.requirement.location.line - 1,
-            f"{self.requirement.kind}: {self.name}",
-        )
+        req = self.requirement
+        return (self.path, req.location.line - 1, f"{req.kind}: {self.name}")
 
 
 # --------------------------------------------------------------------------- session
@@ -329,7 +333,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state = get_state(session.config)
     if state is None:
         return
-    state.selected = [i.requirement.id for i in session.items if isinstance(i, RequirementItem)]
+    state.selected = [i.requirement_id for i in session.items if isinstance(i, RequirementItem)]
     if hasattr(session.config, "workerinput"):
         state.upcoming = worker_queue(session, _requirement_id)
     # Only where a Spec was loaded: an xdist controller collects nothing of its own.
@@ -338,7 +342,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def _requirement_id(item: pytest.Item) -> str | None:
-    return item.requirement.id if isinstance(item, RequirementItem) else None
+    return item.requirement_id if isinstance(item, RequirementItem) else None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

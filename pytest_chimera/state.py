@@ -68,6 +68,7 @@ class ChimeraState:
     freezer: heap.Freezer = field(default_factory=heap.Freezer)
     _load: SpecLoad | None = None
     _by_file: dict[Path, tuple[Requirement, ...]] = field(default_factory=dict)
+    _by_id: dict[str, Requirement] = field(default_factory=dict)
     _problems: dict[Path, list[SpecProblem]] = field(default_factory=dict)
     _drift: DriftSession | None = None
     _planned: set[str] = field(default_factory=set)
@@ -92,6 +93,7 @@ class ChimeraState:
                 # Frozen before any collection walks them (the items freeze the rest).
                 self.freezer.freeze()
             self._by_file = {resolved(f.path): f.requirements for f in loaded.spec.files}
+            self._by_id = loaded.spec.by_id()
             self._problems = {
                 resolved(path): list(problems)
                 for path, problems in loaded.problems.items()
@@ -112,6 +114,16 @@ class ChimeraState:
     def requirements_for(self, path: Path) -> tuple[Requirement, ...]:
         self.load()
         return self._by_file.get(resolved(path), ())
+
+    def requirement(self, requirement_id: str) -> Requirement:
+        """The loaded requirement ``requirement_id`` (loaded again if asked after
+        :meth:`release`).
+
+        Raises:
+            KeyError: no valid spec file declares it.
+        """
+        self.load()
+        return self._by_id[requirement_id]
 
     def result(self, requirement_id: str) -> RequirementResult:
         """Evaluate one requirement through the session's single DriftSession.
@@ -149,14 +161,17 @@ class ChimeraState:
             self._drift.save()
 
     def release(self) -> None:
-        """Drop the DriftSession (file texts, patterns, results) once the session is over.
+        """Drop the Spec and the DriftSession (file texts, patterns, results) once the
+        session is over.
 
-        pytest's last collections walk everything still alive; the items keep only their
-        requirements. :attr:`planned`, :attr:`evaluated` and :attr:`stats` stay readable.
+        pytest's last collections walk everything still alive; the items keep only ids.
+        :attr:`planned`, :attr:`evaluated` and :attr:`stats` stay readable.
         """
         if self._drift is not None:
             self._stats = self._drift.stats
         self._drift = None
+        self._load = None
+        self._by_file, self._by_id, self._problems = {}, {}, {}
 
     @property
     def planned(self) -> frozenset[str]:
@@ -182,7 +197,8 @@ class ChimeraState:
         # A selected dependency is evaluated beside its dependent, as in a serial run, so
         # the "(depends on ..., which failed)" note does not depend on the distribution.
         selected = set(self.selected)
-        by_id = self.load().spec.by_id()
+        self.load()
+        by_id = self._by_id
         out: dict[str, None] = {}
         while wanted:
             rid = wanted.pop()
