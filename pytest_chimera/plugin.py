@@ -19,8 +19,8 @@ active never reaches LiteLLM, PyGithub or another heavy library.
 
 The hooks and the item classes live here, the module registered as the entry point (pytest
 finds a plugin's hooks on that module); the session state is in :mod:`pytest_chimera.state`,
-the xdist queue in :mod:`pytest_chimera.workers`, the garbage-collector handling (a third of
-the plugin's cost before it existed) in :mod:`pytest_chimera.heap`.
+the xdist queue in :mod:`pytest_chimera.workers`, the garbage-collector handling (half of
+what the plugin cost over plain tests before it existed) in :mod:`pytest_chimera.heap`.
 """
 
 from __future__ import annotations
