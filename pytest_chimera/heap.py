@@ -17,9 +17,13 @@ run at pytest's exit) walks all of them again. So the plugin:
   so a cycle that became garbage during the run is still collected (and an exception in its
   finaliser still reported) by the same final collections as without the plugin.
 
-The only visible difference: during the run, a reference cycle made only of objects that
-existed before the first test is freed at the end of the session instead of by the next
-``gc.collect()``. ``--chimera-no-gc-freeze`` turns the freeze off.
+The freeze is kept for the run only when the session runs nothing but Spec items: a frozen
+object is out of reach of ``gc.collect()``, which a user's own test may rely on (a weak
+reference expected to die), so a session that also collected Python tests is thawed when
+collection ends and runs with the collector as without the plugin. In a Spec-only session the
+one visible difference: a reference cycle made only of objects that existed before the first
+item is freed at the end of the session instead of by the next ``gc.collect()``.
+``--chimera-no-gc-freeze`` turns the freeze off altogether.
 """
 
 from __future__ import annotations

@@ -109,8 +109,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="chimera_no_gc_freeze",
         action="store_true",
         default=False,
-        help="leave Python's garbage collector as it is: by default the objects alive when "
-        "collection ends are frozen until the session ends (cheaper collections)",
+        help="leave Python's garbage collector as it is: by default, when the session runs "
+        "only Spec items, the objects alive when collection ends are frozen until the "
+        "session ends (cheaper collections)",
     )
 
 
@@ -336,8 +337,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state.selected = [i.requirement_id for i in session.items if isinstance(i, RequirementItem)]
     if hasattr(session.config, "workerinput"):
         state.upcoming = worker_queue(session, _requirement_id)
-    # Only where a Spec was loaded: an xdist controller collects nothing of its own.
-    if state.loaded:
+    # Only where a Spec was loaded (an xdist controller collects nothing of its own), and
+    # only when the Spec is all this session runs: a frozen object is out of reach of the
+    # user's own tests' gc.collect(), so a session with Python tests runs unfrozen.
+    if any(not isinstance(i, RequirementItem) for i in session.items):
+        state.freezer.thaw()
+    elif state.loaded:
         state.freezer.freeze()
 
 

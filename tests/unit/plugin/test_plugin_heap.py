@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 
+def pytest_runtest_call(item):
+    Path("during.txt").write_text(str(gc.get_freeze_count()))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     Path("after.txt").write_text(str(gc.get_freeze_count()))
@@ -44,14 +48,24 @@ def observed(project: pytest.Pytester) -> pytest.Pytester:
     return project
 
 
-def test_the_session_is_frozen_during_the_run_and_thawed_at_unconfigure(
+def test_a_spec_only_session_is_frozen_during_the_run_and_thawed_at_unconfigure(
     observed: pytest.Pytester,
 ) -> None:
-    result = observed.runpytest_subprocess("--chimera-spec", "specs", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5, failed=2)
+    # Only the specs folder is collected: the session runs nothing but Spec items.
+    result = observed.runpytest_subprocess(
+        "--chimera-spec", "specs", "-p", "no:cacheprovider", "specs"
+    )
+    result.assert_outcomes(passed=2, failed=2)
     during, after = _counts(observed)
     assert during > 1000  # pytest's nodes, the modules and the Spec
     assert after == 0
+
+
+def test_a_session_with_python_tests_runs_unfrozen(observed: pytest.Pytester) -> None:
+    # A user's test may rely on gc.collect() reaching objects made at collection time.
+    result = observed.runpytest_subprocess("--chimera-spec", "specs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=5, failed=2)
+    assert _counts(observed) == (0, 0)
 
 
 def test_no_gc_freeze_leaves_the_collector_alone(observed: pytest.Pytester) -> None:
@@ -96,19 +110,23 @@ def pytest_configure(config):
     config.held_cycle = Cycle()
 """
 
-DROPPING_TEST = """
-def test_drop(request):
-    del request.config.held_cycle
+DROPPING_HOOK = """
+
+
+def pytest_runtest_call(item):
+    if hasattr(item.config, "held_cycle"):
+        del item.config.held_cycle
 """
 
 
 def test_a_frozen_cycle_dropped_during_the_run_is_still_finalised_and_reported(
     project: pytest.Pytester,
 ) -> None:
-    project.makeconftest(FINALISER)
-    (project.path / "tests" / "test_drop.py").write_text(DROPPING_TEST, encoding="utf-8")
-    result = project.runpytest_subprocess("--chimera-spec", "specs", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5, failed=2)
+    project.makeconftest(FINALISER + DROPPING_HOOK)
+    result = project.runpytest_subprocess(
+        "--chimera-spec", "specs", "-p", "no:cacheprovider", "specs"
+    )
+    result.assert_outcomes(passed=2, failed=2)
     assert (project.path / "finalised.txt").read_text(encoding="utf-8") == "yes"
     # Collected by pytest's own final collection, so pytest reports the exception.
     output = result.stdout.str() + result.stderr.str()
