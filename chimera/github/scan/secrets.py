@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 
 from chimera.github.scan.model import Finding, finding
 from chimera.governance.rules import Verdict, find_secret_formats
+from chimera.governance.rules.credentials import has_private_key_block
 from chimera.sandbox.layout import is_dotenv_name, is_example_dotenv
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
 
 B, R = Verdict.BLOCK, Verdict.REVIEW
 
-_PRIVATE_KEY = re.compile(r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")
 _SQUASH = re.compile(r"""[\s"'`+\\,().]+""")
 _LITERAL = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'""")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
@@ -94,7 +94,7 @@ _CREDENTIAL_PATHS = (".aws/credentials", ".docker/config.json", ".kube/config", 
 def secret_labels(text: str) -> list[str]:
     """Labels of the known secret formats in ``text`` (``"a GitHub token"``), in order."""
     labels = [label for label, _ in find_secret_formats(_candidates(text))]
-    if "PRIVATE KEY" in text and _PRIVATE_KEY.search(text):
+    if has_private_key_block(text):
         labels.append("a private key block")
     return list(dict.fromkeys(labels))
 
