@@ -118,6 +118,10 @@ class ResultCache:
         self.misses = 0
         self._entries: dict[str, _Entry] = {}
         self._stats: dict[str, tuple[StatKey, str]] = {}
+        self.vouched: dict[str, StatKey] = {}
+        """Real path -> the stat data :meth:`known` found unchanged (the whole-report record
+        keeps these, not a later stat: a file replaced after the lookup, even with its old
+        mtime restored, then reads as changed)."""
         self._dirty = False
         self._table: list[str] = []
         self._loaded = True
@@ -157,6 +161,7 @@ class ResultCache:
         current = _stat_key(real)
         if current is None or current != recorded[0]:
             return None
+        self.vouched[real] = current
         return recorded[1]
 
     def remember(self, real: str, mode: str, key: str) -> None:
