@@ -129,7 +129,8 @@ def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
       the pure parser's message at its marker;
     * libyaml accepts some texts the pure parser rejects — tab characters where the pure
       scanner refuses them, and ``?`` inside a flow collection (``[a, ?b]``) — so a text
-      holding a tab, or a ``?`` within the span of a flow collection, goes to the pure parser.
+      holding a tab, or a ``?`` within the span of a flow collection, goes to the pure parser;
+      so does one with a byte order mark past its first character, which libyaml skips.
 
     Both parsers share PyYAML's Python constructors and resolver, and their marks count
     characters, so values and ``line:col`` are the same (the test suite compares both on
@@ -143,7 +144,9 @@ def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
         A :class:`YamlDocument`. Malformed YAML (including a second document in the same
         text) gives ``syntax_error=True`` and one issue at the parser's marker position.
     """
-    if fast and _C_LOADER is not None and "\t" not in text:
+    # libyaml also skips a byte order mark past the first character where the pure reader
+    # counts it (a column, or a scalar where a document must start): two concatenated files.
+    if fast and _C_LOADER is not None and "\t" not in text and "\ufeff" not in text[1:]:
         doc = _parse_with(_C_LOADER, text, flow_guard=True)
         if doc is not None:
             return doc
