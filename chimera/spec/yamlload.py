@@ -95,6 +95,10 @@ def _c_loader() -> type[Any] | None:
             own = owns.get(kind)
             if own is None:
                 own = owns[kind] = names.get(kind.__name__, kind)
+            if own is scalar and not implicit[0] and not implicit[1]:
+                # Only an empty scalar tagged "!" (``a: !``) gets here so: libyaml calls it
+                # not implicit, the pure parser plain (null, not "").
+                implicit = (True, False)
             if (
                 own is scalar
                 and implicit[0]
@@ -197,6 +201,18 @@ def _parse_with(
             if flow_guard:
                 return None
             return YamlDocument(issues=[_TOO_DEEP], syntax_error=True)
+        except (ValueError, OverflowError):
+            # The pure scanner turns "\U00110000" into chr() of a number past U+10FFFF and
+            # raises (OverflowError past 2**31); its reader stops on the hex digits, two
+            # characters past the backslash.
+            if flow_guard:
+                return None
+            at = Mark.of(loader.get_mark())
+            issue = YamlIssue(
+                Mark(at.line, max(1, at.col - 2)),
+                "invalid YAML: escape beyond U+10FFFF in a double-quoted scalar",
+            )
+            return YamlDocument(issues=[issue], syntax_error=True)
         if root is None:
             return YamlDocument(empty=True)
         if flow_guard and _libyaml_differs(root, text):
