@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chimera.spec.engine.reports import TreeRecord
 
-__all__ = ["PREFIX", "Recorder", "parse_check_argv", "replay", "replay_key"]
+__all__ = ["PREFIX", "Recorder", "config_digests", "parse_check_argv", "replay", "replay_key"]
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,15 @@ def _code_stamp() -> list[list[object]]:
     return stamps
 
 
+def config_digests(root: Path) -> list[list[str | None]]:
+    """``[name, SHA-256 of its bytes or None]`` for each of :data:`CONFIG_FILES` at ``root``."""
+    out: list[list[str | None]] = []
+    for name in CONFIG_FILES:
+        config = os.path.join(root, name)
+        out.append([name, _digest_file(config) if os.path.isfile(config) else None])
+    return out
+
+
 def replay_key(
     argv: Sequence[str], cwd: Path, root: Path, spec_files: Sequence[Path]
 ) -> str | None:
@@ -162,10 +171,7 @@ def replay_key(
         if found is None:
             return None
         specs.append([str(path), os.path.realpath(path), found])
-    configs = []
-    for name in CONFIG_FILES:
-        config = os.path.join(root, name)
-        configs.append([name, _digest_file(config) if os.path.isfile(config) else None])
+    configs = config_digests(root)
     env = sorted(
         (k, v) for k, v in os.environ.items() if k.startswith("CHIMERA_") or k in ENV_NAMES
     )
@@ -303,6 +309,9 @@ class Recorder:
             files found (the key is taken now and again at :meth:`save`; a change between
             the two stores nothing).
         max_bytes: the largest replay file written; bytes.
+        configs_read: :func:`config_digests` taken before the run read its configuration;
+            when the files differ now, nothing is stored (the key would name bytes the run
+            never read).
     """
 
     def __init__(
@@ -313,9 +322,12 @@ class Recorder:
         spec_files: Sequence[Path],
         *,
         max_bytes: int,
+        configs_read: list[list[str | None]] | None = None,
     ) -> None:
         self._inputs = (list(argv), cwd, root, list(spec_files))
         self.key = replay_key(*self._inputs)
+        if configs_read is not None and configs_read != config_digests(root):
+            self.key = None
         self.max_bytes = max_bytes
         self._stderr = sys.stderr
         self._warned: list[str] = []
