@@ -21,6 +21,7 @@ raises for bad input.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -44,6 +45,7 @@ __all__ = [
     "YamlIssue",
     "max_nodes",
     "parse_yaml",
+    "pure_only",
     "type_name",
 ]
 
@@ -121,6 +123,21 @@ def _c_loader() -> type[Any] | None:
 _C_LOADER: type[Any] | None = _c_loader()
 
 
+_DIRECTIVE_COMMENT = re.compile(r"^%YAML[ ]+[0-9]+\.[0-9]+#", re.MULTILINE)
+
+
+def pure_only(text: str) -> bool:
+    """Whether ``text`` holds what libyaml reads where the pure parser refuses or counts it:
+    a tab; a byte order mark past the first character (two files concatenated: libyaml
+    skips it, so columns after it were one off and a mark where a document must start was
+    accepted); a ``%YAML 1.1#`` directive with a comment glued to its version."""
+    return (
+        "\t" in text
+        or "\ufeff" in text[1:]
+        or ("%YAML" in text and _DIRECTIVE_COMMENT.search(text) is not None)
+    )
+
+
 def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
     """Parse one YAML document from ``text``; never raises for bad input.
 
@@ -134,7 +151,7 @@ def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
     * libyaml accepts some texts the pure parser rejects — tab characters where the pure
       scanner refuses them, and ``?`` inside a flow collection (``[a, ?b]``) — so a text
       holding a tab, or a ``?`` within the span of a flow collection, goes to the pure parser;
-      so does one with a byte order mark past its first character, which libyaml skips.
+      so does the rest of what :func:`pure_only` names.
 
     Both parsers share PyYAML's Python constructors and resolver, and their marks count
     characters, so values and ``line:col`` are the same (the test suite compares both on
@@ -148,9 +165,7 @@ def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
         A :class:`YamlDocument`. Malformed YAML (including a second document in the same
         text) gives ``syntax_error=True`` and one issue at the parser's marker position.
     """
-    # libyaml also skips a byte order mark past the first character where the pure reader
-    # counts it (a column, or a scalar where a document must start): two concatenated files.
-    if fast and _C_LOADER is not None and "\t" not in text and "\ufeff" not in text[1:]:
+    if fast and _C_LOADER is not None and not pure_only(text):
         doc = _parse_with(_C_LOADER, text, flow_guard=True)
         if doc is not None:
             return doc
