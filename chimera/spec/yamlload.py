@@ -124,17 +124,22 @@ _C_LOADER: type[Any] | None = _c_loader()
 
 
 _DIRECTIVE_COMMENT = re.compile(r"^%YAML[ ]+[0-9]+\.[0-9]+#", re.MULTILINE)
+_ODD_TAG_HANDLE = re.compile(r"(?:^|[\s\[\]{},])![0-9A-Za-z_-]*[^0-9A-Za-z_\s!-][^\s!]*!", re.M)
+"""A tag whose handle (``!x!``) holds a character the pure scanner refuses there (``!@!str``):
+libyaml reads it as the primary handle and a longer suffix."""
 
 
 def pure_only(text: str) -> bool:
     """Whether ``text`` holds what libyaml reads where the pure parser refuses or counts it:
     a tab; a byte order mark past the first character (two files concatenated: libyaml
     skips it, so columns after it were one off and a mark where a document must start was
-    accepted); a ``%YAML 1.1#`` directive with a comment glued to its version."""
+    accepted); a ``%YAML 1.1#`` directive with a comment glued to its version; a tag handle
+    holding a character other than ``[0-9A-Za-z_-]`` (``!@!str``)."""
     return (
         "\t" in text
         or "\ufeff" in text[1:]
         or ("%YAML" in text and _DIRECTIVE_COMMENT.search(text) is not None)
+        or ("!" in text and _ODD_TAG_HANDLE.search(text) is not None)
     )
 
 
