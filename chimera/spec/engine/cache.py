@@ -71,15 +71,18 @@ def check_key(*parts: str | bool | int | float) -> str:
 
 
 def tracked_cache_files(root: str) -> list[str] | None:
-    """What ``git ls-files .chimera`` lists under ``root``; ``None`` when git cannot answer
-    (not a repository, git missing, or git refusing the tree, e.g. "dubious ownership").
+    """What ``git ls-files .chimera`` lists under ``root``, in any case (``.Chimera`` too);
+    ``None`` when git cannot answer (not a repository, git missing, or git refusing the
+    tree, e.g. "dubious ownership").
 
     Fail closed: only a tree git vouches for may use the cache, because a cache file that
     arrived with the tree (a commit git cannot see, an extracted archive) could forge a verdict.
     """
     try:
         proc = subprocess.run(
-            ["git", "ls-files", "-z", "--", ".chimera"],
+            # icase: on a case-insensitive file system (macOS, Windows) a committed
+            # ``.Chimera/cache/`` is the directory Chimera reads as ``.chimera/cache/``.
+            ["git", "ls-files", "-z", "--", ":(icase).chimera"],
             cwd=root,
             stdin=subprocess.DEVNULL,
             capture_output=True,
