@@ -121,6 +121,7 @@ class ResultCache:
         self.misses = 0
         self._entries: dict[str, _Entry] = {}
         self._stats: dict[str, tuple[StatKey, str]] = {}
+        self._before: dict[str, StatKey | None] = {}
         self.vouched: dict[str, StatKey] = {}
         """Real path -> the stat data :meth:`known` found unchanged (the whole-report record
         keeps these, not a later stat: a file replaced after the lookup, even with its old
@@ -154,15 +155,14 @@ class ResultCache:
 
     def known(self, real: str, mode: str) -> str | None:
         """The content key of ``real`` (decoded as ``mode``) when its stat data is unchanged
-        since it was hashed."""
+        since it was hashed. Called before ``real`` is read: :meth:`remember` keys what is
+        read next by the stat data taken here."""
         if self.disabled is not None:
             return None
         self._ensure_loaded()
+        current = self._before[real] = _stat_key(real)
         recorded = self._stats.get(f"{mode}:{real}")
-        if recorded is None:
-            return None
-        current = _stat_key(real)
-        if current is None or current != recorded[0]:
+        if recorded is None or current is None or current != recorded[0]:
             return None
         self.vouched[real] = current
         return recorded[1]
@@ -172,7 +172,9 @@ class ResultCache:
         if self.disabled is not None:
             return
         self._ensure_loaded()
-        current = _stat_key(real)
+        # The stat data taken before the read (by known()): one taken now could describe
+        # bytes that replaced the ones hashed with their old mtime kept (cp -p, rsync -t).
+        current = self._before[real] if real in self._before else _stat_key(real)
         name = f"{mode}:{real}"
         if current is None or self._now - current[1] / 1e9 < RACY_S:
             self._stats.pop(name, None)
