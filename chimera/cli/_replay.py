@@ -25,7 +25,7 @@ check (git's candidate list, every recorded name, every recorded file's bytes wh
 data changed or was racy). Anything unusual returns ``None`` and the normal path runs.
 """
 
-# ruff: noqa: PTH113, PTH116, PTH208, PTH118, PTH120, PTH123
+# ruff: noqa: PTH113, PTH208, PTH118, PTH120, PTH123
 
 from __future__ import annotations
 
@@ -126,28 +126,6 @@ def _distributions() -> list[str]:
     return sorted(names)
 
 
-def _code_stamp() -> list[list[object]]:
-    # An editable install changes Chimera's code without changing its version: the size and
-    # mtime of every module of the package (a few hundred stats, ~2 ms) make such an edit a
-    # miss, so a developer never sees a replay rendered by code they have since changed.
-    import chimera
-
-    top = os.path.dirname(os.path.realpath(chimera.__file__))
-    stamps: list[list[object]] = []
-    for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                try:
-                    st = os.stat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                stamps.append(
-                    [os.path.relpath(os.path.join(folder, name), top), st.st_size, st.st_mtime_ns]
-                )
-    return stamps
-
-
 def config_digests(root: Path) -> list[list[str | None]]:
     """``[name, SHA-256 of its bytes or None]`` for each of :data:`CONFIG_FILES` at ``root``."""
     out: list[list[str | None]] = []
@@ -163,7 +141,7 @@ def replay_key(
     """The key of a replay of ``chimera check argv`` (see the module docstring); ``None``
     when a spec file cannot be read (that run reports an error and is never replayed)."""
     from chimera import __version__
-    from chimera.spec.engine.cache import ENGINE_VERSION
+    from chimera.spec.engine.cache import ENGINE_VERSION, code_stamp
 
     specs: list[list[str]] = []
     for path in spec_files:
@@ -190,7 +168,7 @@ def replay_key(
             sys.version,
             sys.executable,
             _distributions(),
-            _code_stamp(),
+            code_stamp(),
             list(argv),
             str(cwd),
             str(root),

@@ -216,3 +216,20 @@ def test_a_file_replaced_after_the_cache_vouched_for_it_misses(repo: Path) -> No
     report, _ = run(repo)
     assert not report.results[2].passed
     assert shape(report) == shape(run(repo, cache=False)[0])
+
+
+def test_an_edit_of_chimeras_own_code_misses(repo: Path) -> None:
+    """An editable install's edit keeps the version: a report the old code computed (its
+    messages, its evidence) must not be served, nor replayed by ``chimera check``."""
+    import chimera
+
+    run(repo)
+    assert run(repo)[1].reads == {}
+    module = Path(chimera.__file__).resolve().parent / "spec" / "kinds" / "text.py"
+    st = module.stat()
+    try:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        _, stats = run(repo)
+    finally:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert stats.passes == 1
