@@ -13,37 +13,49 @@ An invalid spec file is a collection error listing ``file:line:col: message`` fo
 problem; unlike a broken test module it does not interrupt the session, so the other files'
 requirements still run (the session is red either way).
 
-Without ``--chimera-spec`` the plugin only registers its markers and options: this module
+Without ``--chimera-spec`` the plugin only registers its markers and options: this package
 imports nothing from :mod:`chimera` at import time, and the Spec machinery it imports when
 active never reaches LiteLLM, PyGithub or another heavy library.
 
-Why one module past ~400 lines: pytest finds a plugin's hooks on the module registered as the
-entry point, and the hooks, the items and the per-session state reference each other; moving
-hooks out would mean registering a second plugin module (what the spec machinery does not
-need lives in :mod:`chimera.spec` already).
+The hooks and the item classes live here, the module registered as the entry point (pytest
+finds a plugin's hooks on that module); the session state is in :mod:`pytest_chimera.state`,
+the xdist queue in :mod:`pytest_chimera.workers`, the garbage-collector handling (half of
+what the plugin cost over plain tests before it existed) in :mod:`pytest_chimera.heap`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import os
-from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_chimera import heap
+from pytest_chimera.state import (
+    DEFAULT_MAX_EVIDENCE,
+    STATE_KEY,
+    ChimeraState,
+    get_state,
+    resolved,
+)
+from pytest_chimera.workers import worker_queue
+
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
-    from chimera.errors import SpecProblem
-    from chimera.spec.drift import DriftSession
-    from chimera.spec.loader import SpecLoad
-    from chimera.spec.model import Requirement, SourceLocation
+    from chimera.spec.model import Requirement
     from chimera.spec.results import RequirementResult
-    from chimera.spec.settings import CheckSettings
+
+__all__ = [
+    "DEFAULT_MAX_EVIDENCE",
+    "MARKERS",
+    "ChimeraState",
+    "RequirementItem",
+    "SpecYamlFile",
+    "get_state",
+]
 
 MARKERS: dict[str, str] = {
     "chimera": "a requirement of the Chimera spec (collected by --chimera-spec)",
@@ -52,9 +64,6 @@ MARKERS: dict[str, str] = {
     "risk_high": "a Chimera requirement with risk: high (its change needs human approval)",
 }
 """Markers this plugin registers (``pytest --markers`` lists them)."""
-
-DEFAULT_MAX_EVIDENCE = 5
-"""Evidence locations shown for a red requirement before "... and N more"."""
 
 
 # --------------------------------------------------------------------------- options
@@ -95,154 +104,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help=f"evidence locations shown per red requirement (default {DEFAULT_MAX_EVIDENCE})",
     )
-
-
-# --------------------------------------------------------------------------- state
-
-
-@dataclass
-class ChimeraState:
-    """Everything the plugin keeps for one session (one per xdist worker).
-
-    Attributes:
-        spec_files: the discovered spec files, absolute and resolved, in load order.
-        root: the directory the Spec is checked against.
-        invocation_dir: where pytest was started (problem paths are shown relative to it).
-        max_evidence: evidence locations shown per failure.
-        selected: requirement ids left after deselection, in session order.
-        invalid_files: spec files reported as collection errors.
-    """
-
-    spec_files: tuple[Path, ...]
-    root: Path
-    invocation_dir: Path
-    max_evidence: int = DEFAULT_MAX_EVIDENCE
-    settings: CheckSettings | None = None
-    use_cache: bool = False
-    selected: list[str] = field(default_factory=list)
-    invalid_files: int = 0
-    _load: SpecLoad | None = None
-    _by_file: dict[Path, tuple[Requirement, ...]] = field(default_factory=dict)
-    _problems: dict[Path, list[SpecProblem]] = field(default_factory=dict)
-    _drift: DriftSession | None = None
-    _planned: set[str] = field(default_factory=set)
-    upcoming: Callable[[], list[str]] | None = None
-    """Under xdist: the ids this worker has been handed and not yet run (else ``None``)."""
-
-    @functools.cached_property
-    def spec_file_set(self) -> frozenset[Path]:
-        return frozenset(self.spec_files)
-
-    def load(self) -> SpecLoad:
-        """Load and validate every spec file once (each file's problems kept apart)."""
-        if self._load is None:
-            from chimera.spec.loader import load_spec_files
-            from chimera.spec.parsecache import ParseCache
-
-            # Spec files parsed before are read back (trusted as the result cache is).
-            cache = ParseCache.for_root(self.root) if self.use_cache else None
-            loaded = load_spec_files(list(self.spec_files), parse_cache=cache)
-            self._by_file = {_resolved(f.path): f.requirements for f in loaded.spec.files}
-            self._problems = {
-                _resolved(Path(path)): list(problems)
-                for path, problems in loaded.problems.items()
-                if problems
-            }
-            self._load = loaded
-        return self._load
-
-    def problems_for(self, path: Path) -> list[SpecProblem]:
-        self.load()
-        return self._problems.get(_resolved(path), [])
-
-    def requirements_for(self, path: Path) -> tuple[Requirement, ...]:
-        self.load()
-        return self._by_file.get(_resolved(path), ())
-
-    def result(self, requirement_id: str) -> RequirementResult:
-        """Evaluate one requirement through the session's single DriftSession.
-
-        The first requirement of a batch plans the work of every requirement known to run
-        here, so one pass reads each file once for all of them: the whole selection in a
-        serial run, the items this worker holds under xdist (more arrive later; each
-        arrival is one more pass, with file texts kept in memory by the engine).
-        """
-        drift = self._drift
-        if drift is None:
-            from chimera.spec.drift import DriftSession
-            from chimera.spec.engine import EngineOptions
-            from chimera.spec.settings import engine_options
-
-            options = engine_options(self.settings) if self.settings else EngineOptions()
-            # The user's own tree, like `chimera check`: the result cache is trusted here.
-            options = dataclasses.replace(options, result_cache=self.use_cache)
-            drift = self._drift = DriftSession(self.load().spec, self.root, options=options)
-        if requirement_id not in self._planned:
-            batch = self._batch(requirement_id)
-            self._planned.update(batch)
-            drift.prepare(batch)
-        return drift.result(requirement_id)
-
-    def save_reports(self) -> None:
-        """Store the outcomes evaluated so far in the report cache (when it is on)."""
-        if self._drift is not None:
-            self._drift.save()
-
-    @property
-    def planned(self) -> frozenset[str]:
-        """Requirement ids whose work this session (this xdist worker) has planned."""
-        return frozenset(self._planned)
-
-    def _batch(self, requirement_id: str) -> list[str]:
-        """The ids to plan with ``requirement_id``: deselected ones never appear."""
-        if self.upcoming is None:
-            return self.selected or [requirement_id]
-        wanted = [requirement_id, *self.upcoming()]
-        # A selected dependency is evaluated beside its dependent, as in a serial run, so
-        # the "(depends on ..., which failed)" note does not depend on the distribution.
-        selected = set(self.selected)
-        by_id = self.load().spec.by_id()
-        out: dict[str, None] = {}
-        while wanted:
-            rid = wanted.pop()
-            if rid in out or rid in self._planned:
-                continue
-            out[rid] = None
-            req = by_id.get(rid)
-            if req is not None:
-                wanted.extend(d for d in req.depends_on if d in selected)
-        return list(out)
-
-    def show_path(self, file: str | os.PathLike[str]) -> str:
-        """``file`` relative to where pytest was started when it lies below it."""
-        path = Path(file)
-        if not path.is_absolute():
-            return path.as_posix()
-        try:
-            return path.relative_to(self.invocation_dir).as_posix()
-        except ValueError:
-            return path.as_posix()
-
-    def show_problem(self, problem: SpecProblem) -> str:
-        where = self.show_path(problem.file)
-        if problem.line:
-            return f"{where}:{problem.line}:{problem.col}: {problem.message}"
-        return f"{where}: {problem.message}"
-
-    def show_location(self, location: SourceLocation) -> str:
-        return f"{self.show_path(location.file)}:{location.line}:{location.col}"
-
-
-STATE_KEY = pytest.StashKey[ChimeraState]()
-
-
-def get_state(config: pytest.Config) -> ChimeraState | None:
-    """The plugin's state for ``config``, or ``None`` when ``--chimera-spec`` was not given."""
-    return config.stash.get(STATE_KEY, None)
-
-
-def _resolved(path: Path) -> Path:
-    return Path(os.path.realpath(path))
+    group.addoption(
+        "--chimera-no-gc-freeze",
+        dest="chimera_no_gc_freeze",
+        action="store_true",
+        default=False,
+        help="leave Python's garbage collector as it is: by default, when the session runs "
+        "only Spec items, the objects alive when collection ends are frozen until the "
+        "session ends (cheaper collections)",
+    )
 
 
 # --------------------------------------------------------------------------- configure
@@ -261,7 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--chimera-spec: {value}: no such file or directory")
 
     from chimera.errors import ChimeraError
-    from chimera.spec.loader import discover_spec_files
+    from chimera.spec.discovery import discover_spec_files
 
     try:
         found = discover_spec_files(requested)
@@ -269,7 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--chimera-spec: {exc}") from exc
     files: list[Path] = []
     for path in found:
-        real = _resolved(base / path)
+        real = resolved(base / path)
         if real not in files:
             files.append(real)
     if not files:
@@ -284,21 +154,23 @@ def pytest_configure(config: pytest.Config) -> None:
     if max_evidence < 1:
         raise pytest.UsageError("--chimera-max-evidence: must be at least 1")
 
-    from chimera.spec.settings import load_check_settings
-
     try:
-        settings = load_check_settings(root)
+        with heap.paused():  # the settings' imports are the Spec machinery's first burst
+            from chimera.spec.settings import load_check_settings
+
+            settings = load_check_settings(root)
     except ChimeraError as exc:
         raise pytest.UsageError(f"chimera: {exc}") from exc
 
     config.stash[STATE_KEY] = ChimeraState(
         spec_files=tuple(files),
-        root=_resolved(root),
+        root=resolved(root),
         invocation_dir=base,
         max_evidence=max_evidence,
         settings=settings,
         use_cache=not config.getoption("chimera_no_cache")
         and os.environ.get("CHIMERA_NO_CACHE", "") in ("", "0"),
+        freezer=heap.Freezer(enabled=not config.getoption("chimera_no_gc_freeze")),
     )
     _add_collection_args(config, files)
 
@@ -317,7 +189,7 @@ def _add_collection_args(config: pytest.Config, files: Iterable[Path]) -> None:
     named: set[Path] = set()
     dirs: list[Path] = []
     for arg in config.args:
-        target = _resolved(base / arg.split("::", 1)[0])
+        target = resolved(base / arg.split("::", 1)[0])
         if target.is_dir():
             dirs.append(target)
         else:
@@ -336,7 +208,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SpecYamlFi
     state = get_state(parent.config)
     if state is None or file_path.suffix not in (".yaml", ".yml"):
         return None
-    if _resolved(file_path) not in state.spec_file_set:
+    if resolved(file_path) not in state.spec_file_set:
         return None
     return SpecYamlFile.from_parent(parent, path=file_path)
 
@@ -344,7 +216,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SpecYamlFi
 class SpecYamlFile(pytest.File):
     """One spec file; collects a :class:`RequirementItem` per requirement, in file order."""
 
-    def collect(self) -> Iterator[RequirementItem]:
+    def collect(self) -> list[RequirementItem]:
         state = get_state(self.config)
         assert state is not None
         try:
@@ -362,8 +234,13 @@ class SpecYamlFile(pytest.File):
             lines = [state.show_problem(p) for p in problems]
             count = f"{len(lines)} problem{'s' if len(lines) != 1 else ''}"
             raise self.CollectError(f"invalid spec file ({count}):\n" + "\n".join(lines))
-        for requirement in state.requirements_for(self.path):
-            yield RequirementItem.from_parent(self, name=requirement.id, requirement=requirement)
+        with heap.paused():
+            items = [
+                RequirementItem.from_parent(self, name=req.id, requirement=req)
+                for req in state.requirements_for(self.path)
+            ]
+            state.freezer.freeze()
+        return items
 
 
 _MARKS: dict[str, pytest.MarkDecorator] = {}
@@ -395,17 +272,25 @@ class RequirementItem(pytest.Item):
 
     def __init__(self, *, requirement: Requirement, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.requirement = requirement
+        state = get_state(self.config)
+        assert state is not None
+        # The id, not the object: once the session is over the state drops the Spec, and
+        # pytest's last garbage collections need not walk thousands of requirements.
+        self._state = state
+        self.requirement_id = requirement.id
         self.add_marker(_mark("chimera"))
         self.add_marker(_mark(f"risk_{requirement.risk.value}"))
         self.extra_keyword_matches.add(requirement.kind)
         self.user_properties.append(("chimera_kind", requirement.kind))
         self.user_properties.append(("chimera_risk", requirement.risk.value))
 
+    @property
+    def requirement(self) -> Requirement:
+        """The requirement this item checks."""
+        return self._state.requirement(self.requirement_id)
+
     def runtest(self) -> None:
-        state = get_state(self.config)
-        assert state is not None
-        result = state.result(self.requirement.id)
+        result = self._state.result(self.requirement_id)
         if result.status.red:
             raise RequirementFailed(result)
 
@@ -416,8 +301,7 @@ class RequirementItem(pytest.Item):
     ) -> str | TerminalRepr:
         if not isinstance(excinfo.value, RequirementFailed):
             return super().repr_failure(excinfo, style=style)
-        state = get_state(self.config)
-        assert state is not None
+        state = self._state
         req = self.requirement
         result = excinfo.value.result
         # The first line is what pytest's short summary shows: the title, else the verdict.
@@ -433,60 +317,37 @@ class RequirementItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         # 0-based line, so editors and JUnit XML land on the requirement's mapping.
-        return (
-            self.path,
-            self.requirement.location.line - 1,
-            f"{self.requirement.kind}: {self.name}",
-        )
+        req = self.requirement
+        return (self.path, req.location.line - 1, f"{req.kind}: {self.name}")
 
 
 # --------------------------------------------------------------------------- session
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Note the selection, find this worker's queue, and freeze the long-lived objects.
+
+    ``trylast``: after every other plugin has looked at the collected items (xdist's worker
+    sends them to the controller here), so the freeze also covers what they kept.
+    """
     state = get_state(session.config)
     if state is None:
         return
-    state.selected = [i.requirement.id for i in session.items if isinstance(i, RequirementItem)]
+    state.selected = [i.requirement_id for i in session.items if isinstance(i, RequirementItem)]
     if hasattr(session.config, "workerinput"):
-        state.upcoming = _worker_queue(session)
+        state.upcoming = worker_queue(session, _requirement_id)
+    # Only where a Spec was loaded (an xdist controller collects nothing of its own), and
+    # only when the Spec is all this session runs: a frozen object is out of reach of the
+    # user's own tests' gc.collect(), so a session with Python tests runs unfrozen.
+    if any(not isinstance(i, RequirementItem) for i in session.items):
+        state.freezer.thaw()
+    elif state.loaded:
+        state.freezer.freeze()
 
 
-def _worker_queue(session: pytest.Session) -> Callable[[], list[str]] | None:
-    """Under xdist, a view of the requirement ids queued for this worker.
-
-    Every worker collects every item but runs only those the controller sends it; reading
-    the worker's queue lets a worker check only its own. The queue is xdist's internal
-    state (``WorkerInteractor.torun``, a deque of item indices behind a lock); when it is
-    not found as expected, ``None`` keeps the serial behaviour (plan the whole selection)
-    — slower, never wrong.
-    """
-    interactor = next(
-        (
-            p
-            for p in session.config.pluginmanager.get_plugins()
-            if hasattr(p, "torun") and hasattr(p, "nextitem_index")
-        ),
-        None,
-    )
-    lock = getattr(getattr(interactor, "torun", None), "lock", None)
-    if interactor is None or not callable(lock):
-        return None
-    items = session.items
-
-    def upcoming() -> list[str]:
-        indices: list[object] = [getattr(interactor, "nextitem_index", None)]
-        with lock() as queued:
-            indices.extend(queued)
-        out: list[str] = []
-        for index in indices:
-            if isinstance(index, int) and 0 <= index < len(items):
-                item = items[index]
-                if isinstance(item, RequirementItem):
-                    out.append(item.requirement.id)
-        return out
-
-    return upcoming
+def _requirement_id(item: pytest.Item) -> str | None:
+    return item.requirement_id if isinstance(item, RequirementItem) else None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -494,6 +355,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state = get_state(session.config)
     if state is not None:
         state.save_reports()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Release the checking state and thaw the collector before pytest's final collections.
+
+    ``tryfirst``: pytest collects garbage in its own ``pytest_unconfigure`` (to report
+    exceptions raised in finalisers); everything must be back in the collector's reach then.
+    """
+    state = get_state(config)
+    if state is not None:
+        state.release()
+        state.freezer.thaw()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -92,19 +92,31 @@ class SecretRedactor:
 
     def redact(self, text: str) -> tuple[str, list[str]]:
         """``text`` with secrets replaced, and the names of what was redacted (never values)."""
+        text, found = self._redact(text)
+        return text, [name for name, _ in found]
+
+    def detect(self, text: str) -> list[str]:
+        """What :meth:`redact` would replace in ``text``, described and never quoted: a known
+        format's name (``a GitHub token``) or ``the value of <name>`` (``the value of
+        GITHUB_TOKEN``, ``the value of .env:API_KEY (base64)``); in the order redact finds
+        them, ``[]`` when the text holds no secret."""
+        return [name if known else f"the value of {name}" for name, known in self._redact(text)[1]]
+
+    def _redact(self, text: str) -> tuple[str, list[tuple[str, bool]]]:
+        """The redacted text and ``(name, is a known format)`` for each thing replaced."""
         from chimera.governance.rules import find_secret_formats
 
-        names: list[str] = []
+        found: list[tuple[str, bool]] = []
         for value in sorted(self._values, key=len, reverse=True):
             if value in text:
                 name = self._values[value]
                 text = text.replace(value, f"[REDACTED:{name}]")
-                names.append(name)
+                found.append((name, False))
         for label, match in find_secret_formats(text):
             if match in text:
                 text = text.replace(match, f"[REDACTED:{label}]")
-                names.append(label)
-        return text, names
+                found.append((label, True))
+        return text, found
 
     def redact_json(
         self, value: Any, *, default: Callable[[Any], Any] = str

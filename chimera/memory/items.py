@@ -21,9 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera.errors import UsageError
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 TRUSTED = "trusted"
 TAINTED = "tainted"
@@ -82,17 +85,22 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w.strip(".-") for w in _WORD.findall(normalise(text)) if w not in _STOP)
 
 
-_PRIVATE_KEY = re.compile(r"-----BEGIN ([A-Z]+ )?PRIVATE KEY-----")
+def secret_in(text: str, redactor: SecretRedactor | None = None) -> str:
+    """What credential ``text`` holds, described and never quoted (``a GitHub token``, ``the
+    value of GITHUB_TOKEN``, ``a private key``; ``''`` when none): memory never stores one.
 
+    The detector is the governance redactor's (:meth:`SecretRedactor.detect`): known formats
+    wherever they sit, and secret values — ``redactor``'s, by default the process
+    environment's credential-named variables; a caller that knows the workspace passes a
+    redactor that reads its dotenv files too.
+    """
+    from chimera.governance.redactor import SecretRedactor
+    from chimera.governance.rules.credentials import has_private_key_block
 
-def secret_in(text: str) -> str:
-    """What credential ``text`` holds ('' when none): memory never stores one."""
-    from chimera.governance.rules.credentials import find_secret_formats
-
-    found = find_secret_formats(text)
+    found = (redactor or SecretRedactor.from_environment()).detect(text)
     if found:
-        return found[0][0]
-    return "a private key" if _PRIVATE_KEY.search(text) else ""
+        return found[0]
+    return "a private key" if has_private_key_block(text) else ""
 
 
 def item_id(tier: Tier | str, text: str, ts: str, run: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ChimeraError, StructuredOutputError, UsageError
-from chimera.governance.redactor import cut_redacted
+from chimera.governance.redactor import SecretRedactor, cut_redacted
 from chimera.memory.decide import Ruling, propose, rule
 from chimera.memory.embed import Embedder, VectorIndex, fuse, to_bytes
 from chimera.memory.items import (
@@ -88,6 +88,8 @@ class MemoryManager:
         run_id, commit: stamped on new items.
         neighbours: how many nearest items the model sees.
         clock: the time source (ISO-8601 strings).
+        redactor: what a text is checked with before it is stored (``None``: the process
+            environment's secrets and the known formats; give the workspace's for dotenv).
     """
 
     store: MemoryStore
@@ -100,6 +102,7 @@ class MemoryManager:
     commit: str = ""
     neighbours: int = 5
     clock: Callable[[], str] = now
+    redactor: SecretRedactor | None = None
     journal: list[JournalOp] = field(default_factory=list)
     working: list[MemoryItem] = field(default_factory=list)
     tainted_read: bool = False
@@ -123,7 +126,7 @@ class MemoryManager:
             raise UsageError("memory: an empty text cannot be remembered")
         if candidate.tier is Tier.PERSONA:
             raise UsageError("memory: persona items are written by people (add_persona)")
-        secret = secret_in(candidate.text)
+        secret = secret_in(candidate.text, self.redactor)
         if secret:
             self._audit_write("NOOP", "", candidate, reason=f"refused: holds {secret}")
             return RememberResult("NOOP", overruled=f"refused: the text holds {secret}")
@@ -262,8 +265,9 @@ class MemoryManager:
         """
         if not text.strip() or not by.strip():
             raise UsageError("memory: a persona item needs a text and who wrote it")
-        if secret_in(text):
-            raise UsageError(f"memory: the text holds {secret_in(text)}; secrets are never stored")
+        secret = secret_in(text, self.redactor)
+        if secret:
+            raise UsageError(f"memory: the text holds {secret}; secrets are never stored")
         dup = self.store.find_duplicate(Tier.PERSONA, text)
         if dup is not None:
             return dup.id

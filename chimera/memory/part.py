@@ -16,7 +16,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from chimera.governance.redactor import cut_redacted
+from chimera.governance.redactor import SecretRedactor, cut_redacted
 from chimera.memory.budget import ContextBudget, estimate_tokens
 from chimera.memory.items import TAINTED, TRUSTED, Candidate, OpKind, Tier, secret_in
 from chimera.memory.manager import MemoryCaps, MemoryManager
@@ -27,13 +27,14 @@ from chimera.protocols import Experience, ExperienceStore, Recall
 MEMORY_DB = Path(".chimera") / "memory.db"
 
 
-def attempt_candidate(exp: Experience) -> Candidate:
-    """The episodic item of one attempt: verdict, task, evidence, diff stats, provenance."""
+def attempt_candidate(exp: Experience, redactor: SecretRedactor | None = None) -> Candidate:
+    """The episodic item of one attempt: verdict, task, evidence, diff stats, provenance
+    (secrets checked and redacted with ``redactor``, default the process environment's)."""
     flat = " ".join(exp.task.split())
     # A task that names a credential anywhere keeps it whole, so the manager refuses the item
     # (memory never stores one); otherwise secret values are redacted before the cut, which
     # could keep a piece of one that no later check recognises.
-    task = flat if secret_in(flat) else cut_redacted(flat, 300)
+    task = flat if secret_in(flat, redactor) else cut_redacted(flat, 300, redactor=redactor)
     if exp.verdict == "passed" and exp.files_changed == 0:
         kind, head = "hollow", "hollow pass (verifier green, nothing changed)"
     elif exp.verdict == "passed":
@@ -63,7 +64,11 @@ def open_local(root: Path, *, caps: MemoryCaps | None = None) -> MemoryManager:
     Raises:
         ChimeraError: the store cannot be opened.
     """
-    return MemoryManager(MemoryStore(Path(root) / MEMORY_DB), caps=caps or MemoryCaps())
+    return MemoryManager(
+        MemoryStore(Path(root) / MEMORY_DB),
+        caps=caps or MemoryCaps(),
+        redactor=SecretRedactor.from_environment(workspace=root),
+    )
 
 
 class MemoryExperience:
@@ -77,7 +82,7 @@ class MemoryExperience:
     def append(self, experience: Experience) -> None:
         if self.buffer is not None:
             self.buffer.append(experience)
-        self.manager.remember(attempt_candidate(experience), decide=False)
+        self.manager.remember(attempt_candidate(experience, self.manager.redactor), decide=False)
 
     def similar(
         self, task: str, k: int = 5, *, failures_only: bool = False, min_score: float = 0.1
@@ -162,6 +167,8 @@ class MemoryPart:
             run_id=str(getattr(session, "run_id", "")),
             # The run's taint ledger (an untrusted run's): a recalled tainted item lands there.
             ledger=getattr(session, "ledger", None),
+            # The workspace's dotenv values too: the same secrets the run folder is redacted of.
+            redactor=SecretRedactor.from_environment(workspace=session.root),
         )
         self.reader = PlanMemory(self.manager, self.budget)
 

@@ -65,8 +65,20 @@ def read_bytes(real: str, limit: int) -> bytes:
             raise NotARegularFile
         if st.st_size > limit:
             raise FileTooLarge(st.st_size)
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+        # Plain reads, not a buffered file object (which costs a buffer of ``limit`` bytes
+        # and a copy per file): until EOF, as the file may have changed since ``fstat``,
+        # and never more than ``limit + 1`` bytes.
+        chunks: list[bytes] = []
+        left = limit + 1
+        ask = min(st.st_size + 1, left)
+        while left > 0:
+            chunk = os.read(fd, ask)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+            ask = min(left, 1 << 20)
+        data = b"".join(chunks)
         if len(data) > limit:
             raise FileTooLarge(len(data))
         return data

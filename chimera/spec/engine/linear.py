@@ -12,10 +12,15 @@ here: literals, ``.`` (not across ``\\n``), classes, ``\\d \\w \\s`` and their n
 
 The session then skips ``regex`` entirely on a file without a match, and starts ``regex``'s
 own search at the leftmost match when it needs every match (so evidence is ``regex``'s).
+
+A text that is not ASCII is searched through its ASCII image (:class:`AsciiImages`): each
+non-ASCII character replaced, one for one, by an ASCII character of the same ``\\s``/``\\w``/
+``\\d`` class that the pattern never names, on which the pattern matches at the same places.
 """
 
 from __future__ import annotations
 
+import codecs
 import importlib
 from typing import Any
 
@@ -184,3 +189,139 @@ def compile_linear(parsed: Any) -> Any | None:
         return re2.compile(pattern, options)
     except Exception:  # RE2 refused it (size limits): ``regex`` alone is always right
         return None
+
+
+# -- ASCII images of non-ASCII texts --------------------------------------------------------
+#
+# A translated pattern can test a character in few ways: equal to an ASCII literal, inside an
+# explicit ASCII class (or outside it, negated), ``\d \w \s`` (or their negations, or ``\b``
+# between two characters), ``.`` and ``^ $`` (``\n`` or not). A non-ASCII character is never
+# an ASCII literal nor in an explicit ASCII class, so it answers every test exactly as an ASCII
+# character with the same ``\s``/``\w``/``\d`` class under ``regex`` that the pattern never
+# names explicitly. Replacing each non-ASCII character of a text by such a stand-in (one for
+# one: offsets are unchanged) gives an ASCII image on which the pattern matches at exactly the
+# same places, so RE2 can answer for the image.
+
+SPACE, WORD, DIGIT, OTHER = 0, 1, 2, 3
+"""Classes of characters under ``regex``: ``\\s``; ``\\w`` but not ``\\d``; ``\\d`` (which is
+``\\w``); none of them. Every character is in exactly one (checked for ASCII stand-ins)."""
+
+_STAND_INS = {
+    SPACE: "\x0b\x0c\r\t ",
+    WORD: "QXZJKVWYqxzjkvwyABCDEFGHILMNOPRSTUabcdefghilmnoprstu_",
+    DIGIT: "7359820146",
+    OTHER: "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19"
+    "\x1a\x1b\x1c\x1d\x1e\x1f\x7f\x00~`@#$%&!?;:,'\"<>=|+*-/\\^(){}[]",
+}
+"""ASCII stand-ins per class, in order of preference (rarely named in patterns first)."""
+
+_CLASS_OF: dict[str, int | None] = {}
+_TESTS: list[Any] = []
+
+
+def char_class(char: str) -> int | None:
+    """The class (:data:`SPACE`, ...) of one character under ``regex``'s Unicode rules, or
+    ``None`` for a combination no ASCII character has (none is known: fail safe)."""
+    known = _CLASS_OF.get(char, -1)
+    if known != -1:
+        return known
+    if not _TESTS:
+        import regex
+
+        _TESTS.extend(regex.compile(p) for p in (r"\s", r"\w", r"\d"))
+    space, word, digit = (t.match(char) is not None for t in _TESTS)
+    found = {
+        (True, False, False): SPACE,
+        (False, True, False): WORD,
+        (False, True, True): DIGIT,
+        (False, False, False): OTHER,
+    }.get((space, word, digit))
+    _CLASS_OF[char] = found
+    return found
+
+
+def _named(items: Any, out: set[int]) -> None:
+    """The ASCII codes ``items`` names explicitly (literals and class members)."""
+    for op, av in items:
+        if op is _sre.LITERAL or op is _sre.NOT_LITERAL:
+            out.add(av)
+        elif op is _sre.RANGE:
+            out.update(range(av[0], min(av[1], _ASCII_MAX) + 1))
+        elif op is _sre.IN:
+            _named(av, out)
+        elif op is _sre.BRANCH:
+            for branch in av[1]:
+                _named(branch, out)
+        elif op is _sre.SUBPATTERN:
+            _named(av[3], out)
+        elif op is _sre.MAX_REPEAT or op is _sre.MIN_REPEAT:
+            _named(av[2], out)
+
+
+StandIns = tuple[str | None, str | None, str | None, str | None]
+
+
+def stand_ins(parsed: Any) -> StandIns:
+    """Per class, an ASCII character of that class the translated pattern never names (see
+    above), or ``None`` when it names them all (texts with such characters keep ``regex``)."""
+    named: set[int] = set()
+    _named(parsed, named)
+    picked: list[str | None] = []
+    for cls in (SPACE, WORD, DIGIT, OTHER):
+        fit = [c for c in _STAND_INS[cls] if ord(c) not in named and char_class(c) == cls]
+        picked.append(fit[0] if fit else None)
+    return (picked[0], picked[1], picked[2], picked[3])
+
+
+class _NoImage(Exception):
+    """A character of the text has no stand-in for the pattern."""
+
+
+_HANDLERS: set[StandIns] = set()
+
+
+def _handler_name(stand: StandIns) -> str:
+    """The codec error handler that writes ``stand``'s stand-ins (registered once): the C
+    encoder copies the ASCII runs and calls it only for each run of other characters."""
+    name = "chimera-ascii-image-" + "-".join(str(ord(c)) if c else "x" for c in stand)
+    if stand not in _HANDLERS:
+
+        def replace(exc: UnicodeError) -> tuple[str, int]:
+            if not isinstance(exc, UnicodeEncodeError):
+                raise exc
+            out = []
+            for char in exc.object[exc.start : exc.end]:
+                cls = char_class(char)
+                sub = None if cls is None else stand[cls]
+                if sub is None:
+                    raise _NoImage
+                out.append(sub)
+            return "".join(out), exc.end
+
+        codecs.register_error(name, replace)
+        _HANDLERS.add(stand)
+    return name
+
+
+class AsciiImages:
+    """ASCII images of one text that is not ASCII, one per set of stand-ins (built lazily).
+
+    ``image(stand)`` is the text with each non-ASCII character replaced by the stand-in of
+    its class (:func:`stand_ins`): the same length, and a translated pattern matches it at
+    exactly the places it matches the text. ``None`` when a character of the text has no
+    stand-in for that pattern.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._images: dict[StandIns, bytes | None] = {}
+
+    def image(self, stand: StandIns) -> bytes | None:
+        if stand in self._images:
+            return self._images[stand]
+        try:
+            data: bytes | None = self.text.encode("ascii", _handler_name(stand))
+        except _NoImage:
+            data = None
+        self._images[stand] = data
+        return data

@@ -42,8 +42,9 @@ class EngineOptions:
             an autonomous run): globs never select them, and a ``path`` naming one is
             unscannable (fail closed).
         linear_engine: let RE2 (the ``fast`` extra) find whether and where a pattern first
-            matches an ASCII file, for the patterns it reads exactly as ``regex`` does
-            (:mod:`chimera.spec.engine.linear`); verdicts and evidence are the same either way.
+            matches a file (a non-ASCII one through its ASCII image), for the patterns it
+            reads exactly as ``regex`` does (:mod:`chimera.spec.engine.linear`); verdicts and
+            evidence are the same either way.
     """
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES

@@ -33,7 +33,7 @@ from typing import Any
 
 import regex
 
-from chimera.spec.engine.linear import compile_linear, exact_extents
+from chimera.spec.engine.linear import StandIns, compile_linear, exact_extents, stand_ins
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.plain import Plain, plain_pattern, plain_search
 from chimera.spec.model import one_line
@@ -144,6 +144,9 @@ class CompiledPattern:
     find whether and where the leftmost match is; ``None`` when there is no exact one."""
     linear_all: bool = False
     """Whether ``linear`` also finds every match exactly (:func:`exact_extents`)."""
+    stand_ins: StandIns | None = None
+    """With ``linear``: the stand-ins of the ASCII images of non-ASCII texts it may search
+    (:class:`~chimera.spec.engine.linear.AsciiImages`)."""
 
     @property
     def key(self) -> tuple[str, bool]:
@@ -158,9 +161,10 @@ class CompiledPattern:
     ) -> list[int]:
         """Start offsets of the matches in ``text`` (just the first when ``first_only``).
 
-        ``ascii_bytes`` is ``text`` encoded, passed only when ``text`` is ASCII: then the
-        linear engine (when the pattern has one) finds the leftmost match, and ``regex``
-        runs only from there, only when every match is wanted.
+        ``ascii_bytes`` is ``text`` encoded when it is ASCII, or its ASCII image for this
+        pattern (:class:`~chimera.spec.engine.linear.AsciiImages`; same offsets, same
+        matches): then the linear engine (when the pattern has one) finds the leftmost
+        match, and ``regex`` runs only from there, only when every match is wanted.
 
         Raises:
             TimeoutError: the regex ran past ``timeout`` seconds (not for literals).
@@ -203,6 +207,12 @@ class CompiledPattern:
         out: list[int] = []
         pos = text.find(prefix, start)
         while pos >= 0:
+            if pos and text[pos - 1] != "\n":
+                # Every match starts at a line start (behind ``^`` or ``\A``): none starts
+                # here, nor further on this line; ``regex`` need not be asked.
+                eol = text.find("\n", pos)
+                pos = -1 if eol < 0 else text.find(prefix, eol + 1)
+                continue
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("regex timed out")
@@ -266,7 +276,7 @@ class PatternCache:
         # A pattern with a line-start prefix already jumps between the prefix's occurrences,
         # which measured faster than a linear scan of the whole text.
         use_linear = self.options.linear_engine and prefix is None
-        linear, linear_all = self._linear(source) if use_linear else (None, False)
+        linear, linear_all, stand = self._linear(source) if use_linear else (None, False, None)
         if not sets:
             return CompiledPattern(
                 source,
@@ -277,6 +287,7 @@ class PatternCache:
                 prefix=prefix,
                 linear=linear,
                 linear_all=linear_all,
+                stand_ins=stand,
             )
         return CompiledPattern(
             source,
@@ -288,17 +299,20 @@ class PatternCache:
             prefix=prefix,
             linear=linear,
             linear_all=linear_all,
+            stand_ins=stand,
         )
 
     @staticmethod
-    def _linear(source: str) -> tuple[Any, bool]:
+    def _linear(source: str) -> tuple[Any, bool, StandIns | None]:
         # The same guards as the literal analysis: wherever ``re``'s parser may read the
         # pattern differently from ``regex``, there is no second engine.
         if "[:" in source or _FUZZY_RISK.search(source):
-            return None, False
+            return None, False, None
         parsed = _parsed(source)
         linear = None if parsed is None else compile_linear(parsed)
-        return linear, linear is not None and exact_extents(parsed)
+        if linear is None:
+            return None, False, None
+        return linear, exact_extents(parsed), stand_ins(parsed)
 
 
 MAX_LITERAL_SETS = 3

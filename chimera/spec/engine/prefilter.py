@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import importlib
 import operator
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import ahocorasick
 
 _PatternKey = tuple[str, bool]
+
+
+RE2_SET_MAX_MEM = 256 * 1024 * 1024
+"""Memory budget of the RE2 ``Set`` (program and DFA cache); bytes."""
+
+_END = "\0"
+"""The sentinel literal appended to every text the ``Set`` searches (see :class:`_LiteralSet`)."""
 
 
 class _LiteralSet:
@@ -23,36 +32,73 @@ class _LiteralSet:
     the answer is the same set :class:`_Prefilter` gives; patterns themselves always run on
     the ``regex`` module. A text that cannot be encoded (a lone surrogate) falls back to
     substring searches.
+
+    A failed match must never read as "no literal here" (that would pass an ``absent``
+    unsearched): the binding drops ``RE2::Set::Match``'s result flag and returns an empty
+    list when the DFA fails (out of memory), exactly as for a text without a literal. So
+    every text is searched with a sentinel literal (a NUL byte) appended; an answer
+    without the sentinel means the DFA did not reach the end, and that text and every later
+    one go to the Aho-Corasick :class:`_Prefilter` instead.
     """
 
-    def __init__(self, by_literal: dict[str, set[_PatternKey]], re2: Any) -> None:
-        self.literals = sorted(by_literal)
-        self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
+    def __init__(
+        self,
+        by_literal: dict[str, set[_PatternKey]],
+        re2: Any,
+        max_mem: int | None = None,
+        also: Iterable[str] = (),
+    ) -> None:
+        # The DFA's cost per byte hardly depends on how many literals it knows, so the
+        # patterns' other necessary literals go in too: their presence is then known
+        # exactly, without a substring search per pattern (``exact``).
+        self.literals = sorted(set(by_literal).union(also))
+        self.keys = {lit: tuple(by_literal.get(lit, ())) for lit in self.literals}
+        self.exact: frozenset[str] = frozenset(self.literals)
+        """Literals whose absence from :meth:`hits` means absence from the text."""
+        self._by_literal = by_literal
         options = re2.Options()
         options.literal = True
-        options.max_mem = 256 * 1024 * 1024
+        options.max_mem = RE2_SET_MAX_MEM if max_mem is None else max_mem
+        options.log_errors = False  # a failure is handled below, not logged to stderr
         self._set = re2.Set.SearchSet(options)
         for literal in self.literals:
             self._set.Add(literal)
+        self._end = self._set.Add(_END)
         self._set.Compile()
+        self.fallback: _Prefilter | None = None
+        """The automaton used once a match has failed (``None`` until then)."""
 
     def hits(self, text: str) -> set[str]:
-        """The literals present in ``text`` (exactly)."""
+        """The literals present in ``text`` (exactly, or a superset after a failure)."""
+        if self.fallback is not None:
+            return self.fallback.hits(text)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
             return {lit for lit in self.literals if lit in text}
+        found = set(self._set.Match(data + b"\0") or ())
+        if self._end not in found:
+            # The DFA gave up: the answer says nothing. A failure is not a one-off (the
+            # budget is fixed), so the automaton takes over for the rest of the pass.
+            self.fallback = _Prefilter(self._by_literal)
+            self.exact = frozenset()
+            return self.fallback.hits(text)
+        found.discard(self._end)
         literals = self.literals
-        return {literals[i] for i in self._set.Match(data) or ()}
+        return {literals[i] for i in found}
 
 
-def _make_prefilter(by_literal: dict[str, set[_PatternKey]]) -> _Prefilter | _LiteralSet:
+def _make_prefilter(
+    by_literal: dict[str, set[_PatternKey]], also: Iterable[str] = ()
+) -> _Prefilter | _LiteralSet:
+    """The prefilter for ``by_literal`` (literal -> the patterns it may admit); ``also``:
+    more literals whose presence :func:`_has_all` asks about, known exactly when RE2 is."""
     try:
         re2 = importlib.import_module("re2")
     except ImportError:
         return _Prefilter(by_literal)
     try:
-        return _LiteralSet(by_literal, re2)
+        return _LiteralSet(by_literal, re2, also=also)
     except Exception:  # RE2 refused the set (memory limit): the automaton always works
         return _Prefilter(by_literal)
 
@@ -84,7 +130,11 @@ class _Prefilter:
     MIN_KEY = 4
     """Shortest anchored suffix used as a key (shorter ones would hit everywhere)."""
 
-    def __init__(self, by_literal: dict[str, set[_PatternKey]]) -> None:
+    exact: frozenset[str] = frozenset()
+    """Anchored keys give a superset: no literal's absence is known exactly."""
+
+    def __init__(self, by_literal: dict[str, set[_PatternKey]], also: Iterable[str] = ()) -> None:
+        del also  # substring searches answer for those, only where a pattern needs them
         self.literals = sorted(by_literal)
         self.keys = {lit: tuple(by_literal[lit]) for lit in self.literals}
         """The pattern keys that need each literal."""
@@ -180,14 +230,23 @@ class _Prefilter:
 _second = operator.itemgetter(1)
 
 
-def _has_all(sets: tuple[frozenset[str], ...], text: str, seen: dict[str, bool]) -> bool:
-    """Whether ``text`` has a string of every set after the first (which the automaton
-    already found), memoising substring searches per file in ``seen``."""
+def _has_all(
+    sets: tuple[frozenset[str], ...],
+    text: str,
+    seen: dict[str, bool],
+    present: AbstractSet[str] = frozenset(),
+    exact: AbstractSet[str] = frozenset(),
+) -> bool:
+    """Whether ``text`` has a string of every set after the first (which the prefilter
+    already found): a literal in ``exact`` is present when it is in ``present`` (the
+    prefilter's exact answer); others are searched for, memoised per file in ``seen``."""
     for need in sets[1:]:
         for literal in need:
-            found = seen.get(literal)
-            if found is None:
-                found = seen[literal] = literal in text
+            if literal in exact:
+                found = literal in present
+            else:
+                known = seen.get(literal)
+                found = seen[literal] = literal in text if known is None else known
             if found:
                 break
         else:

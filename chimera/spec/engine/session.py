@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from chimera.spec.engine.files import (
     normalize_relpath,
     read_bytes,
 )
+from chimera.spec.engine.linear import AsciiImages
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.prefilter import _has_all, _make_prefilter, _PatternKey
@@ -171,7 +173,9 @@ class EngineSession(ReadRecording, ScopeSelection):
             found = done.matches if need_all else done.matches[:1]
             edit = self._edited(target)
             link = target.rel if edit != target.rel else None
-            matches[target.rel] = tuple(TextMatch(edit, *loc, link=link) for loc in found)
+            matches[target.rel] = tuple(
+                [TextMatch(edit, ln, col, snip, link) for ln, col, snip in found]
+            )
         unscannable = list(scope.unscannable)
         unscannable.extend(
             Unscannable(by_real[real].rel, reason)
@@ -278,12 +282,16 @@ class EngineSession(ReadRecording, ScopeSelection):
         by_scope: dict[_ScopeKey, tuple[_Plan, _Plan]] = {}
         compiled: dict[_PatternKey, CompiledPattern] = {}
         by_literal: dict[str, set[_PatternKey]] = {}
+        others: set[str] = set()
         for (skey, key, need_all), cp in requests.items():
             compiled[key] = cp
             # The automaton looks for each pattern's best set; the others are checked with a
             # substring search only where that one hit (cheaper than a bigger automaton).
-            for literal in cp.literal_sets[0] if cp.literal_sets else ():
-                by_literal.setdefault(literal, set()).add(key)
+            if cp.literal_sets:
+                for literal in cp.literal_sets[0]:
+                    by_literal.setdefault(literal, set()).add(key)
+                for need in cp.literal_sets[1:]:
+                    others.update(need)
             with_lit, without_lit = by_scope.setdefault(skey, ({}, {}))
             plan = with_lit if cp.literals is not None else without_lit
             if need_all or key not in plan:
@@ -302,7 +310,7 @@ class EngineSession(ReadRecording, ScopeSelection):
                     known.append(plans)
         for real, target in modules.items():
             targets.setdefault(real, target)
-        prefilter = _make_prefilter(by_literal) if by_literal else None
+        prefilter = _make_prefilter(by_literal, others) if by_literal else None
         cache = self.result_cache
         timeout = self.options.pattern_timeout_s
         for real in sorted(targets):
@@ -326,24 +334,38 @@ class EngineSession(ReadRecording, ScopeSelection):
             if lit:
                 assert prefilter is not None
                 present = prefilter.hits(text)
-                candidates: set[_PatternKey] = set()
-                for literal in present:
-                    candidates.update(prefilter.keys[literal])
+                exact = prefilter.exact
+                # The patterns behind the literals found, gathered in C (no loop per hit).
+                candidates = set(chain.from_iterable(map(prefilter.keys.__getitem__, present)))
                 seen: dict[str, bool] = {}
                 for key in candidates:
                     wanted = lit.get(key)
-                    if wanted is not None and _has_all(compiled[key].literal_sets, text, seen):
+                    if wanted is None:
+                        continue
+                    sets = compiled[key].literal_sets
+                    if len(sets) < 2 or _has_all(sets, text, seen, present, exact):
                         run.append((key, wanted))
                 self.stats.prefilter_skips += len(lit) - (len(run) - len(nolit or ()))
-            # ASCII text lets the linear engine answer "no match" without ``regex``.
-            data = text.encode("ascii") if run and text.isascii() else None
+            # ASCII text lets the linear engine answer "no match" without ``regex``; other
+            # text, through an ASCII image with the same matches (per pattern's stand-ins).
+            data: bytes | None = None
+            images: AsciiImages | None = None
+            if run:
+                if text.isascii():
+                    data = text.encode("ascii")
+                else:
+                    images = AsciiImages(text)
             for key, need_all in run:
                 if stored is not None and stored.reuse(self, key, need_all):
                     continue
                 if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
                     self._found.setdefault(key, {})[real] = _FileScan(skipped=True)
                     continue
-                scanned = self._search(compiled[key], text, need_all, timeout, data)
+                cp = compiled[key]
+                image = data
+                if images is not None and cp.stand_ins is not None:
+                    image = images.image(cp.stand_ins)
+                scanned = self._search(cp, text, need_all, timeout, image)
                 if scanned is not None and scanned.timed_out:
                     self._timeouts[key] = self._timeouts.get(key, 0) + 1
                 if scanned is not None:

@@ -53,6 +53,15 @@ PATTERNS = [
     r"print\(.*x",
     r"[[:upper:]]{4}",
     r"^(?:import|class) ",
+    r"def \w+\(self.*foo",  # three necessary literals: two answered by the prefilter's set
+    r"import os.*(?:naïve|café)",
+    # RE2 on the ASCII images of non-ASCII files: every class of stand-in, and patterns that
+    # name a class's every ASCII character explicitly.
+    r"[^a-z ]{2,}",
+    r"\W+x",
+    r"\S+\s\S+",
+    r"[a-zA-Z_]\w*\(",
+    r"\d\D\d",
 ]
 SNIPPET = EngineOptions().snippet_chars
 LITERALS = ["é€x", "print(", "    x", "ǅ"]

@@ -195,3 +195,32 @@ def test_fifo_is_not_read(tmp_path: Path, evaluate: Evaluate) -> None:
     res = evaluate(tmp_path, Contains(path="pipe.txt", pattern="x"))
     assert res.status is Status.ERROR
     assert "not a regular file" in res.message
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 3 * 1024 * 1024 + 7])
+def test_read_bytes_reads_whole_files_and_refuses_larger_than_the_limit(
+    tmp_path: Path, size: int
+) -> None:
+    from chimera.errors import FileTooLarge
+    from chimera.spec.engine.files import read_bytes
+
+    path = tmp_path / "f.bin"
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    path.write_bytes(data)
+    assert read_bytes(str(path), size) == data
+    if size:
+        with pytest.raises(FileTooLarge):
+            read_bytes(str(path), size - 1)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs procfs")
+def test_read_bytes_reads_past_a_size_that_understates_the_content() -> None:
+    """A file whose size says less than it holds (procfs says 0) is read to its end, and
+    the limit still applies to what was read."""
+    from chimera.errors import FileTooLarge
+    from chimera.spec.engine.files import read_bytes
+
+    data = read_bytes("/proc/self/status", 1 << 20)
+    assert b"Name:" in data and len(data) > 100
+    with pytest.raises(FileTooLarge):
+        read_bytes("/proc/self/status", 10)

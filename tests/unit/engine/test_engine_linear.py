@@ -12,6 +12,7 @@ import regex
 
 from chimera.spec.drift import DriftSession
 from chimera.spec.engine import EngineOptions
+from chimera.spec.engine.linear import WORD, AsciiImages
 from chimera.spec.engine.options import EngineStats
 from chimera.spec.engine.patterns import PATTERN_FLAGS, PatternCache
 from chimera.spec.kinds import Absent, Contains
@@ -99,6 +100,48 @@ def test_generated_patterns_give_regex_offsets(seed: int) -> None:
     assert translated > 60 and every > 30, (translated, every)
 
 
+UNICODE_ALPHABET = ALPHABET + "éßǅ€§\u00a0\u2003\u2028\x85١٢𝟘İσ\ud800"
+"""Non-ASCII characters of every class: letters (title case too), symbols, Unicode spaces and
+line separators, digits of other scripts, a lone surrogate."""
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_generated_patterns_give_regex_offsets_on_ascii_images(seed: int) -> None:
+    """A non-ASCII text's ASCII image (stand-ins of each character's class) gives RE2
+    exactly ``regex``'s matches on the text."""
+    rng = random.Random(2000 + seed)
+    cache = PatternCache(EngineOptions(), EngineStats())
+    texts = [
+        "".join(rng.choice(UNICODE_ALPHABET) for _ in range(rng.randint(1, 60))) + "é"
+        for _ in range(40)
+    ]
+    imaged = 0
+    for _ in range(150):
+        source = _pattern(rng)
+        cp = cache.get(source, True)
+        if cp.linear is None:
+            continue
+        assert cp.stand_ins is not None
+        for text in texts:
+            image = AsciiImages(text).image(cp.stand_ins)
+            if image is None:
+                continue
+            imaged += 1
+            assert len(image) == len(text)
+            for first_only in (True, False):
+                got = cp.search(text, first_only=first_only, timeout=5, ascii_bytes=image)
+                assert got == _reference(source, text, first_only), (source, text, first_only)
+    assert imaged > 1000, imaged
+
+
+def test_a_pattern_naming_every_stand_in_of_a_class_keeps_regex() -> None:
+    cache = PatternCache(EngineOptions(), EngineStats())
+    cp = cache.get(r"[A-Za-z_]+\(", True)  # names every ASCII word character but digits
+    assert cp.stand_ins is not None and cp.stand_ins[WORD] is None
+    assert AsciiImages("é(").image(cp.stand_ins) is None  # a letter: no stand-in
+    assert AsciiImages("€(").image(cp.stand_ins) == b"\x01("  # a symbol: one exists
+
+
 def _spec(checks: list[Check]) -> Spec:
     reqs = tuple(
         Requirement(f"r{i}", c, SourceLocation("specs/t.yaml", i + 1, 5))
@@ -113,7 +156,7 @@ def test_engine_runs_agree_with_and_without_the_linear_engine(tmp_path: Path, se
     for i in range(12):
         text = "\n".join(_text(rng) for _ in range(rng.randint(1, 8)))
         if i % 4 == 0:
-            text += "\nnaïve é€ straße\n"  # non-ASCII files stay on regex alone
+            text += "\nnaïve é€ straße ١٢\u00a0\n"  # searched through ASCII images
         (tmp_path / f"f{i}.txt").write_text(text, encoding="utf-8", newline="")
     checks: list[Check] = []
     for _ in range(40):
@@ -125,3 +168,24 @@ def test_engine_runs_agree_with_and_without_the_linear_engine(tmp_path: Path, se
     plain = DriftSession(spec, tmp_path, options=EngineOptions(linear_engine=False)).report()
     for a, b in zip(linear.results, plain.results, strict=True):
         assert (a.status, a.message, a.evidence) == (b.status, b.message, b.evidence), a.id
+
+
+@pytest.mark.parametrize(
+    "source",
+    [r"^ {4,}\S", r"^print\(", r"^ab", r"\Aab", r"^\nab", r"^ {2}x|^ {2}y", r"^aa+b", r"^(?:ab)+c"],
+)
+def test_line_start_jump_search_gives_regex_offsets(source: str) -> None:
+    """Patterns behind ``^``/``\\A`` jump between line starts holding their prefix; the
+    prefix's other occurrences (mid-line) never reach ``regex``, and nothing is lost."""
+    cp = PatternCache(EngineOptions(), EngineStats()).get(source, True)
+    rng = random.Random(source)
+    words = ["ab", "a", "b", "c", "\n", "  ", " ", "x", "print(", "\r\n", "é", "y"]
+    for _ in range(300):
+        text = "".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+        for first_only in (True, False):
+            got = cp.search(text, first_only=first_only, timeout=5)
+            assert got == _reference(source, text, first_only), (text, first_only)
+    # The jump search is what this exercises (the others are its neighbours: a plain
+    # pattern, an alternation and a group, which have no prefix).
+    jumps = source not in (r"^ab", r"^ {2}x|^ {2}y", r"^(?:ab)+c")
+    assert (cp.prefix is not None) is jumps

@@ -88,6 +88,16 @@ def test_junitxml_locates_requirements(project: pytest.Pytester) -> None:
     )
     tree = ET.parse(project.path / "report.xml")
     cases = {case.get("name"): case for case in tree.iter("testcase")}
+    # Every spec item is listed, with its status.
+    status = {n: "failed" if c.find("failure") is not None else "passed" for n, c in cases.items()}
+    assert status == {
+        "test_one": "passed",
+        "test_two": "passed",
+        "widget-class": "passed",
+        "widget-render": "passed",
+        "no-todo": "failed",
+        "readme-install": "failed",
+    }
     case = cases["no-todo"]
     assert case.get("file") == "specs/app.yaml"
     assert case.get("line") == "9"  # 0-based, as pytest writes it

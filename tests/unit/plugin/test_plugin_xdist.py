@@ -42,6 +42,12 @@ def test_xdist_gives_the_same_node_ids_and_results(
     )
     # The JUnit XML written by the xdist controller locates the requirement in its YAML.
     tree = ET.parse(project.path / "out.xml")
+    listed = {
+        f"{c.get('file')}::{c.get('name')}": "FAILED" if c.find("failure") is not None else "PASSED"
+        for c in tree.iter("testcase")
+        if c.get("file", "").startswith("specs/")
+    }
+    assert listed == {k: v for k, v in expected.items() if k.startswith("specs/")}
     case = next(c for c in tree.iter("testcase") if c.get("name") == "no-todo")
     assert (case.get("file"), case.get("line")) == ("specs/app.yaml", "9")
     assert case.find("failure") is not None
@@ -149,3 +155,42 @@ def test_deselected_requirements_are_not_planned_under_xdist(project: pytest.Pyt
     result.assert_outcomes(passed=1, failed=1)
     planned = set().union(*(p for p, _ in _planned(project).values()))
     assert planned == {"r001", "r002"}
+
+
+def _commands(n: int) -> str:
+    # Each evaluation appends "<id> <worker>" itself: evidence from outside the plugin.
+    lines = ["requirements:"]
+    for i in range(n):
+        lines.append(f"  - id: c{i:03d}")
+        lines.append(f"    command: {{run: 'echo c{i:03d} $PYTEST_XDIST_WORKER >> evaluated.txt'}}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.slow
+def test_xdist_each_requirement_is_evaluated_once_by_the_worker_that_runs_it(
+    project: pytest.Pytester,
+) -> None:
+    (project.path / "specs" / "app.yaml").unlink()
+    (project.path / "specs" / "cmds.yaml").write_text(_commands(40), encoding="utf-8")
+    project.makeconftest(
+        RECORDING_CONFTEST
+        + "\n    with open(f'evaluated-{worker}.txt', 'w') as out:\n"
+        + "        out.write(str(state.evaluated))\n"
+    )
+    result = project.runpytest_subprocess(
+        "--chimera-spec", "specs", "-n", "2", "-p", "no:cacheprovider", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=40 + 2)
+    lines = (project.path / "evaluated.txt").read_text(encoding="utf-8").split("\n")
+    evaluated = [tuple(line.split()) for line in lines if line]
+    assert sorted(rid for rid, _ in evaluated) == [f"c{i:03d}" for i in range(40)]  # once each
+    workers = _planned(project)
+    assert workers.pop("serial")[0] == set()  # the controller checks nothing
+    assert (project.path / "evaluated-serial.txt").read_text(encoding="utf-8") == "0"
+    assert sorted(workers) == ["gw0", "gw1"]
+    for worker, (_, ran) in workers.items():
+        mine = {rid for rid, where in evaluated if where == worker}
+        assert mine == {r for r in ran if r.startswith("c")}
+        count = (project.path / f"evaluated-{worker}.txt").read_text(encoding="utf-8")
+        assert int(count) == len(mine)
+    assert all(ran for _, ran in workers.values())  # both workers took part
