@@ -25,7 +25,7 @@ check (git's candidate list, every recorded name, every recorded file's bytes wh
 data changed or was racy). Anything unusual returns ``None`` and the normal path runs.
 """
 
-# ruff: noqa: PTH113, PTH116, PTH208, PTH118, PTH120, PTH123
+# ruff: noqa: PTH113, PTH208, PTH118, PTH120, PTH123
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chimera.spec.engine.reports import TreeRecord
 
-__all__ = ["PREFIX", "Recorder", "parse_check_argv", "replay", "replay_key"]
+__all__ = ["PREFIX", "Recorder", "config_digests", "parse_check_argv", "replay", "replay_key"]
 
 log = logging.getLogger(__name__)
 
@@ -126,26 +126,13 @@ def _distributions() -> list[str]:
     return sorted(names)
 
 
-def _code_stamp() -> list[list[object]]:
-    # An editable install changes Chimera's code without changing its version: the size and
-    # mtime of every module of the package (a few hundred stats, ~2 ms) make such an edit a
-    # miss, so a developer never sees a replay rendered by code they have since changed.
-    import chimera
-
-    top = os.path.dirname(os.path.realpath(chimera.__file__))
-    stamps: list[list[object]] = []
-    for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                try:
-                    st = os.stat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                stamps.append(
-                    [os.path.relpath(os.path.join(folder, name), top), st.st_size, st.st_mtime_ns]
-                )
-    return stamps
+def config_digests(root: Path) -> list[list[str | None]]:
+    """``[name, SHA-256 of its bytes or None]`` for each of :data:`CONFIG_FILES` at ``root``."""
+    out: list[list[str | None]] = []
+    for name in CONFIG_FILES:
+        config = os.path.join(root, name)
+        out.append([name, _digest_file(config) if os.path.isfile(config) else None])
+    return out
 
 
 def replay_key(
@@ -154,7 +141,7 @@ def replay_key(
     """The key of a replay of ``chimera check argv`` (see the module docstring); ``None``
     when a spec file cannot be read (that run reports an error and is never replayed)."""
     from chimera import __version__
-    from chimera.spec.engine.cache import ENGINE_VERSION
+    from chimera.spec.engine.cache import ENGINE_VERSION, code_stamp
 
     specs: list[list[str]] = []
     for path in spec_files:
@@ -162,10 +149,7 @@ def replay_key(
         if found is None:
             return None
         specs.append([str(path), os.path.realpath(path), found])
-    configs = []
-    for name in CONFIG_FILES:
-        config = os.path.join(root, name)
-        configs.append([name, _digest_file(config) if os.path.isfile(config) else None])
+    configs = config_digests(root)
     env = sorted(
         (k, v) for k, v in os.environ.items() if k.startswith("CHIMERA_") or k in ENV_NAMES
     )
@@ -184,7 +168,7 @@ def replay_key(
             sys.version,
             sys.executable,
             _distributions(),
-            _code_stamp(),
+            code_stamp(),
             list(argv),
             str(cwd),
             str(root),
@@ -303,6 +287,9 @@ class Recorder:
             files found (the key is taken now and again at :meth:`save`; a change between
             the two stores nothing).
         max_bytes: the largest replay file written; bytes.
+        configs_read: :func:`config_digests` taken before the run read its configuration;
+            when the files differ now, nothing is stored (the key would name bytes the run
+            never read).
     """
 
     def __init__(
@@ -313,9 +300,12 @@ class Recorder:
         spec_files: Sequence[Path],
         *,
         max_bytes: int,
+        configs_read: list[list[str | None]] | None = None,
     ) -> None:
         self._inputs = (list(argv), cwd, root, list(spec_files))
         self.key = replay_key(*self._inputs)
+        if configs_read is not None and configs_read != config_digests(root):
+            self.key = None
         self.max_bytes = max_bytes
         self._stderr = sys.stderr
         self._warned: list[str] = []

@@ -142,6 +142,14 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
     # The result cache is trusted here (the user's own tree), never in autonomous runs.
     use_cache = not args.no_cache and os.environ.get("CHIMERA_NO_CACHE", "") in ("", "0")
+    configs_read = None
+    replay_argv = getattr(args, "replay_argv", None)
+    if use_cache and replay_argv is not None:
+        from chimera.cli._replay import config_digests
+
+        # Before the configuration is read: an edit landing between that read and the
+        # replay's key must not store this run's output under the edited bytes.
+        configs_read = config_digests(root)
     options = dataclasses.replace(engine_options(load_check_settings(root)), result_cache=use_cache)
     default_specs = not args.spec_paths
     if default_specs:
@@ -162,7 +170,6 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         raise UsageError(f"no spec files (*.yaml, *.yml) in {shown}")
     parse_cache = None
     recorder = None
-    replay_argv = getattr(args, "replay_argv", None)
     if use_cache:
         from chimera.spec.parsecache import ParseCache
 
@@ -171,7 +178,12 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
             from chimera.cli._replay import MAX_ENTRIES, Recorder
 
             recorder = Recorder(
-                replay_argv, cwd, root, files, max_bytes=options.cache_max_bytes // MAX_ENTRIES
+                replay_argv,
+                cwd,
+                root,
+                files,
+                max_bytes=options.cache_max_bytes // MAX_ENTRIES,
+                configs_read=configs_read,
             )
             recorder.watch_stderr()
     try:

@@ -4,9 +4,9 @@ Parsing a spec file (YAML with the ``line:col`` of every node) is the largest co
 re-check answered from the report cache. An entry holds one file's
 :class:`~chimera.spec.yamldoc.YamlDocument` — the plain value, the marks of its nodes and
 keys — as JSON under ``.chimera/cache/spec-<key>.json``, keyed by SHA-256 of Chimera's version
-and the file's decoded text. Validation (the pydantic models, cross-file checks) still runs
-on every load, from the cached value and marks, so every verdict, message and position is
-the one a fresh parse gives.
+and code (an editable install's edit) and the file's decoded text. Validation (the pydantic
+models, cross-file checks) still runs on every load, from the cached value and marks, so
+every verdict, message and position is the one a fresh parse gives.
 
 Only clean documents are stored: no YAML issue, no syntax error, not empty, and a value
 JSON gives back exactly (mappings with string keys free of the path separator, lists,
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chimera import __version__
-from chimera.spec.engine.cache import CACHE_DIR, tracked_cache_files
+from chimera.spec.engine.cache import CACHE_DIR, code_stamp, tracked_cache_files
 from chimera.spec.engine.cachefiles import prune_oldest, write_cache_file
 from chimera.spec.yamldoc import NodePath, Position, YamlDocument
 
@@ -48,9 +48,11 @@ FORMAT = 1
 """Bumped whenever the entry layout changes."""
 
 
-def parse_key(text: str) -> str:
-    """The key of a spec file's decoded text (SHA-256 of the version, format and text)."""
-    digest = hashlib.sha256(f"{__version__}\0{FORMAT}\0".encode())
+def parse_key(text: str, stamp: str = "") -> str:
+    """The key of a spec file's decoded text (SHA-256 of the version, format, ``stamp`` —
+    :func:`~chimera.spec.engine.cache.code_stamp`, so an edit of the parser is a miss — and
+    text)."""
+    digest = hashlib.sha256(f"{__version__}\0{FORMAT}\0{stamp}\0".encode())
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:40]
 
@@ -162,6 +164,7 @@ class ParseCache:
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
+        self.stamp = code_stamp()
         self.hits = 0
         self.misses = 0
 
@@ -180,7 +183,7 @@ class ParseCache:
 
     def lookup(self, text: str) -> YamlDocument | None:
         """The stored parse of ``text``, or ``None`` (never raises)."""
-        key = parse_key(text)
+        key = parse_key(text, self.stamp)
         try:
             with open(self._path(key), "rb") as handle:
                 raw = json.loads(handle.read())
@@ -205,7 +208,7 @@ class ParseCache:
         """Keep a clean parse of ``text`` (see the module docstring); never raises."""
         if doc.issues or doc.broken or doc.syntax_error or doc.empty or not _exact(doc.value):
             return
-        key = parse_key(text)
+        key = parse_key(text, self.stamp)
         entry = {
             "key": key,
             "value": doc.value,

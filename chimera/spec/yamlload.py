@@ -21,6 +21,7 @@ raises for bad input.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -44,6 +45,7 @@ __all__ = [
     "YamlIssue",
     "max_nodes",
     "parse_yaml",
+    "pure_only",
     "type_name",
 ]
 
@@ -95,6 +97,10 @@ def _c_loader() -> type[Any] | None:
             own = owns.get(kind)
             if own is None:
                 own = owns[kind] = names.get(kind.__name__, kind)
+            if own is scalar and not implicit[0] and not implicit[1]:
+                # Only an empty scalar tagged "!" (``a: !``) gets here so: libyaml calls it
+                # not implicit, the pure parser plain (null, not "").
+                implicit = (True, False)
             if (
                 own is scalar
                 and implicit[0]
@@ -117,6 +123,26 @@ def _c_loader() -> type[Any] | None:
 _C_LOADER: type[Any] | None = _c_loader()
 
 
+_DIRECTIVE_COMMENT = re.compile(r"^%YAML[ ]+[0-9]+\.[0-9]+#", re.MULTILINE)
+_ODD_TAG_HANDLE = re.compile(r"(?:^|[\s\[\]{},])![0-9A-Za-z_-]*[^0-9A-Za-z_\s!-][^\s!]*!", re.M)
+"""A tag whose handle (``!x!``) holds a character the pure scanner refuses there (``!@!str``):
+libyaml reads it as the primary handle and a longer suffix."""
+
+
+def pure_only(text: str) -> bool:
+    """Whether ``text`` holds what libyaml reads where the pure parser refuses or counts it:
+    a tab; a byte order mark past the first character (two files concatenated: libyaml
+    skips it, so columns after it were one off and a mark where a document must start was
+    accepted); a ``%YAML 1.1#`` directive with a comment glued to its version; a tag handle
+    holding a character other than ``[0-9A-Za-z_-]`` (``!@!str``)."""
+    return (
+        "\t" in text
+        or "\ufeff" in text[1:]
+        or ("%YAML" in text and _DIRECTIVE_COMMENT.search(text) is not None)
+        or ("!" in text and _ODD_TAG_HANDLE.search(text) is not None)
+    )
+
+
 def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
     """Parse one YAML document from ``text``; never raises for bad input.
 
@@ -129,7 +155,8 @@ def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
       the pure parser's message at its marker;
     * libyaml accepts some texts the pure parser rejects — tab characters where the pure
       scanner refuses them, and ``?`` inside a flow collection (``[a, ?b]``) — so a text
-      holding a tab, or a ``?`` within the span of a flow collection, goes to the pure parser.
+      holding a tab, or a ``?`` within the span of a flow collection, goes to the pure parser;
+      so does the rest of what :func:`pure_only` names.
 
     Both parsers share PyYAML's Python constructors and resolver, and their marks count
     characters, so values and ``line:col`` are the same (the test suite compares both on
@@ -143,7 +170,7 @@ def parse_yaml(text: str, *, fast: bool = True) -> YamlDocument:
         A :class:`YamlDocument`. Malformed YAML (including a second document in the same
         text) gives ``syntax_error=True`` and one issue at the parser's marker position.
     """
-    if fast and _C_LOADER is not None and "\t" not in text:
+    if fast and _C_LOADER is not None and not pure_only(text):
         doc = _parse_with(_C_LOADER, text, flow_guard=True)
         if doc is not None:
             return doc
@@ -194,6 +221,18 @@ def _parse_with(
             if flow_guard:
                 return None
             return YamlDocument(issues=[_TOO_DEEP], syntax_error=True)
+        except (ValueError, OverflowError):
+            # The pure scanner turns "\U00110000" into chr() of a number past U+10FFFF and
+            # raises (OverflowError past 2**31); its reader stops on the hex digits, two
+            # characters past the backslash.
+            if flow_guard:
+                return None
+            at = Mark.of(loader.get_mark())
+            issue = YamlIssue(
+                Mark(at.line, max(1, at.col - 2)),
+                "invalid YAML: escape beyond U+10FFFF in a double-quoted scalar",
+            )
+            return YamlDocument(issues=[issue], syntax_error=True)
         if root is None:
             return YamlDocument(empty=True)
         if flow_guard and _libyaml_differs(root, text):

@@ -27,7 +27,7 @@ last writer wins; a lost entry only costs a re-read). The file is bounded: past
 """
 
 # Stat and path calls run once per selected file: plain os calls, as in files.py.
-# ruff: noqa: PTH116, PTH118, PTH123
+# ruff: noqa: PTH116, PTH118, PTH120, PTH123
 
 from __future__ import annotations
 
@@ -56,6 +56,32 @@ RACY_S = 2.0
 StatKey = tuple[int, int, int, int]
 
 
+def code_stamp() -> str:
+    """A digest of the path, size and mtime of every module of Chimera (hex, 40 characters).
+
+    An editable install changes Chimera's code without changing its version: the report
+    cache, the parsed-spec cache and the replay of ``chimera check`` key on this (a few
+    hundred stats, ~2 ms), so an edit is a miss and never shows outcomes the old code
+    computed.
+    """
+    import chimera
+
+    top = os.path.dirname(os.path.realpath(chimera.__file__))
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                rel = os.path.relpath(path, top)
+                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:40]
+
+
 def content_key(text: str, mode: str) -> str:
     """The key of a decoded text: SHA-256 of its UTF-8 bytes and the decoding ``mode``."""
     digest = hashlib.sha256(mode.encode() + b"\0")
@@ -71,15 +97,18 @@ def check_key(*parts: str | bool | int | float) -> str:
 
 
 def tracked_cache_files(root: str) -> list[str] | None:
-    """What ``git ls-files .chimera`` lists under ``root``; ``None`` when git cannot answer
-    (not a repository, git missing, or git refusing the tree, e.g. "dubious ownership").
+    """What ``git ls-files .chimera`` lists under ``root``, in any case (``.Chimera`` too);
+    ``None`` when git cannot answer (not a repository, git missing, or git refusing the
+    tree, e.g. "dubious ownership").
 
     Fail closed: only a tree git vouches for may use the cache, because a cache file that
     arrived with the tree (a commit git cannot see, an extracted archive) could forge a verdict.
     """
     try:
         proc = subprocess.run(
-            ["git", "ls-files", "-z", "--", ".chimera"],
+            # icase: on a case-insensitive file system (macOS, Windows) a committed
+            # ``.Chimera/cache/`` is the directory Chimera reads as ``.chimera/cache/``.
+            ["git", "ls-files", "-z", "--", ":(icase).chimera"],
             cwd=root,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -118,6 +147,11 @@ class ResultCache:
         self.misses = 0
         self._entries: dict[str, _Entry] = {}
         self._stats: dict[str, tuple[StatKey, str]] = {}
+        self._before: dict[str, StatKey | None] = {}
+        self.vouched: dict[str, StatKey] = {}
+        """Real path -> the stat data :meth:`known` found unchanged (the whole-report record
+        keeps these, not a later stat: a file replaced after the lookup, even with its old
+        mtime restored, then reads as changed)."""
         self._dirty = False
         self._table: list[str] = []
         self._loaded = True
@@ -147,16 +181,16 @@ class ResultCache:
 
     def known(self, real: str, mode: str) -> str | None:
         """The content key of ``real`` (decoded as ``mode``) when its stat data is unchanged
-        since it was hashed."""
+        since it was hashed. Called before ``real`` is read: :meth:`remember` keys what is
+        read next by the stat data taken here."""
         if self.disabled is not None:
             return None
         self._ensure_loaded()
+        current = self._before[real] = _stat_key(real)
         recorded = self._stats.get(f"{mode}:{real}")
-        if recorded is None:
+        if recorded is None or current is None or current != recorded[0]:
             return None
-        current = _stat_key(real)
-        if current is None or current != recorded[0]:
-            return None
+        self.vouched[real] = current
         return recorded[1]
 
     def remember(self, real: str, mode: str, key: str) -> None:
@@ -164,7 +198,9 @@ class ResultCache:
         if self.disabled is not None:
             return
         self._ensure_loaded()
-        current = _stat_key(real)
+        # The stat data taken before the read (by known()): one taken now could describe
+        # bytes that replaced the ones hashed with their old mtime kept (cp -p, rsync -t).
+        current = self._before[real] if real in self._before else _stat_key(real)
         name = f"{mode}:{real}"
         if current is None or self._now - current[1] / 1e9 < RACY_S:
             self._stats.pop(name, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from chimera.spec.engine import reports
+from chimera.spec.engine.cache import ResultCache
 from chimera.spec.engine.files import (
     FileTree,
     ReadBytes,
@@ -22,6 +23,7 @@ class ReadRecording:
     _timeouts: dict[tuple[str, bool], int]
     _tree: FileTree
     _resolver: Resolver
+    result_cache: ResultCache | None
 
     def track_reads(self) -> None:
         """From now on, note each file's stat data (taken before the read) and the digest of
@@ -58,7 +60,12 @@ class ReadRecording:
                 if known is not None:
                     out.files[found.real] = known
                     continue
-                now = reports.stat_of(found.real)
+                # A result the result cache vouched for by stat is recorded with that stat:
+                # one taken now would vouch for bytes replaced since (cp -p, rsync -t, tar
+                # keep an old mtime, which the racy rule alone cannot see).
+                cache = self.result_cache
+                vouched = cache.vouched.get(found.real) if cache is not None else None
+                now = vouched if vouched is not None else reports.stat_of(found.real)
                 if now is None:
                     return None
                 out.files[found.real] = [*now, None]

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera import __version__
 from chimera.spec.context import Unscannable
-from chimera.spec.engine.cache import CACHE_DIR, ENGINE_VERSION, RACY_S
+from chimera.spec.engine.cache import CACHE_DIR, ENGINE_VERSION, RACY_S, code_stamp
 from chimera.spec.engine.files import FileTree, Resolver, Target
 from chimera.spec.engine.options import EngineStats
 
@@ -65,7 +65,8 @@ def digest(data: bytes) -> str:
 
 
 def report_key(root_real: str, options: EngineOptions, definitions: list[Any]) -> str:
-    """The key of a report: versions, root, result-changing options, requirement definitions.
+    """The key of a report: versions, Chimera's code (:func:`~.cache.code_stamp`: an edit of
+    an editable install), root, result-changing options, requirement definitions.
 
     ``definitions`` is JSON-shaped (one item per cacheable requirement, in Spec order).
     """
@@ -75,7 +76,7 @@ def report_key(root_real: str, options: EngineOptions, definitions: list[Any]) -
         if name not in _UNKEYED
     }
     raw = json.dumps(
-        [CHIMERA_VERSION, ENGINE_VERSION, root_real, settings, definitions],
+        [CHIMERA_VERSION, ENGINE_VERSION, code_stamp(), root_real, settings, definitions],
         separators=(",", ":"),
         ensure_ascii=False,
         default=str,

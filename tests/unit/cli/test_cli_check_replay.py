@@ -394,3 +394,22 @@ def test_an_edit_of_chimeras_own_code_is_a_different_key(tmp_path: Path) -> None
     assert before is not None and after is not None
     assert before != after
     assert _replay.replay_key(["check"], tmp_path, tmp_path, [spec]) == before
+
+
+def test_a_config_edited_after_the_run_read_it_stores_no_replay(repo: Path) -> None:
+    """The run reads the configuration before the replay's key is taken: an edit landing in
+    between would store the old configuration's output under the new bytes' key."""
+    from chimera.cli import _replay
+    from chimera.spec.engine.reports import TreeRecord
+
+    read = _replay.config_digests(repo)  # what the run read ...
+    (repo / "pyproject.toml").write_text("[tool.chimera.check]\nmax_file_bytes = 4\n")
+    spec = repo / "specs" / "app.yaml"
+    recorder = _replay.Recorder(["check"], repo, repo, [spec], max_bytes=1 << 20, configs_read=read)
+    assert not recorder.save(TreeRecord(taken=0.0), ["passed in ", "s\n"], 0)
+    assert replays(repo) == []
+    fresh = _replay.Recorder(
+        ["check"], repo, repo, [spec], max_bytes=1 << 20, configs_read=_replay.config_digests(repo)
+    )
+    assert fresh.save(TreeRecord(taken=0.0), ["passed in ", "s\n"], 0)
+    assert len(replays(repo)) == 1

@@ -140,6 +140,43 @@ def test_a_committed_forged_entry_turns_the_cache_off(repo: Path) -> None:
     assert len(stats.reads) == 2
 
 
+def test_a_committed_cache_directory_in_another_case_turns_the_cache_off(repo: Path) -> None:
+    """On a case-insensitive file system (macOS, Windows) a committed ``.Chimera/cache/`` is
+    the directory read as ``.chimera/cache/``; ``git ls-files .chimera`` alone missed it."""
+    from chimera.spec.engine.cache import tracked_cache_files
+
+    forged = repo / ".Chimera" / "cache" / "results.json"
+    forged.parent.mkdir(parents=True)
+    forged.write_text("{}", encoding="utf-8")
+    git(repo, "add", "-f", ".Chimera")
+    git(repo, "commit", "-qm", "forged cache in another case")
+    assert tracked_cache_files(str(repo)) == [".Chimera/cache/results.json"]
+    session = DriftSession(SPEC, repo, options=EngineOptions(result_cache=True))
+    assert session.engine.result_cache is None
+    assert session.engine.cache_refusal is not None
+
+
+def test_a_file_replaced_between_its_read_and_remember_is_not_keyed_by_the_new_stat(
+    repo: Path,
+) -> None:
+    """Bytes hashed, then replaced with the old mtime kept (``cp -p``), must not be stored
+    under the replacement's stat data: the next run would believe the old bytes' results."""
+    from chimera.spec.engine.cache import ResultCache, content_key
+
+    path = repo / "src" / "a.py"
+    real = str(path.resolve())
+    cache = ResultCache(str(repo.resolve()), max_bytes=1 << 20)
+    assert cache.known(real, "py") is None  # before the read
+    old_key = content_key(path.read_text(encoding="utf-8"), "py")  # the read
+    path.write_text("x = 'a new body'\n", encoding="utf-8")  # replaced ...
+    os.utime(path, (OLD, OLD))  # ... with its old mtime kept
+    cache.remember(real, "py", old_key)
+    cache.put(old_key, "check", [])
+    cache.save()
+    again = ResultCache(str(repo.resolve()), max_bytes=1 << 20)
+    assert again.known(real, "py") is None
+
+
 def test_the_cache_is_off_by_default(repo: Path) -> None:
     """Autonomous runs and the Action's steps use the default options: no cache."""
     check(repo, cache=False)

@@ -199,3 +199,37 @@ def test_a_damaged_report_is_only_slower(repo: Path) -> None:
 def test_off_without_the_result_cache(repo: Path) -> None:
     run(repo, cache=False)
     assert stored(repo) == []
+
+
+def test_a_file_replaced_after_the_cache_vouched_for_it_misses(repo: Path) -> None:
+    """A file the result cache vouched for by stat, replaced before the report is saved with
+    its old mtime restored (``cp -p``, ``rsync -t``, ``tar x``), must not be recorded with its
+    new stat: the record would then vouch for bytes no check read."""
+    run(repo)
+    write(repo, "src/b.py", "def helper():\n    return 'y'\n")  # the report misses ...
+    session = DriftSession(SPEC, repo, options=EngineOptions(result_cache=True))
+    session.prepare()
+    before = [session.result(f"r{i}") for i in range(len(CHECKS))]
+    assert before[2].passed  # ... src/a.py's symbol index came from the result cache
+    write(repo, "src/a.py", "def ruX():\n    return 1\n")  # same size, mtime restored
+    session.save()
+    report, _ = run(repo)
+    assert not report.results[2].passed
+    assert shape(report) == shape(run(repo, cache=False)[0])
+
+
+def test_an_edit_of_chimeras_own_code_misses(repo: Path) -> None:
+    """An editable install's edit keeps the version: a report the old code computed (its
+    messages, its evidence) must not be served, nor replayed by ``chimera check``."""
+    import chimera
+
+    run(repo)
+    assert run(repo)[1].reads == {}
+    module = Path(chimera.__file__).resolve().parent / "spec" / "kinds" / "text.py"
+    st = module.stat()
+    try:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        _, stats = run(repo)
+    finally:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert stats.passes == 1

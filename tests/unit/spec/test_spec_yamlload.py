@@ -186,3 +186,23 @@ def test_pathological_nesting_is_an_issue_not_a_crash() -> None:
     assert doc.issues[0].message.startswith("invalid YAML: the document nests too deeply")
     shallow = parse_yaml("a: " + "[" * 50 + "]" * 50 + "\n")
     assert not shallow.issues
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("escape", ["\\U00110000", "\\UFFFFFFFF"])
+def test_an_escape_past_the_last_code_point_is_an_issue_at_its_backslash(
+    fast: bool, escape: str
+) -> None:
+    """PyYAML's scanner raised (ValueError, OverflowError): an internal error, no line:col."""
+    doc = parse_yaml(f'a: 1\nb: ["x{escape}"]\n', fast=fast)
+    assert doc.syntax_error and doc.value is None
+    assert [(i.mark, i.message) for i in doc.issues] == [
+        (Mark(2, 7), "invalid YAML: escape beyond U+10FFFF in a double-quoted scalar")
+    ]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_an_empty_scalar_tagged_only_bang_is_null(fast: bool) -> None:
+    """libyaml calls ``a: !`` not implicit (read as ""), the pure parser plain (null)."""
+    doc = parse_yaml("a: !\nb:\n  - !\n  - x\n", fast=fast)
+    assert doc.value == {"a": None, "b": [None, "x"]}
