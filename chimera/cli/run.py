@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.cli._base import Subparsers, memory_line, resolve_root
 from chimera.cli._progress import Progress
+from chimera.cli._switches import add_part_switches, part_switches
 from chimera.cli.run_agent import add_agent_flag
 from chimera.errors import UsageError
 
@@ -132,15 +133,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the final state as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     # A run does not record these: a resume or an approval says them again.
-    parser.add_argument(
-        "--no-memory",
-        action="store_true",
-        help="neither recall nor record memories (.chimera/memory.db, experience)",
-    )
-    parser.add_argument(
-        "--no-learning",
-        action="store_true",
-        help="no learned skills or playbook in the prompts (implies --no-memory)",
+    add_part_switches(
+        parser, memory_help="neither recall nor record memories (.chimera/memory.db, experience)"
     )
 
 
@@ -274,8 +268,7 @@ def _run(args: argparse.Namespace) -> int:
             force=args.force,
             guard=args.guard,
             events=Progress(args.quiet, nested=True),
-            memory=not args.no_memory,
-            learning=not args.no_learning,
+            **part_switches(args),
         ),
         record,
     )
@@ -304,9 +297,8 @@ def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
         run_id=args.run_id,
         model=args.model,
         events=Progress(args.quiet, nested=True),
-        memory=not args.no_memory,
-        learning=not args.no_learning,
         agent=agent,
+        **part_switches(args),
     )
     outcome = resume_run(request) if by is None else approve_run(request, by=by)
     return _report(outcome.state, args, outcome.sandbox, outcome.parts)

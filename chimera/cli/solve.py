@@ -23,6 +23,7 @@ from pathlib import Path
 
 from chimera.cli._base import Subparsers, memory_line, resolve_root, shown
 from chimera.cli._progress import Progress
+from chimera.cli._switches import add_part_switches, part_switches
 
 MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.session (kept light: no import)
 
@@ -81,15 +82,11 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--no-review", action="store_true", help="skip the manager review of each attempt"
     )
-    parser.add_argument(
-        "--no-memory",
-        action="store_true",
-        help="neither recall nor record earlier attempts (.chimera/experience.jsonl, memory)",
-    )
-    parser.add_argument(
-        "--no-learning",
-        action="store_true",
-        help="no learned skills or playbook in the prompts (implies --no-memory)",
+    add_part_switches(
+        parser,
+        memory_help=(
+            "neither recall nor record earlier attempts (.chimera/experience.jsonl, memory)"
+        ),
     )
     parser.add_argument(
         "--agent",
@@ -124,11 +121,10 @@ def run(args: argparse.Namespace) -> int:
         targets=tuple(args.target or ()),
         untrusted=args.untrusted,
         guard=args.guard,
-        memory=not args.no_memory,
-        learning=not args.no_learning,
         review=not args.no_review,
         events=Progress(args.quiet),
         agent=agent_profile(args.agent),
+        **part_switches(args),
     )
     outcome = solve(request)
     result, denied = outcome.result, outcome.denied

@@ -4,7 +4,9 @@ Each task runs as a separate ``python -m chimera solve`` process in a workspace 
 prepares (a copy of the chain's project, a git repository, the Spec delta written into
 ``specs/chain.yaml``), so a benchmark exercises exactly what a user runs — the sandbox, the
 Spec gate, the audit log — and a crash in one task is that task's failure, not the harness's.
-Pass means ``solve`` exited 0: the Spec verified the change.
+Pass means ``solve`` exited 0: the Spec verified the change. Every arm runs with
+``--no-reflection``: a measurement spends no tokens on end-of-run lessons (they would count in
+both arms' costs) and proposes none from the tasks it measures, held-out ones included.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ TASK_TIMEOUT_S = 600.0
 
 @dataclass(frozen=True, slots=True)
 class ArmSettings:
-    """What differs between two arms of a comparison (each maps to a ``solve`` option).
+    """What differs between two arms of a comparison (each maps to a ``solve`` option; every
+    arm also gets ``--no-reflection``, see the module docstring).
 
     Attributes:
         memory: recall earlier attempts (the experience store); off → ``--no-memory``.
@@ -44,7 +47,10 @@ class ArmSettings:
     max_attempts: int | None = None
 
     def flags(self) -> list[str]:
-        out = [] if self.memory else ["--no-memory"]
+        """The ``solve`` options of this arm (``--no-reflection`` always)."""
+        out = ["--no-reflection"]
+        if not self.memory:
+            out.append("--no-memory")
         if self.diff_feedback:
             out.append("--diff-feedback")
         return out

@@ -17,7 +17,9 @@ a run gets the same packages whichever way it was started:
    ``.chimera.d/connectors/`` (only when that folder exists; read at ``HEAD``).
 
 ``--no-memory`` leaves memory out; ``--no-learning`` leaves out memory and learning both (a
-run without learning neither recalls nor is shaped by anything learned).
+run without learning neither recalls nor is shaped by anything learned). ``--no-reflection``
+leaves out only the ReflectionPart: measurement runs (``chimera bench``) keep memory, skills
+and the playbook but spend no tokens on, and propose no lessons from, the tasks they measure.
 """
 
 from __future__ import annotations
@@ -49,11 +51,13 @@ def default_parts(
     root: Path,
     memory: bool = True,
     learning: bool = True,
+    reflection: bool = True,
 ) -> list[SessionPart]:
     """The session parts of a run on ``root`` (see the module docstring for the order).
 
     ``memory=False`` (``--no-memory``, Action input ``memory: false``) leaves memory out;
-    ``learning=False`` (``--no-learning``) leaves out memory and learning. ``config`` is the
+    ``learning=False`` (``--no-learning``) leaves out memory and learning; ``reflection=False``
+    (``--no-reflection``) leaves out only the end-of-run Reflector and Curator. ``config`` is the
     effective configuration (crews read ``review.crew`` from the session's own copy).
     """
     from chimera.crews.review import CrewsPart
@@ -69,7 +73,9 @@ def default_parts(
         from chimera.evolution.reflection import ReflectionPart
 
         evolution = EvolutionPart(budget=context_budget())
-        parts += [evolution, ReflectionPart(evolution)]
+        parts.append(evolution)
+        if reflection:
+            parts.append(ReflectionPart(evolution))
     parts.append(CrewsPart())
     if (root / CONNECTORS_DIR).is_dir():
         from chimera.integrations.part import ConnectorsPart
@@ -85,13 +91,16 @@ def default_factory(
     root: Path,
     memory: bool = True,
     learning: bool = True,
+    reflection: bool = True,
     extra: Sequence[SessionPart] = (),
 ) -> SessionFactory:
     """``factory`` when the caller brought one, else a factory of :func:`default_parts`
     (then ``extra``)."""
     if factory is not None:
         return factory
-    parts = default_parts(config, root=root, memory=memory, learning=learning)
+    parts = default_parts(
+        config, root=root, memory=memory, learning=learning, reflection=reflection
+    )
     return SessionFactory([*parts, *extra])
 
 

@@ -7,7 +7,7 @@ through the :class:`~chimera.orchestration.session.SessionFactory`, running, wri
 summary — happens here. Every function takes an optional ``factory``: a caller with packages
 to plug in (memory, crews, connectors) passes a factory built with its session parts.
 
-One module of about 420 lines on purpose: the four surfaces share one request/outcome
+One module of about 440 lines on purpose: the four surfaces share one request/outcome
 vocabulary and the private reopen/finish steps a resume and an approval both take; split, each
 surface would import the others' privates.
 """
@@ -80,6 +80,8 @@ class SolveRequest:
             memory store); ``--no-memory`` turns it off (measurements compare runs without it).
         learning: skills and the playbook shape the plan; ``--no-learning`` turns it off and
             implies ``memory=False``.
+        reflection: the Reflector and the Curator propose lessons at the end (one or two model
+            calls); ``--no-reflection`` turns only that off (memory, skills, playbook stay).
         events: live progress ``(event, fields)``.
         agent: a profile (``--agent``): its model, budget and kind settings override
             ``config``; its tools, instructions, skills and review crew apply to every agent.
@@ -95,6 +97,7 @@ class SolveRequest:
     review: bool = True
     memory: bool = True
     learning: bool = True
+    reflection: bool = True
     events: EventSink | None = None
     agent: Profile | None = None
 
@@ -134,7 +137,12 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
     root = request.root
     memory = request.memory and request.learning
     factory = default_factory(
-        factory, request.config, root=root, memory=memory, learning=request.learning
+        factory,
+        request.config,
+        root=root,
+        memory=memory,
+        learning=request.learning,
+        reflection=request.reflection,
     )
     factory, config = with_agent(factory, request.config, request.agent)
     model = resolve_model(None, config)
@@ -231,7 +239,8 @@ class RunRequest:
         events: live progress ``(event, fields)``.
         agent: a profile (``--agent``), as :class:`SolveRequest`'s (its model replaces
             ``model``).
-        memory, learning: as :class:`SolveRequest`'s (``--no-memory``, ``--no-learning``).
+        memory, learning, reflection: as :class:`SolveRequest`'s (``--no-memory``,
+            ``--no-learning``, ``--no-reflection``).
         basis: iterate on an earlier change: the work tree holds it, the goal is judged
             against this commit (:mod:`chimera.orchestration.basis`); ``None``: the tree.
     """
@@ -250,6 +259,7 @@ class RunRequest:
     agent: Profile | None = None
     memory: bool = True
     learning: bool = True
+    reflection: bool = True
     basis: Basis | None = None
 
 
@@ -258,9 +268,10 @@ class ResumeRequest:
     """``chimera resume RUN_ID`` (and ``approve RUN_ID``): continue a run after a crash, a stop
     or, with :func:`approve_run`, an approval.
 
-    ``model``: rung 0 (default: the model the run recorded). ``memory``, ``learning``: as
-    :class:`RunRequest`'s. ``agent``: the profile the run started with, applied again (the
-    caller checks it is the same one: the Action's agent job compares its recorded hash).
+    ``model``: rung 0 (default: the model the run recorded). ``memory``, ``learning``,
+    ``reflection``: as :class:`RunRequest`'s. ``agent``: the profile the run started with,
+    applied again (the caller checks it is the same one: the Action's agent job compares its
+    recorded hash).
     """
 
     root: Path
@@ -270,6 +281,7 @@ class ResumeRequest:
     events: EventSink | None = None
     memory: bool = True
     learning: bool = True
+    reflection: bool = True
     agent: Profile | None = None
 
 
@@ -320,6 +332,7 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
         root=root,
         memory=request.memory and request.learning,
         learning=request.learning,
+        reflection=request.reflection,
     )
     factory, config = with_agent(factory, request.config, request.agent)
     model = request.model
@@ -382,6 +395,7 @@ def _reopen(
         root=request.root,
         memory=request.memory and request.learning,
         learning=request.learning,
+        reflection=request.reflection,
     )
     factory, config = with_agent(factory, request.config, request.agent)
     if request.agent is not None and (

@@ -171,3 +171,26 @@ def test_a_reflection_the_model_cannot_give_is_skipped_and_the_run_stands(
     assert summary["outcome"] == "solved"
     assert "script exhausted" in summary["reflection"]["skipped"]
     assert ProposalLedger.at(root).pending() == []
+
+
+def test_no_reflection_makes_exactly_the_scripted_turns_and_keeps_learning(
+    tmp_path: Path,
+) -> None:
+    root = _repo(tmp_path)
+    # Exactly the run's four turns: one reflection call would find the script exhausted and
+    # leave a "reflection" entry (the test above); the plan must still show the bullet.
+    summary = _solve(root, _script(tmp_path, "exact", reflect=False), "--no-reflection")
+    assert summary["outcome"] == "solved" and "reflection" not in summary
+    assert summary["usage"]["calls"] == 4
+    run_dir = Path(summary["_dir"])
+    requests = [
+        line for line in (run_dir / "transcript.jsonl").read_text().splitlines()
+        if json.loads(line)["kind"] == "request"
+    ]  # fmt: skip
+    assert len(requests) == 4
+    # Memory and learning are untouched: the bullet was shown, the attempt remembered.
+    assert summary["learning"]["bullets"] == ["str-00001"]
+    assert len(summary["memory"]["remembered"]) == 1
+    assert not ProposalLedger.at(root).path.exists()
+    assert not (run_dir / "learning.json").exists()
+    assert not (run_dir / "reflection.json").exists()

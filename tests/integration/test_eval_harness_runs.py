@@ -58,3 +58,18 @@ def test_memory_decides_a_short_chain_exactly(tmp_path: Path) -> None:
     lessons = (tmp_path / "on" / ".chimera" / "experience.jsonl").read_text()
     assert "[plural-rule]" in lessons
     assert not (tmp_path / "off" / ".chimera" / "experience.jsonl").exists()
+    # A measurement reflects on nothing (--no-reflection in every arm): no lesson proposed
+    # from the tasks it measures, no tokens spent on reflection in either arm's cost.
+    for arm in ("on", "off"):
+        _reflected_on_nothing(tmp_path / arm / ".chimera", runs=3)
+
+
+def _reflected_on_nothing(chimera: Path, *, runs: int) -> None:
+    assert not (chimera / "learning" / "proposals.jsonl").exists()
+    folders = sorted((chimera / "runs").iterdir())
+    assert len(folders) == runs
+    for run in folders:
+        assert not (run / "learning.json").exists() and not (run / "reflection.json").exists()
+        summary = json.loads((run / "summary.json").read_text())
+        # Not even a call: a scripted one would leave "skipped": "script exhausted ...".
+        assert "reflection" not in summary, summary["reflection"]
