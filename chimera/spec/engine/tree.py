@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from chimera.spec.engine.literal import Listing, literal_globs
 from chimera.spec.engine.options import EngineStats
 from chimera.spec.engine.resolve import _within
 
@@ -71,113 +72,6 @@ def anchor_dir(glob: str) -> str | None:
     return "/".join(literal)
 
 
-# Characters that make a gitwildmatch pattern more than a path: wildcards, ranges, escapes.
-_NOT_LITERAL = frozenset("*?[]\\")
-
-
-@dataclass(frozen=True, slots=True)
-class Literal:
-    """A glob that gitwildmatch matches as a plain path (see :func:`literal_glob`)."""
-
-    body: str
-    """The path, without a leading or trailing slash."""
-    anchored: bool
-    """Matched from the root (a slash before its end); else any path segment equal to it."""
-    dir_only: bool
-    """A trailing slash: only what lies under a directory of that name."""
-
-
-def literal_glob(glob: str) -> Literal | None:
-    """``glob`` (as :func:`normalize_glob` leaves it) as a :class:`Literal`, or ``None``.
-
-    ``None`` whenever pathspec's gitwildmatch could read it as more than a path: a negation,
-    a comment, a wildcard, a range, an escape, leading or trailing whitespace (git strips
-    trailing spaces unless escaped), an empty, ``.`` or ``..`` segment. Those take pathspec.
-    """
-    if not glob or glob[0] in "#!" or glob[0].isspace() or glob != glob.rstrip():
-        return None
-    if _NOT_LITERAL.intersection(glob):
-        return None
-    anchored = glob.startswith("/")
-    body = glob[1:] if anchored else glob
-    dir_only = body.endswith("/")
-    if dir_only:
-        body = body[:-1]
-    segments = body.split("/")
-    if any(seg in ("", ".", "..") for seg in segments):
-        return None
-    return Literal(body, anchored or len(segments) > 1, dir_only)
-
-
-def literal_globs(globs: Sequence[str]) -> list[Literal] | None:
-    """Every glob as a :class:`Literal`; ``None`` if any is not one (or there are none)."""
-    out: list[Literal] = []
-    for glob in globs:
-        lit = literal_glob(glob)
-        if lit is None:
-            return None
-        out.append(lit)
-    return out or None
-
-
-class _Listing:
-    """Sorted candidate names with exact lookups, built once per tree (or walked pool).
-
-    A literal gitwildmatch pattern ``a/b`` matches the file ``a/b`` and everything under a
-    directory ``a/b``; an unanchored ``b`` matches any path with a segment ``b`` (``b/`` only
-    a segment before the last). Lookups here give exactly those sets.
-    """
-
-    def __init__(self, names: tuple[str, ...]) -> None:
-        self.names = names
-        self._set = frozenset(names)
-        self._segments: dict[str, list[str]] | None = None
-
-    def _under(self, directory: str) -> Sequence[str]:
-        lo = bisect.bisect_left(self.names, directory + "/")
-        hi = bisect.bisect_left(self.names, directory + "0")  # "0" sorts right after "/"
-        return self.names[lo:hi]
-
-    def _with_segment(self, segment: str) -> list[str]:
-        if self._segments is None:
-            index: dict[str, list[str]] = {}
-            for name in self.names:
-                for seg in set(name.split("/")):
-                    index.setdefault(seg, []).append(name)
-            self._segments = index
-        return self._segments.get(segment, [])
-
-    def matches(self, literals: Sequence[Literal]) -> set[str]:
-        """The names any of ``literals`` matches."""
-        out: set[str] = set()
-        for lit in literals:
-            if lit.anchored:
-                if not lit.dir_only and lit.body in self._set:
-                    out.add(lit.body)
-                out.update(self._under(lit.body))
-            elif lit.dir_only:
-                out.update(
-                    n for n in self._with_segment(lit.body) if n.split("/")[:-1].count(lit.body)
-                )
-            else:
-                out.update(self._with_segment(lit.body))
-        return out
-
-    def in_pool_order(self, literals: Sequence[Literal], anchors: Sequence[str]) -> list[str]:
-        """:meth:`matches` restricted to the names under ``anchors``, in the order
-        ``_under(names, anchors)`` lists them (anchor by anchor, each sorted)."""
-        found = self.matches(literals)
-        if "" in anchors:
-            return sorted(found)
-        ranked: list[tuple[int, str]] = []
-        for name in found:
-            for rank, anchor in enumerate(anchors):
-                if name.startswith(anchor + "/"):
-                    ranked.append((rank, name))
-                    break
-        return [name for _, name in sorted(ranked)]
-
-
 @dataclass(frozen=True, slots=True)
 class _Dir:
     files: tuple[str, ...]
@@ -216,8 +110,8 @@ class FileTree:
         """Answer all-literal glob lists by lookup (``False``: every list goes through
         pathspec, the reference the lookup is tested against)."""
         self._selections: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
-        self._git_listing: _Listing | None = None
-        self._pools: dict[tuple[tuple[str, ...], tuple[str, ...] | None], _Listing] = {}
+        self._git_listing: Listing | None = None
+        self._pools: dict[tuple[tuple[str, ...], tuple[str, ...] | None], Listing] = {}
         self.source = ""
         """``git`` or ``walk``: where candidates come from (known after the first select)."""
         self.listing_error: str | None = None
@@ -283,7 +177,7 @@ class FileTree:
                 key = (tuple(anchors), excluded if prune is not None else None)
                 pool = self._pools.get(key)
                 if pool is None:
-                    pool = self._pools[key] = _Listing(tuple(self._walk_from(anchors, prune)))
+                    pool = self._pools[key] = Listing(tuple(self._walk_from(anchors, prune)))
                 chosen = sorted(pool.matches(literals))
             else:
                 include = pathspec.GitIgnoreSpec.from_lines(globs)
@@ -295,9 +189,9 @@ class FileTree:
             chosen = [p for p in chosen if p not in dropped]
         return chosen
 
-    def _git_index(self) -> _Listing:
+    def _git_index(self) -> Listing:
         if self._git_listing is None:
-            self._git_listing = _Listing(self._git or ())
+            self._git_listing = Listing(self._git or ())
         return self._git_listing
 
     @staticmethod
