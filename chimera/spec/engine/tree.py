@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from chimera.spec.engine.literal import Listing, literal_globs
 from chimera.spec.engine.options import EngineStats
 from chimera.spec.engine.resolve import _within
 
@@ -94,6 +95,7 @@ class FileTree:
         *,
         use_git: bool = True,
         hidden: Sequence[str] = (),
+        literal_lookup: bool = True,
     ) -> None:
         self.root_real = root_real
         self._hidden = tuple(
@@ -104,6 +106,12 @@ class FileTree:
         self._git: tuple[str, ...] | None = None
         self._git_checked = False
         self._dirs: dict[str, _Dir | None] = {}
+        self.literal_lookup = literal_lookup
+        """Answer all-literal glob lists by lookup (``False``: every list goes through
+        pathspec, the reference the lookup is tested against)."""
+        self._selections: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
+        self._git_listing: Listing | None = None
+        self._pools: dict[tuple[tuple[str, ...], tuple[str, ...] | None], Listing] = {}
         self.source = ""
         """``git`` or ``walk``: where candidates come from (known after the first select)."""
         self.listing_error: str | None = None
@@ -133,31 +141,58 @@ class FileTree:
         return self._git_checked
 
     def select(self, paths: Sequence[str], exclude: Sequence[str]) -> list[str]:
-        """Candidates matched by the ``paths`` globs and by none of the ``exclude`` globs."""
-        # Imported here: a re-check answered from the report cache selects nothing (pathspec
-        # and its re2 backend are ~0.02 s of such a run's start).
-        import pathspec
+        """Candidates matched by the ``paths`` globs and by none of the ``exclude`` globs.
 
-        globs = [normalize_glob(p) for p in paths]
-        include = pathspec.GitIgnoreSpec.from_lines(globs)
-        excluded = [normalize_glob(p) for p in exclude]
+        Identical glob lists (after ``./`` is dropped) are selected once per tree.
+        """
+        globs = tuple(normalize_glob(p) for p in paths)
+        excluded = tuple(normalize_glob(p) for p in exclude)
+        key = (globs, excluded)
+        chosen = self._selections.get(key)
+        if chosen is None:
+            chosen = self._selections[key] = tuple(self._select(globs, excluded))
+        return list(chosen)
+
+    def _select(self, globs: tuple[str, ...], excluded: tuple[str, ...]) -> list[str]:
+        literals = literal_globs(globs) if self.literal_lookup else None
+        if literals is None or excluded:
+            # Imported here: a re-check answered from the report cache selects nothing, nor
+            # do literal scopes (pathspec and its re2 backend are ~0.02 s of a run's start).
+            import pathspec
         ex = pathspec.GitIgnoreSpec.from_lines(excluded) if excluded else None
         anchors = self._anchors(globs)
         git = self._git_candidates()
         if self.listing_error is not None:
             return []
         if git is not None:
-            pool = _under(git, anchors)
+            if literals is not None:
+                chosen = self._git_index().in_pool_order(literals, anchors)
+            else:
+                include = pathspec.GitIgnoreSpec.from_lines(globs)
+                chosen = list(include.match_files(_under(git, anchors)))
         else:
             prune = ex if ex is not None and not any(g.startswith("!") for g in excluded) else None
-            pool = self._walk_from(anchors, prune)
-        chosen = list(include.match_files(pool))
+            if literals is not None:
+                # The walked pool is sorted, so sorted matches are in its order.
+                key = (tuple(anchors), excluded if prune is not None else None)
+                pool = self._pools.get(key)
+                if pool is None:
+                    pool = self._pools[key] = Listing(tuple(self._walk_from(anchors, prune)))
+                chosen = sorted(pool.matches(literals))
+            else:
+                include = pathspec.GitIgnoreSpec.from_lines(globs)
+                chosen = list(include.match_files(self._walk_from(anchors, prune)))
         if self._hidden:
             chosen = [p for p in chosen if not (p + "/").startswith(self._hidden)]
         if ex is not None and chosen:
             dropped = set(ex.match_files(chosen))
             chosen = [p for p in chosen if p not in dropped]
         return chosen
+
+    def _git_index(self) -> Listing:
+        if self._git_listing is None:
+            self._git_listing = Listing(self._git or ())
+        return self._git_listing
 
     @staticmethod
     def _anchors(globs: Sequence[str]) -> list[str]:
