@@ -110,24 +110,42 @@ class MigrationResult:
         return out
 
 
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|auth|credential)", re.I)
-_SECRET_VALUE = re.compile(
-    r"(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|xox[abpr]-[A-Za-z0-9-]{8,}|"
-    r"AKIA[0-9A-Z]{16}|Bearer\s+[A-Za-z0-9._-]{8,})"
-)
+# An opaque bearer/basic credential has no format for find_secret_formats to know: the HTTP
+# auth scheme in front of it is what names it (``Authorization: Bearer …`` in an MCP config).
+_AUTH_SCHEME_VALUE = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def secret_key(name: str) -> bool:
-    """Whether a config key names a credential (``apiKey``, ``BOT_TOKEN``, ``password``...)."""
-    return bool(_SECRET_KEY.search(name))
+    """Whether a config key names a credential (``apiKey``, ``bot-token``, ``BOT_TOKEN``,
+    ``password``, ``Authorization``...).
+
+    The key is spelled as an environment variable (``apiKey`` → ``API_KEY``) and asked of
+    governance's one list of credential names (:func:`chimera.governance.rules.is_secret_name`);
+    ``Authorization`` (an HTTP header, not a variable name) is added here.
+    """
+    from chimera.governance.rules import is_secret_name
+
+    env = re.sub(r"[^A-Za-z0-9]+", "_", _CAMEL.sub("_", name)).strip("_").upper()
+    return is_secret_name(env) or env.endswith("AUTHORIZATION")
+
+
+def _redact_formats(text: str) -> str:
+    from chimera.governance.rules import find_secret_formats
+
+    for _, match in find_secret_formats(text):
+        text = text.replace(match, "[redacted]")
+    return _AUTH_SCHEME_VALUE.sub("[redacted]", text)
 
 
 def redact(text: str, limit: int = 120) -> str:
-    """``text`` shortened to ``limit`` characters with credential-shaped values replaced by
-    ``[redacted]``: what the report and the audit log may show."""
+    """``text`` shortened to ``limit`` characters with credential-shaped values (governance's
+    known formats, ``Bearer …``) replaced by ``[redacted]``: what the report and the audit log
+    may show. A text that still holds a credential (an environment secret's value) is
+    ``[redacted: holds a credential]`` as a whole."""
     from chimera.memory.items import secret_in
 
-    out = _SECRET_VALUE.sub("[redacted]", " ".join(text.split()))
+    out = _redact_formats(" ".join(text.split()))
     if secret_in(out):
         return "[redacted: holds a credential]"
     return out if len(out) <= limit else out[: limit - 1] + "…"
@@ -146,7 +164,7 @@ def redact_lines(text: str) -> str:
     for line in text.splitlines(keepends=True):
         m = _ASSIGN.match(line.rstrip("\n"))
         named = m is not None and secret_key(m.group(1)) and m.group(2).strip() not in ("", "{")
-        if named or secret_in(line) or _SECRET_VALUE.search(line):
+        if named or secret_in(line) or _AUTH_SCHEME_VALUE.search(line):
             head = m.group(1) if m else ""
             line = f"{head}[redacted]" + ("\n" if line.endswith("\n") else "")
         out.append(line)

@@ -250,3 +250,27 @@ def test_a_link_out_of_the_source_is_refused(
     assert [(i["status"], i["reason"]) for i in refused] == [
         ("refused", "a link that escapes the source home")
     ]
+
+
+def test_a_glued_token_in_a_migrated_value_is_caught(
+    hermes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Under a key that names no credential, glued to a word: only the value detector sees it.
+    glued = "TOKEN_ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    config = hermes / "config.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "Prefer small, reviewed pull requests.", f"Deploy with {glued} on Fridays."
+        )
+    )
+    root = tmp_path / "project"
+    root.mkdir()
+    _, report = run(capsys, "hermes", str(hermes), "--root", str(root), "--apply")
+    persona = [i for i in items(report) if i["kind"] == "persona" and i["source"] == "config.yaml"]
+    assert [i["status"] for i in persona] == ["refused"]
+    assert "[redacted]" in persona[0]["preview"] and "Deploy with" in persona[0]["preview"]
+    assert glued[6:] not in json.dumps(report)
+    assert open_local(root).persona() == []
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert glued[6:].encode() not in path.read_bytes(), path
