@@ -21,8 +21,6 @@ from chimera.governance.redactor import SecretRedactor, cut_redacted
 from chimera.memory.decide import Ruling, propose, rule
 from chimera.memory.embed import Embedder, VectorIndex, fuse, to_bytes
 from chimera.memory.items import (
-    TAINTED,
-    TRUSTED,
     Candidate,
     JournalOp,
     MemoryItem,
@@ -32,6 +30,7 @@ from chimera.memory.items import (
     now,
     secret_in,
 )
+from chimera.memory.records import journal_op, stamp, working_item
 from chimera.memory.render import render_memories
 from chimera.memory.store import MemoryStore
 from chimera.protocols import AuditSink, Recall, SupportsComplete
@@ -151,15 +150,8 @@ class MemoryManager:
         return self._carry_out(candidate, ruling, proposed=decision.op)
 
     def _stamp(self, candidate: Candidate) -> Candidate:
-        if self.tainted_read and not candidate.tainted:
-            # The run read a tainted memory: what it writes next is tainted too.
-            candidate = replace(candidate, provenance=TAINTED, taint_sources=("memory",))
-        if candidate.provenance not in (TRUSTED, TAINTED):
-            candidate = replace(candidate, provenance=TAINTED)
-        return replace(
-            candidate,
-            source_run=candidate.source_run or self.run_id,
-            source_commit=candidate.source_commit or self.commit,
+        return stamp(
+            candidate, tainted_read=self.tainted_read, run_id=self.run_id, commit=self.commit
         )
 
     def _carry_out(self, candidate: Candidate, ruling: Ruling, *, proposed: str) -> RememberResult:
@@ -190,32 +182,10 @@ class MemoryManager:
     def _op(
         self, kind: OpKind, target: str, candidate: Candidate, *, text: str, tier: Tier
     ) -> JournalOp:
-        return JournalOp(
-            op=kind,
-            id=target,
-            ts=self.clock(),
-            run=candidate.source_run,
-            tier=tier,
-            text=text,
-            provenance=candidate.provenance,
-            taint_sources=candidate.taint_sources,
-            kind=candidate.kind,
-            commit=candidate.source_commit,
-        )
+        return journal_op(kind, target, candidate, text=text, tier=tier, ts=self.clock())
 
     def _working(self, candidate: Candidate) -> RememberResult:
-        ts = self.clock()
-        item = MemoryItem(
-            id=item_id(Tier.WORKING, candidate.text, ts, candidate.source_run),
-            tier=Tier.WORKING,
-            text=candidate.text,
-            provenance=candidate.provenance,
-            taint_sources=candidate.taint_sources,
-            source_run=candidate.source_run,
-            created=ts,
-            updated=ts,
-            kind=candidate.kind,
-        )
+        item = working_item(candidate, self.clock())
         self.working.append(item)
         return RememberResult("ADD", item.id)
 
