@@ -7,8 +7,8 @@ started from a typed request file (:mod:`chimera.github.agent_child`), with no G
 its environment. The job then writes the artifacts folder (outcome, run report, patch, run
 folder, audit summary) for the publish job, and the audit summary for the job summary.
 
-One module of about 410 lines on purpose: the job's steps (checkout, basis, child, artifacts)
-run in one order over private git helpers; the child already lives in its own module.
+The job's steps (checkout, basis, child, artifacts) run in one order here; the git steps on
+the checkout live in :mod:`~chimera.github.jobs.checkout`, the child in its own module.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from chimera.github.artifacts import (
 )
 from chimera.github.events import Act, decide
 from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
-from chimera.github.gitops import require_commit
+from chimera.github.jobs.checkout import basis_commit, checkout_commit, git
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.memory import propose, recall_branch
 from chimera.github.permissions import Resolution, resolve
@@ -95,37 +95,6 @@ class AgentResult:
             record=self.outcome.model_dump(mode="json"),
             summary=self.summary,
         )
-
-
-def _git(root: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise ChimeraError(f"git {args[0]} failed: {proc.stderr.strip()}")
-    return proc.stdout.strip()
-
-
-def _checkout(root: Path, rev: str, what: str) -> str:
-    """Check out commit ``rev`` detached; returns its SHA. It must be in the checkout already
-    (the workflow's ``fetch-depth: 0``): nothing is fetched into a job that runs model code.
-
-    Raises:
-        ChimeraError: ``rev`` is not in the checkout (one line: :func:`require_commit`).
-    """
-    sha = require_commit(root, rev, what)
-    if _git(root, "rev-parse", "HEAD") != sha:
-        _git(root, "checkout", "--quiet", "--force", "--detach", sha)
-    return sha
-
-
-def _basis(root: Path, commit: str) -> str:
-    """``commit`` as a full SHA present in the checkout (never fetched).
-
-    Raises:
-        ChimeraError: no commit is named, or it is not in the checkout.
-    """
-    if not commit:
-        raise ChimeraError("a re-run needs decide's base commit (the PR marker names none)")
-    return require_commit(root, commit, "the re-run's base commit")
 
 
 def child_env(llm_key_variable: str = "") -> dict[str, str]:
@@ -252,9 +221,9 @@ def _run(
     if decision.action is Act.RUN:
         base_ref = ctx.base_ref
         if decided_base:
-            base_sha = _checkout(root, decided_base, "decide's base commit")
+            base_sha = checkout_commit(root, decided_base, "decide's base commit")
         else:
-            base_sha = _git(root, "rev-parse", "HEAD")
+            base_sha = git(root, "rev-parse", "HEAD")
     else:
         assert res.pull is not None
         # decide's head, not the API's now: an approval named it, the workflow checked it
@@ -265,7 +234,7 @@ def _run(
         # iterates on it, with the feedback (and each inline comment's file and line) as its
         # task and its goal judged against decide's base (the basis): publish adds its commit
         # on top of the PR's branch (pushed with a lease on the head decide saw).
-        base_sha = _checkout(root, branch_head, f"PR #{res.pull.number}'s head")
+        base_sha = checkout_commit(root, branch_head, f"PR #{res.pull.number}'s head")
     if decision.action is Act.RESUME:
         marker = res.marker or {}
         run_id = str(marker.get("run_id") or "")
@@ -312,7 +281,7 @@ def _run(
                 inline=inline,
                 earlier=earlier,
             )
-            basis = _basis(root, decided_base or str((res.marker or {}).get("base") or ""))
+            basis = basis_commit(root, decided_base or str((res.marker or {}).get("base") or ""))
         # Unset or zero limits: the repository's configuration decides.
         request = AgentRequest(
             version=REQUEST_VERSION,
