@@ -93,8 +93,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="chimera_no_cache",
         action="store_true",
         default=False,
-        help="neither read nor write the result cache under .chimera/cache/ "
-        "(also: CHIMERA_NO_CACHE=1)",
+        help="neither read nor write any cache under .chimera/cache/ (results, reports, "
+        "parsed specs; also: CHIMERA_NO_CACHE=1)",
     )
     group.addoption(
         "--chimera-max-evidence",

@@ -68,7 +68,8 @@ def register(subparsers: Subparsers) -> None:
         "--root",
         metavar="DIR",
         help="the tree to check: the spec's paths are relative to it and its commands run "
-        "in it (default: current directory)",
+        "in it (default: the nearest directory with specs/, else the git repository's root; "
+        "see README)",
     )
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument(
@@ -107,8 +108,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither read nor write the result cache under .chimera/cache/ "
-        "(also: CHIMERA_NO_CACHE=1)",
+        help="neither read nor write any cache under .chimera/cache/ (results, reports, "
+        "parsed specs, replays; also: CHIMERA_NO_CACHE=1)",
     )
     parser.set_defaults(handler=run, format="text")
 
@@ -157,7 +158,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         if not spec_paths[0].exists():
             raise UsageError(
                 f"{spec_paths[0]}: no such directory; pass SPEC_PATH, "
-                "or run 'chimera init' to write a starter spec"
+                "run 'chimera init' to write a starter spec, or write one (README: the Spec "
+                "format)"
             )
     else:
         spec_paths = [Path(p) for p in args.spec_paths]
@@ -253,6 +255,9 @@ def _only_ids(requested: Sequence[str] | None, known: Sequence[str]) -> list[str
         if rid not in known_set:
             close = difflib.get_close_matches(rid, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            if not hint and ("/" in rid or rid.endswith((".yaml", ".yml"))):
+                # --only takes several ids, so a spec path after it reads as one more id.
+                hint = " (--only takes several ids: put SPEC_PATHs before it)"
             raise UsageError(f"--only: unknown requirement id {rid!r}{hint}")
         if rid not in wanted:
             wanted.append(rid)

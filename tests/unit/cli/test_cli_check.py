@@ -64,6 +64,18 @@ def test_unknown_only_id_suggests(repo: Path, capsys: pytest.CaptureFixture[str]
     )
 
 
+def test_a_spec_path_after_only_is_named_as_the_mistake(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "check", "--only", "widget-class", "specs/")
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "chimera: error: --only: unknown requirement id 'specs/' "
+        "(--only takes several ids: put SPEC_PATHs before it)\n"
+    )
+
+
 def test_json_document(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "check", "--json")
     assert code == 1
@@ -140,7 +152,7 @@ def test_missing_default_spec_dir(
     assert out == ""
     assert err == (
         "chimera: error: specs: no such directory; pass SPEC_PATH, "
-        "or run 'chimera init' to write a starter spec\n"
+        "run 'chimera init' to write a starter spec, or write one (README: the Spec format)\n"
     )
 
 
