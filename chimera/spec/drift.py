@@ -23,7 +23,7 @@ from chimera.errors import UsageError
 from chimera.runner import CommandRunner, LocalRunner, check_runner
 from chimera.spec.engine import EngineOptions, EngineSession, EngineStats
 from chimera.spec.engine.files import ReadBytes
-from chimera.spec.engine.reports import ReportStore, TreeRecord, report_key
+from chimera.spec.engine.reports import ReportStore, TreeRecord, combine, report_key
 from chimera.spec.model import CheckOutcome, Evidence, Requirement, Spec, Status
 from chimera.spec.results import DriftReport, RequirementResult
 
@@ -218,11 +218,14 @@ class DriftSession:
         record = self.engine.record(self._taken)
         if record is None:
             return
+        outcomes = self._fresh
         if self._prior is not None:
-            record = self._prior.merge(record)
-        self._store.save(self._key, {**self._cached(), **self._fresh}, record)
+            # A file edited since the hits were validated: only the fresh outcomes are kept.
+            outcomes, record = combine((self._cached(), self._prior), (outcomes, record))
+        # Merged there with what other processes (xdist workers) stored under the key.
+        self._store.save(self._key, outcomes, record, options=self.engine.options)
         self._prior = record
-        self._hits = {**self._cached(), **self._fresh}
+        self._hits = outcomes
         self._fresh = {}
 
     def tree_record(self) -> TreeRecord | None:

@@ -15,6 +15,11 @@ recorded less than :data:`~chimera.spec.engine.cache.RACY_S` before the run bega
 hashed again, so stat data only decides whether to re-hash. Any difference is a miss, and the
 run falls back to the per-file result cache.
 
+Several processes may save under one key at once (each pytest-xdist worker holds the outcomes
+of its own items): a save merges with the stored entry under a file lock (:func:`combine`),
+unless the two records disagree about a name or file, so no merged entry ever vouches for an
+outcome computed against another tree.
+
 Trust is that of :class:`~chimera.spec.engine.cache.ResultCache` (the caller only builds one
 when that cache is on and not refused). Writes are atomic; the directory keeps the
 :data:`MAX_ENTRIES` most recently written entries, each at most an eighth of the result
@@ -22,7 +27,7 @@ cache's byte bound.
 """
 
 # Stat and path calls run once per recorded file: plain os calls, as in files.py.
-# ruff: noqa: PTH116, PTH118, PTH123
+# ruff: noqa: PTH103, PTH116, PTH118, PTH123
 
 from __future__ import annotations
 
@@ -51,6 +56,13 @@ MAX_ENTRIES = 8
 """Reports kept per root (one per Spec and selection): the oldest written go first."""
 
 PREFIX = "report-"
+
+LOCK_NAME = "report.lock"
+"""The lock every save of the directory takes (one file, never pruned)."""
+
+LOCK_TIMEOUT_S = 10.0
+"""How long a save waits for another process's save (seconds); then it stores nothing (the
+outcomes are computed again next time) rather than block."""
 
 _UNKEYED = frozenset({"result_cache", "cache_max_bytes", "text_cache_bytes"})
 """Engine options that never change a result."""
@@ -118,6 +130,28 @@ class TreeRecord:
             files={**self.files, **other.files},
         )
 
+    def conflicts(self, other: TreeRecord) -> bool:
+        """Whether the records disagree: both listed git's candidates with different
+        results, or both know a name or a file with different values (so they were not
+        taken of one tree, and no merge of them may validate both sets of outcomes)."""
+        if None not in (self.listing, other.listing) and self.listing != other.listing:
+            return True
+        for mine, theirs in ((self.resolved, other.resolved), (self.files, other.files)):
+            small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
+            for name, value in small.items():
+                if name in large and large[name] != value:
+                    return True
+        return False
+
+    def covers(self, other: TreeRecord) -> bool:
+        """Whether this record knows every name and file ``other`` knows, with the same
+        values (``other`` holds whenever this record does, but for the racy horizon)."""
+        return (
+            other.listing in (None, self.listing)
+            and other.resolved.items() <= self.resolved.items()
+            and all(self.files.get(real) == value for real, value in other.files.items())
+        )
+
     def holds(self, root_real: str, options: EngineOptions) -> bool:
         """Whether the tree at ``root_real`` still reads as recorded, listed and resolved as
         ``options`` select (see :meth:`holds_for`)."""
@@ -175,6 +209,20 @@ class TreeRecord:
         )
 
 
+Entry = tuple[dict[str, Any], TreeRecord]
+"""Outcomes (JSON-shaped, by requirement id) and the record of what they read."""
+
+
+def combine(older: Entry, newer: Entry) -> Entry:
+    """Both entries' outcomes under the merged record (:meth:`TreeRecord.merge`: the earlier
+    start time, so the racy horizon stays that of the first run), or ``newer`` alone when
+    the records conflict (:meth:`TreeRecord.conflicts`): a merged record checks each name
+    against one value, and would vouch for outcomes read from the other."""
+    if older[1].conflicts(newer[1]):
+        return newer
+    return {**older[0], **newer[0]}, older[1].merge(newer[1])
+
+
 def listing_digest(tree: FileTree) -> str | None:
     """The digest of git's candidate list of ``tree`` (``None`` when git gave none)."""
     listed = tree.git_listing()
@@ -201,6 +249,7 @@ class ReportStore:
     """
 
     def __init__(self, root_real: str, *, max_bytes: int) -> None:
+        self.root_real = root_real
         self.directory = os.path.join(root_real, CACHE_DIR)
         self.max_entry_bytes = max_bytes // MAX_ENTRIES
 
@@ -221,9 +270,44 @@ class ReportStore:
             log.warning("ignoring the unreadable report cache %s: %s", self._path(key), exc)
             return None
 
-    def save(self, key: str, outcomes: dict[str, Any], record: TreeRecord) -> None:
-        """Write the entry atomically and drop the oldest past :data:`MAX_ENTRIES`; never
-        raises."""
+    def save(
+        self,
+        key: str,
+        outcomes: dict[str, Any],
+        record: TreeRecord,
+        *,
+        options: EngineOptions | None = None,
+    ) -> None:
+        """Store the outcomes with what they read, merged with the entry already stored under
+        ``key`` (:func:`combine`; a stored record that no longer holds for ``options``, when
+        given, is replaced instead), under the directory's lock; never raises.
+
+        The write is atomic and drops the oldest entries past :data:`MAX_ENTRIES`. When the
+        lock is not had within :data:`LOCK_TIMEOUT_S` (or cannot be made), nothing is
+        stored.
+        """
+        import filelock  # here: a check that only reads never takes the lock
+
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            lock = filelock.FileLock(
+                os.path.join(self.directory, LOCK_NAME), timeout=LOCK_TIMEOUT_S
+            )
+            with lock:
+                stored = self.load(key)
+                if stored is not None and (
+                    record.covers(stored[1])
+                    or options is None
+                    or stored[1].holds(self.root_real, options)
+                ):
+                    outcomes, record = combine(stored, (outcomes, record))
+                self._write(key, outcomes, record)
+        except filelock.Timeout:
+            log.warning("the report cache is locked by another process; not stored")
+        except OSError as exc:
+            log.warning("cannot lock the report cache in %s: %s", self.directory, exc)
+
+    def _write(self, key: str, outcomes: dict[str, Any], record: TreeRecord) -> None:
         doc = {"key": key, "outcomes": outcomes, "record": record.to_json()}
         data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode(
             "utf-8", "surrogatepass"
