@@ -247,10 +247,10 @@ def _lookup(argv: Sequence[str]) -> tuple[str | None, list[str], int] | None:
     if found is None:
         return None
     record, stdout, status = found
-    from chimera.spec.engine.cache import tracked_cache_files
+    from chimera.spec.engine.cache import cache_refusal
 
     root_real = os.path.realpath(root)
-    if tracked_cache_files(root_real) != []:  # None (git cannot vouch) or tracked entries
+    if cache_refusal(root_real) is not None:
         return None
     if not record.holds_for(root_real, use_git=True, hidden=()):
         return None

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chimera import __version__
-from chimera.spec.engine.cache import CACHE_DIR, code_stamp, tracked_cache_files
+from chimera.spec.engine.cache import CACHE_DIR, cache_refusal, code_stamp
 from chimera.spec.engine.cachefiles import prune_oldest, write_cache_file
 from chimera.spec.yamldoc import NodePath, Position, YamlDocument
 
@@ -170,11 +170,11 @@ class ParseCache:
 
     @classmethod
     def for_root(cls, root: str | os.PathLike[str]) -> ParseCache | None:
-        """The cache of ``root``, or ``None`` when git lists files under ``.chimera`` or
-        cannot list the tree (a cache file that came with the tree could forge a load)."""
+        """The cache of ``root``, or ``None`` when git cannot vouch for it
+        (:func:`~chimera.spec.engine.cache.cache_refusal`: a cache file that came with the
+        tree could forge a load)."""
         real = os.path.realpath(root)
-        tracked = tracked_cache_files(real)
-        if tracked is None or tracked:
+        if cache_refusal(real) is not None:
             return None
         return cls(os.path.join(real, CACHE_DIR))
 

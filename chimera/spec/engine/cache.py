@@ -19,7 +19,9 @@ entry recorded less than :data:`RACY_S` seconds after the file's mtime is not tr
 Who can write the cache can forge a verdict, so it is opt-in
 (:attr:`EngineOptions.result_cache`, off by default; ``chimera check`` and the pytest
 plugin turn it on, autonomous runs and the Action's verify and publish steps never do) and
-refused when ``git ls-files .chimera`` lists anything: a pull request could commit entries.
+refused unless git vouches for the tree (:func:`cache_refusal`): ``git ls-files .chimera``
+lists nothing (a pull request could commit entries) and git tracks something under the root
+(an archive extracted into an untracked folder brings entries of its own).
 
 Writes are atomic (temporary file + rename), so concurrent runs never see a torn file (the
 last writer wins; a lost entry only costs a re-read). The file is bounded: past
@@ -96,19 +98,58 @@ def check_key(*parts: str | bool | int | float) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:24]
 
 
-def tracked_cache_files(root: str) -> list[str] | None:
-    """What ``git ls-files .chimera`` lists under ``root``, in any case (``.Chimera`` too);
-    ``None`` when git cannot answer (not a repository, git missing, or git refusing the
-    tree, e.g. "dubious ownership").
+def cache_refusal(root: str) -> str | None:
+    """Why git cannot vouch for the ``.chimera/cache/`` of ``root`` (a real path), as one
+    sentence, or ``None`` when it can. The one gate of every cache under it: the result and
+    report caches, the parsed-spec cache and the replay of ``chimera check``.
 
-    Fail closed: only a tree git vouches for may use the cache, because a cache file that
-    arrived with the tree (a commit git cannot see, an extracted archive) could forge a verdict.
+    Fail closed: whoever can write a cache entry can forge a verdict, so a cache is used only
+    when git lists the tree (a repository git does not refuse), git tracks nothing under
+    ``.chimera`` in any letter case (a pull request could commit entries) and git tracks
+    something under ``root`` itself: an untracked or ignored folder (an archive extracted
+    inside a repository, with a ``.chimera/cache/`` of its own) is refused.
+
+    Costs one ``git ls-files`` (output bounded by the files directly in ``root``); a root
+    whose tracked content is all in subdirectories, or which has none, costs a second one
+    (of which only the first byte is read).
     """
+    # icase: on a case-insensitive file system (macOS, Windows) a committed
+    # ``.Chimera/cache/`` is the directory Chimera reads as ``.chimera/cache/``.
+    # ``:(glob)*`` matches only the files directly in the root: any of them answers
+    # "git tracks something here" without listing the whole subtree.
+    listed = _ls_files(root, ":(icase).chimera", ":(glob)*")
+    if listed is None:
+        return (
+            f"{CACHE_DIR} is off: git cannot list this tree's files, so a cache file that "
+            "came with the tree cannot be told from one Chimera wrote"
+        )
+    names = [n for n in listed.decode("utf-8", "replace").split("\0") if n]
+    ours = [n for n in names if _is_cache_path(n)]
+    if ours:
+        return (
+            f"{CACHE_DIR} is off: git tracks files under .chimera ({ours[0]}), "
+            "and a committed entry could forge a verdict"
+        )
+    if len(ours) < len(names) or _tracks_anything(root):
+        return None
+    return (
+        f"{CACHE_DIR} is off: git tracks nothing in this folder (it is untracked, ignored or "
+        "empty), so a cache file that came with it, e.g. in an extracted archive, cannot be "
+        "told from one Chimera wrote"
+    )
+
+
+def _is_cache_path(name: str) -> bool:
+    head = name.split("/", 1)[0]
+    return head.casefold() == ".chimera"
+
+
+def _ls_files(root: str, *pathspecs: str) -> bytes | None:
+    """``git ls-files -z -- pathspecs`` run in ``root``; ``None`` when git cannot answer
+    (not a repository, git missing, or git refusing the tree, e.g. "dubious ownership")."""
     try:
         proc = subprocess.run(
-            # icase: on a case-insensitive file system (macOS, Windows) a committed
-            # ``.Chimera/cache/`` is the directory Chimera reads as ``.chimera/cache/``.
-            ["git", "ls-files", "-z", "--", ":(icase).chimera"],
+            ["git", "ls-files", "-z", "--", *pathspecs],
             cwd=root,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -117,9 +158,30 @@ def tracked_cache_files(root: str) -> list[str] | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if proc.returncode != 0:
-        return None
-    return [n for n in proc.stdout.decode("utf-8", "replace").split("\0") if n]
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _tracks_anything(root: str) -> bool:
+    """Whether git's index holds any path under ``root``. Reads one byte: the listing of a
+    large tree is never transferred (git stops on the closed pipe)."""
+    try:
+        proc = subprocess.Popen(
+            ["git", "ls-files", "-z", "--", "."],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return False
+    assert proc.stdout is not None
+    try:
+        return bool(proc.stdout.read(1))
+    finally:
+        # Killed, not drained: a listing of every tracked path is exactly the cost saved.
+        proc.kill()
+        proc.stdout.close()
+        proc.wait()
 
 
 @dataclass
@@ -156,18 +218,8 @@ class ResultCache:
         self._table: list[str] = []
         self._loaded = True
         self._now = time.time()
-        tracked = tracked_cache_files(root_real)
-        if tracked is None:
-            self.disabled = (
-                f"{CACHE_DIR} is off: git cannot list this tree's files, so a cache file that "
-                "came with the tree cannot be told from one Chimera wrote"
-            )
-            return
-        if tracked:
-            self.disabled = (
-                f"{CACHE_DIR} is off: git tracks files under .chimera ({tracked[0]}), "
-                "and a committed entry could forge a verdict"
-            )
+        self.disabled = cache_refusal(root_real)
+        if self.disabled is not None:
             return
         self._loaded = False
 

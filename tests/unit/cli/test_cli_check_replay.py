@@ -301,6 +301,57 @@ def test_a_committed_forged_replay_is_refused(repo: Path) -> None:
     assert "FAILED no-todo" in run.out
 
 
+def _project_in(outer: Path, folder: str, *, top_files: bool = True) -> Path:
+    """The fixture's project copied into ``outer/folder`` (the repository ``outer`` tracks
+    ``README.md`` only); ``top_files=False`` leaves out the files directly in the folder."""
+    root = outer / folder
+    files = {"src/app.py": APP, "src/util.py": "def helper():\n    return 1\n"}
+    files["specs/app.yaml"] = SPEC
+    if top_files:
+        files["README.md"] = "# app\n"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def outer(tmp_path: Path) -> Path:
+    root = tmp_path / "outer"
+    root.mkdir()
+    (root / "README.md").write_text("outer\n", encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "outer")
+    return root
+
+
+def test_a_forged_replay_in_an_untracked_folder_is_refused(outer: Path) -> None:
+    """``tar xf third-party.tgz; chimera check --root third-party/``: the archive's own replay
+    entry is not believed (the folder is not the repository's tracked content)."""
+    root = _project_in(outer, "third-party")
+    git(outer, "add", "third-party")
+    git(outer, "commit", "-qm", "vendored")
+    assert check(root, "--root", str(root)).status == 1
+    (entry,) = replays(root)
+    _forge(entry)
+    forged = check(root, "--root", str(root))  # tracked: the forgery is live
+    assert forged.replayed and forged.status == 0
+    git(outer, "rm", "-r", "-q", "--cached", "third-party")
+    git(outer, "commit", "-qm", "unvendored: the files stay, untracked")
+    run = check(root, "--root", str(root))
+    assert not run.replayed and run.status == 1
+    assert "FAILED no-todo" in run.out
+
+
+@pytest.mark.parametrize("top_files", [True, False], ids=["nested-project", "subdirs-only"])
+def test_a_tracked_nested_folder_replays(outer: Path, top_files: bool) -> None:
+    root = _project_in(outer, "proj", top_files=top_files)
+    git(outer, "add", "-A")
+    git(outer, "commit", "-qm", "project")
+    warm_then_replay(root, "--root", str(root))
+
+
 def test_a_corrupt_replay_falls_through_with_one_warning(repo: Path) -> None:
     first = check(repo)
     (entry,) = replays(repo)

@@ -143,14 +143,14 @@ def test_a_committed_forged_entry_turns_the_cache_off(repo: Path) -> None:
 def test_a_committed_cache_directory_in_another_case_turns_the_cache_off(repo: Path) -> None:
     """On a case-insensitive file system (macOS, Windows) a committed ``.Chimera/cache/`` is
     the directory read as ``.chimera/cache/``; ``git ls-files .chimera`` alone missed it."""
-    from chimera.spec.engine.cache import tracked_cache_files
+    from chimera.spec.engine.cache import cache_refusal
 
     forged = repo / ".Chimera" / "cache" / "results.json"
     forged.parent.mkdir(parents=True)
     forged.write_text("{}", encoding="utf-8")
     git(repo, "add", "-f", ".Chimera")
     git(repo, "commit", "-qm", "forged cache in another case")
-    assert tracked_cache_files(str(repo)) == [".Chimera/cache/results.json"]
+    assert ".Chimera/cache/results.json" in (cache_refusal(str(repo)) or "")
     session = DriftSession(SPEC, repo, options=EngineOptions(result_cache=True))
     assert session.engine.result_cache is None
     assert session.engine.cache_refusal is not None
@@ -226,3 +226,86 @@ def test_a_tree_git_cannot_list_never_uses_the_cache(
     assert session.report().results[0].status is not Status.PASSED
     assert session.engine.result_cache is None
     assert session.engine.cache_refusal is not None
+
+
+# ------------------------------------------------------- the root must be tracked content
+
+
+def _unpack(src: Path, dest: Path) -> None:
+    """Copy ``src``'s working files (its forged cache too, not its .git): an extracted archive."""
+    for path in src.rglob("*"):
+        rel = path.relative_to(src)
+        if path.is_file() and rel.parts[0] != ".git":
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(path.read_bytes())
+
+
+@pytest.fixture
+def outer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with one committed file and an ignored ``vendor/``."""
+    root = tmp_path_factory.mktemp("outer")
+    write(root, "README.md", "outer\n")
+    write(root, ".gitignore", "vendor/\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "outer")
+    return root
+
+
+@pytest.mark.parametrize("folder", ["third-party", "vendor/lib", "new/deeper/lib"])
+def test_an_archive_in_an_untracked_or_ignored_folder_brings_no_believed_cache(
+    repo: Path, outer: Path, folder: str
+) -> None:
+    """``tar xf third-party.tgz; chimera check --root third-party/``: the archive's own
+    forged results.json is refused, whether the folder is untracked, ignored or below an
+    untracked folder."""
+    check(repo)
+    _forge(repo)
+    tree = outer / folder
+    _unpack(repo, tree)
+    session = DriftSession(SPEC, tree, options=EngineOptions(result_cache=True))
+    # red either way: FAILED (b.py prints), or ERROR where git's listing skips ignored files
+    assert session.report().results[0].status in (Status.FAILED, Status.ERROR)
+    assert session.engine.result_cache is None
+    assert "tracks nothing" in (session.engine.cache_refusal or "")
+
+
+def test_the_forged_archive_is_believed_once_its_folder_is_tracked(repo: Path, outer: Path) -> None:
+    """The control of the test above: the forgery is live, the refusal is what stops it."""
+    check(repo)
+    _forge(repo)
+    tree = outer / "third-party"
+    _unpack(repo, tree)
+    git(outer, "add", "third-party/src")
+    results, stats = check(tree)
+    assert results[0][0] is Status.PASSED
+    assert stats.reads != {}  # re-hashed (new stat data), then the forged results believed
+
+
+@pytest.mark.parametrize("where", ["top", "subdirs-only", "nested-project"])
+def test_a_tracked_root_uses_the_cache(outer: Path, where: str) -> None:
+    """The repository's top, a folder whose only tracked files are in subdirectories, and a
+    nested project folder with files of its own: a warm run reads nothing."""
+    root = {"top": outer, "subdirs-only": outer / "pkgs", "nested-project": outer / "proj"}[where]
+    write(root, "src/a.py", "def run():\n    return 1\n")
+    write(root, "src/b.py", "def helper():\n    print('x')\n")
+    if where == "nested-project":
+        write(root, "pyproject.toml", "[project]\nname = 'p'\n")
+    git(outer, "add", "-A")
+    git(outer, "commit", "-qm", "project")
+    cold, cold_stats = check(root)
+    assert len(cold_stats.reads) == 2
+    _drop_reports(root)  # the per-file result cache, not the whole-report one, answers
+    warm, warm_stats = check(root)
+    assert warm == cold
+    assert warm_stats.reads == {}
+
+
+def test_a_repository_that_tracks_nothing_is_refused(tmp_path: Path) -> None:
+    from chimera.spec.engine.cache import cache_refusal
+
+    write(tmp_path, "src/a.py", "def run():\n    return 1\n")
+    git(tmp_path, "init", "-q")
+    assert "tracks nothing" in (cache_refusal(str(tmp_path)) or "")
+    git(tmp_path, "add", "-A")  # staged is enough: git's index vouches, not a commit
+    assert cache_refusal(str(tmp_path)) is None

@@ -54,7 +54,9 @@ def git(root: Path, *args: str) -> None:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     (tmp_path / "specs").mkdir()
+    (tmp_path / "README.md").write_text("x\n", encoding="utf-8")
     git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "README.md")  # the cache needs git to track something here
     return tmp_path
 
 
@@ -199,6 +201,13 @@ def test_refused_when_git_tracks_dot_chimera(repo: Path) -> None:
     git(repo, "add", "-f", str(entry))
     git(repo, "commit", "-qm", "forged")
     assert ParseCache.for_root(repo) is None
+
+
+def test_refused_in_a_folder_git_tracks_nothing_in(repo: Path) -> None:
+    """An archive extracted into an untracked folder of a repository brings its own cache."""
+    (repo / "third-party" / "specs").mkdir(parents=True)
+    assert ParseCache.for_root(repo / "third-party") is None
+    assert ParseCache.for_root(repo) is not None
 
 
 def test_refused_outside_a_git_repository(tmp_path: Path) -> None:
