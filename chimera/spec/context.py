@@ -44,7 +44,8 @@ class ScanRequest:
     """A pattern searched over a scope: one ``path`` or ``paths`` globs minus ``exclude``.
 
     Paths and globs are relative to the root with ``/`` separators; a leading ``./`` is
-    ignored. ``regex=False`` makes ``pattern`` a literal.
+    dropped from ``path`` and anchors a glob at the root (as ``/`` does). ``regex=False``
+    makes ``pattern`` a literal.
     """
 
     pattern: str

@@ -40,12 +40,21 @@ GIT_LS_FILES = ("git", "ls-files", "--cached", "--others", "--exclude-standard",
 
 
 def normalize_glob(glob: str) -> str:
-    """Drop leading ``./`` (``./src/*.py`` is ``src/*.py``, ``!./gen/`` is ``!gen/``); other
-    text is kept verbatim, so the glob keeps its gitignore meaning."""
+    """``glob`` with a leading ``./`` (repeated, or followed by more slashes) turned into the
+    root anchor ``/``; other text is kept verbatim, so the glob keeps its gitignore meaning.
+
+    ``./`` names the root, so the glob is anchored there: ``./src/*.py`` is ``/src/*.py``
+    (the same files as ``src/*.py``), ``./x.py`` is ``/x.py`` (the root's ``x.py`` only, not
+    every ``x.py``), ``.//x`` is ``/x``. Anchoring also keeps the rest a path: ``./!x`` is
+    ``/!x`` (the file ``!x``, not a negation) and ``./#x`` is ``/#x`` (the file ``#x``, not a
+    comment). A leading ``!`` stays a negation: ``!./gen/`` is ``!/gen/``. Pure; never raises.
+    """
     negated = glob.startswith("!")
     out = glob[1:] if negated else glob
-    while out.startswith("./"):
-        out = out[2:].lstrip("/")
+    if out.startswith("./"):
+        while out.startswith("./"):
+            out = out[2:].lstrip("/")
+        out = "/" + out
     return ("!" if negated else "") + out
 
 
@@ -143,7 +152,7 @@ class FileTree:
     def select(self, paths: Sequence[str], exclude: Sequence[str]) -> list[str]:
         """Candidates matched by the ``paths`` globs and by none of the ``exclude`` globs.
 
-        Identical glob lists (after ``./`` is dropped) are selected once per tree.
+        Identical glob lists (after :func:`normalize_glob`) are selected once per tree.
         """
         globs = tuple(normalize_glob(p) for p in paths)
         excluded = tuple(normalize_glob(p) for p in exclude)

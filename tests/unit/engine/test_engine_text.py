@@ -369,9 +369,11 @@ def test_runaway_pattern_stops_costing_time_per_file(tmp_path: Path, run_all: Ru
 def test_normalisation_helpers() -> None:
     from chimera.spec.engine.files import anchor_dir, normalize_glob, normalize_relpath
 
-    assert normalize_glob("./src/*.py") == "src/*.py"
-    assert normalize_glob("././src/") == "src/"
-    assert normalize_glob("!./gen/**") == "!gen/**"
+    assert normalize_glob("./src/*.py") == "/src/*.py"
+    assert normalize_glob("././src/") == "/src/"
+    assert normalize_glob("!./gen/**") == "!/gen/**"
+    assert normalize_glob("./!x") == "/!x"
+    assert normalize_glob(".//x") == "/x"
     assert normalize_glob("*.md") == "*.md"
     assert normalize_relpath("./a//b/../c.txt") == "a/c.txt"
     assert normalize_relpath("../x") is None
