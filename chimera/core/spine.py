@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from chimera.core.attempts import approx_tokens
+from chimera.spec.engine.tree import normalize_glob
 from chimera.spec.model import Requirement, Spec
 from chimera.spec.results import DriftReport
 
@@ -172,7 +173,8 @@ class Spine:
         if globs:
             files = list_files(self.root)
             for tid, glob in globs:
-                matcher = pathspec.GitIgnoreSpec.from_lines([glob])
+                # The engine's spelling rules, so ``./x`` owns the root's x as a check selects it.
+                matcher = pathspec.GitIgnoreSpec.from_lines([normalize_glob(glob)])
                 add((f for f in files if matcher.match_file(f)), f"owned by {tid} ({glob})")
         return list(ordered.items())
 

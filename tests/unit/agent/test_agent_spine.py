@@ -65,3 +65,17 @@ def test_agent_spine_renders_targets_and_files_within_budget(tmp_path: Path) -> 
     assert "RATE_399" not in small.text
     shown_or_listed = {f.path for f in small.files} | set(small.omitted)
     assert shown_or_listed == {"src/billing/core.py", "src/billing/tax.py", "src/billing/huge.py"}
+
+
+def test_agent_spine_owner_globs_follow_the_engines_spelling(tmp_path: Path) -> None:
+    """``./x`` is the root's ``x`` only, as the check engine reads it (not every ``x``)."""
+    root = _repo(tmp_path)
+    (root / "x.py").write_text("ROOT = 1\n")
+    (root / "src" / "x.py").write_text("NESTED = 1\n")
+    (root / "specs" / "reqs.yaml").write_text(
+        SPEC.replace("owner: ['src/billing/**']", "owner: ['./x.py']")
+    )
+    spec = load_spec([root / "specs"])
+    paths = [p for p, _ in Spine(root).scope(spec, None, ["total-defined"])]
+    assert "x.py" in paths
+    assert "src/x.py" not in paths
