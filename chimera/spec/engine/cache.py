@@ -58,13 +58,15 @@ RACY_S = 2.0
 StatKey = tuple[int, int, int, int]
 
 
+@functools.cache
 def code_stamp() -> str:
     """A digest of the path, size and mtime of every module of Chimera (hex, 40 characters).
 
     An editable install changes Chimera's code without changing its version: the report
     cache, the parsed-spec cache and the replay of ``chimera check`` key on this (a few
     hundred stats, ~2 ms), so an edit is a miss and never shows outcomes the old code
-    computed.
+    computed. Taken once per process: the code a process runs is what it imported, and a
+    run keys several caches (it used to walk the package five times per cold check).
     """
     import chimera
 

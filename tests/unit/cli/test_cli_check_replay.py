@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from chimera.cli._replay import parse_check_argv
+from chimera.spec.engine.cache import code_stamp
 
 SPEC = """\
 requirements:
@@ -439,9 +440,11 @@ def test_an_edit_of_chimeras_own_code_is_a_different_key(tmp_path: Path) -> None
     st = module.stat()
     try:
         os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        code_stamp.cache_clear()  # taken once per process: this is the next process
         after = _replay.replay_key(["check"], tmp_path, tmp_path, [spec])
     finally:
         os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+        code_stamp.cache_clear()
     assert before is not None and after is not None
     assert before != after
     assert _replay.replay_key(["check"], tmp_path, tmp_path, [spec]) == before
