@@ -92,7 +92,8 @@ class StepRecord:
         index: 1-based step number.
         kind: ``tools`` (tool calls ran), ``final`` (text, no tool calls), ``empty``.
         ok: False when any tool call failed or the turn was empty.
-        calls: per tool call ``{"name", "arguments", "ok", "output"}`` (capped strings).
+        calls: per tool call ``{"name", "arguments", "ok", "output"}`` (capped strings), and
+            ``"refused": "block"|"review"`` for a call the governance layer did not run.
         tokens: tokens of the model call.
         model: the model that answered.
     """
@@ -173,6 +174,21 @@ class AgentResult:
     first_failure: str | None = None
     error: str = ""
     budget_limit: Literal["tokens", "usd"] | None = None
+
+    @property
+    def blocked_calls(self) -> int:
+        """Tool calls of the whole transcript that governance blocked (verdict ``block``)."""
+        return sum(c.get("refused") == "block" for s in self.transcript.steps for c in s.calls)
+
+
+def _refusal(result: ToolResult) -> str:
+    """``block`` / ``review`` when the governance layer refused the call (its
+    ``GovernedTool`` marks the result's ``meta``), else ``""``."""
+    if result.meta.get("error") != "governance_denied":
+        return ""
+    decision = result.meta.get("governance")
+    verdict = decision.get("verdict") if isinstance(decision, Mapping) else None
+    return verdict if verdict in ("block", "review") else "review"
 
 
 def approx_message_tokens(messages: Sequence[Message]) -> int:
@@ -336,14 +352,16 @@ class Agent:
                     "content": res.output,
                 },
             )
-            records.append(
-                {
-                    "name": call.name,
-                    "arguments": cut_redacted(call.arguments, _RECORD_CHARS),
-                    "ok": res.ok,
-                    "output": cut_redacted(res.output, _RECORD_CHARS),
-                }
-            )
+            record: dict[str, Any] = {
+                "name": call.name,
+                "arguments": cut_redacted(call.arguments, _RECORD_CHARS),
+                "ok": res.ok,
+                "output": cut_redacted(res.output, _RECORD_CHARS),
+            }
+            refused = _refusal(res)
+            if refused:
+                record["refused"] = refused
+            records.append(record)
         ok = all(r["ok"] for r in records)
         return StepRecord(index, "tools", ok, records, c.usage.total_tokens, c.model)
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from chimera.github.scan.model import Finding
 from chimera.github.scan.readers import LOADERS, Unparsed
 from chimera.github.scan.table import TABLE, FileClass, row
+from chimera.governance.rules import Verdict
 
 __all__ = [
     "EXECUTABLE",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 SYMLINK, GITLINK, EXECUTABLE = "120000", "160000", "100755"
+B = Verdict.BLOCK
 
 _PATH_ROWS = tuple(r for r in TABLE if r.path is not None and r.reads is None and r.hint is None)
 _LINE_ROWS = tuple(r for r in TABLE if r.path is not None and r.reads is None and r.hint)
@@ -60,7 +62,7 @@ def path_findings(path: str, status: str) -> Iterator[Finding]:
         if (status == "D" and not r.on_delete) or fired.intersection(r.shadowed_by):
             continue
         fired.add(r.rule)
-        yield r.hit(path)
+        yield r.hit(path, f"never changed by Chimera: {r.runs}" if r.verdict is B else "")
 
 
 def mode_findings(path: str, status: str, old_mode: str, new_mode: str) -> Iterator[Finding]:

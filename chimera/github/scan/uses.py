@@ -42,6 +42,7 @@ _MANIFESTS = ("action.yml", "action.yaml")
 _USES_LINE = re.compile(r"""^\s*(?:-\s*)?["']?uses["']?\s*:\s*["']?(\.[^\s"'#]*)""", re.M)
 _ACTION_PATH = re.compile(r"github\.action_path\s*\}\}[/\\]+([^\s\"'`;|&)]+)")
 _MAX_ACTIONS = 200
+_RUNS = "never changed by Chimera: a base workflow runs it"
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,10 @@ class UsedPaths:
         out: list[Finding] = []
         for folder, where in self.folders.items():
             if key == folder or key.startswith(folder + "/"):
-                out.append(row("action-path").hit(path, f"a base workflow runs it: {where}"))
+                out.append(row("action-path").hit(path, f"{_RUNS}: {where}"))
                 break
         if key in self.files:
-            out.append(row("action-path").hit(path, f"a base workflow runs it: {self.files[key]}"))
+            out.append(row("action-path").hit(path, f"{_RUNS}: {self.files[key]}"))
         return out
 
 
