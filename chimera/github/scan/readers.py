@@ -19,6 +19,7 @@ option; Read the Docs' ``build.commands`` and ``build.jobs`` (``.readthedocs.yam
 
 from __future__ import annotations
 
+import ast
 import configparser
 import json
 import re
@@ -37,15 +38,13 @@ __all__ = [
     "dependency_tables",
     "ini_addopts_plugins",
     "ini_entry_points",
+    "python_plugins",
     "readthedocs_commands",
     "renovate_tasks",
     "toml_addopts_plugins",
     "toml_entry_points",
     "vscode_folder_open_tasks",
 ]
-
-Reader = Callable[[Any], frozenset[str]]
-
 
 class Unparsed(ValueError):
     """The text does not parse in the file's format."""
@@ -105,8 +104,10 @@ LOADERS: dict[str, Callable[[str], Any]] = {
     "ini": _ini,
     "json": _json,
     "yaml": _yaml,
+    "text": str,
 }
-"""Format name → parser of a text (raises :class:`Unparsed`)."""
+"""Format name → parser of a text (raises :class:`Unparsed`); ``text`` hands the text on
+(a Python module is read by its reader, which falls back to lines when it does not parse)."""
 
 
 def _dig(doc: Any, *keys: str) -> Any:
@@ -210,6 +211,33 @@ def dependency_tables(doc: Any) -> frozenset[str]:
         value = _dig(doc, *keys)
         if value is not None:
             found.add(f"[{'.'.join(keys)}] {_dump(value)}")
+    return frozenset(found)
+
+
+_PLUGINS_LINE = re.compile(r"pytest_plugins")
+
+
+def python_plugins(text: Any) -> frozenset[str]:
+    """Each assignment to ``pytest_plugins`` in a Python module (``=``, annotated, ``+=``),
+    with its value as source; a module that does not parse gives its lines naming
+    ``pytest_plugins`` instead."""
+    try:
+        tree = ast.parse(str(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        lines = str(text).splitlines()
+        return frozenset(ln.strip() for ln in lines if _PLUGINS_LINE.search(ln))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets: list[ast.expr] = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        else:
+            continue
+        if node.value is not None and any(
+            isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets
+        ):
+            found.add(f"pytest_plugins = {ast.unparse(node.value)}")
     return frozenset(found)
 
 

@@ -160,8 +160,7 @@ _READTHEDOCS = frozenset(
 )
 _PYTEST_INI = frozenset({"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg"})
 _PYTEST_TOML = frozenset({"pyproject.toml", "pytest.toml", ".pytest.toml"})
-# ``pytest_plugins = [...]`` (or ``: list[str] =``, ``+=``) at the start of a line.
-_PYTEST_PLUGINS_VAR = re.compile(r"^\s*pytest_plugins\s*(:[^=\n]*)?\+?=")
+_PYTEST_PLUGINS_VAR = re.compile(r"pytest_plugins")
 _PLUGIN_HINT = re.compile(r"addopts|(?<![\w-])-p(?=[\s\w:.'\"]|$)")
 _ENTRY_POINT_HINT = re.compile(r"pytest11")
 _CHIMERA_HINT = re.compile(r"tool\.chimera")
@@ -322,10 +321,12 @@ TABLE: tuple[FileClass, ...] = (
     ),
     FileClass(
         "pytest-plugins-var",
-        "`pytest_plugins = ...` added to a Python module (a test module or `conftest.py`)",
+        "`pytest_plugins = ...` in a Python module (a test module or `conftest.py`)",
         "pytest imports the named plugins when it collects the module",
         R,
         path=lambda key: key.endswith(".py"),
+        fmt="text",
+        reads=readers.python_plugins,
         hint=_PYTEST_PLUGINS_VAR,
     ),
     FileClass(

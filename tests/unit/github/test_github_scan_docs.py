@@ -41,7 +41,7 @@ def test_the_rendered_table_has_one_row_per_table_row() -> None:
 
 def test_the_rendered_table_states_the_issue_rows() -> None:
     text = render_markdown()
-    verdicts = {}
+    verdicts: dict[str, set[str]] = {}
     for line in text.splitlines()[2:]:
         cells = [c.strip() for c in _PIPE.split(line)[1:-1]]
         verdicts.setdefault(cells[3].strip("`"), set()).add(cells[2])

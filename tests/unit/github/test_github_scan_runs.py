@@ -354,6 +354,18 @@ def test_a_changed_config_is_judged_by_what_each_side_runs(tmp_path: Path) -> No
     assert "editor-task" in _rules(_scan(changed, True))
 
 
+def test_a_plugin_added_inside_an_existing_pytest_plugins_list_is_held(tmp_path: Path) -> None:
+    """The added line names no ``pytest_plugins``; the two sides of the module differ."""
+    before = 'pytest_plugins = [\n    "pkg.a",\n]\n'
+    after = before.replace('"pkg.a",\n', '"pkg.a",\n    "pkg.evil",\n')
+    patch = _modify(tmp_path / "a", before, after, "tests/test_x.py")
+    hits = [f for f in _scan(patch, True).flagged if f.rule == "pytest-plugins-var"]
+    assert hits and "pkg.evil" in hits[0].reason
+    # Other edits of such a module leave the plugins alone.
+    same = _modify(tmp_path / "b", before, before + "\n\ndef test_x():\n    pass\n", "t.py")
+    assert _scan(same, True).verdict == "allow"
+
+
 def test_every_row_of_the_table_is_exercised() -> None:
     """Each rule of the table is asserted by a case of this file or of the older table's."""
     from chimera.github.scan.table import TABLE
