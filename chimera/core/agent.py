@@ -17,6 +17,11 @@ Context: when the transcript grows past ``context_tokens``, the oldest tool outp
 (replaced by a one-line marker). The first ``pinned`` messages — the system prompt and the
 task with its carried-forward failure history — are never touched: a compactor that drops the
 history it was given would undo the carry-forward it was paid for.
+
+A call the governance layer refused is marked in its step record (``refused``), so a result
+can say how many calls were blocked (:attr:`AgentResult.blocked_calls`), resumed transcripts
+included. The module is a little over 400 lines: the loop, its records and its result are one
+idea and read top to bottom.
 """
 
 from __future__ import annotations

@@ -17,6 +17,11 @@ never auto-merged). How a row matches:
 
 Paths are compared case-folded after NFC normalisation (``.GitHub/`` is ``.github/`` on a
 case-insensitive checkout). ``python scripts/scan_table.py`` prints :func:`render_markdown`.
+
+The module is over 400 lines because the table is one piece of data: each row keeps its
+files, its reason, its verdict and its matcher side by side, so the docs and the scan cannot
+disagree; the parsing lives in :mod:`~chimera.github.scan.readers`, the matching in
+:mod:`~chimera.github.scan.rules`.
 """
 
 from __future__ import annotations

@@ -65,6 +65,11 @@ class UsedPaths:
             if key == folder or key.startswith(folder + "/"):
                 out.append(row("action-path").hit(path, f"{_RUNS}: {where}"))
                 break
+            if folder.startswith(key + "/"):
+                # A file or symlink where a folder on the way stands redirects `uses:`.
+                why = f"{_RUNS} (a folder on the way to {folder}/): {where}"
+                out.append(row("action-path").hit(path, why))
+                break
         if key in self.files:
             out.append(row("action-path").hit(path, f"{_RUNS}: {self.files[key]}"))
         return out

@@ -77,6 +77,20 @@ def test_a_path_a_base_workflow_uses_blocks(tmp_path: Path, change: Change, hit:
     assert "uses: ./tools/" in used[0].reason and ".github/workflows/ci.yml" in used[0].reason
 
 
+def test_a_symlink_replacing_a_folder_on_the_way_blocks(tmp_path: Path) -> None:
+    def swap(root: Path) -> None:
+        for f in (root / "tools").rglob("*"):
+            if f.is_file():
+                f.unlink()
+        for d in sorted((root / "tools").rglob("*"), reverse=True):
+            d.rmdir()
+        (root / "tools").rmdir()
+        (root / "tools").symlink_to("evil")
+
+    result = _scan(make_patch(tmp_path, swap, WITH_TOOLS), True)
+    assert "tools" in {f.path for f in result.blocked if f.rule == "action-path"}
+
+
 def test_paths_no_base_workflow_uses_stay_allowed(tmp_path: Path) -> None:
     patch = make_patch(tmp_path, write({"tools/other/x.py": "x = 2\n"}), WITH_TOOLS)
     assert _scan(patch, True).verdict == "allow"
