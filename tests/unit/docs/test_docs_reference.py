@@ -51,3 +51,21 @@ def test_every_subcommand_and_action_input_is_on_its_page() -> None:
     for table in ("[check]", "[models]", "[sandbox]", "[heldout]", "[[cascades.NAME.tiers]]"):
         assert f"## `{table}`" in config, table
     assert '## `[[cascades.NAME.tiers.gates]]` (`kind = "criteria"`)' in config
+
+
+def test_the_architecture_page_lists_the_layers_in_their_order() -> None:
+    import importlib.util
+    import re
+
+    root = DOCS.parent
+    spec = importlib.util.spec_from_file_location("docs_layers", root / "scripts" / "layers.py")
+    assert spec is not None and spec.loader is not None
+    layers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layers)
+    page = (DOCS / "explanation" / "architecture.md").read_text("utf-8")
+    rows = re.findall(r"^\| (ground floor|`[a-z]+/`(?:, `[a-z]+/`)*) \|", page, re.M)
+    shown = [tuple(re.findall(r"`([a-z]+)/`", row)) for row in rows[1:]]
+    expected = [group for group in layers.LAYERS[1:] if group not in (("__main__",), ("testing",))]
+    assert rows[0] == "ground floor"
+    assert shown == expected
+    assert "to come" not in page
