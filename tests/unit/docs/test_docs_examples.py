@@ -62,14 +62,17 @@ def blocks(page: Path) -> list[Block]:
     found: list[Block] = []
     index = 0
     while index < len(lines):
-        opening = re.match(r"^( *)(`{3,})(\S*)", lines[index])
+        # CommonMark: a backtick fence's info string holds no backtick (so ```` ```yaml ````
+        # in running text opens nothing); it closes on a line of at least as many backticks.
+        opening = re.match(r"^( *)(`{3,})([^`]*)$", lines[index])
         if not opening:
             index += 1
             continue
-        indent, fence, lang = opening.groups()
+        indent, fence, info = opening.groups()
+        lang = info.split()[0] if info.split() else ""
         body: list[str] = []
         end = index + 1
-        while end < len(lines) and not lines[end].strip().startswith(fence):
+        while end < len(lines) and not re.fullmatch(rf" *{fence}`* *", lines[end]):
             body.append(lines[end][len(indent) :] if lines[end].startswith(indent) else lines[end])
             end += 1
         before = index - 1
