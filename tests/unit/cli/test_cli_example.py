@@ -64,7 +64,9 @@ def test_example_has_exactly_one_red_requirement(
     assert len(statuses) == 7
 
 
-def test_the_tutorial_shows_the_real_output(in_example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_tutorial_shows_the_real_output(
+    in_example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["check"]) == 1
     actual = capsys.readouterr().out.splitlines()
     assert normalise(actual) == normalise(page_block())
