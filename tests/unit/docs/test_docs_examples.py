@@ -146,8 +146,8 @@ def _load_yaml_block(block: Block, tmp_path: Path) -> str:
     if isinstance(data, dict) and "schedules" in data:
         from chimera.scheduler.loader import load_schedules
 
-        problems = load_schedules(tmp_path, files=[path]).problems
-        assert not problems, f"{block.where}: {[p.render() for p in problems]}"
+        schedule_problems = load_schedules(tmp_path, files=[path]).problems
+        assert not schedule_problems, f"{block.where}: {[str(p) for p in schedule_problems]}"
         return "schedules"
     if isinstance(data, dict) and "crew" in data:
         from chimera.crews.loader import load_crew
@@ -160,8 +160,8 @@ def _load_yaml_block(block: Block, tmp_path: Path) -> str:
         folder = tmp_path / ".chimera.d" / "connectors"
         folder.mkdir(parents=True)
         (folder / "block.yaml").write_text(block.text, encoding="utf-8")
-        problems = load_connectors(tmp_path).problems
-        assert not problems, f"{block.where}: {[p.render() for p in problems]}"
+        connector_problems = load_connectors(tmp_path).problems
+        assert not connector_problems, f"{block.where}: {[str(p) for p in connector_problems]}"
         return "connectors"
     if isinstance(data, dict) and "profile" in data:
         from chimera.meta.loader import load_profile
