@@ -10,7 +10,7 @@ the reason, never auto-merged) — and never a secret value. The parts:
   temporary index; a path the scan cannot read blocks;
 * :mod:`~chimera.github.scan.table` — the one table of files that make CI, bots or a
   person's tools run code, why, and the verdict (rendered for the docs by
-  ``scripts/scan_table.py``): ``.chimera/``, ``.github/``, any ``action.yml``, the paths a
+  ``scripts/docs_reference.py``): ``.chimera/``, ``.github/``, any ``action.yml``, the paths a
   base workflow ``uses:``, CI files, CODEOWNERS and escaping symlinks block; new symlinks,
   executables, ``.gitattributes``, submodules, build hooks, pytest plugin loading, other
   forges' workflows, Renovate tasks, pre-commit hook definitions, VS Code folder-open tasks,

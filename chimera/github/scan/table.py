@@ -16,7 +16,8 @@ never auto-merged). How a row matches:
   ``uses:``), which takes the verdict and the reason from here (:func:`row`).
 
 Paths are compared case-folded after NFC normalisation (``.GitHub/`` is ``.github/`` on a
-case-insensitive checkout). ``python scripts/scan_table.py`` prints :func:`render_markdown`.
+case-insensitive checkout). ``scripts/docs_reference.py`` writes :func:`render_markdown` into
+``docs/reference/patch-scan.md``.
 
 The module is over 400 lines because the table is one piece of data: each row keeps its
 files, its reason, its verdict and its matcher side by side, so the docs and the scan cannot
