@@ -46,6 +46,7 @@ __all__ = [
     "vscode_folder_open_tasks",
 ]
 
+
 class Unparsed(ValueError):
     """The text does not parse in the file's format."""
 
