@@ -28,7 +28,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import yaml
+from chimera.spec.yamlload import parse_yaml
 
 __all__ = [
     "LOADERS",
@@ -54,8 +54,8 @@ class Unparsed(ValueError):
 def _toml(text: str) -> Any:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise Unparsed(str(exc)) from exc
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise Unparsed(str(exc) or "nested too deeply") from exc
 
 
 def _ini(text: str) -> Any:
@@ -78,7 +78,7 @@ _JSONC_TOKEN = re.compile(
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
 
     def fix(m: re.Match[str]) -> str:
@@ -89,15 +89,17 @@ def _json(text: str) -> Any:
 
     try:
         return json.loads(_JSONC_TOKEN.sub(fix, text))
-    except ValueError as exc:
-        raise Unparsed(str(exc)) from exc
+    except (ValueError, RecursionError) as exc:
+        raise Unparsed(str(exc) or "nested too deeply") from exc
 
 
 def _yaml(text: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise Unparsed(str(exc).splitlines()[0]) from exc
+    """The document, read by the Spec's YAML reader: an alias bomb or a recursive alias is
+    refused (``yaml.safe_load`` would hand back a graph that explodes when walked)."""
+    doc = parse_yaml(text)
+    if doc.syntax_error or any("alias" in issue.message for issue in doc.issues):
+        raise Unparsed(doc.issues[0].message if doc.issues else "malformed YAML")
+    return doc.value
 
 
 LOADERS: dict[str, Callable[[str], Any]] = {
@@ -249,13 +251,15 @@ def chimera_table(doc: Any) -> frozenset[str]:
 
 
 def _walk(node: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value)
+    """Every mapping in ``node``, depth first, without recursion (a deep document is data)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 def renovate_tasks(doc: Any) -> frozenset[str]:

@@ -151,6 +151,9 @@ def compare_findings(path: str, old: bytes | None, new: bytes | None) -> Iterato
         except Unparsed as exc:
             unparsed = unparsed or str(exc)
             continue
+        except RecursionError:
+            unparsed = unparsed or "nested too deeply"
+            continue
         if before == after:
             continue
         added = set(after) - set(before)

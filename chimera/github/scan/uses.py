@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from chimera.github.scan.model import Finding
 from chimera.github.scan.paths import git_lines, normalise, read_blobs
 from chimera.github.scan.table import row
+from chimera.spec.yamlload import parse_yaml
 
 __all__ = ["UsedPaths", "used_paths"]
 
@@ -89,24 +88,27 @@ def _local(target: str) -> str | None:
 
 
 def _walk_uses(node: Any) -> list[str]:
+    """Every ``uses`` string value at any depth (iterative: a deep document is data)."""
     found: list[str] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "uses" and isinstance(value, str):
-                found.append(value.strip())
-            else:
-                found.extend(_walk_uses(value))
-    elif isinstance(node, list):
-        for value in node:
-            found.extend(_walk_uses(value))
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key == "uses" and isinstance(value, str):
+                    found.append(value.strip())
+                else:
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
     return found
 
 
 def _parse(text: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
+    """The document (the Spec's YAML reader: alias bombs refused), or ``None``; the line
+    reading of :func:`_uses_in` covers a file this cannot read."""
+    doc = parse_yaml(text)
+    return None if doc.syntax_error else doc.value
 
 
 def _uses_in(text: str) -> list[str]:

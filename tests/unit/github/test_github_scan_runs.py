@@ -380,6 +380,34 @@ def test_a_plugin_added_inside_an_existing_pytest_plugins_list_is_held(tmp_path:
     assert _scan(same, True).verdict == "allow"
 
 
+BOMB = "".join(
+    f"{k}: &{k} [{', '.join([f'*{p}'] * 9) if p else ', '.join(['x'] * 9)}]\n"
+    for p, k in zip(["", "a", "b", "c", "d", "e", "f"], "abcdefg", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (".readthedocs.yaml", BOMB + "build:\n  commands: *g\n"),
+        ("renovate.json", "[" * 50_000 + "]" * 50_000),
+        ("pyproject.toml", "a = " + "[" * 50_000 + "]" * 50_000 + "\n"),
+    ],
+    ids=["yaml-alias-bomb", "deep-json", "deep-toml"],
+)
+def test_hostile_config_text_is_held_not_crashed_on(tmp_path: Path, name: str, text: str) -> None:
+    patch = make_patch(tmp_path, write({name: text}))
+    result = _scan(patch, True)
+    assert result.verdict == "review" and "config-unparsed" in _rules(result)
+
+
+def test_an_alias_bomb_in_a_base_workflow_still_protects_its_uses(tmp_path: Path) -> None:
+    bombed = BOMB + CI_USES_TOOLS.replace("on: push\n", "")
+    base = {**WITH_TOOLS, ".github/workflows/ci.yml": bombed}
+    patch = make_patch(tmp_path, write({"tools/ci/prep.py": "print(3)\n"}), base)
+    assert "action-path" in {f.rule for f in _scan(patch, True).blocked}
+
+
 def test_every_row_of_the_table_is_exercised() -> None:
     """Each rule of the table is asserted by a case of this file or of the older table's."""
     from chimera.github.scan.table import TABLE
