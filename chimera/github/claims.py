@@ -70,6 +70,8 @@ __all__ = [
 
 # The key of a drain's claim before its run adopts it: ``dispatch-<token>:<issue>``.
 DISPATCH_PREFIX = "dispatch-"
+# The key of a claim that names no run (a local run, a test): ``claim-<token>:<issue>``.
+_BARE_PREFIX = "claim-"
 HOUR_SPAN = timedelta(hours=1)
 # What :func:`verdict` says of a claim that lost.
 BUSY = "busy"  # an older live claim holds the same issue
@@ -114,7 +116,7 @@ class Claim:
     def run(self) -> str:
         """The workflow run holding the claim (``""``: a dispatch not adopted yet)."""
         head = self.key.split(":", 1)[0]
-        return "" if head.startswith(DISPATCH_PREFIX) else head
+        return "" if head.startswith((DISPATCH_PREFIX, _BARE_PREFIX)) else head
 
     @property
     def started(self) -> bool:
@@ -269,7 +271,7 @@ def bare_claim(issue: int, token: str) -> str:
     body = outcome_comment(
         "running",
         issue=issue,
-        key=outcome_key(f"claim-{token}", issue),
+        key=outcome_key(f"{_BARE_PREFIX}{token}", issue),
         detail="Chimera is working on it: this comment holds the issue's ChangeQueue slot.",
     )
     return with_fields(body, claim=token)
