@@ -25,6 +25,11 @@ only its own claim.
 Merging: Chimera never merges. With auto-merge on, a low-risk PR gets GitHub's auto-merge,
 or is enqueued (GraphQL ``enqueuePullRequest``) where the base branch requires a merge queue;
 never for ``risk:high`` or ``spec-change`` PRs.
+
+Past 400 lines because every transition of one issue's queue state (enqueue, admit, adopt,
+drain, withdraw, release, cancel) is here together with the PR it ends in: read apart, the
+order of their writes — which is what keeps them safe against each other — is lost. The claim
+order itself, its rendering and its proof live in :mod:`chimera.github.claims`.
 """
 
 from __future__ import annotations

@@ -305,7 +305,7 @@ def _run_out(h: Harness, admitted: list[Start], step: str, *, stop: int | None =
     """Each admitted run publishes; the run of #``stop`` is stopped first (``@chimera stop``
     while it is in flight, its Actions cancel landing late: publish runs anyway)."""
     stopped = [s for s in admitted if s.issue == stop]
-    if stopped:
+    if stop is not None and stopped:
         (job,) = h.wait([h.command(h.say(stop, "bob", "@chimera stop"))])
         assert job.result["rc"] == 0, job.result["log"]
         h.stopped[stop] = len(h.starts)

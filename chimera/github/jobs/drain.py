@@ -1,10 +1,12 @@
 """The drain job: cancellations, and starting the next queued issues.
 
 A Chimera PR closed unmerged, or the trigger label removed by a person, cancels the issue's
-queued or paused work (said once on the issue). Slots held by runs that finished or vanished
-without releasing them are freed (:mod:`chimera.github.heal`). Then the ChangeQueue starts
-queued issues while slots are free, oldest first, by dispatching the fix workflow with the
-original labeller.
+queued or paused work and its runs in flight (said once on the issue). Slot claims held by
+runs that finished or vanished without an outcome are released (:mod:`chimera.github.heal`).
+Then the ChangeQueue starts queued issues while slots are free, oldest first: each start is a
+claim (:mod:`chimera.github.claims`) and a dispatch of the fix workflow with the original
+labeller and the claim's token, which only the dispatched run may take over. Two drains at
+once (a workflow without the ``chimera-queue`` group) start each issue once.
 Token: ``issues: write`` and ``actions: write``; no LLM key.
 """
 

@@ -82,7 +82,8 @@ def test_fifo_with_one_slot_nothing_dropped(
         LABEL_RUNNING in repo.issues[b]["labels"] and LABEL_QUEUED not in repo.issues[b]["labels"]
     )
     q.release(b)
-    assert q.drain(lambda entry, _claim: started.append(entry)) == [c] and started[-1].labeller == "bob"
+    assert q.drain(lambda entry, _claim: started.append(entry)) == [c]
+    assert started[-1].labeller == "bob"
     # An open Chimera PR holds a slot too.
     q.release(c)
     push_branch(Path(str(repo.remote)).parent / "work", "chimera/issue-99")
