@@ -4,6 +4,7 @@ is admitted only by the claim its dispatch names; a rollback removes only its ow
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -91,7 +92,7 @@ def test_only_the_run_holding_the_dispatchs_claim_is_admitted(
     (token,) = sent
     edits: list[Claim] = []
 
-    def adopt_as(run: str) -> object:
+    def adopt_as(run: str) -> Callable[[Claim], None]:
         def edit(c: Claim) -> None:
             edits.append(c)
             body = repo.comments[c.comment_id]["body"].replace(c.key, f"{run}:{a}")
