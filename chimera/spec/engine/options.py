@@ -19,8 +19,11 @@ class EngineOptions:
     Attributes:
         max_file_bytes: a selected file larger than this is not read and never helps a
             requirement pass (fail closed); bytes.
-        pattern_timeout_s: time limit of one pattern over one file, in seconds (the
-            ``regex`` module's ``timeout=``); past it the requirement is ``error``.
+        pattern_timeout_s: time limit of one ``regex`` search of one pattern over one file,
+            in seconds of wall-clock time in the main thread of a POSIX process (a
+            ``SIGALRM`` timer, :mod:`~chimera.spec.engine.deadline`), else of CPU time (the
+            ``regex`` module's ``timeout=``); past it the requirement is ``error``. RE2 and
+            literal searches are linear and need none.
         max_pattern_timeouts: after a pattern has timed out in this many files, it is not run
             on further files (they are reported as skipped; fail closed).
         text_cache_bytes: decoded text kept in memory so that work planned after a batched

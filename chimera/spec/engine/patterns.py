@@ -1,8 +1,9 @@
 """Patterns: compiled once, searched with a time limit, prefiltered by required literals.
 
 Every pattern is compiled by the ``regex`` module with ``MULTILINE`` (so ``^``/``$`` work per
-line over the whole text) and searched with its ``timeout=`` argument, which turns
-catastrophic backtracking into a :class:`TimeoutError` instead of a hung run.
+line over the whole text) and searched with a time limit, which turns catastrophic
+backtracking into a :class:`TimeoutError` instead of a hung run: a wall-clock deadline where
+one can be armed (:mod:`.deadline`), else ``regex``'s own ``timeout=`` (CPU time).
 
 The prefilter is the classic "required literals" analysis used by fast grep tools (ripgrep's
 literal extraction, Russ Cox's "Regular Expression Matching with a Trigram Index"): from the
@@ -33,6 +34,7 @@ from typing import Any
 
 import regex
 
+from chimera.spec.engine.deadline import within
 from chimera.spec.engine.linear import StandIns, compile_linear, exact_extents, stand_ins
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.plain import Plain, plain_pattern, plain_search
@@ -185,13 +187,16 @@ class CompiledPattern:
             if first_only:
                 return [start]
         if self.prefix is not None:
-            return self._jump_search(text, first_only, timeout, start)
+            return within(timeout, lambda: self._jump_search(text, first_only, timeout, start))
+        compiled = self.compiled
         if first_only:
-            m = self.compiled.search(text, timeout=timeout)
+            m = within(timeout, lambda: compiled.search(text, timeout=timeout))
             return [] if m is None else [m.start()]
         # Starting at the leftmost match changes nothing: ``regex`` would find no match
         # before it, and ``^``/``\b`` still see the text before ``start``.
-        return [m.start() for m in self.compiled.finditer(text, start, timeout=timeout)]
+        return within(
+            timeout, lambda: [m.start() for m in compiled.finditer(text, start, timeout=timeout)]
+        )
 
     def _jump_search(
         self, text: str, first_only: bool, timeout: float, start: int = 0
