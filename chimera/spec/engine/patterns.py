@@ -29,13 +29,20 @@ import re
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import regex
 
 from chimera.spec.engine.deadline import within
-from chimera.spec.engine.linear import StandIns, compile_linear, exact_extents, stand_ins
+from chimera.spec.engine.linear import (
+    LinearPattern,
+    StandIns,
+    compile_linear,
+    exact_extents,
+    stand_ins,
+    translate_wide,
+)
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.plain import Plain, plain_pattern, plain_search
 from chimera.spec.model import one_line
@@ -141,7 +148,7 @@ class CompiledPattern:
     prefix: str | None = None
     """The literal every match starts with, behind a leading ``^`` (see
     :func:`line_start_prefix`); searches then jump between its occurrences."""
-    linear: Any = None
+    linear: LinearPattern | None = None
     """The pattern in RE2 (:mod:`chimera.spec.engine.linear`), used on ASCII texts only to
     find whether and where the leftmost match is; ``None`` when there is no exact one."""
     linear_all: bool = False
@@ -149,6 +156,13 @@ class CompiledPattern:
     stand_ins: StandIns | None = None
     """With ``linear``: the stand-ins of the ASCII images of non-ASCII texts it may search
     (:class:`~chimera.spec.engine.linear.AsciiImages`)."""
+    set_ascii: str | None = None
+    """The pattern for a combined RE2 ``Set`` over UTF-8 bytes, exact on ASCII texts
+    (:func:`~chimera.spec.engine.linear.translate_wide` with word boundaries), or ``None``."""
+    set_wide: str | None = None
+    """The same for any text: a superset unless ``wide_exact``."""
+    wide_exact: bool = False
+    """Whether ``set_wide`` matches exactly where the pattern does, on every text."""
 
     @property
     def key(self) -> tuple[str, bool]:
@@ -178,14 +192,14 @@ class CompiledPattern:
         assert self.compiled is not None
         start = 0
         if ascii_bytes is not None and self.linear is not None:
-            if self.linear_all and not first_only:
-                return [m.start() for m in self.linear.finditer(ascii_bytes)]
-            m = self.linear.search(ascii_bytes)
-            if m is None:
-                return []
-            start = m.start()
-            if first_only:
-                return [start]
+            every = self.linear_all and not first_only
+            found = self.linear.starts(ascii_bytes, every=every)
+            if found is not None:
+                if every or not found:
+                    return found
+                start = found[0]
+                if first_only:
+                    return [start]
         if self.prefix is not None:
             return within(timeout, lambda: self._jump_search(text, first_only, timeout, start))
         compiled = self.compiled
@@ -259,6 +273,15 @@ class PatternCache:
         return cp
 
     def _compile(self, source: str, is_regex: bool) -> CompiledPattern:
+        cp = self._compile_one(source, is_regex)
+        if cp.error is not None:
+            return cp
+        sets = _set_sources(source, is_regex)
+        if sets is None:
+            return cp
+        return replace(cp, set_ascii=sets[0], set_wide=sets[1], wide_exact=sets[2])
+
+    def _compile_one(self, source: str, is_regex: bool) -> CompiledPattern:
         if not is_regex:
             if len(source) < self.options.min_literal_chars:
                 return CompiledPattern(source, False, None, None, None)
@@ -308,7 +331,7 @@ class PatternCache:
         )
 
     @staticmethod
-    def _linear(source: str) -> tuple[Any, bool, StandIns | None]:
+    def _linear(source: str) -> tuple[LinearPattern | None, bool, StandIns | None]:
         # The same guards as the literal analysis: wherever ``re``'s parser may read the
         # pattern differently from ``regex``, there is no second engine.
         if "[:" in source or _FUZZY_RISK.search(source):
@@ -318,6 +341,25 @@ class PatternCache:
         if linear is None:
             return None, False, None
         return linear, exact_extents(parsed), stand_ins(parsed)
+
+
+def _set_sources(source: str, is_regex: bool) -> tuple[str, str, bool] | None:
+    """``(ascii, wide, wide_exact)`` for a combined RE2 ``Set`` (see
+    :func:`~chimera.spec.engine.linear.translate_wide`), or ``None`` when the pattern has no
+    translation (or ``re``'s parser may read it differently from ``regex``)."""
+    if not is_regex:
+        literal = "".join(f"\\x{{{ord(c):x}}}" for c in source)
+        return literal, literal, True
+    if "[:" in source or _FUZZY_RISK.search(source):
+        return None
+    parsed = _parsed(source)
+    if parsed is None:
+        return None
+    ascii_form = translate_wide(parsed, boundaries=True)
+    wide_form = translate_wide(parsed)
+    if ascii_form is None or wide_form is None:
+        return None
+    return ascii_form[0], wide_form[0], wide_form[1]
 
 
 MAX_LITERAL_SETS = 3
@@ -360,7 +402,7 @@ def required_literals(pattern: str, min_chars: int = 2) -> frozenset[str] | None
     return sets[0] if sets else None
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=16384)
 def _parsed(pattern: str) -> Any:
     """``pattern`` parsed by the stdlib ``re`` parser (read-only; shared by both analyses),
     or ``None`` when it does not parse cleanly (errors and warnings alike)."""

@@ -20,7 +20,8 @@ import pytest
 import regex
 
 from chimera.spec.drift import DriftSession
-from chimera.spec.engine import EngineOptions, session
+from chimera.spec.engine import EngineOptions, combined, linear, patterns, session
+from chimera.spec.engine import prefilter as prefilter_module
 from chimera.spec.kinds import Absent, Contains
 from chimera.spec.model import Check, Evidence, Requirement, SourceLocation, Spec, SpecFile, Status
 
@@ -184,7 +185,12 @@ def spec_of(items: list[Absent | Contains]) -> Spec:
 @pytest.fixture(params=["automaton", "re2"])
 def prefilter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "automaton":
-        monkeypatch.setattr(session, "_make_prefilter", session._Prefilter)
+        # The plain install's engine: no RE2 anywhere (no combined Set, no per-pattern RE2),
+        # the Aho-Corasick literal prefilter and ``regex``.
+        monkeypatch.setattr(session, "load_re2", lambda: None)
+        monkeypatch.setattr(combined, "_make_prefilter", prefilter_module._Prefilter)
+        monkeypatch.setattr(linear, "compile_linear", lambda parsed: None)
+        monkeypatch.setattr(patterns, "compile_linear", lambda parsed: None)
     else:
         pytest.importorskip("re2")
     return str(request.param)
