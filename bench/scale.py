@@ -188,7 +188,7 @@ def scale_spec(path: Path) -> Path:
     mods = modules(stdlib)
     for name in rng.sample(mods, 20):
         reqs.append({"contains": {"path": f"c0/{name}", "pattern": rng.choice(HEADER_PATTERNS)}})
-    for pkg in packages + ["importlib", "urllib"]:
+    for pkg in [*packages, "importlib", "urllib"]:
         pattern = r"^(\"\"\"|#|import|from)"
         reqs.append({"contains": {"paths": [f"c0/{pkg}/*.py"], "pattern": pattern, "match": "all"}})
     picked = 0
@@ -406,8 +406,8 @@ def main() -> int:
     if "demo" not in skip:
         walls = []
         for _ in range(repeat):
-            home = Path(tempfile.mkdtemp(prefix="chimera-demo-", dir=work))
-            run = measure([sys.executable, "-m", "chimera", "demo", "--dir", str(home)])
+            home = Path(tempfile.mkdtemp(prefix="chimera-demo-", dir=work)) / "project"
+            run = measure([sys.executable, "-m", "chimera", "demo", "--quiet", "--dir", str(home)])
             walls.append(run.wall)
         med = statistics.median(walls)
         rows.append(
