@@ -112,6 +112,8 @@ class Row:
     """Set for rows that are not a ratio (seconds, MiB)."""
     note: str = ""
     met: bool | None = None
+    before: str = ""
+    """The same measure with ``--baseline-src`` (median), when given."""
 
     def ratio(self) -> tuple[float, float, float]:
         ratios = sorted(m / b for b, m in self.pairs if b > 0)
@@ -119,12 +121,13 @@ class Row:
 
     def cells(self) -> list[str]:
         if self.value:
-            return [self.value, "", self.goal, _met(self.met), self.note]
+            return [self.before, self.value, "", self.goal, _met(self.met), self.note]
         med, lo, hi = self.ratio()
         base = statistics.median(b for b, _ in self.pairs)
         ours = statistics.median(m for _, m in self.pairs)
         note = f"{ours:.3g} / {base:.3g}" + (f"; {self.note}" if self.note else "")
-        return [f"{med:.3g}", f"{lo:.3g}–{hi:.3g}", self.goal, _met(self.met), note]
+        cells = [f"{med:.3g}", f"{lo:.3g}–{hi:.3g}", self.goal, _met(self.met), note]
+        return [self.before, *cells]
 
 
 def _met(met: bool | None) -> str:
@@ -221,6 +224,10 @@ def many_spec(root: Path, path: Path, total: int = 5000) -> Path:
             if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("_"):
                 kind = "class" if isinstance(node, ast.ClassDef) else "function"
                 found.append((rel, node.name, kind))
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef) and not item.name.startswith("_"):
+                        found.append((rel, f"{node.name}.{item.name}", "method"))
     rng.shuffle(found)
     tops = sorted({rel.split("/")[0] for rel, _, _ in found if "/" in rel})
     reqs: list[dict[str, object]] = []
@@ -228,14 +235,15 @@ def many_spec(root: Path, path: Path, total: int = 5000) -> Path:
         if len(reqs) >= total:
             break
         n = len(reqs) % 3
+        leaf = name.rsplit(".", 1)[-1]
         if n == 0:
             reqs.append({"defines": {"path": rel, "symbol": name, "kind": kind}})
         elif n == 1:
             word = "class" if kind == "class" else "def"
-            reqs.append({"contains": {"path": rel, "pattern": rf"^\s*{word} {name}\b"}})
+            reqs.append({"contains": {"path": rel, "pattern": rf"^\s*{word} {leaf}\b"}})
         else:
             scope = rng.choice(tops)
-            reqs.append({"absent": {"paths": [f"{scope}/**/*.py"], "pattern": rf"\b{name}\(x\)"}})
+            reqs.append({"absent": {"paths": [f"{scope}/**/*.py"], "pattern": rf"\b{leaf}\(x\)"}})
     entries = [{"id": f"m{i:04d}", **r} for i, r in enumerate(reqs)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump({"requirements": entries}, sort_keys=False), encoding="utf-8")
@@ -264,6 +272,16 @@ def main() -> int:
     def cpu(cmd: list[str], src: str | None = None) -> Callable[[], float]:
         return lambda: measure(cmd, src=src).cpu
 
+    old_src: str | None = args.baseline_src
+
+    def before(
+        row: Row, base: Callable[[], float], ours: Callable[[str], Callable[[], float]]
+    ) -> None:
+        """``row.before``: the median paired ratio with the baseline source tree."""
+        if old_src is not None:
+            pairs = paired(repeat, base, ours(old_src))
+            row.before = f"{statistics.median(m / b for b, m in pairs if b > 0):.3g}"
+
     stdlib = _tree.stdlib_tree(work / "stdlib")
     spec = _tree.write_spec(_tree.stdlib_checks(stdlib), work / "spec" / "bench.yaml")
     cold = cpu(chimera(stdlib, spec, "--no-cache"))
@@ -273,17 +291,25 @@ def main() -> int:
         row = Row("cold `--no-cache` check / lean read floor (CPU)", "≤ 8")
         row.pairs = paired(repeat, lean, cold)
         row.met = row.ratio()[0] <= 8
+        before(row, lean, lambda src: cpu(chimera(stdlib, spec, "--no-cache"), src))
         rows.append(row)
 
     if "fill" not in skip:
 
-        def fill() -> float:
-            shutil.rmtree(stdlib / ".chimera", ignore_errors=True)
-            return measure(chimera(stdlib, spec)).cpu
+        def fill(src: str | None = None) -> Callable[[], float]:
+            def run() -> float:
+                shutil.rmtree(stdlib / ".chimera", ignore_errors=True)
+                return measure(chimera(stdlib, spec), src=src).cpu
+
+            return run
 
         row = Row("cache-filling cold / `--no-cache` (CPU)", "≤ 1.1")
-        row.pairs = paired(repeat, cold, fill)
+        row.pairs = paired(repeat, cold, fill())
         row.met = row.ratio()[0] <= 1.1
+        if old_src is not None:
+            old_cold = cpu(chimera(stdlib, spec, "--no-cache"), old_src)
+            pairs = paired(repeat, old_cold, fill(old_src))
+            row.before = f"{statistics.median(m / b for b, m in pairs):.3g}"
         rows.append(row)
 
     if "grep" not in skip:
@@ -297,33 +323,49 @@ def main() -> int:
         row = Row("check CPU / GNU grep one requirement at a time", "≤ 0.2")
         row.pairs = paired(repeat, grep_all, cold)
         row.met = row.ratio()[0] <= 0.2
+        before(row, grep_all, lambda src: cpu(chimera(stdlib, spec, "--no-cache"), src))
         rows.append(row)
 
     if "warm" not in skip:
-        measure(chimera(stdlib, spec))  # fill the caches
         row = Row("warm re-check of an unchanged tree / cold (CPU)", "≤ 0.1")
+        if old_src is not None:
+            shutil.rmtree(stdlib / ".chimera", ignore_errors=True)
+            measure(chimera(stdlib, spec), src=old_src)  # fill its caches
+            old_cold = cpu(chimera(stdlib, spec, "--no-cache"), old_src)
+            pairs = paired(repeat, old_cold, cpu(chimera(stdlib, spec), old_src))
+            row.before = f"{statistics.median(m / b for b, m in pairs):.3g}"
+        shutil.rmtree(stdlib / ".chimera", ignore_errors=True)
+        measure(chimera(stdlib, spec))  # fill the caches
         row.pairs = paired(repeat, cold, cpu(chimera(stdlib, spec)))
         row.met = row.ratio()[0] <= 0.1
         rows.append(row)
 
     if "many" not in skip:
         many = many_spec(stdlib, work / "many" / "many.yaml")
-        runs = [measure(chimera(stdlib, many, "--no-cache")).cpu for _ in range(repeat)]
+        runs: list[float] = []
+        old_runs: list[float] = []
+        for _ in range(repeat):
+            runs.append(measure(chimera(stdlib, many, "--no-cache")).cpu)
+            if old_src is not None:
+                old_runs.append(measure(chimera(stdlib, many, "--no-cache"), src=old_src).cpu)
         med = statistics.median(runs)
-        rows.append(
-            Row(
-                "5,000 requirements on 1,790 files, CPU (s)",
-                "≤ 1.5 s",
-                value=f"{med:.2f} s",
-                note=f"runs {min(runs):.2f}–{max(runs):.2f} s",
-                met=med <= 1.5,
-            )
+        count = many.read_text(encoding="utf-8").count("\n- id: ")
+        row = Row(
+            f"{count:,} requirements on 1,790 files, CPU (s)",
+            "≤ 1.5 s",
+            value=f"{med:.2f} s",
+            note=f"runs {min(runs):.2f}–{max(runs):.2f} s",
+            met=med <= 1.5,
         )
+        if old_runs:
+            row.before = f"{statistics.median(old_runs):.2f} s"
+        rows.append(row)
 
     sizes = sorted(args.sizes)
     if "scale" not in skip and sizes:
         sspec = scale_spec(work / "scale" / "scale.yaml")
         per: dict[int, tuple[list[tuple[float, float]], float]] = {}
+        old_per: dict[int, tuple[list[tuple[float, float]], float]] = {}
         for n in sizes:
             root = copies_tree(work / f"copies-{n}", n)
             rss: list[float] = []
@@ -334,9 +376,20 @@ def main() -> int:
                 return run.cpu
 
             per[n] = (paired(repeat, cpu(floor(root)), check_at), statistics.median(rss))
+            if old_src is not None:
+                old_rss: list[float] = []
+
+                def old_at(root: Path = root, rss: list[float] = old_rss) -> float:
+                    run = measure(chimera(root, sspec, "--no-cache"), src=old_src)
+                    rss.append(run.rss_mib)
+                    return run.cpu
+
+                old_per[n] = (paired(repeat, cpu(floor(root)), old_at), statistics.median(old_rss))
         big = sizes[-1]
         row = Row(f"{big:,} files, 100 requirements: CPU / floor (whole runs)", "")
         row.pairs = per[big][0]
+        if big in old_per:
+            row.before = f"{statistics.median(m / b for b, m in old_per[big][0]):.3g}"
         rows.append(row)
         if len(sizes) > 1:
             small = sizes[-2]
@@ -349,16 +402,18 @@ def main() -> int:
             med_check = statistics.median(m for _, m in slopes) * 1e6
             row.note = f"{med_check:.0f} µs vs {med_floor:.0f} µs a file, {small:,}→{big:,}"
             row.met = row.ratio()[0] <= 6
+            if big in old_per and small in old_per:
+                old_slopes = [
+                    ((fb - fs), (cb - cs))
+                    for (fb, cb), (fs, cs) in zip(old_per[big][0], old_per[small][0], strict=True)
+                ]
+                row.before = f"{statistics.median(m / b for b, m in old_slopes if b > 0):.3g}"
             rows.append(row)
         mib = per[big][1]
-        rows.append(
-            Row(
-                f"peak RSS at {big:,} files",
-                "≤ 150 MiB",
-                value=f"{mib:.0f} MiB",
-                met=mib <= 150,
-            )
-        )
+        row = Row(f"peak RSS at {big:,} files", "≤ 150 MiB", value=f"{mib:.0f} MiB", met=mib <= 150)
+        if big in old_per:
+            row.before = f"{old_per[big][1]:.0f} MiB"
+        rows.append(row)
 
     if "edit" not in skip and sizes:
         n = sizes[0]
@@ -374,8 +429,21 @@ def main() -> int:
             edited.write_bytes(original + f"\n# edit {counter[0]}\n".encode())
             return measure(chimera(root, sspec)).cpu
 
+        def old_recheck(root: Path = root) -> float:
+            counter[0] += 1
+            edited.write_bytes(original + f"\n# edit {counter[0]}\n".encode())
+            return measure(chimera(root, sspec), src=old_src).cpu
+
         try:
             row = Row(f"one file edited in a {n:,}-file tree: re-check / cold (CPU)", "≤ 0.1")
+            if old_src is not None:
+                shutil.rmtree(root / ".chimera", ignore_errors=True)
+                measure(chimera(root, sspec), src=old_src)
+                old_cold = cpu(chimera(root, sspec, "--no-cache"), old_src)
+                pairs = paired(repeat, old_cold, old_recheck)
+                row.before = f"{statistics.median(m / b for b, m in pairs):.3g}"
+                shutil.rmtree(root / ".chimera", ignore_errors=True)
+                measure(chimera(root, sspec))
             row.pairs = paired(repeat, cpu(chimera(root, sspec, "--no-cache")), recheck)
             row.met = row.ratio()[0] <= 0.1
             rows.append(row)
@@ -401,14 +469,23 @@ def main() -> int:
         row = Row("`pytest --chimera-spec` 2,000 items / 2,000 plain tests (CPU)", "≤ 1.0")
         row.pairs = paired(repeat, plain, spec_items)
         row.met = row.ratio()[0] <= 1.0
+        if old_src is not None:
+            pairs = paired(
+                repeat, plain, lambda: po.run(spec_dir, *po.SPEC, src=old_src, ok=(0, 1))[0]
+            )
+            row.before = f"{statistics.median(m / b for b, m in pairs):.3g}"
         rows.append(row)
 
     if "demo" not in skip:
-        walls = []
+        walls: list[float] = []
+        old_walls: list[float] = []
+        demo = [sys.executable, "-m", "chimera", "demo", "--quiet", "--dir"]
         for _ in range(repeat):
-            home = Path(tempfile.mkdtemp(prefix="chimera-demo-", dir=work)) / "project"
-            run = measure([sys.executable, "-m", "chimera", "demo", "--quiet", "--dir", str(home)])
-            walls.append(run.wall)
+            for src, into in ((None, walls), (old_src, old_walls)):
+                if into is old_walls and old_src is None:
+                    continue
+                home = Path(tempfile.mkdtemp(prefix="chimera-demo-", dir=work)) / "project"
+                into.append(measure([*demo, str(home)], src=src).wall)
         med = statistics.median(walls)
         rows.append(
             Row(
@@ -417,6 +494,7 @@ def main() -> int:
                 value=f"{med:.2f} s",
                 note=f"runs {min(walls):.2f}–{max(walls):.2f} s",
                 met=med <= 2.5,
+                before=f"{statistics.median(old_walls):.2f} s" if old_walls else "",
             )
         )
 
@@ -439,10 +517,11 @@ def render(
         f"{after[0]:.1f} / {after[1]:.1f} / {after[2]:.1f} after (1, 5, 15 min). Each ratio "
         f"is the median of {n} pairs run back to back, alternating which side runs first; "
         "the spread is the min–max of the paired ratios; the last column gives the medians "
-        "(ours / baseline, seconds).",
+        "(ours / baseline, seconds). *before* is the same measure run with the source tree "
+        "given as `--baseline-src` (the tree before this work), in the same run.",
         "",
-        "| measure | median | spread | goal | met | note |",
-        "|---|---|---|---|---|---|",
+        "| measure | before | now (median) | spread | goal | met | note |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append("| " + " | ".join([row.name, *row.cells()]) + " |")
