@@ -1,13 +1,18 @@
 """The content-addressed result cache of ``contains`` / ``absent`` / ``defines`` checks.
 
 A warm ``chimera check`` (or ``pytest --chimera-spec``) reads only the files that changed:
-the results of a text search and of a Python symbol index are stored under
-``.chimera/cache/`` keyed by
+the results of text searches and of a Python symbol index are stored under
+``.chimera/cache/``, one entry per file content, keyed by
 
-* the file's content (SHA-256 of its decoded text) and how it was decoded (Python files
-  honour PEP 263, so the decoding mode is part of the key);
-* the check's definition (pattern, literal or regex, first match or every match) and every
-  setting that changes a result (size limit, snippet length, the engine version).
+* the file's content (the BLAKE2b digest of its bytes, the one hash a read costs, shared
+  with the report cache's record) and how it was decoded (Python files honour PEP 263, so
+  the decoding mode is part of the key);
+
+and holding the plans that ran on it (each a set of search ids: the pattern, literal or
+regex, and every setting that changes a result — size limit, snippet length, the engine
+version), the matches of the searches that found something, and the symbol index. A search
+of a stored plan without a stored match found nothing: "no match" costs no entry, so a
+cache-filling run writes one entry per file, not one per file and pattern.
 
 ``command`` checks are never cached. Time-outs are never stored (they depend on the load
 of the machine), nor are unreadable files (they are read again).
