@@ -55,7 +55,7 @@ from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.pyindex import STAR, index_source
 from chimera.spec.engine.recording import ReadRecording
 from chimera.spec.engine.scopes import ScopeSelection, _Scope, _scope_key, _ScopeKey
-from chimera.spec.engine.stored import EVERY, FIRST, FIRST_PER_FILE, Stored
+from chimera.spec.engine.stored import EVERY, FIRST, FIRST_PER_FILE, Stored, _PlanIds
 from chimera.spec.engine.stored import FileScan as _FileScan
 
 _Located = tuple[int, int, str]
@@ -371,7 +371,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         merged: dict[tuple[int, ...], _Plan] = {}
         cache = self.result_cache
         recording = self._read_log is not None
-        plan_ids: dict[int, int] = {}
+        plan_ids: dict[int, _PlanIds] = {}
         for real in sorted(targets):
             target = targets[real]
             ids = tuple(file_scopes.get(real, ()))
@@ -386,9 +386,13 @@ class EngineSession(ReadRecording, ScopeSelection):
                 continue
             before = reports.stat_of(real) if cache is not None or recording else None
             stored: Stored | None = None
+            ids_of: _PlanIds | None = None
             if cache is not None:
                 stored = Stored(cache, real, target.rel, self.options, before)
-                if stored.replay(self, plan, module):
+                ids_of = plan_ids.get(id(plan))
+                if ids_of is None and plan:
+                    ids_of = plan_ids[id(plan)] = _PlanIds.of(cache, stored, plan)
+                if stored.replay(self, plan, module, ids_of):
                     continue
             loaded = self._load(target, before)
             if isinstance(loaded, Unscannable):
@@ -398,9 +402,10 @@ class EngineSession(ReadRecording, ScopeSelection):
                 continue
             if stored is not None:
                 stored.hashed(self._digest_of_last())
+            touched: list[_PatternKey] = []
             if plan:
                 first = [(skeys[i], scope_plans[i]) for i in ids] if has_first else ()
-                self._search_file(target, plan, compiled, loaded, stored, first)
+                touched = self._search_file(target, plan, compiled, loaded, stored, first)
             self.mark_done(real, plan)
             if module and (stored is None or not stored.reuse_index(self)):
                 self.stats.parses[real] += 1
@@ -408,12 +413,7 @@ class EngineSession(ReadRecording, ScopeSelection):
                     loaded.text, target.rel, snippet_chars=self.options.snippet_chars
                 )
             if stored is not None:
-                pid = plan_ids.get(id(plan))
-                if pid is None and plan:
-                    pid = plan_ids[id(plan)] = cache.plan_of(  # type: ignore[union-attr]
-                        frozenset(stored.search_id(k) for k in plan)
-                    )
-                stored.store(self, plan, pid, module)
+                stored.store(self, touched, ids_of, module)
         self._satisfied.update(requests)
         if cache is not None:
             cache.save()
@@ -444,16 +444,20 @@ class EngineSession(ReadRecording, ScopeSelection):
         loaded: _Loaded,
         stored: Stored | None,
         scopes: Sequence[tuple[_ScopeKey, _Plan]] = (),
-    ) -> None:
+    ) -> list[_PatternKey]:
         """Search one file for every pattern of its plan: the matcher decides what it can;
-        a pattern's own search runs where it cannot, or where evidence is needed."""
+        a pattern's own search runs where it cannot, or where evidence is needed. Returns
+        the patterns the matcher did not rule out (the only ones that may have a result
+        kept for this file)."""
         real = target.real
         hits = self._matcher(plan, compiled).hits(loaded.text, loaded.data, loaded.ascii)
         found = self._found
+        touched: list[_PatternKey] = []
         for key in hits.sure.union(hits.maybe):
             level = plan.get(key)
             if level is None:
                 continue
+            touched.append(key)
             if stored is not None and stored.reuse(self, key, level):
                 continue
             if level == FIRST and key in hits.sure and not self._leads(target, key, scopes):
@@ -472,6 +476,7 @@ class EngineSession(ReadRecording, ScopeSelection):
             else:
                 found.get(key, {}).pop(real, None)
         self.stats.prefilter_skips += len(plan) - len(hits.sure) - len(hits.maybe)
+        return touched
 
     def _leads(
         self, target: Target, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]]

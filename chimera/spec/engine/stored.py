@@ -47,6 +47,22 @@ class FileScan:
     level: int = EVERY
 
 
+@dataclass(frozen=True, slots=True)
+class _PlanIds:
+    """One merged plan's search ids, both ways, and its number in the cache (made once per
+    plan and pass: replaying and storing a file then costs its hits, not its patterns)."""
+
+    number: int
+    sid_of: dict[_PatternKey, str]
+    key_of: dict[str, _PatternKey]
+
+    @classmethod
+    def of(cls, cache: ResultCache, stored: Stored, plan: _Plan) -> _PlanIds:
+        sid_of = {key: stored.search_id(key) for key in plan}
+        number = cache.plan_of(frozenset(sid_of.values()))
+        return cls(number, sid_of, {sid: key for key, sid in sid_of.items()})
+
+
 def decode_mode(rel: str) -> str:
     """How ``rel`` is decoded (part of the content key): PEP 263 for Python files."""
     return "py" if rel.endswith((".py", ".pyw", ".pyi")) else "text"
@@ -84,22 +100,34 @@ class Stored:
             self._entry = self.cache.entry(self.key)
         return self._entry
 
-    def replay(self, session: EngineSession, plan: _Plan, module: bool) -> bool:
+    def replay(
+        self, session: EngineSession, plan: _Plan, module: bool, ids: _PlanIds | None = None
+    ) -> bool:
         """Serve all of this file's planned work from the cache; ``False`` when any result
-        is missing (nothing is applied then)."""
+        is missing (nothing is applied then). ``ids``: the plan's search ids (when the entry
+        holds that very plan, only its hits are looked at)."""
         entry = self._get_entry()
         if entry is None:
             return False
         found: list[tuple[_PatternKey, Any]] = []
-        for key, level in plan.items():
-            sid = self.search_id(key)
-            hit = entry.hits.get(sid)
-            if hit is not None:
-                if int(hit[0]) < level:
+        if ids is not None and ids.number in entry.plans:
+            for sid, hit in entry.hits.items():
+                key = ids.key_of.get(sid)
+                if key is None:
+                    continue
+                if int(hit[0]) < plan[key]:
                     return False
                 found.append((key, hit))
-            elif not self.cache.answered(entry, sid):
-                return False
+        else:
+            for key, level in plan.items():
+                sid = ids.sid_of[key] if ids is not None else self.search_id(key)
+                stored = entry.hits.get(sid)
+                if stored is not None:
+                    if int(stored[0]) < level:
+                        return False
+                    found.append((key, stored))
+                elif not self.cache.answered(entry, sid):
+                    return False
         index = None
         if module:
             index = entry.index.get(self._index_id())
@@ -108,9 +136,6 @@ class Stored:
         self.cache.hits += 1
         for key, hit in found:
             _apply(session, key, self.real, hit)
-        for key in plan:
-            if not any(k == key for k, _ in found):
-                session._found.get(key, {}).pop(self.real, None)
         session.mark_done(self.real, plan)
         if index is not None:
             session._modules[self.real] = _index_from_json(index)
@@ -148,27 +173,36 @@ class Stored:
         session._modules[self.real] = _index_from_json(stored)
         return True
 
-    def store(self, session: EngineSession, plan: _Plan, plan_id: int | None, module: bool) -> None:
+    def store(
+        self,
+        session: EngineSession,
+        touched: list[_PatternKey],
+        ids: _PlanIds | None,
+        module: bool,
+    ) -> None:
         """Store this file's results as the pass left them: one entry holding the plan (its
-        searches without a stored hit found nothing) and the hits; a time-out or a skipped
-        search keeps the plan out (it did not run to the end)."""
+        searches without a stored hit found nothing) and the hits among ``touched`` (the
+        patterns the matcher did not rule out); a time-out or a skipped search keeps the
+        plan out (it did not run to the end)."""
         if self.key is None:
             return
         hits: dict[str, list[Any]] = {}
         complete = True
-        for key in plan:
+        for key in touched:
             scan = session._found.get(key, {}).get(self.real)
             if scan is None:
                 continue
             if scan.timed_out or scan.skipped:
                 complete = False
                 continue
-            hits[self.search_id(key)] = [scan.level, [list(m) for m in scan.matches]]
+            sid = ids.sid_of[key] if ids is not None else self.search_id(key)
+            hits[sid] = [scan.level, [list(m) for m in scan.matches]]
         index = None
         if module and self.real in session._modules:
             index = (self._index_id(), _index_to_json(session._modules[self.real]))
-        if complete or hits or index is not None:
-            self.cache.store(self.key, plan_id if complete else None, hits, index)
+        plan_id = ids.number if ids is not None and complete else None
+        if plan_id is not None or hits or index is not None:
+            self.cache.store(self.key, plan_id, hits, index)
 
 
 def _apply(session: EngineSession, key: _PatternKey, real: str, hit: Any) -> None:
