@@ -137,6 +137,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         self._found: dict[_PatternKey, dict[str, _FileScan]] = {}
         self._timeouts: dict[_PatternKey, int] = {}
         self._matchers: dict[frozenset[_PatternKey], CombinedMatcher] = {}
+        self._plan_matchers: dict[int, tuple[_Plan, CombinedMatcher]] = {}
         self._read_log: dict[str, list[Any]] | None = None
         self.result_cache: ResultCache | None = None
         """The result cache (``options.result_cache``), unless refused (``cache_refusal``)."""
@@ -430,10 +431,16 @@ class EngineSession(ReadRecording, ScopeSelection):
         return out
 
     def _matcher(self, plan: _Plan, compiled: dict[_PatternKey, CompiledPattern]) -> Any:
+        # Plans are shared objects (one per group of scopes, never changed once a pass has
+        # begun): looked up by identity first, by their keys once per plan.
+        known = self._plan_matchers.get(id(plan))
+        if known is not None and known[0] is plan:
+            return known[1]
         keys = frozenset(plan)
         matcher = self._matchers.get(keys)
         if matcher is None:
             matcher = self._matchers[keys] = CombinedMatcher([compiled[k] for k in keys], self._re2)
+        self._plan_matchers[id(plan)] = (plan, matcher)
         return matcher
 
     def _search_file(
