@@ -41,6 +41,7 @@ from chimera.runner import (
     to_argv,
 )
 from chimera.sandbox.bwrap import BwrapProbe, Mounts, bwrap_argv, probe_bwrap
+from chimera.sandbox.checkmemo import CheckMemo
 from chimera.sandbox.deps import deps_environment
 from chimera.sandbox.env import allowed_names, build_env
 from chimera.sandbox.info import SandboxInfo
@@ -177,6 +178,8 @@ class Sandbox:
         self.visible = self._folders(shown, "visible")
         self.toolchain = None if toolchain is None else self._folders(toolchain, "toolchain")
         self._carried: tuple[tuple[Path, Path], ...] = ()
+        self.check_memo = CheckMemo()
+        """Results of this run's ``command`` checks by what they saw (shared by clones)."""
 
     @staticmethod
     def _folders(paths: Sequence[Path], what: str) -> tuple[Path, ...]:
@@ -231,7 +234,7 @@ class Sandbox:
         live = Path(root).resolve()
         carry = [p for p in self.read_only_paths if p.is_relative_to(live)]
         hidden = [p for p in self.hidden if p.is_relative_to(live)]
-        return DisposableRunner(self, live, carry=carry, exclude=hidden)
+        return DisposableRunner(self, live, carry=carry, exclude=hidden, memo=self.check_memo)
 
     def clone(self, workspace: Path, carried: Sequence[tuple[Path, Path]] = ()) -> Sandbox:
         """This sandbox's settings over another workspace (a disposable copy); ``carried``
