@@ -152,7 +152,10 @@ class ChimeraState:
 
             options = engine_options(self.settings) if self.settings else EngineOptions()
             # The user's own tree, like `chimera check`: the result cache is trusted here.
-            options = dataclasses.replace(options, result_cache=self.use_cache)
+            # Evidence past what a failure shows is counted, never built.
+            options = dataclasses.replace(
+                options, result_cache=self.use_cache, evidence_limit=self.max_evidence
+            )
             return DriftSession(self.load().spec, self.root, options=options)
 
     def save_reports(self) -> None:

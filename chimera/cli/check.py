@@ -152,7 +152,13 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         # Before the configuration is read: an edit landing between that read and the
         # replay's key must not store this run's output under the edited bytes.
         configs_read = config_digests(root)
-    options = dataclasses.replace(engine_options(load_check_settings(root)), result_cache=use_cache)
+    from chimera.spec.results import DEFAULT_EVIDENCE_LIMIT
+
+    # Evidence past what the output shows is counted, never built (--all-evidence: all).
+    shown = None if args.all_evidence else max(args.max_evidence, DEFAULT_EVIDENCE_LIMIT)
+    options = dataclasses.replace(
+        engine_options(load_check_settings(root)), result_cache=use_cache, evidence_limit=shown
+    )
     default_specs = not args.spec_paths
     if default_specs:
         spec_paths = [Path("specs") if root == cwd else root / "specs"]

@@ -88,7 +88,9 @@ class ScanResult:
     Attributes:
         files: the selected files (relative, sorted, one entry per real file).
         matches: per selected file, its matches in order (files without a match are absent;
-            how many are kept depends on the request's ``need``).
+            how many are kept depends on the request's ``need``, and for ``all`` on the
+            engine's evidence limit: then only the first matches of the scope are listed, and
+            ``match_count`` / ``matched_files`` count them all).
         unscannable: selected files that could not be read as text (never evidence of
             absence).
         timeouts: selected files where the pattern ran past its time limit.
@@ -97,6 +99,9 @@ class ScanResult:
         missing: the single ``path`` when it does not exist (``files`` is then empty).
         error: why the scan could not be run at all (bad pattern with its position, a path
             leaving the root, a scope selecting zero files), or ``None``.
+        match_count: every match in the scope when ``matches`` lists only the first ones
+            (:attr:`~chimera.spec.engine.options.EngineOptions.evidence_limit`), else ``None``.
+        matched_files: the files with a match in that case, else ``None``.
     """
 
     files: tuple[str, ...] = ()
@@ -106,6 +111,20 @@ class ScanResult:
     skipped: tuple[str, ...] = ()
     missing: str | None = None
     error: str | None = None
+    match_count: int | None = None
+    matched_files: int | None = None
+
+    @property
+    def total_matches(self) -> int:
+        """Every match in the scope (listed in ``matches`` or not)."""
+        if self.match_count is not None:
+            return self.match_count
+        return sum(len(found) for found in self.matches.values())
+
+    @property
+    def files_matched(self) -> int:
+        """The files with a match (listed in ``matches`` or not)."""
+        return self.matched_files if self.matched_files is not None else len(self.matches)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,12 +43,23 @@ def _cacheable(req: Requirement) -> bool:
 
 def _outcome_json(outcome: CheckOutcome) -> list[Any]:
     evidence = [[e.file, e.line, e.col, e.snippet, e.note] for e in outcome.evidence]
-    return [outcome.status.value, outcome.message, evidence]
+    return [outcome.status.value, outcome.message, evidence, outcome.omitted]
 
 
 def _outcome(raw: list[Any]) -> CheckOutcome:
-    status, message, evidence = raw
-    return CheckOutcome(Status(status), message, tuple(Evidence(*e) for e in evidence))
+    status, message, evidence = raw[:3]
+    omitted = int(raw[3]) if len(raw) > 3 else 0
+    return CheckOutcome(Status(status), message, tuple(Evidence(*e) for e in evidence), omitted)
+
+
+def _capped(outcome: CheckOutcome, limit: int | None) -> CheckOutcome:
+    """``outcome`` with at most ``limit`` evidence items, the rest counted (any kind)."""
+    if limit is None or len(outcome.evidence) <= limit:
+        return outcome
+    rest = len(outcome.evidence) - limit
+    return CheckOutcome(
+        outcome.status, outcome.message, outcome.evidence[:limit], outcome.omitted + rest
+    )
 
 
 def _one_line(exc: BaseException) -> str:
@@ -175,7 +186,9 @@ class DriftSession:
         finally:
             self._running.discard(rid)
         message = outcome.message + self._dependency_note(req)
-        result = RequirementResult(req, outcome.status, message, outcome.evidence, duration)
+        result = RequirementResult(
+            req, outcome.status, message, outcome.evidence, duration, outcome.omitted
+        )
         self._results[rid] = result
         return result
 
@@ -257,6 +270,7 @@ class DriftSession:
                 Status.ERROR, f"{req.kind} check raised an unexpected {_one_line(exc)}"
             )
         else:
+            outcome = _capped(outcome, self.engine.options.evidence_limit)
             if self._store is not None and _cacheable(req):
                 self._fresh[req.id] = _outcome_json(outcome)
         return outcome, time.perf_counter() - start

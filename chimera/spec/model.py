@@ -149,11 +149,18 @@ class Evidence:
 
 @dataclass(frozen=True, slots=True)
 class CheckOutcome:
-    """What a kind's ``check()`` returns: a status, one-line message and the evidence."""
+    """What a kind's ``check()`` returns: a status, one-line message and the evidence.
+
+    ``omitted`` counts evidence items that come after ``evidence`` and were not kept (an
+    engine session with an evidence limit, :attr:`EngineOptions.evidence_limit
+    <chimera.spec.engine.options.EngineOptions.evidence_limit>`); reports count them as
+    they count the items they leave out themselves.
+    """
 
     status: Status
     message: str
     evidence: tuple[Evidence, ...] = ()
+    omitted: int = 0
 
 
 class Check(BaseModel):
@@ -197,7 +204,7 @@ class Check(BaseModel):
         lines = [outcome.message]
         shown = outcome.evidence[:max_evidence]
         lines.extend("  " + ev.render().replace("\n", "\n  ") for ev in shown)
-        rest = len(outcome.evidence) - len(shown)
+        rest = len(outcome.evidence) - len(shown) + outcome.omitted
         if rest > 0:
             lines.append(f"  ... and {rest} more location{'s' if rest != 1 else ''}")
         return "\n".join(lines)

@@ -27,6 +27,8 @@ class RequirementResult:
         message: one line (a failing dependency is mentioned here).
         evidence: locations / command output backing the verdict.
         duration_s: seconds spent evaluating it (shared work is charged to the first user).
+        evidence_omitted: evidence items after ``evidence`` that were counted, not kept
+            (:attr:`chimera.spec.model.CheckOutcome.omitted`).
     """
 
     requirement: Requirement
@@ -34,6 +36,7 @@ class RequirementResult:
     message: str
     evidence: tuple[Evidence, ...] = ()
     duration_s: float = 0.0
+    evidence_omitted: int = 0
 
     @property
     def id(self) -> str:
@@ -47,7 +50,7 @@ class RequirementResult:
         """Message and evidence as the requirement's kind renders a failure."""
         from chimera.spec.model import CheckOutcome
 
-        outcome = CheckOutcome(self.status, self.message, self.evidence)
+        outcome = CheckOutcome(self.status, self.message, self.evidence, self.evidence_omitted)
         return self.requirement.check.render_failure(outcome, max_evidence=max_evidence)
 
     def to_json(self, *, max_evidence: int | None = DEFAULT_EVIDENCE_LIMIT) -> dict[str, Any]:
@@ -60,8 +63,9 @@ class RequirementResult:
             "message": self.message,
             "evidence": [e.to_json() for e in shown],
         }
-        if len(shown) < len(self.evidence):
-            out["evidence_omitted"] = len(self.evidence) - len(shown)
+        omitted = len(self.evidence) - len(shown) + self.evidence_omitted
+        if omitted:
+            out["evidence_omitted"] = omitted
         out["duration_s"] = round(self.duration_s, 6)
         return out
 

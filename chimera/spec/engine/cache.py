@@ -52,7 +52,7 @@ from chimera.spec.engine.cachefiles import write_cache_file
 
 log = logging.getLogger(__name__)
 
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 """Bumped whenever the engine's results for the same input could change."""
 
 CACHE_DIR = ".chimera/cache"

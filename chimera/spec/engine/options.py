@@ -49,6 +49,13 @@ class EngineOptions:
             matches a file (a non-ASCII one through its ASCII image), for the patterns it
             reads exactly as ``regex`` does (:mod:`chimera.spec.engine.linear`); verdicts and
             evidence are the same either way.
+        evidence_limit: evidence items kept per requirement (the first ones, in the kind's
+            order); the rest are counted (``CheckOutcome.omitted``), never listed. ``None``
+            (the default): every item is kept. ``absent`` then counts every match and
+            locates only the first ones, so memory and time no longer grow with the matches
+            shown nowhere: ``chimera check`` sets it to what its output shows (unless
+            ``--all-evidence``), the pytest plugin to ``--chimera-max-evidence``; verdicts
+            and messages (which count every match) are the same either way.
     """
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
@@ -62,6 +69,7 @@ class EngineOptions:
     cache_max_bytes: int = 64 * MIB
     hidden: tuple[str, ...] = ()
     linear_engine: bool = True
+    evidence_limit: int | None = None
 
 
 @dataclass
@@ -76,6 +84,7 @@ class EngineStats:
         regex_runs: pattern searches actually run on a file (after the literal prefilter).
         prefilter_skips: pattern/file pairs skipped because a required literal was absent.
         parses: Python files parsed for ``defines``, keyed by real path.
+        located: matches located (line, column and snippet made), over all searches.
     """
 
     reads: Counter[str] = field(default_factory=Counter)
@@ -85,3 +94,4 @@ class EngineStats:
     regex_runs: int = 0
     prefilter_skips: int = 0
     parses: Counter[str] = field(default_factory=Counter)
+    located: int = 0

@@ -55,15 +55,27 @@ from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.pyindex import STAR, index_source
 from chimera.spec.engine.recording import ReadRecording
 from chimera.spec.engine.scopes import ScopeSelection, _Scope, _scope_key, _ScopeKey
-from chimera.spec.engine.stored import EVERY, FIRST, FIRST_PER_FILE, Stored, _PlanIds
+from chimera.spec.engine.stored import (
+    COUNT,
+    EVERY,
+    FIRST,
+    FIRST_PER_FILE,
+    LEVELS,
+    Stored,
+    _PlanIds,
+    answers,
+)
 from chimera.spec.engine.stored import FileScan as _FileScan
 
 _Located = tuple[int, int, str]
 _PatternKey = tuple[str, bool]
 _Plan = dict[_PatternKey, int]
-"""Pattern key -> how much of its matches a file must give (FIRST, FIRST_PER_FILE, EVERY)."""
+"""Pattern key -> how much of its matches a file must give (a level of :mod:`.stored`)."""
 
-_LEVEL = {MatchNeed.FIRST: FIRST, MatchNeed.FIRST_PER_FILE: FIRST_PER_FILE, MatchNeed.ALL: EVERY}
+
+def _counted_only(level: int) -> bool:
+    """Whether ``level`` counts every match without locating them all."""
+    return answers(level, COUNT) and not answers(level, EVERY)
 
 
 class _Loaded:
@@ -126,6 +138,10 @@ class EngineSession(ReadRecording, ScopeSelection):
         self._texts: dict[str, _Loaded] = {}
         self._text_chars = 0
         self._first: dict[tuple[_ScopeKey, _PatternKey], int] = {}
+        # Per scope and pattern counted (COUNT): the matches located so far in the pass.
+        self._kept: dict[tuple[_ScopeKey, _PatternKey], int] = {}
+        limit = self.options.evidence_limit
+        self._every = EVERY if limit is None else COUNT
         self._modules: dict[str, tuple[dict[str, tuple[Definition, ...]], str | None]] = {}
         # Requests: planned (not yet run) and satisfied (scope key, pattern key, level).
         self._pending: dict[tuple[_ScopeKey, _PatternKey, int], CompiledPattern] = {}
@@ -160,7 +176,17 @@ class EngineSession(ReadRecording, ScopeSelection):
         return self._runner
 
     def _is_satisfied(self, skey: _ScopeKey, key: _PatternKey, level: int) -> bool:
-        return any((skey, key, have) in self._satisfied for have in range(level, EVERY + 1))
+        return any(
+            (skey, key, have) in self._satisfied for have in LEVELS if answers(have, level)
+        )
+
+    def _level(self, need: MatchNeed) -> int:
+        if need is MatchNeed.FIRST:
+            return FIRST
+        if need is MatchNeed.FIRST_PER_FILE:
+            return FIRST_PER_FILE
+        # Every match: located, or only counted when the evidence shown is capped.
+        return self._every
 
     def announce_scan(self, request: ScanRequest) -> None:
         cp = self._patterns.get(request.pattern, request.regex)
@@ -170,7 +196,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         scope = self._scope(skey)
         if scope.error is not None or scope.missing is not None:
             return
-        level = _LEVEL[request.need]
+        level = self._level(request.need)
         if not self._is_satisfied(skey, cp.key, level):
             self._pending[(skey, cp.key, level)] = cp
 
@@ -184,7 +210,7 @@ class EngineSession(ReadRecording, ScopeSelection):
             return ScanResult(error=scope.error)
         if scope.missing is not None:
             return ScanResult(missing=scope.missing, unscannable=scope.unscannable)
-        level = _LEVEL[request.need]
+        level = self._level(request.need)
         if not self._is_satisfied(skey, cp.key, level):
             self._pending[(skey, cp.key, level)] = cp
             self.run_pass()
@@ -207,14 +233,29 @@ class EngineSession(ReadRecording, ScopeSelection):
         if len(hit) > 1:
             hit.sort(key=lambda t: order.get(t.rel, 0))
         matches: dict[str, tuple[TextMatch, ...]] = {}
+        counted = level == COUNT
+        limit = self.options.evidence_limit or 0
+        total = files = kept = 0
         for target in hit:
-            located = self._located(cp, target, FIRST_PER_FILE if level == FIRST else level)
+            if counted and kept >= limit:
+                # Past the evidence shown: only counted (the pass counted every match).
+                total += found[target.real].total
+                files += 1
+                continue
+            want = EVERY if counted else FIRST_PER_FILE if level == FIRST else level
+            located = self._located(cp, target, want)
             if located is None:
                 continue  # changed since the pass found it: no longer a match
             if isinstance(located, Unscannable):
                 self._bad[target.real] = located.reason
                 continue
-            shown = located if level == EVERY else located[:1]
+            if counted:
+                shown = located[: limit - kept]
+                kept += len(shown)
+                total += len(located)
+                files += 1
+            else:
+                shown = located if level == EVERY else located[:1]
             edit = self._edited(target)
             link = target.rel if edit != target.rel else None
             matches[target.rel] = tuple(
@@ -234,6 +275,8 @@ class EngineSession(ReadRecording, ScopeSelection):
             unscannable=tuple(sorted(unscannable, key=lambda u: u.file)),
             timeouts=tuple(sorted(timeouts)),
             skipped=tuple(sorted(skipped)),
+            match_count=total if counted else None,
+            matched_files=files if counted else None,
         )
 
     def _located(
@@ -242,7 +285,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         """The matches of ``cp`` in ``target`` at ``level`` (a hit the pass did not locate
         is located now, reading the file again: one file per plain ``contains``)."""
         done = self._found[cp.key][target.real]
-        if done.level >= level:
+        if answers(done.level, level):
             return done.matches
         loaded = self._load(target)
         if isinstance(loaded, Unscannable):
@@ -253,7 +296,7 @@ class EngineSession(ReadRecording, ScopeSelection):
             if scanned is not None:
                 self._found[cp.key][target.real] = scanned
             return None
-        self._found[cp.key][target.real] = scanned
+        self._put(cp.key, target.real, scanned)
         return scanned.matches
 
     def announce_module(self, path: str) -> None:
@@ -348,11 +391,14 @@ class EngineSession(ReadRecording, ScopeSelection):
         for (skey, key, level), cp in requests.items():
             compiled[key] = cp
             plan = by_scope.setdefault(skey, {})
-            if plan.get(key, -1) < level:
-                plan[key] = level
+            plan[key] = plan.get(key, 0) | level
         scope_plans = list(by_scope.values())
         skeys = list(by_scope)
-        has_first = any(FIRST in plan.values() for plan in scope_plans)
+        # Files whose scopes the search must know: where a plain contains or a counted
+        # absent is located depends on what the files before it in its scope found.
+        has_first = any(
+            level == FIRST or _counted_only(level) for plan in scope_plans for level in plan.values()
+        )
         file_scopes: dict[str, list[int]] = {}
         targets: dict[str, Target] = {}
         bad = self._bad
@@ -426,8 +472,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         out: _Plan = {}
         for plan in plans:
             for key, level in plan.items():
-                if out.get(key, -1) < level:
-                    out[key] = level
+                out[key] = out.get(key, 0) | level
         return out
 
     def _matcher(self, plan: _Plan, compiled: dict[_PatternKey, CompiledPattern]) -> Any:
@@ -470,16 +515,20 @@ class EngineSession(ReadRecording, ScopeSelection):
             if level == FIRST and key in hits.sure and not self._leads(target, key, scopes):
                 # Whether it matches is all a plain contains needs here: only the first file
                 # of its scope that matches is located (here, or when the scan asks).
-                found.setdefault(key, {})[real] = _FileScan(level=FIRST)
+                self._put(key, real, _FileScan(level=FIRST))
                 continue
             if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
                 found.setdefault(key, {})[real] = _FileScan(skipped=True)
                 continue
+            if _counted_only(level) and self._shown_next(key, scopes):
+                level = EVERY  # in the evidence shown, as far as the pass can tell
             scanned = self._search(compiled[key], loaded, level)
             if scanned is not None:
                 if scanned.timed_out:
                     self._timeouts[key] = self._timeouts.get(key, 0) + 1
-                found.setdefault(key, {})[real] = scanned
+                elif level == EVERY:
+                    self._spend(key, scopes, len(scanned.matches))
+                self._put(key, real, scanned)
             else:
                 found.get(key, {}).pop(real, None)
         self.stats.prefilter_skips += len(plan) - len(hits.sure) - len(hits.maybe)
@@ -503,10 +552,30 @@ class EngineSession(ReadRecording, ScopeSelection):
                 leads = True
         return leads
 
+    def _shown_next(self, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]]) -> bool:
+        """Whether the matches of counted ``key`` in ``target`` may be among the evidence a
+        scope of it shows: its matches are then located now, while its text is at hand.
+        Files are searched in about their scopes' order, so this locates about the evidence
+        shown; a file the scan needs and the pass did not locate is read again then."""
+        limit = self.options.evidence_limit or 0
+        kept = self._kept
+        for skey, scope_plan in scopes:
+            if _counted_only(scope_plan.get(key, 0)) and kept.get((skey, key), 0) < limit:
+                return True
+        return False
+
+    def _spend(
+        self, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]], located: int
+    ) -> None:
+        kept = self._kept
+        for skey, scope_plan in scopes:
+            if _counted_only(scope_plan.get(key, 0)):
+                kept[(skey, key)] = kept.get((skey, key), 0) + located
+
     def _is_done(self, real: str, key: _PatternKey, level: int) -> bool:
         for plan in self._done.get(real, ()):
             have = plan.get(key)
-            if have is not None and have >= level:
+            if have is not None and answers(have, level):
                 return True
         return False
 
@@ -517,12 +586,16 @@ class EngineSession(ReadRecording, ScopeSelection):
             self._done.setdefault(real, []).append(plan)
 
     def _search(self, cp: CompiledPattern, loaded: _Loaded, level: int) -> _FileScan | None:
+        """The matches of ``cp`` in one file as ``level`` needs them: the first located
+        (``FIRST``, ``FIRST_PER_FILE``), every one counted (``COUNT``: none located), every
+        one counted and located (``EVERY``); ``None`` when there is none."""
         self.stats.regex_runs += 1
         text = loaded.text
+        every = answers(level, COUNT)  # counted: every match is searched for
         try:
             offsets = cp.search(
                 text,
-                first_only=level < EVERY,
+                first_only=not every,
                 timeout=self.options.pattern_timeout_s,
                 ascii_bytes=loaded.image(cp),
             )
@@ -530,13 +603,38 @@ class EngineSession(ReadRecording, ScopeSelection):
             return _FileScan(timed_out=True)
         if not offsets:
             return None
-        return _FileScan(matches=self._locate(text, offsets), level=max(level, FIRST_PER_FILE))
+        if not every:
+            return _FileScan(matches=self._locate(text, offsets), level=FIRST_PER_FILE)
+        if answers(level, EVERY):
+            return _FileScan(matches=self._locate(text, offsets), level=EVERY, count=len(offsets))
+        # Counted; the first located too when a scope of this file needs it (match: all).
+        first = answers(level, FIRST_PER_FILE)
+        located = self._locate(text, offsets[:1]) if first else ()
+        return _FileScan(matches=located, level=level | COUNT, count=len(offsets))
+
+    def _put(self, key: _PatternKey, real: str, scan: _FileScan) -> None:
+        """Keep ``scan`` as what ``key`` found in ``real``, with what an earlier scan of the
+        same file found out beyond it (its count, its located matches)."""
+        per_file = self._found.setdefault(key, {})
+        old = per_file.get(real)
+        if (
+            old is not None
+            and not (old.timed_out or old.skipped or scan.timed_out or scan.skipped)
+            and not answers(scan.level, old.level)
+        ):
+            scan = _FileScan(
+                matches=max(old.matches, scan.matches, key=len),
+                level=old.level | scan.level,
+                count=max(old.count, scan.count),
+            )
+        per_file[real] = scan
 
     def _locate(self, text: str, offsets: Sequence[int]) -> tuple[_Located, ...]:
         out: list[_Located] = []
         line = 1
         last = 0
         limit = self.options.snippet_chars
+        self.stats.located += len(offsets)
         for pos in offsets:
             line += text.count("\n", last, pos)
             last = pos

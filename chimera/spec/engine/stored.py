@@ -8,10 +8,12 @@ read at all. Otherwise the file is read and keyed by the digest of its bytes
 (:meth:`Stored.reuse`, :meth:`Stored.reuse_index`), and the file's results are stored as one
 entry (:meth:`Stored.store`): the plan that ran and only the searches that found something.
 
-A stored hit is ``[level, matches]`` with each match ``[line, col, snippet]`` (``level``: 0
-matched but not located, 1 first match located, 2 every match located); a stored index is
-``[definitions, problem]`` with each definition as ``[qualname, kind, line, col, snippet]``.
-Time-outs and skipped searches are never stored.
+A stored hit is ``[level, matches, count]`` with each match ``[line, col, snippet]`` (``level``
+as a :class:`FileScan`'s: what the search found out — :data:`FIRST`, :data:`FIRST_PER_FILE`,
+:data:`COUNT` or :data:`EVERY` —, ``matches`` the located ones, ``count`` every match of the
+file, or -1 when they were not counted); a stored index is ``[definitions, problem]`` with
+each definition as ``[qualname, kind, line, col, snippet]``. Time-outs and skipped searches
+are never stored.
 """
 
 from __future__ import annotations
@@ -31,20 +33,38 @@ _PatternKey = tuple[str, bool]
 _Located = tuple[int, int, str]
 _Plan = dict[_PatternKey, int]
 
-FIRST, FIRST_PER_FILE, EVERY = 0, 1, 2
-"""How much of a pattern's matches a search needs: whether it matches (the first match of
-the first file is located later), the first match, every match."""
+FIRST, FIRST_PER_FILE, COUNT, EVERY = 0b0001, 0b0011, 0b0101, 0b1111
+"""How much of a pattern's matches a search needs (a plan's level) or found out (a
+:class:`FileScan`'s), as bits: whether it matches (``FIRST``: the first match of the first
+file is located later), and the first match located (``FIRST_PER_FILE``), or every match
+counted (``COUNT``: the evidence of an ``absent`` whose evidence is capped locates only what
+is shown), or every match counted and located (``EVERY``). A result answers a need when it
+holds all of its bits (:func:`answers`); two needs merge by ``|``."""
+
+LEVELS = (FIRST, FIRST_PER_FILE, COUNT, EVERY)
+
+
+def answers(have: int, need: int) -> bool:
+    """Whether a result of level ``have`` answers a need of level ``need``."""
+    return have & need == need
 
 
 @dataclass(frozen=True, slots=True)
 class FileScan:
-    """A pattern's matches in one file (only kept when there are matches or a timeout);
-    ``level`` as for stored hits (see the module docstring)."""
+    """A pattern's matches in one file (only kept when there are matches or a timeout):
+    ``matches`` the located ones (in file order), ``count`` every match when they were counted
+    (-1 when not), ``level`` what the search found out (see :data:`FIRST`)."""
 
     matches: tuple[_Located, ...] = ()
     timed_out: bool = False
     skipped: bool = False
     level: int = EVERY
+    count: int = -1
+
+    @property
+    def total(self) -> int:
+        """Every match of the file (the located ones, when they were not counted)."""
+        return self.count if self.count >= 0 else len(self.matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +135,7 @@ class Stored:
                 key = ids.key_of.get(sid)
                 if key is None:
                     continue
-                if int(hit[0]) < plan[key]:
+                if not answers(int(hit[0]), plan[key]):
                     return False
                 found.append((key, hit))
         else:
@@ -123,7 +143,7 @@ class Stored:
                 sid = ids.sid_of[key] if ids is not None else self.search_id(key)
                 stored = entry.hits.get(sid)
                 if stored is not None:
-                    if int(stored[0]) < level:
+                    if not answers(int(stored[0]), level):
                         return False
                     found.append((key, stored))
                 elif not self.cache.answered(entry, sid):
@@ -155,7 +175,7 @@ class Stored:
         sid = self.search_id(key)
         hit = entry.hits.get(sid)
         if hit is not None:
-            if int(hit[0]) < level:
+            if not answers(int(hit[0]), level):
                 return False
             _apply(session, key, self.real, hit)
             return True
@@ -196,7 +216,7 @@ class Stored:
                 complete = False
                 continue
             sid = ids.sid_of[key] if ids is not None else self.search_id(key)
-            hits[sid] = [scan.level, [list(m) for m in scan.matches]]
+            hits[sid] = [scan.level, [list(m) for m in scan.matches], scan.count]
         index = None
         if module and self.real in session._modules:
             index = (self._index_id(), _index_to_json(session._modules[self.real]))
@@ -206,9 +226,11 @@ class Stored:
 
 
 def _apply(session: EngineSession, key: _PatternKey, real: str, hit: Any) -> None:
-    level, matches = int(hit[0]), hit[1]
-    scan = FileScan(matches=tuple((int(m[0]), int(m[1]), str(m[2])) for m in matches), level=level)
-    session._found.setdefault(key, {})[real] = scan
+    level, matches, count = int(hit[0]), hit[1], int(hit[2])
+    scan = FileScan(
+        matches=tuple((int(m[0]), int(m[1]), str(m[2])) for m in matches), level=level, count=count
+    )
+    session._put(key, real, scan)
 
 
 _Index = tuple[dict[str, tuple[Definition, ...]], str | None]

@@ -251,13 +251,20 @@ class Absent(_TextCheck):
             )
         unreadable = _unscannable_evidence(result) + _timeout_evidence(result, shown)
         found = [_match_evidence(m) for ms in result.matches.values() for m in ms]
-        if found:
+        total = result.total_matches
+        if total:
             message = (
-                f"{shown} found: {_plural(len(found), 'match')} in "
-                f"{_plural(len(result.matches), 'file')}"
+                f"{shown} found: {_plural(total, 'match')} in "
+                f"{_plural(result.files_matched, 'file')}"
             )
             if unreadable:
                 message += f" (and {self._unreadable_message(result)})"
+            if len(found) < total:
+                # The engine listed the first matches only (its evidence limit): the others
+                # come before the unreadable files in the full list, and are counted.
+                return CheckOutcome(
+                    Status.FAILED, message, tuple(found), total - len(found) + len(unreadable)
+                )
             return CheckOutcome(Status.FAILED, message, tuple(found + unreadable))
         if unreadable:
             # Fail closed: a file we could not scan is never evidence of absence.
