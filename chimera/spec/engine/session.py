@@ -176,9 +176,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         return self._runner
 
     def _is_satisfied(self, skey: _ScopeKey, key: _PatternKey, level: int) -> bool:
-        return any(
-            (skey, key, have) in self._satisfied for have in LEVELS if answers(have, level)
-        )
+        return any((skey, key, have) in self._satisfied for have in LEVELS if answers(have, level))
 
     def _level(self, need: MatchNeed) -> int:
         if need is MatchNeed.FIRST:
@@ -397,7 +395,9 @@ class EngineSession(ReadRecording, ScopeSelection):
         # Files whose scopes the search must know: where a plain contains or a counted
         # absent is located depends on what the files before it in its scope found.
         has_first = any(
-            level == FIRST or _counted_only(level) for plan in scope_plans for level in plan.values()
+            level == FIRST or _counted_only(level)
+            for plan in scope_plans
+            for level in plan.values()
         )
         file_scopes: dict[str, list[int]] = {}
         targets: dict[str, Target] = {}
