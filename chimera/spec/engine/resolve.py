@@ -57,7 +57,7 @@ class Resolver:
     """Maps selected names to the real files behind them, confined to the root.
 
     Directory real paths are cached, so resolving thousands of files costs one ``lstat``
-    each plus one ``realpath`` per directory.
+    each plus one per directory (a ``realpath`` only under a linked directory).
     """
 
     def __init__(self, root_real: str, hidden: Sequence[str] = ()) -> None:
@@ -67,9 +67,24 @@ class Resolver:
         self._files: dict[str, Target | Unscannable | None] = {}
 
     def _real_dir(self, rel_dir: str) -> str | Unscannable | None:
-        if rel_dir in self._dirs:
-            return self._dirs[rel_dir]
+        known = self._dirs.get(rel_dir, False)
+        if known is not False:
+            return known
         result: str | Unscannable | None
+        parent, _, name = rel_dir.rpartition("/")
+        parent_real = self._real_dir(parent)
+        if isinstance(parent_real, str) and name not in ("", ".", ".."):
+            # The parent is a real directory inside the root: a child that is a directory
+            # and not a link is the parent's real path plus its name (one lstat, where
+            # realpath would lstat every component again).
+            child = f"{parent_real.rstrip('/')}/{name}"
+            try:
+                st = os.lstat(child)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                self._dirs[rel_dir] = child
+                return child
         try:
             real = os.path.realpath(os.path.join(self.root_real, rel_dir), strict=True)
         except FileNotFoundError:
@@ -95,7 +110,11 @@ class Resolver:
         if rel in self._files:
             return self._files[rel]
         found = self._resolve(rel)
-        if isinstance(found, Target) and any(_within(found.real, h) for h in self.hidden):
+        if (
+            self.hidden
+            and isinstance(found, Target)
+            and any(_within(found.real, h) for h in self.hidden)
+        ):
             found = Unscannable(rel, "held out (refused)")
         self._files[rel] = found
         return found
@@ -111,7 +130,7 @@ class Resolver:
             return None
         if isinstance(real_dir, Unscannable):
             return Unscannable(rel, real_dir.reason)
-        full = os.path.join(real_dir, name)
+        full = f"{real_dir.rstrip('/')}/{name}"
         try:
             st = os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):

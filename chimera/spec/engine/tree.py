@@ -24,8 +24,9 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -121,8 +122,9 @@ class FileTree:
         self._git_checked = False
         self._dirs: dict[str, _Dir | None] = {}
         self.literal_lookup = literal_lookup
-        """Answer all-literal glob lists by lookup (``False``: every list goes through
-        pathspec, the reference the lookup is tested against)."""
+        """Answer all-literal glob lists by lookup, and lists of positive globs by one
+        regular expression over the whole list (``False``: every list goes through
+        pathspec file by file, the reference both are tested against)."""
         self._selections: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
         self._git_listing: Listing | None = None
         self._pools: dict[tuple[tuple[str, ...], tuple[str, ...] | None], Listing] = {}
@@ -183,7 +185,7 @@ class FileTree:
                 chosen = self._git_index().in_pool_order(literals, anchors)
             else:
                 include = pathspec.GitIgnoreSpec.from_lines(globs)
-                chosen = list(include.match_files(_under(git, anchors)))
+                chosen = self._matching(include, _under(git, anchors))
         else:
             prune = ex if ex is not None and not any(g.startswith("!") for g in excluded) else None
             if literals is not None:
@@ -195,13 +197,22 @@ class FileTree:
                 chosen = sorted(pool.matches(literals))
             else:
                 include = pathspec.GitIgnoreSpec.from_lines(globs)
-                chosen = list(include.match_files(self._walk_from(anchors, prune)))
+                chosen = self._matching(include, self._walk_from(anchors, prune))
         if self._hidden:
             chosen = [p for p in chosen if not (p + "/").startswith(self._hidden)]
         if ex is not None and chosen:
-            dropped = set(ex.match_files(chosen))
+            dropped = set(self._matching(ex, chosen))
             chosen = [p for p in chosen if p not in dropped]
         return chosen
+
+    def _matching(self, spec: pathspec.GitIgnoreSpec, names: Sequence[str]) -> list[str]:
+        """The ``names`` ``spec`` includes, in order: by one regular expression over the
+        list when every pattern of ``spec`` is positive (:func:`_positive_match`), else
+        pathspec file by file."""
+        match = _positive_match(spec) if self.literal_lookup else None
+        if match is None:
+            return list(spec.match_files(names))
+        return list(filter(match, names))
 
     def _git_index(self) -> Listing:
         if self._git_listing is None:
@@ -333,6 +344,40 @@ class FileTree:
         names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
         # A nested repository shows up as "dir/"; git does not list its files, neither do we.
         return [n for n in names if n and not n.endswith("/")]
+
+
+_DIR_GROUP = "(?P<ps_d>"
+
+
+def _positive_match(spec: pathspec.GitIgnoreSpec) -> Callable[[str], object] | None:
+    """One ``re`` search function for every pattern of ``spec`` together, when each is a
+    positive glob (no negation): a name is then included exactly when one of them matches
+    (pathspec's gitignore rules only rank matches to settle a negation), so the union of
+    their regular expressions decides it in C instead of a Python call per pattern and
+    name. ``None`` when a pattern is a negation, is not a ``re`` pattern, or names differ
+    from pathspec's normal form on this system (other path separators); every pattern's
+    directory-marker group becomes a plain group (names must stay unique)."""
+    from pathspec import util
+
+    if util.NORMALIZE_PATH_SEPS:
+        return None
+    sources: list[str] = []
+    flags: set[int] = set()
+    for pattern in spec.patterns:
+        include = getattr(pattern, "include", None)
+        if include is None:
+            continue  # a comment or a blank line
+        regex = getattr(pattern, "regex", None)
+        if include is not True or not isinstance(regex, re.Pattern):
+            return None
+        if regex.groupindex.keys() - {"ps_d"} or regex.pattern.count(_DIR_GROUP) > 1:
+            return None
+        sources.append(regex.pattern.replace(_DIR_GROUP, "(?:"))
+        flags.add(regex.flags)
+    if not sources or len(flags) != 1:
+        return None
+    # ``search``, as pathspec's patterns do (``*/`` compiles to an unanchored ``/``).
+    return re.compile("|".join(f"(?:{s})" for s in sources), flags.pop()).search
 
 
 def _selectable(rel: str) -> bool:
