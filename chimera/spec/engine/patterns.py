@@ -252,6 +252,21 @@ class CompiledPattern:
             timeout, lambda: [m.start() for m in compiled.finditer(text, start, timeout=timeout)]
         )
 
+    def count(self, text: str, *, timeout: float, ascii_bytes: bytes | None = None) -> int:
+        """How many matches :meth:`search` would give for every match (the same ones:
+        non-overlapping, left to right): a literal counted by ``str.count``, any other
+        pattern by its search (RE2 lists a pattern's matches about as fast as ``regex``'s
+        ``findall`` counts them, measured on the standard library).
+
+        Raises:
+            TimeoutError: the regex ran past ``timeout`` seconds (not for literals).
+        """
+        if not self.is_regex:
+            return text.count(self.source)
+        if self.plain is not None and not (self.plain[1] or self.plain[2]):
+            return text.count(self.plain[0])
+        return len(self.search(text, first_only=False, timeout=timeout, ascii_bytes=ascii_bytes))
+
     def _jump_search(
         self, text: str, first_only: bool, timeout: float, start: int = 0
     ) -> list[int]:

@@ -591,6 +591,14 @@ class EngineSession(ReadRecording, ScopeSelection):
         one counted and located (``EVERY``); ``None`` when there is none."""
         self.stats.regex_runs += 1
         text = loaded.text
+        if level == COUNT:
+            try:
+                count = cp.count(
+                    text, timeout=self.options.pattern_timeout_s, ascii_bytes=loaded.image(cp)
+                )
+            except TimeoutError:
+                return _FileScan(timed_out=True)
+            return _FileScan(level=COUNT, count=count) if count else None
         every = answers(level, COUNT)  # counted: every match is searched for
         try:
             offsets = cp.search(

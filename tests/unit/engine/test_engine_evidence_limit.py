@@ -47,7 +47,11 @@ def _tree(root: Path, seed: int) -> None:
 
 def _checks() -> list[Check]:
     out: list[Check] = []
-    for pattern in (r"print\(", r"^\s+print", "x", r"\bprint\(y\)", "café", "nowhere"):
+    patterns = [r"print\(", r"^\s+print", "x", r"\bprint\(y\)", "café", "nowhere"]
+    # Counted without offsets: a plain pattern anchored at a line, a line-start prefix, a
+    # pattern without a literal, one that can match empty.
+    patterns += ["^print", r"^    print\(", r"\w+\(", r"^\s*$", r"(?i)PRINT"]
+    for pattern in patterns:
         out += [
             Absent(paths=["**/*.py"], pattern=pattern),
             Absent(paths=["p1/*.py", "p3/*.py"], pattern=pattern),
