@@ -398,6 +398,15 @@ def _set_sources(source: str, is_regex: bool) -> tuple[str, str, bool] | None:
     if not is_regex:
         literal = "".join(f"\\x{{{ord(c):x}}}" for c in source)
         return literal, literal, True
+    plain = plain_pattern(source)
+    if plain is not None:
+        # What the translation below gives a literal between an optional ``^`` and ``$``
+        # (each character as ``\x{..}``, both forms exact), without parsing it: a Spec of
+        # thousands of plain patterns pays no parser for them.
+        body, at_start, at_end = plain
+        literal = "".join(f"\\x{{{ord(c):x}}}" for c in body)
+        form = f"(?m){'^' if at_start else ''}{literal}{'$' if at_end else ''}"
+        return form, form, True
     if "[:" in source or _FUZZY_RISK.search(source):
         return None
     parsed = _parsed(source)
