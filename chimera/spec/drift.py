@@ -111,6 +111,8 @@ class DriftSession:
         self._store: ReportStore | None = None
         self._hits: dict[str, Any] | None = None
         self._prior: TreeRecord | None = None
+        self._stale: TreeRecord | None = None
+        """The stored record this session found no longer holding (not validated again)."""
         self._fresh: dict[str, Any] = {}
         if self.engine.result_cache is not None:
             self.engine.track_reads()
@@ -221,6 +223,8 @@ class DriftSession:
                 found = self._store.load(self._key)
                 if found is not None and found[1].holds(str(self.engine.root), self.engine.options):
                     self._hits, self._prior = found
+                elif found is not None:
+                    self._stale = found[1]
         return self._hits
 
     def save(self) -> None:
@@ -236,7 +240,9 @@ class DriftSession:
             # A file edited since the hits were validated: only the fresh outcomes are kept.
             outcomes, record = combine((self._cached(), self._prior), (outcomes, record))
         # Merged there with what other processes (xdist workers) stored under the key.
-        self._store.save(self._key, outcomes, record, options=self.engine.options)
+        self._store.save(
+            self._key, outcomes, record, options=self.engine.options, stale=self._stale
+        )
         self._prior = record
         self._hits = outcomes
         self._fresh = {}

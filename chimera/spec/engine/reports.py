@@ -35,6 +35,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -175,28 +176,39 @@ class TreeRecord:
         The one validation of both the report cache and the replay of ``chimera check``
         (:mod:`chimera.cli._replay`), which calls it without loading the Spec.
         """
-        if self.listing is not None:
-            tree = FileTree(root_real, EngineStats(), use_git=use_git, hidden=hidden)
-            if listing_digest(tree) != self.listing:
-                return False
-        resolver = Resolver(root_real, hidden)
-        for rel, was in self.resolved.items():
-            if signature(resolver.resolve(rel)) != was:
-                return False
+        # Every check must pass: the cheapest first, so a changed tree (an edited file, the
+        # usual miss) is told after a stat per file and a hash of the changed ones. A
+        # recorded file is stat'ed once: a name resolved to it (no link) is answered by the
+        # same lstat.
         horizon = (self.taken - RACY_S) * 1e9
+        changed: list[tuple[str, str]] = []
+        taken: dict[str, os.stat_result] = {}
         for real, (size, mtime, ctime, ino, known) in self.files.items():
-            now = stat_of(real)
-            if now is None:
+            # A recorded path is a real path (no link in it): lstat is its stat.
+            try:
+                st = taken[real] = os.lstat(real)
+            except OSError:
                 return False
-            if now == (size, mtime, ctime, ino) and mtime < horizon:
+            now = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            if now == (size, mtime, ctime, ino) and mtime < horizon and stat.S_ISREG(st.st_mode):
                 continue
             if known is None:
                 return False
+            changed.append((real, known))
+        for real, known in changed:
             try:
                 with open(real, "rb") as handle:
                     if digest(handle.read()) != known:
                         return False
             except OSError:
+                return False
+        if self.listing is not None:
+            tree = FileTree(root_real, EngineStats(), use_git=use_git, hidden=hidden)
+            if listing_digest(tree) != self.listing:
+                return False
+        resolver = Resolver(root_real, hidden, taken)
+        for rel, was in self.resolved.items():
+            if signature(resolver.resolve(rel)) != was:
                 return False
         return True
 
@@ -309,10 +321,12 @@ class ReportStore:
         record: TreeRecord,
         *,
         options: EngineOptions | None = None,
+        stale: TreeRecord | None = None,
     ) -> None:
         """Store the outcomes with what they read, merged with the entry already stored under
         ``key`` (:func:`combine`; a stored record that no longer holds for ``options``, when
-        given, is replaced instead), under the directory's lock; never raises.
+        given, is replaced instead — ``stale``, a record the caller already found not
+        holding, is not validated again), under the directory's lock; never raises.
 
         The write is atomic and drops the oldest entries past :data:`MAX_ENTRIES`. When the
         lock is not had within :data:`LOCK_TIMEOUT_S` (or cannot be made), nothing is
@@ -330,7 +344,7 @@ class ReportStore:
                 if stored is not None and (
                     record.covers(stored[1])
                     or options is None
-                    or stored[1].holds(self.root_real, options)
+                    or (stored[1] != stale and stored[1].holds(self.root_real, options))
                 ):
                     outcomes, record = combine(stored, (outcomes, record))
                 self._write(key, outcomes, record)

@@ -17,7 +17,7 @@ import errno
 import os
 import posixpath
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from chimera.spec.context import Unscannable
@@ -60,9 +60,17 @@ class Resolver:
     each plus one per directory (a ``realpath`` only under a linked directory).
     """
 
-    def __init__(self, root_real: str, hidden: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        root_real: str,
+        hidden: Sequence[str] = (),
+        taken: Mapping[str, os.stat_result] | None = None,
+    ) -> None:
         self.root_real = root_real
         self.hidden = tuple(hidden)
+        self._taken = taken or {}
+        """``lstat`` results of real paths just taken by the caller, used instead of taking
+        them again (the report cache's validation stats every recorded file first)."""
         self._dirs: dict[str, str | Unscannable | None] = {"": root_real}
         self._files: dict[str, Target | Unscannable | None] = {}
 
@@ -132,7 +140,7 @@ class Resolver:
             return Unscannable(rel, real_dir.reason)
         full = f"{real_dir.rstrip('/')}/{name}"
         try:
-            st = os.lstat(full)
+            st = self._taken.get(full) or os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
