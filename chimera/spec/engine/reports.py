@@ -207,10 +207,7 @@ class TreeRecord:
             if listing_digest(tree) != self.listing:
                 return False
         resolver = Resolver(root_real, hidden, taken)
-        for rel, was in self.resolved.items():
-            if signature(resolver.resolve(rel)) != was:
-                return False
-        return True
+        return all(signature(resolver.resolve(rel)) == was for rel, was in self.resolved.items())
 
     def to_json(self) -> dict[str, Any]:
         return {
