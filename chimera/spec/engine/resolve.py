@@ -75,9 +75,8 @@ class Resolver:
         self._files: dict[str, Target | Unscannable | None] = {}
 
     def _real_dir(self, rel_dir: str) -> str | Unscannable | None:
-        known = self._dirs.get(rel_dir, False)
-        if known is not False:
-            return known
+        if rel_dir in self._dirs:
+            return self._dirs[rel_dir]
         result: str | Unscannable | None
         parent, _, name = rel_dir.rpartition("/")
         parent_real = self._real_dir(parent)

@@ -177,7 +177,7 @@ def test_a_later_pass_keeps_what_an_earlier_one_counted(tmp_path: Path) -> None:
     full, _ = _report(tmp_path, [counted], None, cache=False)
     for limit in (None, 2):
         drift = DriftSession(
-            spec_of([counted, every_file, other]),  # type: ignore[list-item]
+            spec_of([counted, every_file, other]),
             tmp_path,
             options=EngineOptions(evidence_limit=limit),
         )
