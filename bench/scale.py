@@ -536,12 +536,16 @@ def table(rows: list[Row]) -> list[str]:
 
 
 def render(
-    rows: list[Row], before: tuple[float, float, float], after: tuple[float, float, float], n: int
+    rows: list[Row],
+    before: tuple[float, float, float],
+    after: tuple[float, float, float],
+    n: int,
+    by: str = "bench/scale.py",
 ) -> str:
     lines = [
         "# Performance: the [speed] table",
         "",
-        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python bench/scale.py` on "
+        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python {by}` on "
         f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
         f"load average {before[0]:.1f} / {before[1]:.1f} / {before[2]:.1f} before, "
         f"{after[0]:.1f} / {after[1]:.1f} / {after[2]:.1f} after (1, 5, 15 min). Each ratio "
