@@ -226,7 +226,8 @@ class Stored:
 
 
 def _apply(session: EngineSession, key: _PatternKey, real: str, hit: Any) -> None:
-    level, matches, count = int(hit[0]), hit[1], int(hit[2])
+    level, matches = int(hit[0]), hit[1]
+    count = int(hit[2]) if len(hit) > 2 else -1
     scan = FileScan(
         matches=tuple((int(m[0]), int(m[1]), str(m[2])) for m in matches), level=level, count=count
     )
