@@ -135,7 +135,7 @@ class Stored:
                 key = ids.key_of.get(sid)
                 if key is None:
                     continue
-                if not answers(int(hit[0]), plan[key]):
+                if not answers(_level_of(hit), plan[key]):
                     return False
                 found.append((key, hit))
         else:
@@ -143,7 +143,7 @@ class Stored:
                 sid = ids.sid_of[key] if ids is not None else self.search_id(key)
                 stored = entry.hits.get(sid)
                 if stored is not None:
-                    if not answers(int(stored[0]), level):
+                    if not answers(_level_of(stored), level):
                         return False
                     found.append((key, stored))
                 elif not self.cache.answered(entry, sid):
@@ -175,7 +175,7 @@ class Stored:
         sid = self.search_id(key)
         hit = entry.hits.get(sid)
         if hit is not None:
-            if not answers(int(hit[0]), level):
+            if not answers(_level_of(hit), level):
                 return False
             _apply(session, key, self.real, hit)
             return True
@@ -225,8 +225,18 @@ class Stored:
             self.cache.store(self.key, plan_id, hits, index)
 
 
+def _level_of(hit: Any) -> int:
+    """A stored hit's level, less the counted bit when it holds no count (an entry written
+    without one answers no need for counted matches: the file is read again)."""
+    level = int(hit[0])
+    counted = len(hit) > 2 and int(hit[2]) >= 0
+    if not counted and not answers(level, EVERY):
+        level &= ~(COUNT & ~FIRST)
+    return level
+
+
 def _apply(session: EngineSession, key: _PatternKey, real: str, hit: Any) -> None:
-    level, matches = int(hit[0]), hit[1]
+    level, matches = _level_of(hit), hit[1]
     count = int(hit[2]) if len(hit) > 2 else -1
     scan = FileScan(
         matches=tuple((int(m[0]), int(m[1]), str(m[2])) for m in matches), level=level, count=count
