@@ -12,6 +12,7 @@ result cache cold, warm and after an edit.
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 from pathlib import Path
@@ -187,3 +188,30 @@ def test_a_later_pass_keeps_what_an_earlier_one_counted(tmp_path: Path) -> None:
         got = DriftReport((drift.result("r0"),))
         assert drift.stats.passes == 2
         _same_but_capped(full, got, limit or 10**6, f"limit {limit}")
+
+
+def test_a_stored_hit_without_its_count_is_searched_again(tmp_path: Path) -> None:
+    """A cache entry whose counted hit lost its count (a damaged or older entry) answers no
+    counted need: the file is read again, and the count is right."""
+    _tree(tmp_path, 5)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    checks: list[Check] = [Absent(paths=["**/*.py"], pattern=r"print\(")]
+    full, _ = _report(tmp_path, checks, None, cache=False)
+    _report(tmp_path, checks, 1, cache=True)
+    stored = tmp_path / ".chimera" / "cache" / "results.json"
+    doc = json.loads(stored.read_text(encoding="utf-8"))
+    cut = 0
+    for entry in doc["entries"].values():
+        for hit in entry[2].values():
+            if len(hit) > 2 and hit[2] > 0 and hit[0] != 0b1111:
+                del hit[2]
+                cut += 1
+    assert cut
+    stored.write_text(json.dumps(doc), encoding="utf-8")
+    # The report cache would answer first: only the result cache is under test here.
+    for report in (tmp_path / ".chimera" / "cache").glob("report-*.json"):
+        report.unlink()
+    got, stats = _report(tmp_path, checks, 1, cache=True)
+    _same_but_capped(full, got, 1, "count cut")
+    assert len(stats.reads) >= cut
