@@ -41,6 +41,8 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     │   └── StructuredOutputError  a model's JSON stayed invalid after one repair round
     ├── HandoffError            a file handed between jobs or processes is missing, invalid
     │                           or of an unknown version (the run report, the agent request)
+    ├── UnsafePathError         a path built from untrusted parts leaves its root, or a link or
+    │                           special file sits where a file from another job was expected
     ├── JournalError            an op journal branch (memory, schedules) cannot be read/written
     │   └── JournalConflict         another writer landed first (re-read, try again)
     └── GitHubError             the GitHub API failed (mapped from PyGithub)
@@ -227,6 +229,12 @@ class HandoffError(ChimeraError):
     """A file one job or process hands another (the Action's run report, the agent child's
     request) is missing, unreadable, of an unknown version, or does not match its model. The
     message is one line naming the file and the first problem."""
+
+
+class UnsafePathError(ChimeraError):
+    """A path built from untrusted parts (a run id from a marker, a name in an artifact)
+    would leave its root, or a link or special file sits where a regular file from another
+    job was expected (:mod:`chimera.confine`). The message is one line naming the value."""
 
 
 class JournalError(ChimeraError):

@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "protocols",
         "context",
         "atomic",
+        "confine",
         "runner",
         "verifier",
     ),

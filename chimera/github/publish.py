@@ -12,11 +12,21 @@ starts on agent-written code) and no LLM key, and runs no project code. It acts 
   (a mismatch refuses), the Spec digest of the base commit, the risk, ``spec-change`` and
   the scan.
 
-The agent job's artifact is the patch plus untrusted display data: the run report and the
-audit summary are shown (fenced, sanitised), and its status is read for one thing only — a
-paused run whose risky part publish, too, finds risky opens as a held draft. Risky changes
-(``risk:high``), changes with review findings and advisory verdicts (``sandbox: scrubbed``)
-open as drafts; only a low-risk, clean, sandboxed change may get auto-merge.
+Only two verdicts push: ``passed`` and ``paused``. verify says ``paused`` when it re-derives
+that the change is risky from the base commit, that the risky step's requirements pass and
+that nothing green on the base turned red, while the rest of the goal waits for a person's
+approval; publish then checks the risk itself
+(:attr:`~chimera.github.publish_gate.GateResult.pause_reasons`) and opens a
+held draft. The run id the PR's marker names is derived here
+(:meth:`~chimera.github.publish_base.PublisherBase.run_id`).
+
+The agent job's artifact is the patch plus untrusted display data, each part parsed once at
+the door and read without following links: the run report and the audit summary are shown
+(fenced, sanitised), and its status is read for two things only, neither of which can push:
+a ``paused`` verdict is not published when the run did not pause, and a held change whose run
+awaits approval is marked so that an approval resumes it. Risky changes (``risk:high``),
+changes with review findings and advisory verdicts (``sandbox: scrubbed``) open as drafts;
+only a low-risk, clean, sandboxed change may get auto-merge.
 """
 
 from __future__ import annotations
@@ -25,7 +35,13 @@ import logging
 import tempfile
 from pathlib import Path
 
-from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, GitHubRateLimited
+from chimera.errors import (
+    ChimeraError,
+    GitHubError,
+    GitHubPermissionDenied,
+    GitHubRateLimited,
+    HandoffError,
+)
 from chimera.github.artifacts import read_patch
 from chimera.github.client import GitHubClient
 from chimera.github.publish_base import ACTIONS_PR_SETTING, PublishContext, PublishResult
@@ -50,6 +66,14 @@ HELD_DETAIL = (
 )
 
 
+PAUSE_NOT_RISKY = (
+    "The verify job judged the change a pause after a risky step, but publish finds nothing "
+    "risky in it from the base commit (no deletion, no high-risk path, no risk: high "
+    "requirement of the issue's acceptance block); a pause holds only a risky change for a "
+    "person, so nothing was published."
+)
+
+
 class Publisher(PublishGuards, PullRequestStep):
     """One publish step (see the module docstring); use :func:`publish`.
 
@@ -71,7 +95,12 @@ class Publisher(PublishGuards, PullRequestStep):
             # agent's log is display data, never evidence that its job was compromised.
             matches=bool(received) and received == shown,
         )
-        patch = read_patch(self.ctx.artifacts)
+        for reason in self.display.refused:
+            self.audit.record("display_refused", reason=reason)
+        try:
+            patch = read_patch(self.ctx.artifacts)
+        except HandoffError as exc:
+            return self._fail("blocked", f"The agent's patch was refused: {code(str(exc), 300)}.")
         self.adopted_from()  # before the PR's marker is rewritten with this run's digest
         stopped = self._stopped()
         if stopped is not None:
@@ -106,7 +135,6 @@ class Publisher(PublishGuards, PullRequestStep):
             )
         if g.verdict == "held":
             return self._fail("held", HELD_DETAIL)
-        paused = self.outcome is not None and self.outcome.status == "awaiting_approval"
         if not patch.strip():
             return self._fail(
                 "hollow",
@@ -114,9 +142,16 @@ class Publisher(PublishGuards, PullRequestStep):
                 "requirements may already pass on the base; check the issue's acceptance "
                 "requirements.",
             )
-        if g.verdict != "passed" and not (paused and g.risk_high):
+        # Only verify's two verdicts push, whatever the agent's outcome says (it can only
+        # keep a pause from being published: a run that did not pause cannot resume).
+        if g.verdict == "paused":
+            if not g.pause_reasons:
+                return self._fail("blocked", PAUSE_NOT_RISKY)
+            if not self.run_paused:
+                return self._not_met()
+        elif g.verdict != "passed":
             return self._not_met()
-        return self._push_and_pr(g, held_unmet=g.verdict != "passed")
+        return self._push_and_pr(g, held_unmet=g.verdict == "paused")
 
     def _not_met(self) -> PublishResult:
         stopped = self.outcome is not None and self.outcome.status == "stopped"

@@ -15,6 +15,7 @@ Action carries it as a workflow artifact), ``chimera resume RUN_ID`` continues i
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +27,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.atomic import atomic_write_json, atomic_write_text
-from chimera.errors import ChimeraError, MissingExtraError, UsageError
+from chimera.confine import confined
+from chimera.errors import ChimeraError, MissingExtraError, UnsafePathError, UsageError
 
 RUNS_DIR = Path(".chimera") / "runs"
 STATE_FILE = "state.json"
@@ -35,6 +37,8 @@ SUMMARY_FILE = "summary.json"
 AUDIT_FILE = "audit.jsonl"
 LOCK_FILE = "run.lock"
 STATE_VERSION = 1
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+"""The run store's id rule (:func:`check_run_id`)."""
 
 
 class RunStatus(StrEnum):
@@ -126,6 +130,24 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def check_run_id(run_id: object, what: str = "run id") -> str:
+    """``run_id`` when it is a well-formed run id: 1 to 100 characters of letters, digits,
+    ``.``, ``_`` and ``-``, starting with a letter or digit — one plain folder name, never
+    ``..``, a path or a control character. The run store's one rule: every id read from
+    somewhere less trusted (a PR marker, an artifact) passes it before a folder is named.
+
+    Raises:
+        UsageError: one line naming ``what`` and the value.
+    """
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        shown = repr(run_id)[:80]
+        raise UsageError(
+            f"invalid {what} {shown}: a run id is 1-100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return run_id
+
+
 def new_run_id() -> str:
     """A sortable, unique run id: ``YYYYmmdd-HHMMSS-<6 hex>``."""
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
@@ -189,8 +211,17 @@ class RunStore:
         self.base = root / RUNS_DIR
 
     def run_dir(self, run_id: str) -> Path:
-        if not run_id or "/" in run_id or run_id.startswith("."):
-            raise UsageError(f"invalid run id {run_id!r}")
+        """The folder of run ``run_id`` (not created): the id passes :func:`check_run_id`, and
+        the folder is proved to stay under ``.chimera/runs`` (:func:`chimera.confine.confined`).
+
+        Raises:
+            UsageError: the id is malformed, or its folder would leave the runs folder.
+        """
+        check_run_id(run_id)
+        try:
+            confined(self.base, run_id, what=f"run id {run_id!r}")
+        except UnsafePathError as exc:
+            raise UsageError(str(exc)) from exc
         return self.base / run_id
 
     @contextmanager
