@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from chimera.errors import (
@@ -53,7 +54,13 @@ from chimera.github.settings import ActionSettings
 from chimera.github.summary import code
 from chimera.github.trust import Decided, Verified
 
-__all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "publish"]
+__all__ = [
+    "ACTIONS_PR_SETTING",
+    "PublishContext",
+    "PublishResult",
+    "publish",
+    "publish_without_verdict",
+]
 
 log = logging.getLogger(__name__)
 
@@ -249,8 +256,45 @@ def publish(
         GitHubError: the API failed after retries.
     """
     publisher = Publisher(ctx, client, settings, queue, decided, verified)
+    return _reported(publisher, publisher.run)
+
+
+def publish_without_verdict(
+    ctx: PublishContext,
+    client: GitHubClient,
+    settings: ActionSettings,
+    queue: ChangeQueue,
+    decided: Decided,
+    why: str,
+) -> PublishResult:
+    """verify left no usable verdict (it crashed, timed out or was cancelled; ``why`` says
+    what was missing): nothing is published, the issue gets its one outcome comment
+    (``crashed``; ``cancelled`` when the run was stopped meanwhile) and the queue slot is
+    freed here, not left for the next drain.
+
+    Raises:
+        GitHubError: the API failed after retries (reported as :func:`publish` does).
+    """
+    publisher = Publisher(ctx, client, settings, queue, decided, None)
+
+    def report() -> PublishResult:
+        publisher.audit.record("no_verdict", reason=why)
+        stopped = publisher._stopped()
+        if stopped is not None:
+            return publisher._cancelled(stopped)
+        return publisher._fail(
+            "crashed",
+            f"The verify job left no verdict ({code(why, 200)}): it crashed, timed out or was "
+            "cancelled, so nothing was published. Add the label again to retry.",
+        )
+
+    return _reported(publisher, report)
+
+
+def _reported(publisher: Publisher, step: Callable[[], PublishResult]) -> PublishResult:
+    client, decided, queue = publisher.client, publisher.decided, publisher.queue
     try:
-        return publisher.run()
+        return step()
     except GitHubError as exc:
         limited = isinstance(exc, GitHubRateLimited)
         what = "rate-limited Chimera" if limited else "failed"

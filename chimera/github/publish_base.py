@@ -154,14 +154,14 @@ class PublisherBase:
         settings: ActionSettings,
         queue: ChangeQueue,
         decided: Decided,
-        verified: Verified,
+        verified: Verified | None,
     ) -> None:
         self.ctx = ctx
         self.client = client
         self.settings = settings
         self.queue = queue
         self.decided = decided
-        self.verified = verified
+        self._verified = verified
         self.git = PublishGit(ctx.root)
         self.run_link = artifact_link(ctx.server_url, ctx.repository, ctx.workflow_run)
         self.audit = PublishAudit(
@@ -171,6 +171,17 @@ class PublisherBase:
         self.outcome, self.report = self.display.outcome, self.display.report
         self.audit_summary = self.display.summary
         self._adopted: str | None = None
+
+    @property
+    def verified(self) -> Verified:
+        """verify's outputs.
+
+        Raises:
+            ChimeraError: verify left none (only the "no verdict" path runs then).
+        """
+        if self._verified is None:
+            raise ChimeraError("the verify job left no verdict")
+        return self._verified
 
     @property
     def run_paused(self) -> bool:

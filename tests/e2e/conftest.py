@@ -298,8 +298,9 @@ class World:
         return int(self.repo.workflow_runs[run]["run_attempt"])
 
     def artifact_name(self, run: int) -> str:
-        """The agent attempt's artifact name, from action.yml's own naming step (run as the
-        runner would, with its ``${{ }}`` values filled in)."""
+        """A new agent artifact name for the run's current attempt, from action.yml's own
+        naming step (run as the runner would, with its ``${{ }}`` values filled in; each call
+        draws a fresh nonce, as each upload does)."""
         return action_step_output(
             "artifact",
             "name",
@@ -368,11 +369,10 @@ class World:
         decided: dict[str, str],
         forge: Callable[[Path], None] | None = None,
     ) -> dict[str, Any]:
-        """The agent job in the run's current attempt: it names its artifact as action.yml
-        does, runs, and uploads (``forge`` edits the folder first); its outputs carry the
-        name (``artifact``)."""
+        """The agent job in the run's current attempt: it runs, names its artifact as
+        action.yml does (after the run, with a nonce drawn then), and uploads (``forge`` edits
+        the folder first); its outputs carry the name (``artifact``)."""
         attempt = self.attempt(run)
-        name = self.artifact_name(run)
         folder = self.tmp / f"agent-{run}-attempt-{attempt}"
         out = self.job(
             "agent",
@@ -384,9 +384,9 @@ class World:
             artifacts=folder,
             separate_process=True,
             GITHUB_RUN_ATTEMPT=str(attempt),
-            CHIMERA_AGENT_ARTIFACT=name,
             **decided,
         )
+        name = self.artifact_name(run)
         if forge is not None:
             forge(folder)
         self.upload(run, name, folder)

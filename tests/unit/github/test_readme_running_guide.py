@@ -66,11 +66,13 @@ def test_artifacts_and_retention_match_the_action() -> None:
     names = {s["with"]["name"] for s in uploads}
     assert names == {
         "${{ steps.artifact.outputs.name }}",
-        "${{ inputs.artifact-name }}-publish-attempt-${{ github.run_attempt }}",
-        "${{ inputs.artifact-name }}-heldout-attempt-${{ github.run_attempt }}",
+        "${{ steps.publish-artifact.outputs.name }}",
+        "${{ steps.heldout-artifact.outputs.name }}",
     }
-    naming = next(s for s in action["runs"]["steps"] if s.get("id") == "artifact")
-    assert "${CHIMERA_ARTIFACT_NAME}-attempt-${CHIMERA_RUN_ATTEMPT}" in naming["run"]
+    naming = {s.get("id"): s["run"] for s in action["runs"]["steps"] if s.get("id")}
+    assert "${CHIMERA_ARTIFACT_NAME}-attempt-${CHIMERA_RUN_ATTEMPT}-${nonce}" in naming["artifact"]
+    assert "-publish-attempt-${CHIMERA_RUN_ATTEMPT}-${nonce}" in naming["publish-artifact"]
+    assert "-heldout-attempt-${CHIMERA_RUN_ATTEMPT}-${nonce}" in naming["heldout-artifact"]
     assert action["inputs"]["artifact-name"]["default"] == "chimera-run"
     assert "`chimera-run-attempt-<n>`" in GUIDE and "`chimera-run-publish-attempt-<n>`" in GUIDE
     assert "`chimera-run-heldout-attempt-<n>`" in GUIDE
