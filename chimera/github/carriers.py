@@ -28,6 +28,7 @@ is :class:`chimera.github.artifacts.Outcome`, built from the same field types.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
@@ -36,6 +37,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 
 from chimera.errors import HandoffError, UsageError
 from chimera.github.handoff import describe_validation
+from chimera.github.summary import parse_marker
 from chimera.orchestration.state import check_run_id
 
 __all__ = [
@@ -51,7 +53,11 @@ __all__ = [
     "check",
     "derived_run_id",
     "parse_carrier",
+    "queued_marker",
+    "run_label",
 ]
+
+log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -160,6 +166,17 @@ def derived_run_id(issue: int, workflow_run: str | None) -> str | None:
     return check("run_id", f"gh-{int(issue)}-{run}", "the derived run id")
 
 
+def run_label(issue: int, workflow_run: str | None) -> str:
+    """The run id publish's stores (memory, learning proposals) file this run under: the
+    derived one (:func:`derived_run_id`), or ``gh-<issue>-local`` without a usable workflow
+    run (a local run)."""
+    try:
+        derived = derived_run_id(issue, workflow_run)
+    except HandoffError:
+        derived = None
+    return derived or f"gh-{int(issue)}-local"
+
+
 class PrMarker(BaseModel):
     """The ``chimera:pr`` marker of a Chimera PR body, as publish writes it and every later
     job reads it (only from a body of Chimera's identity, only from its trailer).
@@ -232,6 +249,20 @@ class QueuedMarker(BaseModel):
     dispatched: (
         Annotated[str, _grammar(re.compile(r"[0-9T:.+\-Z ]{1,40}"), "a timestamp")] | None
     ) = None
+
+
+def queued_marker(body: str, issue: int) -> QueuedMarker | None:
+    """The ``chimera:queued`` marker of ``issue`` in a comment ``body`` (its trailer), parsed;
+    ``None`` when there is none, it names another issue, or a field fails its grammar (then
+    the comment queues nothing: the issue keeps its place by its label and creation time)."""
+    data = parse_marker(body, "queued")
+    if data is None or data.get("issue") != issue:
+        return None
+    try:
+        return parse_carrier(data, QueuedMarker, f"#{issue}'s chimera:queued marker")
+    except HandoffError as exc:
+        log.warning("%s; ignored", exc)
+        return None
 
 
 def parse_carrier(data: Mapping[str, Any], model: type[M], what: str) -> M:

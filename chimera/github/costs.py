@@ -147,7 +147,9 @@ def run_cost(client: GitHubClient, workflow_run: int, artifact: str, folder: Pat
             report = None
         path = folder / "run" / RECEIPTS_FILE
         try:
-            receipts = read_receipts(path) if path.is_file() else []
+            # Never through a link the artifact planted (the folder or the file).
+            linked = path.parent.is_symlink() or path.is_symlink()
+            receipts = read_receipts(path) if path.is_file() and not linked else []
         except ChimeraError:  # unreadable receipts are display data gone bad, not a crash
             receipts = []
         summary = summarize_delegations(receipts)

@@ -14,13 +14,14 @@ GitHub signs it for the App, as memory's commits), else pushed with git.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.errors import ChimeraError, ConfigError
+from chimera.errors import ChimeraError, ConfigError, HandoffError
 from chimera.evolution.action import publish_acceptance
 from chimera.evolution.branchstore import (
     LEARNING_BRANCH,
@@ -30,8 +31,9 @@ from chimera.evolution.branchstore import (
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
 from chimera.evolution.skills import LearnedSkill
-from chimera.github.artifacts import RUN_DIR, read_patch
+from chimera.github.artifacts import RUN_DIR, read_artifact, read_patch
 from chimera.github.basecommit import sha256_text
+from chimera.github.carriers import run_label
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from chimera.github.publish import PublishResult
 
 _FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+MAX_LEARNING_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -75,12 +78,15 @@ def learn_from_artifact(
     Raises:
         ChimeraError: the store failed (git).
     """
-    path = artifacts / RUN_DIR / LEARNING_FILE
-    if not path.is_file():
+    try:
+        raw = read_artifact(artifacts, f"{RUN_DIR}/{LEARNING_FILE}", limit=MAX_LEARNING_BYTES)
+    except HandoffError as exc:  # a link, a special file, too large: never followed
+        return Learned(refused=(f"{LEARNING_FILE}: {str(exc)[-160:]}",))
+    if raw is None:
         return Learned()
     try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+        document = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:
         return Learned(refused=(f"{LEARNING_FILE}: not JSON ({type(exc).__name__})",))
     if not isinstance(document, dict):
         return Learned(refused=(f"{LEARNING_FILE}: not a JSON object",))
@@ -169,7 +175,7 @@ def publish_learning(
     cache at ``cache``; ``client``: see :func:`branch_sink`), as a JSON-ready report (``{}``:
     the artifact proposes nothing, and the branch is not touched). Learning never fails a
     publish: an error is the report's ``error``."""
-    if not (artifacts / RUN_DIR / LEARNING_FILE).is_file():
+    if not os.path.lexists(artifacts / RUN_DIR / LEARNING_FILE):
         return {}
     try:
         sink = branch_sink(root, cache, client=client)
@@ -197,7 +203,7 @@ def learn_after_publish(
     if result.pr_number is None:
         return {}
     temp = ctx.runner_temp or artifacts.parent
-    run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
+    run_id = run_label(decided.issue, ctx.workflow_run)
     report = publish_learning(
         root, artifacts, verified, cache=temp / "chimera-learning.git", run_id=run_id,
         issue=decided.issue, client=client,

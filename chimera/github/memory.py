@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.errors import ChimeraError
+from chimera.confine import read_regular
+from chimera.errors import ChimeraError, UnsafePathError
 from chimera.github.basecommit import sha256_text
 from chimera.github.branchcommit import ApiWriter, chimera_trust
+from chimera.github.carriers import run_label
 from chimera.github.render import Line, Section, Span, Trust, lines_section, trusted
 from chimera.memory.artifact import admit_artifact, derived_fact, outcome_text, proposal
 from chimera.memory.branch import DEFAULT_BRANCH, GitBranch, publish
@@ -192,15 +194,19 @@ def _requirement_ids(decided: Decided) -> list[str]:
 
 
 def read_memory_artifact(artifacts: Path) -> Any:
-    """The artifact's ``memory.json``, parsed (``None`` when absent). A file over
-    :data:`MAX_BYTES` or not JSON reads as a document :func:`admit_artifact` refuses whole."""
-    path = artifacts / MEMORY_FILE
-    if not path.is_file():
-        return None
-    if path.stat().st_size > MAX_BYTES:
-        return {"version": f"over {MAX_BYTES} bytes"}
+    """The artifact's ``memory.json``, parsed (``None`` when absent), read without following
+    a link. A link, a file over :data:`MAX_BYTES` or one that is not JSON reads as a document
+    :func:`admit_artifact` refuses whole."""
     try:
-        return json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        raw = read_regular(artifacts, MEMORY_FILE, limit=MAX_BYTES)
+    except UnsafePathError as exc:  # a link, a special file, or over the limit
+        return {"version": str(exc)[-120:]}
+    except OSError:
+        return {"version": "unreadable"}
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw.decode("utf-8", errors="replace"))
     except ValueError:
         return {"version": "not JSON"}
 
@@ -221,7 +227,7 @@ def remember_run(
     in the note and the audit log, never raised: memory must not block publishing."""
     if not settings.memory:
         return MemoryNote(enabled=False)
-    run_id = f"gh-{decided.issue}-{workflow_run or 'local'}"
+    run_id = run_label(decided.issue, workflow_run)
     ts = now()
     document = read_memory_artifact(artifacts)
     note = MemoryNote()
