@@ -248,10 +248,10 @@ def test_check_mode_annotates_red_requirements(
     assert main(["action", "--mode", "check", "--root", str(tmp_path)]) == 0
 
 
-def test_readme_setup_lists_every_label() -> None:
+def test_the_action_set_up_lists_every_label() -> None:
     from chimera.github.queue import LABEL_DEFINITIONS
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## GitHub Action") :]
+    page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "action.md"
+    section = page.read_text(encoding="utf-8")
     for name, color, _ in LABEL_DEFINITIONS:
         assert f"gh label create {name} --color {color}" in section, name
