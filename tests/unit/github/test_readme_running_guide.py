@@ -83,10 +83,10 @@ def test_artifacts_and_retention_match_the_action() -> None:
     assert "-heldout-attempt-${CHIMERA_RUN_ATTEMPT}-${nonce}" in naming["heldout-artifact"]
     assert action["inputs"]["artifact-name"]["default"] == "chimera-run"
     artifacts = HOWTO.split("## Artifacts and retention")[1].split("\n## ")[0]
-    assert "`chimera-run-attempt-<n>`" in artifacts
-    assert "`chimera-run-publish-attempt-<n>`" in artifacts
-    assert "`chimera-run-heldout-attempt-<n>`" in artifacts
-    assert "`chimera-run-attempt-1`" in GUIDE  # what the first run uploads
+    assert "`chimera-run-attempt-<n>-<nonce>`" in artifacts
+    assert "`chimera-run-publish-attempt-<n>-<nonce>`" in artifacts
+    assert "`chimera-run-heldout-attempt-<n>-<nonce>`" in artifacts
+    assert "`chimera-run-attempt-1-<nonce>`" in GUIDE  # what the first run uploads
     (days,) = {s["with"]["retention-days"] for s in uploads}
     assert f"**{days} days**" in artifacts
 
