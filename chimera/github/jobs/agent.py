@@ -128,7 +128,9 @@ def start_child(
     ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
     shadow the installed package.
     """
-    path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
+    path = write_request(
+        confined(folder, f"chimera-request-{request.run_id}.json", what="the run id"), request
+    )
     argv = [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)]
     proc = subprocess.Popen(
         argv,
