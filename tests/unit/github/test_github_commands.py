@@ -134,9 +134,8 @@ def test_approve_needs_a_sha_of_seven_or_more_hex_digits_on_a_pull_request() -> 
 
 
 def test_fix_carries_the_rest_of_the_comment_as_feedback_on_a_pull_request_only() -> None:
-    d = decide(
-        "issue_comment", comment("@chimera fix keep add()\nand <!-- x --> sum()", pull=True), SETTINGS
-    )
+    body = "@chimera fix keep add()\nand <!-- x --> sum()"
+    d = decide("issue_comment", comment(body, pull=True), SETTINGS)
     # Only what the comment shows is feedback: its hidden HTML comment is not carried.
     assert d.action is Act.RERUN and d.feedback == "keep add()\nand  sum()"
     empty = decide("issue_comment", comment("@chimera fix", pull=True), SETTINGS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def repo(tmp_path: Path) -> tuple[Path, str]:
     return root, sha
 
 
-def judge(tmp_path: Path, block: str, files: dict[str, str | None]) -> GoalVerdict:
+def judge(tmp_path: Path, block: str, files: Mapping[str, str | None]) -> GoalVerdict:
     """verify's judgement of the patch making ``files`` (``None``: delete) on the base, with
     decide's acceptance ``block``."""
     root, base = repo(tmp_path)
