@@ -256,6 +256,7 @@ def test_a_legitimate_pause_reaches_a_person_and_the_approval_resumes_it(world: 
     assert marker is not None and marker["run_id"] == "gh-1-731" and marker["status"] == "ready"
 
 
+@pytest.mark.slow
 def test_a_linked_summary_in_the_artifact_is_never_read(world: World) -> None:
     world.script_calc(world.total_calc)
     world.add_total_issue(labels=("chimera",))
