@@ -45,6 +45,7 @@ from chimera.errors import (
 )
 from chimera.github.artifacts import read_patch
 from chimera.github.client import GitHubClient
+from chimera.github.outcome import outcome_key
 from chimera.github.publish_base import ACTIONS_PR_SETTING, PublishContext, PublishResult
 from chimera.github.publish_gate import GateResult, gate
 from chimera.github.publish_guards import PublishGuards
@@ -292,7 +293,12 @@ def publish_without_verdict(
 
 
 def _reported(publisher: Publisher, step: Callable[[], PublishResult]) -> PublishResult:
-    client, decided, queue = publisher.client, publisher.decided, publisher.queue
+    client, decided, queue, ctx = (
+        publisher.client,
+        publisher.decided,
+        publisher.queue,
+        publisher.ctx,
+    )
     try:
         return step()
     except GitHubError as exc:
@@ -308,7 +314,7 @@ def _reported(publisher: Publisher, step: Callable[[], PublishResult]) -> Publis
             # The slot is freed (a stalled publish must not stall the queue); a re-run of
             # publish takes the labels to the outcome.
             client.add_labels(decided.issue, LABEL_FAILED)
-            queue.release(decided.issue)
+            queue.release(decided.issue, key=outcome_key(ctx.workflow_run, decided.issue))
         except GitHubError:
             log.warning("could not report the failure on #%s", decided.issue)
         raise
