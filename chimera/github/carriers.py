@@ -18,8 +18,10 @@ workflow run       1 to 20 digits (an int is read as its digits)
 artifact name      1 to 200 of ``A-Z a-z 0-9 . _ -``, starting with a letter or digit
 login              a GitHub login: 1 to 39 of ``A-Z a-z 0-9 _ -``, starting with a letter or
                    digit, optionally ending ``[bot]``
-branch             a git branch name of ``A-Z a-z 0-9 . _ / -`` without ``..``, ``//``, a
-                   leading ``-`` / ``/`` / ``.``, a trailing ``/`` / ``.`` or ``.lock``
+branch             a branch name by git's rules (``git check-ref-format --branch``): no
+                   space, control character, backslash, ``~ ^ : ? * [``, ``..``, ``//``, ``@{``,
+                   leading ``-`` or ``/``, part starting with ``.``, trailing ``/``, ``.``
+                   or ``.lock``
 =================  ==========================================================================
 
 The markers' models are :class:`PrMarker` and :class:`QueuedMarker`; the artifact's outcome
@@ -66,16 +68,26 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _WORKFLOW_RUN = re.compile(r"[0-9]{1,20}")
 _ARTIFACT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,38}(?:\[bot\])?")
-_BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
+
+
+_REF_FORBIDDEN = frozenset(" ~^:?*[\\\x7f") | frozenset(chr(c) for c in range(32))
 
 
 def _branch_problem(value: str) -> str | None:
-    if not _BRANCH.fullmatch(value):
-        return "letters, digits, '.', '_', '/' and '-' only, starting with a letter or digit"
-    if ".." in value or "//" in value or "/." in value:
-        return "no '..', '//' or '/.'"
-    if value.endswith(("/", ".", ".lock")):
-        return "no trailing '/', '.' or '.lock'"
+    """Why ``value`` is not a branch name by git's own rules (``git check-ref-format
+    --branch``), or ``None``."""
+    if not value or len(value) > 255:
+        return "1 to 255 characters"
+    if any(c in _REF_FORBIDDEN for c in value):
+        return "no space, control character, backslash or any of ~ ^ : ? * ["
+    if value.startswith(("-", "/")) or value == "@":
+        return "no leading '-' or '/', not '@'"
+    if ".." in value or "//" in value or "@{" in value:
+        return "no '..', '//' or '@{'"
+    if value.endswith(("/", ".", ".lock")) or any(
+        part.startswith(".") or part.endswith(".lock") for part in value.split("/")
+    ):
+        return "no part starting with '.' or ending with '.lock', no trailing '/' or '.'"
     return None
 
 

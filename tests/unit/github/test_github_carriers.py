@@ -351,6 +351,8 @@ def _decided_env(**changes: str) -> dict[str, str]:
         ("CHIMERA_DECIDED_BASE_SHA", "main"),
         ("CHIMERA_DECIDED_BASE_REF", "main\n--upload-pack=x"),
         ("CHIMERA_DECIDED_BASE_REF", "../main"),
+        ("CHIMERA_DECIDED_BASE_REF", "main@{1}"),
+        ("CHIMERA_DECIDED_BASE_REF", "a/.hidden"),
         ("CHIMERA_DECIDED_PULL", "7; x"),
         ("CHIMERA_DECIDED_HEAD_SHA", "f" * 41),
         ("CHIMERA_DECIDED_STARTED_BY", "alice bob"),
@@ -360,6 +362,8 @@ def _decided_env(**changes: str) -> dict[str, str]:
 def test_each_forged_decide_output_is_refused_in_one_line(name: str, value: str) -> None:
     decided = Decided.from_env(_decided_env())
     assert decided.base_ref == "release/1.x" and decided.started_by == "helper[bot]"
+    for branch in ("main+hotfix", "feature/über", "v1.2_rc"):  # git allows these
+        assert Decided.from_env(_decided_env(CHIMERA_DECIDED_BASE_REF=branch)).base_ref == branch
     with pytest.raises(ChimeraError) as exc:
         Decided.from_env(_decided_env(**{name: value}))
     text = str(exc.value)
