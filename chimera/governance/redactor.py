@@ -7,6 +7,7 @@ blocks, values of credential-named keys: :mod:`chimera.governance.secret_text`) 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -130,7 +131,12 @@ class SecretRedactor:
                 found.append((label, True))
         # Found by shape, last: a value or format already replaced reads [REDACTED:...], which
         # is no literal any more. Replaced from the end so earlier offsets stay valid.
-        spans = find_secret_spans(text, min(self.min_length, 6))
+        marks = [(m.start(), m.end()) for m in _MARK.finditer(text)]
+        spans = [
+            (label, start, end)
+            for label, start, end in find_secret_spans(text, min(self.min_length, 6))
+            if not any(start < m_end and m_start < end for m_start, m_end in marks)
+        ]
         for label, start, end in reversed(spans):
             text = f"{text[:start]}[REDACTED:{label}]{text[end:]}"
         found += [(label, label == PRIVATE_KEY_LABEL) for label, _, _ in spans]
@@ -200,6 +206,7 @@ def _b64_core(raw: bytes, shift: int) -> str:
 
 
 _MAX_SECRET_FILE = 1024 * 1024
+_MARK = re.compile(r"\[REDACTED:[^\]\n]*\]")
 
 
 def _assigned_values(path: Path) -> dict[str, str]:
@@ -207,8 +214,6 @@ def _assigned_values(path: Path) -> dict[str, str]:
     a data file (a ``secrets.yaml``, a ``credentials.json``), whatever the key's name: a file
     that holds secrets by what it is holds them under any key. Larger than 1 MiB, binary or
     unreadable: nothing."""
-    import re
-
     try:
         if path.stat().st_size > _MAX_SECRET_FILE:
             return {}

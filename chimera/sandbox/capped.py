@@ -193,6 +193,13 @@ def _hide(merged: str, paths: Iterable[str]) -> None:
             shutil.rmtree(target)
 
 
+def _outer_id(kind: str) -> str:
+    """The host id this namespace maps to 0 (``/proc/self/uid_map``: ``0 <host id> 1``): the
+    command runs as it, as it would without the cap."""
+    with open(f"/proc/self/{kind}_map", encoding="ascii") as handle:
+        return handle.read().split()[1]
+
+
 def _write_status(folder: str, **fields: object) -> None:
     temp = os.path.join(folder, STATUS_FILE + ".tmp")
     with open(temp, "w", encoding="utf-8") as handle:
@@ -230,7 +237,11 @@ def main(folder: str) -> int:
         _write_status(folder, outcome="error", used=0, reason=f"write cap: {exc}")
         return EXIT_SETUP
     proc = subprocess.run(
-        [plan["bwrap"], "--args", str(args_fd), "--", *plan["command"]],
+        [
+            plan["bwrap"],
+            *("--unshare-user", "--uid", _outer_id("uid"), "--gid", _outer_id("gid")),
+            *("--args", str(args_fd), "--", *plan["command"]),
+        ],
         pass_fds=(args_fd,),
         check=False,
     )

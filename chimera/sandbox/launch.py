@@ -33,6 +33,8 @@ from chimera.sandbox import capped
 
 __all__ = ["Launch", "WriteCap", "new_launch"]
 
+SUPERVISOR_PYTHON = sys.executable
+"""The interpreter of the write cap's supervisor (standard library only, run with ``-I -S``)."""
 _EXEC_FROM_FILE = 'exec 3<"$1" && rm -f -- "$1" && rmdir -- "${1%/*}" && shift && exec "$@"'
 
 
@@ -92,10 +94,7 @@ class Launch:
                 bwrap, "--args", "3", "--", *command,
             ]  # fmt: skip
             return self.argv
-        # The command's own uid and gid, as without the cap (the outer namespace maps ours to
-        # 0, which the inner one maps back).
-        inner = ["--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())]
-        _write_args(args, [*inner, *options])
+        _write_args(args, list(options))
         (self.folder / capped.MOUNT_DIR).mkdir(mode=0o700)
         plan: dict[str, Any] = {
             "workspace": str(workspace),
@@ -110,7 +109,7 @@ class Launch:
         self.argv = [
             *prefix, bwrap, "--unshare-user", "--uid", "0", "--gid", "0", "--cap-add", "ALL",
             "--die-with-parent", "--bind", "/", "/", "--dev", "/dev",
-            "--", sys.executable, "-I", "-S", capped.__file__, str(self.folder),
+            "--", SUPERVISOR_PYTHON, "-I", "-S", capped.__file__, str(self.folder),
         ]  # fmt: skip
         return self.argv
 

@@ -139,7 +139,7 @@ def secret_files(root: Path, unmask: Sequence[str] = ()) -> tuple[Path, ...]:
     no secret — test fixtures such as ``tests/fixtures/*.pem``
     (``[tool.chimera.sandbox] unmask``); they are not listed.
     """
-    spec = pathspec.PathSpec.from_lines("gitwildmatch", unmask) if unmask else None
+    spec = pathspec.GitIgnoreSpec.from_lines(unmask) if unmask else None
     found: list[Path] = []
     for top, subdirs, names in os.walk(root):
         subdirs[:] = [d for d in subdirs if d not in _PRUNE]
