@@ -62,7 +62,10 @@ def test_code_keeps_its_meaning(text: str) -> None:
 
 
 def test_pem_private_key_blocks_are_redacted_whole_even_when_cut() -> None:
-    block = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nAAAA\n-----END OPENSSH PRIVATE KEY-----"
+    block = (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nAAAA\n"
+        "-----END OPENSSH PRIVATE KEY-----"
+    )
     out, names = SecretRedactor().redact(f"key:\n{block}\ndone")
     assert out == "key:\n[REDACTED:a private key]\ndone" and names == ["a private key"]
     cut = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"

@@ -108,7 +108,7 @@ def test_within_the_cap_every_change_reaches_the_workspace(
     ]  # fmt: skip
     assert (ws / "a/keep.txt").read_text(encoding="utf-8") == "a/keep.txt\nmore\n"
     assert (ws / "e").read_text(encoding="utf-8") == "now-a-file\n"
-    assert os.readlink(ws / "link.txt") == "a/keep.txt"
+    assert (ws / "link.txt").readlink() == Path("a/keep.txt")
     assert stat.S_IMODE((ws / "run.sh").stat().st_mode) == 0o755
     assert stat.S_ISFIFO((ws / "pipe").lstat().st_mode)
     assert (ws / ".git/HEAD").read_text(encoding="utf-8") == "ref\n"
