@@ -186,9 +186,12 @@ class Playbook:
                 continue
             kept.add(b.id)
             used += cost
+        from chimera.governance.sanitize import one_line
+
         lines: list[str] = []
         for name, items in self.sections.items():
-            chosen = [b.line() for b in items if b.id in kept]
+            # One line each, whatever a section name or a bullet holds (model-written words).
+            chosen = [one_line(b.line()) for b in items if b.id in kept]
             if chosen:
-                lines += [f"## {name}", *chosen]
+                lines += [f"## {one_line(name, 60)}", *chosen]
         return "\n".join(lines)
