@@ -8,12 +8,12 @@ import pytest
 
 from chimera.errors import UsageError
 from chimera.governance.audit import AuditLog
+from chimera.governance.sanitize import unfenced
 from chimera.governance.taint import TaintLedger
 from chimera.memory.budget import ContextBudget
 from chimera.memory.embed import HashingEmbedder, cosine_rank, fuse, to_bytes
 from chimera.memory.items import TAINTED, TRUSTED, Candidate, Tier
 from chimera.memory.manager import MemoryCaps, MemoryManager
-from chimera.governance.sanitize import unfenced
 from chimera.memory.render import MEMORY_HEADING, TAINTED_NOTE
 from chimera.memory.store import MemoryStore, fts_query
 from chimera.memory.transfer import export_ops, import_ops
