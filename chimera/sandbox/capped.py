@@ -25,9 +25,10 @@ What it costs is measured by ``bench/sandbox_write_cap.py``. Copy-up counts: cha
 of a 100 MiB file that existed before writes the whole file to the upper layer. A command
 killed at its timeout leaves nothing behind (its namespace goes with it).
 
-The outcome is written as JSON to ``status.json`` in the launch folder (outside every tree
-the command sees): ``{"outcome": "merged" | "exceeded" | "error", "used": bytes, "reason":
-"…"}``; the exit status is the command's.
+The outcome is written to ``status`` in the launch folder (outside every tree the command
+sees), three lines: ``merged`` | ``exceeded`` | ``error``, the bytes used, the reason; the exit
+status is the command's. Plain files, plain ``os.posix_spawn``: the supervisor imports no
+``json`` or ``subprocess``, so each command pays for as little start-up as it can.
 """
 
 # A script run by path with -I -S: the standard library only, no chimera imports.
@@ -36,17 +37,13 @@ the command sees): ``{"outcome": "merged" | "exceeded" | "error", "used": bytes,
 from __future__ import annotations
 
 import ctypes
-import errno
-import json
 import os
-import shutil
 import stat
-import subprocess
 import sys
 from collections.abc import Iterable
 
-STATUS_FILE = "status.json"
-PLAN_FILE = "plan.json"
+STATUS_FILE = "status"
+PLAN_FILE = "plan"
 ARGS_FILE = "args"
 MOUNT_DIR = "mnt"
 MERGED = "merged"
@@ -90,6 +87,8 @@ def _remove(name: str, dir_fd: int) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISDIR(info.st_mode):
+        import shutil
+
         shutil.rmtree(name, dir_fd=dir_fd)
     else:
         os.unlink(name, dir_fd=dir_fd)
@@ -98,6 +97,8 @@ def _remove(name: str, dir_fd: int) -> None:
 def _copy_file(src: str, name: str, dir_fd: int, info: os.stat_result) -> None:
     """Write the regular file ``src`` as ``name`` in ``dir_fd``: a temporary file first, then
     renamed over whatever was there (a folder is removed first)."""
+    import shutil
+
     temp = f".chimera-merge-{os.getpid()}-{name}"[:200]
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     out = os.open(temp, flags, 0o600, dir_fd=dir_fd)
@@ -185,6 +186,8 @@ def merge(upper: str, lower_fd: int, skip: Iterable[str] = (), rel: str = "") ->
 
 def _hide(merged: str, paths: Iterable[str]) -> None:
     """Delete ``paths`` (relative) in the overlay: whiteouts hide them from the command."""
+    import shutil
+
     for rel in paths:
         target = os.path.join(merged, rel)
         if os.path.islink(target) or os.path.isfile(target):
@@ -200,27 +203,59 @@ def _outer_id(kind: str) -> str:
         return handle.read().split()[1]
 
 
-def _write_status(folder: str, **fields: object) -> None:
+def _write_status(folder: str, outcome: str, used: int, reason: str) -> None:
     temp = os.path.join(folder, STATUS_FILE + ".tmp")
     with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(fields, handle)
+        handle.write(f"{outcome}\n{used}\n{' '.join(reason.split())}\n")
     os.replace(temp, os.path.join(folder, STATUS_FILE))
+
+
+def read_plan(data: bytes) -> tuple[dict[str, list[str]], list[str]]:
+    """The plan file: NUL-separated ``key, value`` pairs (a key may repeat), then ``--`` and
+    the command's argv. Returns ``(values by key, command)``."""
+    parts = [p.decode("utf-8", "surrogateescape") for p in data.split(b"\0")]
+    if parts and parts[-1] == "":
+        parts.pop()
+    values: dict[str, list[str]] = {}
+    i = 0
+    while i < len(parts) and parts[i] != "--":
+        values.setdefault(parts[i], []).append(parts[i + 1])
+        i += 2
+    return values, parts[i + 1 :]
+
+
+def read_status(text: str) -> dict[str, object] | None:
+    """The status file as ``{"outcome", "used", "reason"}`` (``None``: not one)."""
+    lines = text.split("\n")
+    if len(lines) < 3 or not lines[1].isdigit():
+        return None
+    return {"outcome": lines[0], "used": int(lines[1]), "reason": lines[2]}
+
+
+def _run(argv: list[str], keep: int) -> int:
+    """Run ``argv`` with descriptor ``keep`` inherited; its exit status (a signal N: 128+N)."""
+    os.set_inheritable(keep, True)
+    pid = os.posix_spawn(argv[0], argv, dict(os.environ))
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
 
 
 def main(folder: str) -> int:
     """Run the plan in ``folder`` (module docstring); returns the exit status."""
-    with open(os.path.join(folder, PLAN_FILE), encoding="utf-8") as handle:
-        plan = json.load(handle)
+    with open(os.path.join(folder, PLAN_FILE), "rb") as handle:
+        plan, command = read_plan(handle.read())
     args_path = os.path.join(folder, ARGS_FILE)
     args_fd = os.open(args_path, os.O_RDONLY)
     os.unlink(args_path)
-    workspace: str = plan["workspace"]
-    cap: int = int(plan["cap"])
-    headroom: int = int(plan.get("headroom", 1 << 20))
+    workspace = plan["workspace"][0]
+    cap = int(plan["cap"][0])
+    headroom = int(plan.get("headroom", [str(1 << 20)])[0])
+    hide = plan.get("hide", [])
     scratch = os.path.join(folder, MOUNT_DIR)
     merged = os.path.join(scratch, MERGED)
     try:
-        # One byte per KiB of cap in inodes at least: a cap is not a way round the inode count.
+        # An inode per KiB of cap at least: a cap is not a way round the inode count.
         inodes = max(16384, cap // 1024)
         size = cap + headroom
         _mount("tmpfs", scratch, "tmpfs", f"size={size},nr_inodes={inodes},mode=0700")
@@ -231,41 +266,33 @@ def main(folder: str) -> int:
             "userxattr,redirect_dir=nofollow,index=off,metacopy=off"
         )
         _mount("overlay", merged, "overlay", options)
-        _hide(merged, plan.get("hide", []))
+        _hide(merged, hide)
         lower_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:
-        _write_status(folder, outcome="error", used=0, reason=f"write cap: {exc}")
+        _write_status(folder, "error", 0, f"write cap: {exc}")
         return EXIT_SETUP
-    proc = subprocess.run(
-        [
-            plan["bwrap"],
-            *("--unshare-user", "--uid", _outer_id("uid"), "--gid", _outer_id("gid")),
-            *("--args", str(args_fd), "--", *plan["command"]),
-        ],
-        pass_fds=(args_fd,),
-        check=False,
-    )
+    ids = ("--uid", _outer_id("uid"), "--gid", _outer_id("gid"))
+    argv = [plan["bwrap"][0], "--unshare-user", *ids, "--args", str(args_fd), "--", *command]
+    code = _run(argv, args_fd)
     os.close(args_fd)
-    code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
     used = _used(scratch)
     # The tmpfs holds the cap and a little headroom: past the cap the command failed, whether
     # or not a write of its already met ENOSPC at the headroom's end.
     if used > cap:
         os.close(lower_fd)
-        _write_status(folder, outcome="exceeded", used=used, reason="write cap reached")
+        _write_status(folder, "exceeded", used, "write cap reached")
         return code
     try:
-        skip = [*plan.get("hide", []), *plan.get("skip", [])]
-        merge(os.path.join(scratch, "upper"), lower_fd, skip)
+        merge(os.path.join(scratch, "upper"), lower_fd, [*hide, *plan.get("skip", [])])
     except OSError as exc:
+        import errno
+
         name = errno.errorcode.get(exc.errno or 0, "error")
-        _write_status(
-            folder, outcome="error", used=used, reason=f"merging the writes failed ({name})"
-        )
+        _write_status(folder, "error", used, f"merging the writes failed ({name})")
         return code or EXIT_SETUP
     finally:
         os.close(lower_fd)
-    _write_status(folder, outcome="merged", used=used, reason="")
+    _write_status(folder, "merged", used, "")
     return code
 
 

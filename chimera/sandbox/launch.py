@@ -12,14 +12,13 @@ then reads ``bwrap --args 3 -- <command>``.
 With a write cap (:class:`WriteCap`), the command's bubblewrap is started by the supervisor
 of :mod:`chimera.sandbox.capped` inside an outer bubblewrap that only holds a user and a
 mount namespace; the folder then also carries the supervisor's plan and, afterwards, its
-``status.json``, which :meth:`Launch.outcome` reads.
+``status``, which :meth:`Launch.outcome` reads.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import shutil
 import sys
@@ -27,7 +26,6 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from chimera.sandbox import capped
 
@@ -96,16 +94,13 @@ class Launch:
             return self.argv
         _write_args(args, list(options))
         (self.folder / capped.MOUNT_DIR).mkdir(mode=0o700)
-        plan: dict[str, Any] = {
-            "workspace": str(workspace),
-            "cap": self.cap.limit,
-            "hide": list(self.cap.hide),
-            "skip": list(self.cap.skip),
-            "bwrap": bwrap,
-            # bubblewrap takes the command from its own argv, never from --args.
-            "command": list(command),
-        }
-        (self.folder / capped.PLAN_FILE).write_text(json.dumps(plan), encoding="utf-8")
+        plan = ["workspace", str(workspace), "cap", str(self.cap.limit), "bwrap", bwrap]
+        for rel in self.cap.hide:
+            plan += ["hide", rel]
+        for rel in self.cap.skip:
+            plan += ["skip", rel]
+        # bubblewrap takes the command from its own argv, never from --args.
+        _write_args(self.folder / capped.PLAN_FILE, [*plan, "--", *command])
         self.argv = [
             *prefix, bwrap, "--unshare-user", "--uid", "0", "--gid", "0", "--cap-add", "ALL",
             "--die-with-parent", "--bind", "/", "/", "--dev", "/dev",
@@ -113,14 +108,15 @@ class Launch:
         ]  # fmt: skip
         return self.argv
 
-    def outcome(self) -> dict[str, Any] | None:
-        """The supervisor's ``status.json`` (``None``: no write cap, or the supervisor was
-        killed before it wrote one — its namespace, and the writes, went with it)."""
+    def outcome(self) -> dict[str, object] | None:
+        """The supervisor's status (``{"outcome", "used", "reason"}``; ``None``: no write cap,
+        or the supervisor was killed before it wrote one — its namespace, and the writes,
+        went with it)."""
         try:
-            data = json.loads((self.folder / capped.STATUS_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = (self.folder / capped.STATUS_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
             return None
-        return data if isinstance(data, dict) else None
+        return capped.read_status(text)
 
     def close(self) -> None:
         """Remove the private folder (gone already when ``/bin/sh`` removed it)."""
@@ -160,14 +156,14 @@ def write_cap_support(bwrap: str, proc: bool = True) -> str:
             limits=None,
             workspace=work,
         )  # fmt: skip
-        proc = subprocess.run(
+        ran = subprocess.run(
             argv, capture_output=True, timeout=30, check=False, env={"PATH": "/usr/bin:/bin"}
         )
         status = launch.outcome() or {}
         if status.get("outcome") == "merged" and (work / "probe.txt").is_file():
             return ""
-        tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
-        return str(status.get("reason") or (tail[-1] if tail else f"exit {proc.returncode}"))
+        tail = (ran.stdout + ran.stderr).decode("utf-8", "replace").strip().splitlines()
+        return str(status.get("reason") or (tail[-1] if tail else f"exit {ran.returncode}"))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     finally:

@@ -468,7 +468,7 @@ def _capped(result: CommandResult, limit: int, status: dict[str, object] | None)
     else:
         reason = str(status.get("reason") or "") if status else ""
         line = f"the workspace write cap failed ({reason or 'no status'}): the writes were reverted"
-    code = result.exit_code if result.exit_code not in (None, 0) else 1
+    code: int | None = result.exit_code if result.exit_code not in (None, 0) else 1
     if result.timed_out:
         code = None
     output = result.output.rstrip("\n")

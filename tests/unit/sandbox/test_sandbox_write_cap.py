@@ -21,7 +21,7 @@ from chimera.orchestration.session import sandbox_limits
 from chimera.runner import run_process
 from chimera.sandbox import Sandbox, SandboxLimits, bwrap_available, probe_bwrap
 from chimera.sandbox import launch as launch_module
-from chimera.sandbox.capped import merge
+from chimera.sandbox.capped import STATUS_FILE, merge, read_status
 from chimera.sandbox.limits import GIB, MIB
 
 _UNUSABLE = f"bubblewrap unusable: {probe_bwrap().reason}"
@@ -205,18 +205,18 @@ def test_the_cap_holds_as_an_unprivileged_uid(
                 [*drop, *argv], cwd=nobody_ws, env=env, capture_output=True, timeout=60, check=False
             )
         finally:
-            status = (folder / "status.json").read_text(encoding="utf-8")
+            status = str(read_status((folder / STATUS_FILE).read_text(encoding="utf-8")))
             shutil.rmtree(folder, ignore_errors=True)
             as_nobody.status = status  # type: ignore[attr-defined]
 
     ok = as_nobody("id -u > uid.txt; echo new > old.txt")
     assert ok.returncode == 0, ok.stderr
-    assert '"merged"' in as_nobody.status  # type: ignore[attr-defined]
+    assert "'merged'" in as_nobody.status  # type: ignore[attr-defined]
     assert (nobody_ws / "uid.txt").read_text(encoding="utf-8").strip() == str(NOBODY)
     assert (nobody_ws / "uid.txt").stat().st_uid == NOBODY
     assert (nobody_ws / "old.txt").read_text(encoding="utf-8") == "new\n"
     big = as_nobody("head -c 3000000 /dev/zero > a; head -c 3000000 /dev/zero > b; exit 0")
-    assert '"exceeded"' in as_nobody.status  # type: ignore[attr-defined]
+    assert "'exceeded'" in as_nobody.status  # type: ignore[attr-defined]
     assert b"No space left on device" in big.stdout + big.stderr
     assert sorted(p.name for p in nobody_ws.iterdir()) == ["old.txt", "uid.txt"]
 
