@@ -50,7 +50,7 @@ __all__ = [
 _VOCABULARY = frozenset(
     {*(s.value for s in RunStatus), *(s.value for s in StopReason), *(s.value for s in Status)}
     | {s.value for s in CardStatus}
-    | {"red", "not checked"}
+    | {"red", "not checked", "bwrap", "scrubbed", "unknown"}
 )
 
 SECTION_ORDER = (
