@@ -133,15 +133,18 @@ class Playbook:
         for d in deltas:
             if d.op == "add":
                 text = " ".join(d.text.split())
-                if not text or not d.section:
+                # One line: a section name with a line break would write a second line of
+                # its own into the playbook file.
+                section = " ".join(d.section.split())
+                if not text or not section:
                     refused.append("add: needs a section and text")
                     continue
-                items = self.sections.setdefault(d.section, [])
+                items = self.sections.setdefault(section, [])
                 same = [i for i, b in enumerate(items) if b.text.lower() == text.lower()]
                 if same:
                     items[same[0]] = replace(items[same[0]], helpful=items[same[0]].helpful + 1)
                 else:
-                    items.append(Bullet(self._next_id(d.section), text))
+                    items.append(Bullet(self._next_id(section), text))
                 continue
             where = self._find(d.bullet_id)
             if where is None:

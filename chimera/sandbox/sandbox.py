@@ -66,7 +66,6 @@ PROTECTED_DIRS: tuple[str, ...] = (".git", ".chimera")
 """Workspace folders mounted read-only inside bubblewrap."""
 
 OPT_OUT = 'set [tool.chimera.sandbox] mode = "scrubbed" to run without isolation (weaker)'
-CAP_OPT_OUT = "set [tool.chimera.sandbox] write_cap_mib = 0 to run without a total write cap"
 
 
 def workspace_secret_files(workspace: Path) -> tuple[Path, ...]:
@@ -112,13 +111,14 @@ class Sandbox:
 
     Attributes:
         mode: the mode in effect, ``"bwrap"`` or ``"scrubbed"``.
+        write_cap_unavailable: why the limits' total write cap is not enforced on this
+            machine (``""``: it is, or none was asked for); :meth:`describe` says so.
         weaker: ``True`` in scrubbed mode.
         fallback_reason: always ``""`` (kept for callers: the strict mode never falls back).
 
     Raises:
         SandboxError: strict mode without usable bubblewrap (one line, with the reason and the
-            opt-out); the limits' write cap in strict mode where it cannot be enforced (with
-            its opt-out); a bad workspace or path; an ``env_allow`` entry that is not a
+            opt-out); a bad workspace or path; an ``env_allow`` entry that is not a
             variable name or is a CI runner variable; ``hidden`` paths in scrubbed mode.
     """
 
@@ -150,6 +150,7 @@ class Sandbox:
         if mode not in ("auto", "bwrap", "scrubbed"):
             raise SandboxError(f"unknown sandbox mode {mode!r} (auto, bwrap or scrubbed)")
         self.fallback_reason = ""
+        self.write_cap_unavailable = ""
         self._probe: BwrapProbe | None = None
         self._prlimit = shutil.which("prlimit")
         if mode in ("auto", "bwrap"):
@@ -159,12 +160,13 @@ class Sandbox:
             self._probe = probe
             if self.limits.write_cap_bytes is not None:
                 assert probe.path is not None
-                why = write_cap_support(probe.path, probe.proc)
-                if why:
-                    raise SandboxError(
-                        f"the workspace write cap cannot be enforced here: {why}; {CAP_OPT_OUT}"
-                    )
+                # A kernel without overlays in user namespaces, or without user xattrs on
+                # tmpfs (Linux < 6.6), cannot hold the cap: the run goes on without it and
+                # says so wherever the sandbox is described (the per-file limit still holds).
+                self.write_cap_unavailable = write_cap_support(probe.path, probe.proc)
         self.unmask = tuple(unmask)
+        if self._probe is None:
+            self.write_cap_unavailable = "the scrubbed mode has no namespaces to hold it"
         self._mode: Literal["bwrap", "scrubbed"] = "bwrap" if self._probe else "scrubbed"
         self.hidden = tuple(dict.fromkeys((root / p).resolve() for p in hidden))
         if self.hidden and self._probe is None:
@@ -224,9 +226,17 @@ class Sandbox:
             proc = "" if self._probe.proc else " (no /proc)"
             return (
                 f"bwrap: {net}, own pid namespace{proc}, allowlisted filesystem, "
-                f"workspace writable; limits: {self.limits.describe()}"
+                f"workspace writable; limits: {self.limits.describe()}{self._cap_note()}"
             )
-        return f"scrubbed environment only (requested): weaker; limits: {self.limits.describe()}"
+        return (
+            "scrubbed environment only (requested): weaker; limits: "
+            f"{self.limits.describe()}{self._cap_note()}"
+        )
+
+    def _cap_note(self) -> str:
+        if self.limits.write_cap_bytes is None or not self.write_cap_unavailable:
+            return ""
+        return f" (the total write cap is not enforced here: {self.write_cap_unavailable})"
 
     def info(self) -> SandboxInfo:
         """The mode as data, for the PR body, the job summary and the outcome comment."""
@@ -329,6 +339,8 @@ class Sandbox:
         """This command's write cap: held-out paths in the workspace that no read-only bind
         covers are erased from its tree instead of masked."""
         if self.limits.write_cap_bytes is None or self._probe is None:
+            return None
+        if self.write_cap_unavailable:
             return None
         covered = [self.workspace / name for name in PROTECTED_DIRS] + list(self.read_only_paths)
         erase = [

@@ -228,3 +228,23 @@ def test_run_process_is_what_the_sandbox_builds_on() -> None:
         display="echo ok", mode="local",
     )  # fmt: skip
     assert res.ok and res.output == "ok\n"
+
+
+@pytest.mark.parametrize("mark", [0])
+def test_a_kernel_that_cannot_hold_the_cap_runs_without_it_and_says_so(
+    tmp_path: Path, mark: int, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for m in bwrap_only:
+        request.applymarker(m)
+    if not bwrap_available():
+        pytest.skip(_UNUSABLE)
+    import chimera.sandbox.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "write_cap_support", lambda *_: "no overlay here")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sandbox = _capped(ws, 1)
+    assert sandbox.write_cap_unavailable == "no overlay here"
+    assert "the total write cap is not enforced here: no overlay here" in sandbox.describe()
+    res = sandbox.run("head -c 2000000 /dev/zero > big", cwd=ws, timeout=60)
+    assert res.ok and (ws / "big").stat().st_size == 2_000_000
