@@ -119,3 +119,8 @@ def test_disposable_copies_leave_secret_files_out(tmp_path: Path) -> None:
     export_tree(src, tmp_path / "copy")
     copied = {p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*")}
     assert copied == {"a", "a/code.py", "a/secrets.py"}
+
+
+def test_the_sandbox_how_to_shows_the_table_the_code_masks_by() -> None:
+    page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "sandbox.md"
+    assert describe_patterns() in page.read_text(encoding="utf-8")
