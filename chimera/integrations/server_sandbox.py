@@ -124,7 +124,7 @@ def server_command(
     )
     assert probe.path is not None and probe.prlimit is not None
     # No write cap: the root is read-only. The launch folder goes with the shell that reads it.
-    launch = new_launch()
+    launch = new_launch(outside=root)
     full = launch.finish(
         probe.path, options, argv, limits=[probe.prlimit, *lim.prlimit_args()], workspace=root
     )

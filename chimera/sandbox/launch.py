@@ -124,9 +124,20 @@ class Launch:
             shutil.rmtree(self.folder)
 
 
-def new_launch(cap: WriteCap | None = None) -> Launch:
-    """A launch with a fresh private folder (mode 0700) in the system's temporary folder."""
-    return Launch(Path(tempfile.mkdtemp(prefix="chimera-launch-")), cap)
+def new_launch(cap: WriteCap | None = None, *, outside: Path | None = None) -> Launch:
+    """A launch with a fresh private folder (mode 0700) in the system's temporary folder —
+    or, when that lies in ``outside`` (a ``TMPDIR`` inside the workspace), in ``/tmp``: the
+    folder must never be in a tree the command sees (then ``/var/tmp`` or ``/dev/shm``)."""
+    candidates = [Path(tempfile.gettempdir()).resolve(), Path("/tmp"), Path("/var/tmp")]
+    parent = next(
+        (
+            c
+            for c in (*candidates, Path("/dev/shm"))
+            if c.is_dir() and (outside is None or not c.is_relative_to(outside))
+        ),
+        candidates[0],
+    )
+    return Launch(Path(tempfile.mkdtemp(prefix="chimera-launch-", dir=parent)), cap)
 
 
 def _write_args(path: Path, args: Sequence[str]) -> None:

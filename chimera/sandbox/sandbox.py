@@ -386,7 +386,7 @@ class Sandbox:
         if self._probe is not None:
             assert self._probe.path is not None and self._probe.prlimit is not None
             cap = self._write_cap()
-            launch = new_launch(cap)
+            launch = new_launch(cap, outside=self.workspace)
             layout = self._layout()
             erased = [self.workspace / rel for rel in cap.hide] if cap else []
             options = bwrap_options(

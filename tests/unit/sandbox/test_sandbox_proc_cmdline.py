@@ -94,3 +94,16 @@ def test_a_stdio_servers_pid_1_shows_no_argument_of_bubblewrap(tmp_path: Path) -
     )
     assert res.ok, res.output
     _assert_no_bwrap_options(res.output, root)
+
+
+def test_the_launch_folder_is_never_in_the_commands_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    ws = _workspace(tmp_path)
+    (ws / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(ws / "tmp"))  # a TMPDIR inside the workspace
+    sandbox = Sandbox(ws, mode="bwrap", hidden=[ws / HELD])
+    res = sandbox.run("ls -a tmp; grep -r heldout . || true", cwd=ws, timeout=60)
+    assert "chimera-launch" not in res.output and HELD not in res.output
