@@ -21,6 +21,11 @@ Modes:
   opt-out. A child can still read its parent's ``/proc/PID/environ``, reach the network and
   write anywhere the user can. It is reported as weaker wherever the mode is shown.
 
+The module is past 400 lines because the Sandbox is one class: its modes, its per-command
+mounts and the result of a capped command belong together; what stands alone has its own
+module (:mod:`.layout`, :mod:`.bwrap`, :mod:`.launch`, :mod:`.capped`, :mod:`.secret_files`,
+:mod:`.limits`).
+
 Every result's output has workflow commands neutralised
 (:func:`chimera.sandbox.workflow_commands.neutralize`): sandboxed text never reaches a CI
 step's stdout in a form the runner would obey.
