@@ -105,7 +105,8 @@ def _copy_file(src: str, name: str, dir_fd: int, info: os.stat_result) -> None:
     try:
         with open(src, "rb") as source, os.fdopen(out, "wb", closefd=False) as sink:
             shutil.copyfileobj(source, sink, _CHUNK)
-        os.fchmod(out, stat.S_IMODE(info.st_mode))
+        # No set-id bit crosses into the workspace: nothing a run writes needs one.
+        os.fchmod(out, stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
         os.utime(out, ns=(info.st_atime_ns, info.st_mtime_ns))
     except BaseException:
         os.close(out)

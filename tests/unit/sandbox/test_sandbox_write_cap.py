@@ -135,6 +135,8 @@ def test_merge_applies_whiteouts_opaque_folders_and_never_follows_a_link(tmp_pat
     (upper / "opaque" / "new.txt").write_text("n", encoding="utf-8")
     (upper / "via").mkdir()
     (upper / "via" / "planted").write_text("p", encoding="utf-8")
+    (upper / "suid").write_text("#!/bin/sh\n", encoding="utf-8")
+    (upper / "suid").chmod(0o4755)
     (upper / ".git").mkdir()
     (upper / ".git" / "hooks").write_text("evil", encoding="utf-8")
     fd = os.open(lower, os.O_RDONLY | os.O_DIRECTORY)
@@ -143,9 +145,10 @@ def test_merge_applies_whiteouts_opaque_folders_and_never_follows_a_link(tmp_pat
     finally:
         os.close(fd)
     assert sorted(p.relative_to(lower).as_posix() for p in lower.rglob("*")) == [
-        "keep", "opaque", "opaque/new.txt", "via", "via/planted",
+        "keep", "opaque", "opaque/new.txt", "suid", "via", "via/planted",
     ]  # fmt: skip
     assert list(outside.iterdir()) == []
+    assert stat.S_IMODE((lower / "suid").stat().st_mode) == 0o755  # no set-id bit crosses
 
 
 # -- as an unprivileged uid, as on a hosted runner ------------------------------------------
