@@ -305,9 +305,7 @@ def mcnemar_exact(
     return mcnemar_counts(only_a, only_b, alternative=alternative)
 
 
-def mcnemar_counts(
-    only_a: int, only_b: int, *, alternative: Alternative = "two-sided"
-) -> McNemar:
+def mcnemar_counts(only_a: int, only_b: int, *, alternative: Alternative = "two-sided") -> McNemar:
     """:func:`mcnemar_exact` from the discordant counts alone (``only_a``: pairs where only
     arm ``a`` passed; ``only_b``: only ``b``).
 

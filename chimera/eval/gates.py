@@ -173,9 +173,7 @@ def paired_gate(
             False, direction, n, only_before, only_after, p, diff, alpha, f"refused: {too_few}"
         )
     if diff.high == diff.low:
-        why = (
-            "no task changed" if p is not None else "every difference is the same (zero width)"
-        )
+        why = "no task changed" if p is not None else "every difference is the same (zero width)"
         return PairedVerdict(
             False, direction, n, only_before, only_after, p, diff, alpha,
             f"refused: degenerate interval ({why}): {shown}",
@@ -237,7 +235,9 @@ def rollback_verdict(
     a, b = _paired(before, after, tasks)
     test = paired_gate(a, b, direction="worse", alpha=alpha, min_n=min_n, seed=seed)
     if test.established:
-        return RollbackVerdict(True, test.difference, alpha, f"significant drop: {test.reason}", test)
+        return RollbackVerdict(
+            True, test.difference, alpha, f"significant drop: {test.reason}", test
+        )
     return RollbackVerdict(
         False, test.difference, alpha, f"no significant drop: {test.reason}", test
     )

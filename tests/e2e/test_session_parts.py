@@ -97,6 +97,8 @@ def _seed_learning(root: Path) -> None:
             "Totals in calc.py: add a total function next to add.",
             "[calc-rule] total sums a list with the builtin sum.\n",
             trusted=True,
+            tested="re-run gate passed",
+            accepted_by="alice",
         )
     )
 

@@ -229,6 +229,8 @@ def test_evolve_keeps_the_reflection_models_token_out_of_the_skill_store_and_run
             "How this project inflects words. Use for any inflection task.",
             "Use the inflection library where it helps.\n",
             trusted=True,
+            tested="re-run gate passed",
+            accepted_by="alice",
         )
     )
     ledger = SkillEvalLog(store.root / "evals.jsonl")

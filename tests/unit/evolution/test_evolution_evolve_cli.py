@@ -30,6 +30,8 @@ def _setup(tmp_path: Path) -> SkillStore:
             "How this project inflects words. Use for any inflection task.",
             "Use the inflection library where it helps.\n",
             trusted=True,
+            tested="re-run gate passed",
+            accepted_by="alice",
         )
     )
     ledger = SkillEvalLog(store.root / "evals.jsonl")
