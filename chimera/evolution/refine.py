@@ -271,9 +271,7 @@ def refine_skill(
         MissingExtraError: ``gepa`` (the ``eval`` extra) is not installed.
     """
     gepa = _gepa()
-    from chimera.eval.gates import TransferGate, rollback_verdict
-
-    from chimera.eval.gates import MIN_PAIRS
+    from chimera.eval.gates import MIN_PAIRS, TransferGate, rollback_verdict
 
     train, validation, holdout = split_failing(failing, seed=seed)
     passing = sorted(dict.fromkeys(p for p in passing if p not in set(failing)))
