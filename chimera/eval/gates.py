@@ -106,11 +106,13 @@ class PairedVerdict:
         }
 
 
-def sample_refusal(n: int, alpha: float, min_n: int = MIN_PAIRS) -> str | None:
+def sample_refusal(
+    n: int, alpha: float, min_n: int = MIN_PAIRS, *, two_sided: bool = False
+) -> str | None:
     """Why ``n`` paired tasks are too few to act on at ``alpha`` (``None``: enough)."""
     if n < min_n:
         return f"needs at least {min_n} paired tasks, has {n}"
-    if smallest_rejecting(n, alpha) is None:
+    if smallest_rejecting(n, alpha, two_sided=two_sided) is None:
         return f"{n} paired tasks can never reach alpha {alpha} with the exact test"
     return None
 

@@ -15,7 +15,8 @@ policy decides its state (:func:`decide_all`, applied by :mod:`chimera.evolution
   alpha at some n, the exact test never does). When several skills are decided at once the
   promotion tests are Holm-corrected (:func:`chimera.stats.holm`). 1/1 never promotes.
 * **rolled back** when a promoted skill's rate since promotion (at least ``min_uses`` uses)
-  has a Wilson upper bound below its **pre-promotion lower bound** (recorded at promotion):
+  has a Wilson upper bound below its **pre-promotion lower bound** (recorded at promotion) and
+  the exact one-sided binomial test of "rate < that bound" holds at ``alpha``:
   the previous version comes back (:meth:`SkillStore.rollback`), or it is demoted.
 
 Counts an agent job only *claimed* (the Action: which skills its prompts held is its word,
@@ -156,7 +157,12 @@ class SkillLifecyclePolicy:
         if post_n < self.min_uses or not 0 <= post_k <= post_n:
             return None
         since = wilson_interval(post_k, post_n, confidence=self.confidence)
-        if since.high >= skill.promoted_low:
+        # The exact lower tail too: the score test the Wilson bound inverts runs over its
+        # nominal level at some n; the exact test never does.
+        exact = binomial_p(post_n - post_k, post_n, 1 - skill.promoted_low) if (
+            skill.promoted_low > 0
+        ) else 1.0  # fmt: skip
+        if since.high >= skill.promoted_low or exact > self.alpha:
             return None
         return (
             f"rolled back: {post_k}/{post_n} since promotion {since.describe()} fell below "
