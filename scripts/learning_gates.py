@@ -2,7 +2,7 @@
 
 The table (gate × n → false-action rate under no true effect, the bar it must stay under,
 whether the minimum-sample rule refuses at n = 2, and power at n = 20 and 50 for a stated
-effect) is computed by :func:`chimera.eval.calibration.simulate` — seeded, so the same code
+effect) is computed by :func:`chimera.evolution.calibration.simulate` — seeded, so the same code
 gives the same table — and written to ``docs/snippets/learning-gates.md``, which the learning
 page includes.
 
@@ -11,7 +11,7 @@ Usage::
     python scripts/learning_gates.py --write     # regenerate the snippet
     python scripts/learning_gates.py --check     # exit 1 when it is stale
 
-``tests/unit/eval/test_eval_gate_calibration.py`` runs the same simulation, asserts every
+``tests/unit/evolution/test_evolution_gate_calibration.py`` runs the same simulation, asserts every
 bound, and compares its table with the snippet (so CI fails on a stale one).
 """
 
@@ -26,7 +26,7 @@ SNIPPET = ROOT / "docs" / "snippets" / "learning-gates.md"
 
 
 def table() -> str:
-    from chimera.eval.calibration import render_markdown, simulate
+    from chimera.evolution.calibration import render_markdown, simulate
 
     return render_markdown(simulate())
 

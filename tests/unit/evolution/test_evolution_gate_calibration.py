@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.eval.calibration import DEFAULT_TRIALS, SIZES, Row, render_markdown, simulate
+from chimera.evolution.calibration import DEFAULT_TRIALS, SIZES, Row, render_markdown, simulate
 
 SNIPPET = Path(__file__).resolve().parents[3] / "docs" / "snippets" / "learning-gates.md"
 
