@@ -32,6 +32,15 @@ def register(subparsers: Subparsers) -> None:
     sub = parser.add_subparsers(dest="bench_command", required=True, metavar="HARNESS")
     cont = sub.add_parser("continuous", help="a task chain, memory on vs off, paired")
     cont.add_argument("chain", nargs="?", default="inflection", help="chain file or shipped name")
+    cont.add_argument(
+        "--focus",
+        choices=["weakest"],
+        help="run only the family the scorecard ranks weakest by lower bound",
+    )
+    cont.add_argument(
+        "--outcomes", metavar="FILE", action="append", default=[],
+        help="outcome files (from earlier --out runs) the scorecard reads",
+    )  # fmt: skip
     _common(cont)
     cont.set_defaults(handler=run_continuous_cmd)
     ab = sub.add_parser("ab", help="pre-registered paired A/B comparisons")
@@ -70,21 +79,51 @@ def _chain_path(name: str) -> Path:
 
 def run_continuous_cmd(args: argparse.Namespace) -> int:
     from chimera.eval.chain import Chain
-    from chimera.eval.continuous import run_continuous
+    from chimera.eval.continuous import run_continuous, seal_results
+    from chimera.eval.maturity import Outcome, write_outcomes
 
     chain = Chain.load(_chain_path(args.chain))
+    family = _weakest_family(args, chain) if args.focus else None
     with tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp:
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
-        report = run_continuous(chain, workdir, model=args.model)
+        report = run_continuous(chain, workdir, model=args.model, family=family)
     data = report.to_json()
     if args.out:
         out = Path(args.out)
+        head = seal_results(data, out / "audit.jsonl")
         write_text_atomic(out / "continuous.json", json.dumps(data, indent=2) + "\n")
-        write_text_atomic(out / "continuous.txt", report.render() + "\n")
+        write_text_atomic(out / "continuous.txt", report.render() + f"\naudit head {head}\n")
         write_text_atomic(out / "continuous.svg", report.svg())
-        err(f"chimera: wrote continuous.json, .txt and .svg to {out}")
+        write_outcomes(
+            out / "outcomes.jsonl",
+            [Outcome("family", r.family, r.passed, f"bench:{r.task_id}") for r in report.on.runs],
+        )
+        err(f"chimera: wrote continuous.json, .txt, .svg, outcomes.jsonl and audit.jsonl to {out}")
+        err(f"chimera: audit head {head}")
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with Path(summary).open("a", encoding="utf-8") as fh:
+                fh.write(f"continuous bench `{chain.name}`: audit head `{head}`\n")
     sys.stdout.write(json.dumps(data, indent=2) + "\n" if args.json else report.render() + "\n")
     return 0
+
+
+def _weakest_family(args: argparse.Namespace, chain: object) -> str | None:
+    """The chain family the scorecard ranks weakest (printed with its interval), or ``None``
+    when no family of the chain has recorded outcomes yet (then the whole chain runs)."""
+    from chimera.eval.focus import choose_focus
+    from chimera.eval.records import build_scorecard
+
+    root = Path(args.root) if args.root else Path.cwd()
+    card = build_scorecard(root, outcome_files=[Path(p) for p in args.outcomes])
+    families = {t.family for t in chain.tasks}  # type: ignore[attr-defined]
+    focus = choose_focus(card, {f: {("family", f)} for f in families})
+    if focus is None:
+        err("chimera: focus: no family of this chain has recorded outcomes; the whole chain runs")
+        return None
+    err(f"chimera: {focus.describe()}")
+    sys.stdout.write(f"{focus.describe()}\n")
+    return focus.candidate
 
 
 def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
