@@ -62,7 +62,8 @@ def register(subparsers: Subparsers) -> None:
         p.add_argument("--root", metavar="DIR")
         p.add_argument("--by", help="who decides (default: the current user)")
     fetch = play_sub.add_parser(
-        "fetch", help="copy the Action's proposals from the learning branch (still pending)"
+        "fetch",
+        help="copy the Action's proposals (still pending) and apply its runs' skill use counts",
     )
     fetch.add_argument("--root", metavar="DIR")
     fetch.add_argument("--remote", default="origin", help="the git remote (default: origin)")
@@ -199,11 +200,23 @@ def run_playbook(args: argparse.Namespace) -> int:
 
         root = _root(args)
         cache = root / ".chimera" / "learning" / "branch.git"
-        found = branch_sink(root, cache, remote=args.remote).proposals()
+        from datetime import UTC, datetime
+
+        from chimera.evolution.usage import apply_use
+
+        sink = branch_sink(root, cache, remote=args.remote)
+        found = sink.proposals()
         before = len(ProposalLedger.at(root).proposals())
         ProposalLedger.at(root).record(found)
         added = len(ProposalLedger.at(root).proposals()) - before
         sys.stdout.write(f"{len(found)} proposal(s) on the branch, {added} new (pending)\n")
+        uses = sink.uses()
+        lines = [line for record in uses for line in apply_use(root, record, datetime.now(UTC))]
+        sys.stdout.write(
+            f"{len(uses)} Action run use record(s) on the branch applied (claims: they may "
+            "demote or retire, never promote)\n"
+        )
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
         return 0
     if args.playbook_command in ("accept", "reject"):
         who = args.by or getpass.getuser()

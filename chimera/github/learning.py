@@ -9,6 +9,13 @@ hash verify judged* (any other patch keeps nothing), and the skills of the base 
 (:class:`~chimera.evolution.branchstore.BranchProposals`) as provisional, tainted proposals,
 committed through GitHub's ``createCommitOnBranch`` when publish holds Chimera's App token (so
 GitHub signs it for the App, as memory's commits), else pushed with git.
+
+The run folder's ``uses.json`` — which skills and playbook bullets the agent job *says* its
+prompts held — is counted too, for every verdict (a failure is what demotes): publish keeps the
+skill names and versions and bullet ids (shape-checked, capped) and sets the outcome from
+verify's verdict, never the artifact's; the record (source ``action``) lands in ``uses.jsonl``
+on the same branch (:func:`learn_uses`). Applied locally by ``chimera playbook fetch``, such
+counts may demote or retire a skill, never promote it.
 """
 
 from __future__ import annotations
@@ -27,9 +34,11 @@ from chimera.evolution.branchstore import (
     BranchProposals,
     ProposalSink,
 )
+from chimera.evolution.context import USES_NAME
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
-from chimera.evolution.skills import LearnedSkill
+from chimera.evolution.skills import NAME, LearnedSkill
+from chimera.evolution.usage import UseRecord
 from chimera.github.artifacts import RUN_DIR, read_patch
 from chimera.github.basecommit import sha256_text
 from chimera.github.trust import Decided, Verified
@@ -106,6 +115,54 @@ def learn_from_artifact(
     return Learned(tuple(p.id for p in proposals), accepted.refused, commit)
 
 
+_BULLET_ID = re.compile(r"^[a-z]{2,8}-\d{5}$")
+
+
+def claimed_use(artifacts: Path, verified: Verified, *, run_id: str) -> UseRecord | None:
+    """The agent job's ``uses.json`` as a use record with verify's verdict (``None``: no file,
+    or nothing usable in it). Names, versions and ids are shape-checked and capped; everything
+    else in the file is ignored."""
+    path = artifacts / RUN_DIR / USES_NAME
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    skills: list[tuple[str, int]] = []
+    for item in list(document.get("skills") or [])[:20]:
+        if not isinstance(item, dict):
+            continue
+        name, version = item.get("name"), item.get("version")
+        if isinstance(name, str) and NAME.match(name) and isinstance(version, int) and version > 0:
+            skills.append((name, version))
+    bullets = [
+        b for b in list(document.get("bullets") or [])[:50]
+        if isinstance(b, str) and _BULLET_ID.match(b)
+    ]  # fmt: skip
+    if not skills and not bullets:
+        return None
+    passed = verified.verdict == "passed"
+    return UseRecord(run_id, tuple(skills), tuple(bullets), passed, source="action")
+
+
+def learn_uses(
+    artifacts: Path, verified: Verified, sink: BranchProposals, *, run_id: str, issue: int | None
+) -> dict[str, object]:
+    """Store the agent job's claimed use (:func:`claimed_use`) on the branch; a JSON-ready
+    report (``{}``: nothing claimed)."""
+    record = claimed_use(artifacts, verified, run_id=run_id)
+    if record is None:
+        return {}
+    commit = sink.store_uses([record], run_id=run_id, issue=issue) or ""
+    return {
+        "skills": [f"{n} v{v}" for n, v in record.skills],
+        "bullets": list(record.bullets),
+        "passed": record.passed,
+        "commit": commit,
+    }
+
+
 def base_skills(root: Path, commit: str) -> dict[str, LearnedSkill]:
     """The skills committed at ``commit`` (``.chimera/skills/<name>/SKILL.md``), by name;
     an unreadable one is left out (it cannot be a promoted skill to protect)."""
@@ -164,19 +221,32 @@ def publish_learning(
     run_id: str,
     issue: int,
     client: GitHubClient | None = None,
+    proposals: bool = True,
 ) -> dict[str, object]:
-    """:func:`learn_from_artifact` into the learning branch of ``root``'s ``origin`` (its git
-    cache at ``cache``; ``client``: see :func:`branch_sink`), as a JSON-ready report (``{}``:
-    the artifact proposes nothing, and the branch is not touched). Learning never fails a
-    publish: an error is the report's ``error``."""
-    if not (artifacts / RUN_DIR / LEARNING_FILE).is_file():
+    """:func:`learn_from_artifact` (when ``proposals``) and :func:`learn_uses` into the
+    learning branch of ``root``'s ``origin`` (its git cache at ``cache``; ``client``: see
+    :func:`branch_sink`), as a JSON-ready report (``{}``: the artifact proposes and claims
+    nothing, and the branch is not touched). Learning never fails a publish: an error is the
+    report's ``error``."""
+    has_proposals = proposals and (artifacts / RUN_DIR / LEARNING_FILE).is_file()
+    has_uses = (artifacts / RUN_DIR / USES_NAME).is_file()
+    if not has_proposals and not has_uses:
         return {}
+    report: dict[str, object] = {}
     try:
         sink = branch_sink(root, cache, client=client)
-        learned = learn_from_artifact(root, artifacts, verified, sink, run_id=run_id, issue=issue)
+        if has_proposals:
+            learned = learn_from_artifact(
+                root, artifacts, verified, sink, run_id=run_id, issue=issue
+            )
+            report.update(learned.to_json())
+        if has_uses:
+            used = learn_uses(artifacts, verified, sink, run_id=run_id, issue=issue)
+            if used:
+                report["uses"] = used
     except ChimeraError as exc:
-        return {"error": str(exc)[:300]}
-    return learned.to_json()
+        report["error"] = str(exc)[:300]
+    return report
 
 
 def learn_after_publish(
@@ -189,18 +259,17 @@ def learn_after_publish(
     *,
     client: GitHubClient | None = None,
 ) -> dict[str, object]:
-    """The publish job's one call, after publishing: only when the verified change was pushed
-    (a PR exists), :func:`publish_learning` (signed by GitHub when ``client`` holds an App
-    token); its report is one ``learning`` event in its own
-    audit log, ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its
-    order), and is returned."""
-    if result.pr_number is None:
-        return {}
+    """The publish job's one call, after publishing: :func:`publish_learning` (signed by
+    GitHub when ``client`` holds an App token) — proposals only when the verified change was
+    pushed (a PR exists), the claimed use with verify's verdict always; its report is one
+    ``learning`` event in its own audit log,
+    ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its order), and
+    is returned."""
     temp = ctx.runner_temp or artifacts.parent
     run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
     report = publish_learning(
         root, artifacts, verified, cache=temp / "chimera-learning.git", run_id=run_id,
-        issue=decided.issue, client=client,
+        issue=decided.issue, client=client, proposals=result.pr_number is not None,
     )  # fmt: skip
     if report:
         from chimera.github.publish_gate import PublishAudit
@@ -215,7 +284,9 @@ __all__ = [
     "Learned",
     "base_skills",
     "branch_sink",
+    "claimed_use",
     "learn_after_publish",
     "learn_from_artifact",
+    "learn_uses",
     "publish_learning",
 ]
