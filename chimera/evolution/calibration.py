@@ -194,9 +194,13 @@ def simulate(trials: int = DEFAULT_TRIALS, seed: int = DEFAULT_SEED) -> list[Row
     for index, gate in enumerate(GATES):
         cache: dict[tuple[int, ...], bool] = {}
 
-        def decide(counts: tuple[int, ...], gate: Gate = gate, cache: dict = cache) -> bool:  # type: ignore[type-arg]
+        def decide(
+            counts: tuple[int, ...],
+            gate: Gate = gate,
+            cache: dict[tuple[int, ...], bool] = cache,
+        ) -> bool:
             if counts not in cache:
-                cache[counts] = gate.acts(counts)
+                cache[counts] = bool(gate.acts(counts))
             return cache[counts]
 
         false_rate: dict[int, float] = {}

@@ -195,20 +195,20 @@ class SkillEvolver:
         current = self.store.get(skill.name)
         version = current.version + 1 if current else 1
         candidate = replace(skill, version=version)
-        gate = rerun_gate(
+        tested_by = rerun_gate(
             candidate, others, self.rerunner, origin=(origin,), ledger=self.ledger,
             alpha=self.alpha, min_n=self.min_siblings,
         )  # fmt: skip
-        reruns = gate.with_skill
+        reruns = tested_by.with_skill
         results = {r.task_id: r.passed for r in reruns}
-        if not gate.passed:
-            reason = f"re-run gate: {gate.reason}"
+        if not tested_by.passed:
+            reason = f"re-run gate: {tested_by.reason}"
             self.audit.append(
                 "skill_discarded", name=skill.name, reason=reason, reruns=results, **where
             )
             return EvolveOutcome("discarded", reason, skill, reruns, proposed.tokens)
         tested = replace(
-            skill, uses=0, successes=0, tested=gate.record, accepted_by="",
+            skill, uses=0, successes=0, tested=tested_by.record, accepted_by="",
         )  # fmt: skip
         kept = self.store.mint(tested)
         self.audit.append(
@@ -217,8 +217,8 @@ class SkillEvolver:
             version=kept.version,
             trusted=kept.trusted,
             reruns=results,
-            gate=gate.reason,
+            gate=tested_by.reason,
             **where,
         )
-        reason = f"kept v{kept.version} (awaiting a person's acceptance): {gate.reason}"
+        reason = f"kept v{kept.version} (awaiting a person's acceptance): {tested_by.reason}"
         return EvolveOutcome("kept", reason, kept, reruns, proposed.tokens)

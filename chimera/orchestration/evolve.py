@@ -157,7 +157,7 @@ def _focus(
 ) -> Any:
     """The weakest capability a candidate skill works on (module docstring), or ``None``."""
     from chimera.eval.focus import choose_focus
-    from chimera.eval.maturity import Outcome, Scorecard
+    from chimera.eval.maturity import Dimension, Outcome, Scorecard
     from chimera.eval.records import outcomes_from_runs, requirement_kinds
 
     outcomes, skipped = outcomes_from_runs(
@@ -168,7 +168,7 @@ def _focus(
             family = chain.task(to_chain[entry.task]).family
             outcomes.append(Outcome("family", family, entry.passed, f"ledger:{entry.skill}"))
     card = Scorecard(outcomes, skipped=skipped)
-    covers = {
+    covers: dict[str, set[tuple[Dimension, str]]] = {
         name: {("family", chain.task(t).family) for t in failing}
         | {("kind", str(k)) for t in failing for r in chain.task(t).requirements for k in r
            if k not in ("id", "title", "risk", "depends_on", "owner")}
