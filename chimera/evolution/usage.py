@@ -24,6 +24,7 @@ Bullets have no file of their own to count in, so their counts are folded from t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -34,7 +35,7 @@ from chimera.errors import UsageError
 from chimera.evolution.jsonl import append_record, read_records
 from chimera.evolution.ledger import EVALS_FILE, SkillEval, SkillEvalLog
 from chimera.evolution.lifecycle import SkillLifecyclePolicy, decide_all, moved
-from chimera.evolution.skills import SkillStore
+from chimera.evolution.skills import NAME, SkillStore
 from chimera.stats import wilson_interval
 
 USES_FILE = Path(".chimera") / "learning" / "uses.jsonl"
@@ -101,6 +102,32 @@ class UseRecord:
             source,  # type: ignore[arg-type]  # checked above
             str(raw.get("ts", "")),
         )
+
+
+_BULLET_ID = re.compile(r"^[a-z]{2,8}-\d{5}$")
+
+
+def claim_from_json(raw: object, *, run_id: str, passed: bool) -> UseRecord | None:
+    """An agent job's ``uses.json`` (untrusted) as a use record of source ``action``, with the
+    run id and outcome the caller re-derived (never the file's). Only skill names (the
+    AgentSkills grammar) with positive versions, and bullet ids, are kept, capped at 20 and 50;
+    everything else is ignored. ``None`` when nothing usable is in it."""
+    if not isinstance(raw, dict):
+        return None
+    skills: list[tuple[str, int]] = []
+    for item in list(raw.get("skills") or [])[:20]:
+        if not isinstance(item, dict):
+            continue
+        name, version = item.get("name"), item.get("version")
+        if isinstance(name, str) and NAME.match(name) and isinstance(version, int) and version > 0:
+            skills.append((name, version))
+    bullets = [
+        b for b in list(raw.get("bullets") or [])[:50]
+        if isinstance(b, str) and _BULLET_ID.match(b)
+    ]  # fmt: skip
+    if not skills and not bullets:
+        return None
+    return UseRecord(run_id, tuple(skills), tuple(bullets), passed, source="action")
 
 
 def task_key(targets: Iterable[str]) -> str:
@@ -235,6 +262,7 @@ __all__ = [
     "UseRecord",
     "apply_use",
     "bullet_counts",
+    "claim_from_json",
     "retired_bullets",
     "task_key",
 ]

@@ -37,8 +37,8 @@ from chimera.evolution.branchstore import (
 from chimera.evolution.context import USES_NAME
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
-from chimera.evolution.skills import NAME, LearnedSkill
-from chimera.evolution.usage import UseRecord
+from chimera.evolution.skills import LearnedSkill
+from chimera.evolution.usage import UseRecord, claim_from_json
 from chimera.github.artifacts import RUN_DIR, read_patch
 from chimera.github.basecommit import sha256_text
 from chimera.github.trust import Decided, Verified
@@ -115,35 +115,14 @@ def learn_from_artifact(
     return Learned(tuple(p.id for p in proposals), accepted.refused, commit)
 
 
-_BULLET_ID = re.compile(r"^[a-z]{2,8}-\d{5}$")
-
-
 def claimed_use(artifacts: Path, verified: Verified, *, run_id: str) -> UseRecord | None:
-    """The agent job's ``uses.json`` as a use record with verify's verdict (``None``: no file,
-    or nothing usable in it). Names, versions and ids are shape-checked and capped; everything
-    else in the file is ignored."""
-    path = artifacts / RUN_DIR / USES_NAME
+    """The agent job's ``uses.json`` as a use record with verify's verdict and publish's run id
+    (:func:`~chimera.evolution.usage.claim_from_json`; ``None``: no file, or nothing usable)."""
     try:
-        document = json.loads(path.read_text("utf-8"))
+        document = json.loads((artifacts / RUN_DIR / USES_NAME).read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(document, dict):
-        return None
-    skills: list[tuple[str, int]] = []
-    for item in list(document.get("skills") or [])[:20]:
-        if not isinstance(item, dict):
-            continue
-        name, version = item.get("name"), item.get("version")
-        if isinstance(name, str) and NAME.match(name) and isinstance(version, int) and version > 0:
-            skills.append((name, version))
-    bullets = [
-        b for b in list(document.get("bullets") or [])[:50]
-        if isinstance(b, str) and _BULLET_ID.match(b)
-    ]  # fmt: skip
-    if not skills and not bullets:
-        return None
-    passed = verified.verdict == "passed"
-    return UseRecord(run_id, tuple(skills), tuple(bullets), passed, source="action")
+    return claim_from_json(document, run_id=run_id, passed=verified.verdict == "passed")
 
 
 def learn_uses(
@@ -232,21 +211,19 @@ def publish_learning(
     has_uses = (artifacts / RUN_DIR / USES_NAME).is_file()
     if not has_proposals and not has_uses:
         return {}
-    report: dict[str, object] = {}
+    proposed: dict[str, object] = {}
+    used: dict[str, object] = {}
     try:
         sink = branch_sink(root, cache, client=client)
         if has_proposals:
-            learned = learn_from_artifact(
+            proposed = learn_from_artifact(
                 root, artifacts, verified, sink, run_id=run_id, issue=issue
-            )
-            report.update(learned.to_json())
+            ).to_json()
         if has_uses:
             used = learn_uses(artifacts, verified, sink, run_id=run_id, issue=issue)
-            if used:
-                report["uses"] = used
     except ChimeraError as exc:
-        report["error"] = str(exc)[:300]
-    return report
+        return {**proposed, **({"uses": used} if used else {}), "error": str(exc)[:300]}
+    return {**proposed, **({"uses": used} if used else {})}
 
 
 def learn_after_publish(

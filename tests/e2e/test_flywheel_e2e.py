@@ -27,6 +27,7 @@ from chimera.evolution.context import EvolutionContext
 from chimera.evolution.ledger import SkillEvalLog
 from chimera.evolution.skills import SkillStore
 from chimera.evolution.usage import UsageLedger
+from chimera.testing.chains import IRREGULAR, REGULAR, write_rule_chain
 
 pytestmark = pytest.mark.slow
 
@@ -40,41 +41,8 @@ Plural nouns: {OLD_RULE} a regular noun takes -s or -es from the pluralize helpe
 """
 
 
-def _task(tid: str, word: str, right: str, needs: str) -> dict[str, object]:
-    return {
-        "id": tid,
-        "family": "plurals",
-        "task": f"Plural nouns: add extra_{tid}.py with f() returning the plural noun of {word}.",
-        "requirements": [
-            {
-                "id": f"{tid}-works",
-                "command": {
-                    "run": f"python -c \"from extra_{tid} import f; assert f() == '{right}'\"",
-                    "timeout": 60,
-                },
-            }
-        ],
-        "path": f"extra_{tid}.py",
-        "right": f"def f() -> str:\n    return '{right}'\n",
-        "wrong": f"def f() -> str:\n    return '{word}s'\n",
-        "needs": needs,
-    }
-
-
 def _chain(tmp_path: Path) -> Path:
-    folder = tmp_path / "chain"
-    (folder / "project").mkdir(parents=True)
-    (folder / "project" / "README.md").write_text("A tiny project for the flywheel test.\n")
-    regular = [("a1", "box", "boxes"), ("a2", "fox", "foxes"), ("a3", "bus", "buses"),
-               ("a4", "dish", "dishes"), ("a5", "match", "matches")]  # fmt: skip
-    irregular = [("b1", "goose", "geese"), ("b2", "mouse", "mice"), ("b3", "child", "children"),
-                 ("b4", "foot", "feet"), ("b5", "tooth", "teeth"), ("b6", "person", "people"),
-                 ("b7", "man", "men")]  # fmt: skip
-    tasks = [_task(t, w, r, OLD_RULE) for t, w, r in regular]
-    tasks += [_task(t, w, r, NEW_RULE) for t, w, r in irregular]
-    chain = {"name": "flywheel-chain", "project": "project", "max_attempts": 1, "tasks": tasks}
-    (folder / "chain.yaml").write_text(yaml.safe_dump(chain, sort_keys=False))
-    return folder / "chain.yaml"
+    return write_rule_chain(tmp_path / "chain", {OLD_RULE: REGULAR, NEW_RULE: IRREGULAR})
 
 
 def _chimera(*args: str) -> subprocess.CompletedProcess[str]:

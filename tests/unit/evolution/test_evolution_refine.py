@@ -98,25 +98,24 @@ def test_the_split_is_seeded_and_three_way_disjoint() -> None:
         split_failing(["a", "b"])
 
 
-def test_gepa_validates_on_tasks_disjoint_from_its_training_set(tmp_path: Path) -> None:
+def test_gepa_validates_on_tasks_disjoint_from_its_training_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import gepa
+    from gepa.api import optimize as real
 
     seen: dict[str, object] = {}
-    real = gepa.optimize
 
     def spy(**kwargs: object) -> object:
         seen.update(kwargs)
         return real(**kwargs)  # type: ignore[arg-type]
 
-    gepa.optimize = spy  # type: ignore[assignment]
-    try:
-        refine_skill(
-            _parent(), failing=FAILING, passing=PASSING, rerunner=KnownEffect(),
-            reflection=Reflection([ALL_RULES]), max_metric_calls=40,
-            audit=AuditLog(tmp_path / "audit.jsonl", "evolve"), holdout_extra=EXTRA,
-        )  # fmt: skip
-    finally:
-        gepa.optimize = real  # type: ignore[assignment]
+    monkeypatch.setattr(gepa, "optimize", spy)
+    refine_skill(
+        _parent(), failing=FAILING, passing=PASSING, rerunner=KnownEffect(),
+        reflection=Reflection([ALL_RULES]), max_metric_calls=40,
+        audit=AuditLog(tmp_path / "audit.jsonl", "evolve"), holdout_extra=EXTRA,
+    )  # fmt: skip
     train, validation = set(seen["trainset"]), set(seen["valset"])  # type: ignore[call-overload]
     assert train and validation and not train & validation
 
