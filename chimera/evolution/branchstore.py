@@ -102,7 +102,7 @@ class BranchProposals:
         if trust is None:
             lines = self.reader.read(tip, PROPOSALS_NAME).splitlines()
         else:
-            lines = self._trusted_lines(tip, trust, PROPOSALS_NAME)
+            lines = self._trusted_lines(tip, trust)
         out: list[Proposal] = []
         for line in lines:
             try:
@@ -124,7 +124,7 @@ class BranchProposals:
         if trust is None:
             lines = self.reader.read(tip, USES_NAME).splitlines()
         else:
-            lines = self._trusted_lines(tip, trust, USES_NAME)
+            lines = self._lines_added_by(tip, trust, USES_NAME)
         out: list[UseRecord] = []
         for line in lines:
             try:
@@ -145,7 +145,11 @@ class BranchProposals:
         lines = [json.dumps(replace(r, source="action").to_json(), sort_keys=True) for r in records]
         return self._append(USES_NAME, lines, run_id=run_id, issue=issue, what="uses")
 
-    def _trusted_lines(self, tip: str, trust: TrustPolicy, name: str = PROPOSALS_NAME) -> list[str]:
+    def _trusted_lines(self, tip: str, trust: TrustPolicy) -> list[str]:
+        return self._lines_added_by(tip, trust, PROPOSALS_NAME)
+
+    def _lines_added_by(self, tip: str, trust: TrustPolicy, name: str) -> list[str]:
+        """The lines of ``name`` that commits ``trust`` trusts added, in commit order."""
         kept: list[str] = []
         seen: set[str] = set()
         for commit in self.reader.history(tip):
