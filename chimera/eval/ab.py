@@ -23,6 +23,10 @@ it); that no ``(arm, task)`` has two ``ab_result`` events (a deleted line, re-ru
 the result lines and those events match one to one, in order (an edited or deleted line). Any
 failure refuses with one line saying which. The verdict is the two-sided exact McNemar test
 after the gates' minimum-sample rule (:func:`ab_verdict`).
+
+The module is past 400 lines because a comparison's record is one thing — registration, the
+bound results and the published report share its folder, its audit log and its checks — and
+splitting it would spread the tamper checks over modules that each trust the other.
 """
 
 from __future__ import annotations
