@@ -9,7 +9,8 @@ accepted by a person (``accept``, ``playbook accept``, ``import``). Promotion by
 a tested skill trusted — the only way a skill from a tainted run ever is. ``rollback`` puts the
 previous version back (or demotes a first version).
 
-Exit status: 0 done, 2 bad usage (unknown skill, invalid file).
+Exit status: 0 done, 1 the re-run gate did not pass (``test``), 2 bad usage (unknown skill,
+invalid file).
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def _test(args: argparse.Namespace) -> int:
         out.write(f"{args.name}: {state}\n")
     if args.model == "scripted":
         out.write("scripted model: the re-runs measure bookkeeping, not a model\n")
-    return 0
+    return 0 if done.gate.passed else 1
 
 
 def run_playbook(args: argparse.Namespace) -> int:

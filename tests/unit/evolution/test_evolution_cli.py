@@ -70,3 +70,21 @@ def test_playbook_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["playbook", "show", "--root", str(tmp_path), "--budget", "200"]) == 0
     shown = capsys.readouterr().out
     assert "Keep diffs small." in shown and "Rewrite everything." not in shown
+
+
+def test_skills_test_refuses_too_few_tasks_before_running_any(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chain = Path(__file__).resolve().parents[3] / "chimera/eval/chains/inflection/chain.yaml"
+    root = ["--root", str(tmp_path)]
+    assert main(["skills", *root, "import", str(_foreign(tmp_path))]) == 0
+    capsys.readouterr()
+    code = main(["skills", *root, "test", "use-x", "--chain", str(chain),
+                 "--task", "t04-inventory", "--task", "t09-stock"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "re-run gate failed: refused: needs at least 5 tasks it was not proposed from" in out
+    log = tmp_path / ".chimera" / "skills" / "audit.jsonl"
+    events = [json.loads(line)["event"] for line in log.read_text().splitlines()]
+    assert events[-1] == "skill_test_failed"
+    assert not (tmp_path / ".chimera" / "skills" / "evals.jsonl").exists()  # nothing ran
