@@ -197,3 +197,15 @@ def test_the_shipped_registration_is_valid() -> None:
     reg = load_yaml_model(SHIPPED / "diff-feedback.yaml", Registration, what="r", expected="f")
     assert reg.n == 12 and reg.treatment.diff_feedback and not reg.control.diff_feedback
     assert reg.chain(SHIPPED).name == "inflection-chain"
+
+
+def test_register_states_the_smallest_effect_the_registered_n_can_detect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chimera.cli import main
+
+    assert main(["bench", "ab", "register", "diff-feedback", "--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "smallest detectable effect at n = 12, alpha 0.05, 80% power: +58% pass rate" in out
+    assert main(["bench", "ab", "register", str(_write(tmp_path)), "--root", str(tmp_path)]) == 0
+    assert "n = 2 can never reach alpha 0.05" in capsys.readouterr().out
