@@ -7,8 +7,12 @@ regression on its passing tasks (:mod:`chimera.evolution.refine`). It is budgete
 ``--max-metric-calls`` re-runs, ``--budget-tokens`` for the reflection model — and audited
 like any run: ``.chimera/runs/<run-id>/audit.jsonl`` and ``summary.json``.
 
+Without ``--skill`` the round works on the scorecard's weakest capability (lowest Wilson lower
+bound) that a skill with recorded failures covers, and prints it (``focus: ...``). The
+recorded failures come from real runs: every run that showed a skill is a ledger line.
+
 Undo: the previous version stays as ``.chimera/skills/<name>/v<N>.md``; ``chimera skills
-demote`` or ``retire`` stops a version being retrieved.
+rollback NAME`` puts it back (``demote`` or ``retire`` stop a version being retrieved).
 
 Exit status: 0 the round ran (replaced, kept the parent, or nothing to refine); 2 bad usage
 (no chain, unknown skill, too few failures, a budget below what the gate needs).
@@ -17,6 +21,7 @@ Exit status: 0 the round ran (replaced, kept the parent, or nothing to refine); 
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 from pathlib import Path
 
@@ -45,6 +50,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--max-metric-calls", type=int, default=30, metavar="N")
     parser.add_argument("--budget-tokens", type=int, default=50_000, metavar="N")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--by", metavar="NAME", help="who adopts what passes the gate (default: current user)"
+    )
     parser.add_argument("--root", metavar="DIR", help="the repository (default: current dir)")
     parser.set_defaults(handler=run)
 
@@ -65,12 +73,15 @@ def run(args: argparse.Namespace) -> int:
             max_metric_calls=args.max_metric_calls,
             budget_tokens=args.budget_tokens,
             seed=args.seed,
+            by=args.by or getpass.getuser(),
         )
     )
     if outcome.summary is None or outcome.run_dir is None:
         sys.stdout.write("nothing to refine: no skill has recorded failures on this chain\n")
         return 0
     s = outcome.summary
+    if s.get("focus"):
+        sys.stdout.write(f"{s['focus']}\n")
     sys.stdout.write(
         f"{s['skill']}: {s['decision']}: {s['reason']}\n"
         f"re-runs: {s['metric_calls']} of {s['max_metric_calls']}; "

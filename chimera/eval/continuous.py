@@ -9,15 +9,23 @@ experience store) on against off as a paired comparison on the same chain.
 
 With a scripted model every number is bookkeeping: the chain is built so that the effect is
 known in advance, and every output says so.
+
+Results are bound to a hash-chained audit log (:func:`seal_results`): one ``bench_task`` event
+per task run carrying the SHA-256 of its canonical JSON, the log's head recorded in the report
+and shown in the job summary; :func:`verify_results` refuses a report whose runs an edit
+changed, or whose log no longer holds a head recorded elsewhere, with one line.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chimera.errors import UsageError
 from chimera.eval.chain import Chain
 from chimera.eval.harness import SCRIPTED, ArmSettings, TaskRun, run_chain
 from chimera.stats import Interval, McNemar, mcnemar_exact, paired_bootstrap, wilson_interval
@@ -176,12 +184,21 @@ class ContinuousReport:
         )
 
 
-def run_continuous(chain: Chain, workdir: Path, *, model: str, seed: int = 0) -> ContinuousReport:
-    """Run the chain with memory on, then off, each in its own persistent workspace.
+def run_continuous(
+    chain: Chain, workdir: Path, *, model: str, seed: int = 0, family: str | None = None
+) -> ContinuousReport:
+    """Run the chain with memory on, then off, each in its own persistent workspace
+    (``family``: only that family's tasks, in chain order — the weakest one, when the bench
+    is told to focus).
 
     Raises:
         UsageError: the chain has fewer than 2 tasks (no paired interval).
     """
+    if family is not None:
+        chosen = [t for t in chain.tasks if t.family == family]
+        if not chosen:
+            raise UsageError(f"chain {chain.name} has no task of family {family!r}")
+        chain = chain.model_copy(update={"tasks": chosen})
     on = ArmReport(
         "memory on", run_chain(chain, workdir, model=model, arm=ArmSettings(), label="on")
     )
@@ -193,3 +210,59 @@ def run_continuous(chain: Chain, workdir: Path, *, model: str, seed: int = 0) ->
     b = [float(p) for p in on.passes]
     diff = paired_bootstrap(a, b, seed=seed)
     return ContinuousReport(chain.name, model, on, off, diff, mcnemar_exact(off.passes, on.passes))
+
+
+def _run_hash(arm: str, run: dict[str, Any]) -> str:
+    line = json.dumps({"arm": arm, **run}, sort_keys=True)
+    return hashlib.sha256(line.encode()).hexdigest()
+
+
+def seal_results(data: dict[str, Any], log: Path) -> str:
+    """Bind a report's runs (``data``, :meth:`ContinuousReport.to_json`) to the audit log at
+    ``log``: one ``bench_task`` event per run; returns the head, also stored in ``data``
+    under ``audit`` (the caller shows it outside the output folder: a job summary)."""
+    from chimera.governance.audit import AuditLog
+
+    audit = AuditLog(log, "bench-continuous")
+    for arm in ("memory_on", "memory_off"):
+        for run in data[arm]["runs"]:
+            audit.append(
+                "bench_task", arm=arm, task=run["task_id"], passed=run["passed"],
+                sha256=_run_hash(arm, run),
+            )  # fmt: skip
+    head = audit.head_hash
+    data["audit"] = {"log": log.name, "head": head}
+    return head
+
+
+def verify_results(data: dict[str, Any], log: Path, head: str | None = None) -> None:
+    """Check a written report against its audit log (and ``head``, recorded elsewhere).
+
+    Raises:
+        UsageError: one line: the log does not verify, does not hold the head, or a run's
+            hash is not the one the log recorded (edited, deleted or added).
+    """
+    from chimera.governance.audit import verify_audit_log
+
+    check = verify_audit_log(log)
+    if not check.ok:
+        raise UsageError(f"{log}: does not verify: {check.problems[0]}")
+    entries = [json.loads(x) for x in log.read_text("utf-8").splitlines()]
+    hashes = [e["hash"] for e in entries]
+    for anchor in (head, (data.get("audit") or {}).get("head")):
+        if anchor and anchor not in hashes:
+            raise UsageError(
+                f"{log}: the recorded head {anchor[:12]} is not in the log (rewritten)"
+            )
+    recorded = [e["fields"]["sha256"] for e in entries if e["event"] == "bench_task"]
+    found = [
+        _run_hash(arm, run) for arm in ("memory_on", "memory_off") for run in data[arm]["runs"]
+    ]
+    for number, (want, got) in enumerate(zip(recorded, found, strict=False), 1):
+        if want != got:
+            raise UsageError(f"{log}: task run {number} does not match the report (edited)")
+    if len(recorded) != len(found):
+        raise UsageError(
+            f"{log}: {len(recorded)} task runs recorded, {len(found)} in the report "
+            "(deleted or added)"
+        )

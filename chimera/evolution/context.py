@@ -128,6 +128,13 @@ class EvolutionContext:
     budget: BudgetSplit = field(default_factory=LocalBudgetSplit)
     learning: bool = True
     max_skills: int = 3
+    root: Path | None = None
+
+    @property
+    def repository(self) -> Path:
+        """The repository the context belongs to (``root``, else the skill store's grandparent:
+        ``ROOT/.chimera/skills``)."""
+        return self.root if self.root is not None else self.skills.root.parent.parent
 
     @classmethod
     def open(cls, root: Path, *, learning: bool = True, **parts: Any) -> EvolutionContext:
@@ -135,7 +142,10 @@ class EvolutionContext:
         experience and trajectories (``--no-learning`` implies ``--no-memory``)."""
         if not learning:
             parts = {k: v for k, v in parts.items() if k not in ("memory", "experience")}
-        return cls(SkillStore(root / SKILLS_DIR), root / PLAYBOOK_FILE, learning=learning, **parts)
+        return cls(
+            SkillStore(root / SKILLS_DIR), root / PLAYBOOK_FILE, learning=learning, root=root,
+            **parts,
+        )  # fmt: skip
 
     def playbook(self) -> Playbook:
         """The playbook on disk (empty when there is none).
@@ -147,9 +157,15 @@ class EvolutionContext:
             return Playbook()
         return Playbook.parse(self.playbook_path.read_text("utf-8"), source=str(self.playbook_path))
 
+    def retired_bullets(self) -> set[str]:
+        """Bullets the recorded uses retired (:func:`chimera.evolution.usage.retired_bullets`)."""
+        from chimera.evolution.usage import UsageLedger, retired_bullets
+
+        return retired_bullets(UsageLedger.at(self.repository).records())
+
     def retrieve(self, task: str) -> list[LearnedSkill]:
-        """Retrievable skills (provisional or promoted) sharing words with ``task``, best
-        overlap first (ties by name); at most ``max_skills``."""
+        """Retrievable skills (tested, accepted, provisional or promoted) sharing words with
+        ``task``, best overlap first (ties by name); at most ``max_skills``."""
         words = set(_WORD.findall(task.lower()))
         scored: list[tuple[int, str, LearnedSkill]] = []
         for skill in self.skills.all():
@@ -182,7 +198,9 @@ class EvolutionContext:
             if used + cost <= shares.get("skills", 0):
                 kept.append(skill)
                 used += cost
-        book_text = book.render(shares.get("playbook", 0), estimate_tokens)
+        book_text = book.render(
+            shares.get("playbook", 0), estimate_tokens, exclude=self.retired_bullets()
+        )
         parts = [s.render() for s in kept]
         if book_text:
             # Bullets and section names are lessons a model wrote (a person accepted them,
@@ -288,8 +306,9 @@ class EvolutionPart:
         return block
 
     def finish(self, session: Any, result: Any) -> dict[str, Any]:
-        """End of the session: skill use / success counters (see :func:`finish_learning`)."""
-        return finish_learning(self, result)
+        """End of the session: the run's use of skills and bullets, counted and applied by the
+        lifecycle (see :func:`finish_learning`)."""
+        return finish_learning(self, result, session)
 
     def shown_bullet_ids(self) -> list[str]:
         """The ids of every playbook bullet a prompt of this session carried, in order."""
@@ -315,23 +334,38 @@ def run_passed(result: Any) -> bool | None:
     return False if status in ("failed", "stopped") else None
 
 
-def finish_learning(part: EvolutionPart, result: Any) -> dict[str, Any]:
-    """Count one use (and a success when ``result`` passed) for every skill ``part`` showed,
-    in the skill store (the counters live in each ``SKILL.md``; the run's audit log is closed
-    by now). Returns ``{"learning": {"skills": [names],
-    "bullets": [ids]}}`` (``{}`` when nothing was shown)."""
+USES_NAME = "uses.json"
+"""In a run folder: the skills and bullets its prompts held (the Action's agent job uploads it;
+publish counts it with verify's verdict, as a claim that may demote, never promote)."""
+
+
+def finish_learning(part: EvolutionPart, result: Any, session: Any = None) -> dict[str, Any]:
+    """Record which skills and bullets ``part`` showed and the run's verified outcome, and
+    apply the lifecycle (:func:`chimera.evolution.usage.apply_use`): counters, the skill's
+    evaluation ledger, promotion / demotion / retirement / rollback. The run's folder gets
+    ``uses.json`` (the Action's claim file). Returns ``{"learning": {"skills": [names],
+    "bullets": [ids], "lifecycle": [lines]}}`` (``{}`` when nothing was shown)."""
+    import json
     from datetime import UTC, datetime
+
+    from chimera.atomic import atomic_write_text
+    from chimera.evolution.usage import UseRecord, apply_use, task_key
 
     if not part._shown or part.context is None:
         return {}
     passed = run_passed(result)
-    names = list(dict.fromkeys(n for b in part._shown.values() for n, _, _ in b.skills))
-    if passed is not None:
-        when = datetime.now(UTC).isoformat(timespec="seconds")
-        store = part.context.skills
-        for name in names:
-            skill = store.get(name)
-            if skill is not None:
-                store.put(skill.record_use(passed=passed, when=when))
+    held = list(dict.fromkeys((n, v) for b in part._shown.values() for n, v, _ in b.skills))
+    names = list(dict.fromkeys(n for n, _ in held))
     bullets = list(dict.fromkeys(i for b in part._shown.values() for i in b.bullets))
-    return {"learning": {"skills": names, "bullets": bullets}}
+    report: dict[str, Any] = {"skills": names, "bullets": bullets}
+    run_id = str(getattr(session, "run_id", "") or getattr(result, "run_id", "") or "")
+    run_dir = getattr(session, "run_dir", None)
+    if run_dir is not None:
+        claim = {"run_id": run_id, "skills": [{"name": n, "version": v} for n, v in held],
+                 "bullets": bullets}  # fmt: skip
+        atomic_write_text(Path(run_dir) / USES_NAME, json.dumps(claim, indent=1) + "\n")
+    if passed is not None and run_id:
+        targets = getattr(result, "targets", None) or getattr(result, "goal_ids", None) or ()
+        record = UseRecord(run_id, tuple(held), tuple(bullets), passed, task_key(targets))
+        report["lifecycle"] = apply_use(part.context.repository, record, datetime.now(UTC))
+    return {"learning": report}
