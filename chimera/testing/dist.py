@@ -1,0 +1,202 @@
+"""Chimera as users install it: the sdist and wheel built from a checkout, and fresh virtual
+environments that install the wheel (plain, or with extras) for tests that run the installed
+``chimera`` and ``pytest`` in a project outside the checkout, so nothing is imported from the
+source tree.
+
+Building runs ``python -m build`` (PyPA's front end, isolated build environments);
+installing runs pip in each new environment, so both reach the package index for what is
+not cached yet. pip's own cache is shared between environments.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Dists", "Venv", "build_dists", "clean_env", "run_install_step", "wheel_names"]
+
+# Variables that would let a child import Chimera's source tree or another environment's
+# packages instead of what the environment installed.
+_LEAKS = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONUSERBASE")
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without the variables that leak another install into a
+    child (``PYTHONPATH``, ``VIRTUAL_ENV``, ...), with ``extra`` on top."""
+    env = {k: v for k, v in os.environ.items() if k not in _LEAKS}
+    env["PYTHONNOUSERSITE"] = "1"
+    return env | dict(extra or {})
+
+
+@dataclass(frozen=True)
+class Dists:
+    """The built distributions: ``sdist`` (``.tar.gz``) and ``wheel`` (``.whl``)."""
+
+    sdist: Path
+    wheel: Path
+
+    @property
+    def version(self) -> str:
+        """The version in the wheel's file name (``pytest_chimera-<version>-py3-none-any``)."""
+        return self.wheel.name.split("-")[1]
+
+
+def build_dists(source: Path, out: Path, *, timeout: float = 600) -> Dists:
+    """``python -m build`` of ``source`` into ``out``: the sdist, then the wheel built from
+    the sdist (the front end's default, so the wheel is what the sdist builds).
+
+    Raises:
+        subprocess.CalledProcessError: the build failed (its output is in the exception).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(source)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=clean_env(),
+    )
+    (sdist,) = sorted(out.glob("*.tar.gz"))
+    (wheel,) = sorted(out.glob("*.whl"))
+    return Dists(sdist, wheel)
+
+
+def wheel_names(wheel: Path) -> list[str]:
+    """The paths inside ``wheel``, sorted."""
+    with zipfile.ZipFile(wheel) as archive:
+        return sorted(archive.namelist())
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A virtual environment at ``path`` (made by :meth:`create`)."""
+
+    path: Path
+
+    @classmethod
+    def create(cls, path: Path, requirements: Sequence[str] = (), *, timeout: float = 900) -> Venv:
+        """A new environment at ``path`` with pip, then ``pip install`` of ``requirements``
+        (a wheel's path with ``[extras]``, a name; none: an empty environment).
+
+        Raises:
+            subprocess.CalledProcessError: the venv or the install failed.
+        """
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(path)],
+            check=True,
+            capture_output=True,
+            timeout=timeout,
+            env=clean_env(),
+        )
+        venv = cls(path)
+        if requirements:
+            venv.pip("install", "--disable-pip-version-check", "-q", *requirements)
+        return venv
+
+    @property
+    def bin(self) -> Path:
+        """The folder of its programs (``python``, ``pip``, ``chimera``, ``pytest``)."""
+        return self.path / "bin"
+
+    @property
+    def python(self) -> Path:
+        return self.bin / "python"
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """An environment for its programs: its ``bin`` first on ``PATH``, nothing leaked."""
+        env = clean_env(extra)
+        env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        env["VIRTUAL_ENV"] = str(self.path)
+        return env
+
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 600,
+        stdin: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` (``argv[0]`` is looked up in its ``bin`` first) in ``cwd``; never
+        raises for a non-zero exit."""
+        program = self.bin / argv[0]
+        command = [str(program) if program.exists() else argv[0], *argv[1:]]
+        return subprocess.run(
+            command,
+            cwd=cwd,
+            env=self.env(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=stdin,
+            check=False,
+        )
+
+    def pip(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        """``python -m pip ARGS`` in this environment.
+
+        Raises:
+            subprocess.CalledProcessError: pip failed.
+        """
+        return subprocess.run(
+            [str(self.python), "-m", "pip", *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env(),
+        )
+
+    def distributions(self) -> set[str]:
+        """The normalised names of the distributions installed here (pip and setuptools
+        left out)."""
+        out = self.pip("list", "--format=freeze", "--disable-pip-version-check").stdout
+        names = {line.split("==")[0].strip().lower().replace("_", "-") for line in out.splitlines()}
+        return {n for n in names if n and n not in ("pip", "setuptools", "wheel")}
+
+
+def run_install_step(
+    action_yml: Path,
+    mode: str,
+    *,
+    python_bin: Path,
+    version: str = "",
+    action_path: Path | None = None,
+    seals_heldout: bool = False,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 900,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``action.yml``'s "Install Chimera" step for ``mode`` under bash, as the runner
+    would with its ``${{ }}`` values filled in: ``python`` is the one in ``python_bin`` (put
+    first on ``PATH``), ``version`` the ``chimera-version`` input (empty: install from
+    ``action_path``, the action's own source), ``seals_heldout`` whether verify has a public
+    key. Never raises for a non-zero exit.
+    """
+    import yaml
+
+    action = yaml.safe_load(action_yml.read_text(encoding="utf-8"))
+    (step,) = [s for s in action["runs"]["steps"] if s.get("name") == "Install Chimera"]
+    values = {
+        "CHIMERA_MODE": mode,
+        "CHIMERA_SEALS_HELDOUT": "true" if seals_heldout else "false",
+        "CHIMERA_VERSION": version,
+        "CHIMERA_ACTION_PATH": str(action_path or action_yml.parent),
+    }
+    assert set(step["env"]) == set(values), f"the step's inputs changed: {sorted(step['env'])}"
+    full = clean_env(env) | values
+    full["PATH"] = f"{python_bin}{os.pathsep}{full.get('PATH', '')}"
+    return subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
