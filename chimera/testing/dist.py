@@ -11,14 +11,23 @@ not cached yet. pip's own cache is shared between environments.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Dists", "Venv", "build_dists", "clean_env", "run_install_step", "wheel_names"]
+__all__ = [
+    "Dists",
+    "Venv",
+    "VenvCache",
+    "build_dists",
+    "clean_env",
+    "run_install_step",
+    "wheel_names",
+]
 
 # Variables that would let a child import Chimera's source tree or another environment's
 # packages instead of what the environment installed.
@@ -200,3 +209,78 @@ def run_install_step(
         timeout=timeout,
         check=False,
     )
+
+
+class VenvCache:
+    """Environments made once per folder and shared by the tests (and the xdist workers) that
+    ask for the same one: each is made under a file lock, and a finished one is marked so a
+    later caller reuses it.
+
+    Args:
+        folder: where the environments live (shared by every worker of a run).
+        dists: the distributions they install from.
+    """
+
+    def __init__(self, folder: Path, dists: Dists) -> None:
+        self.folder = folder
+        self.dists = dists
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def _made(self, name: str, make: Callable[[Path], None]) -> Venv:
+        from filelock import FileLock
+
+        path = self.folder / name
+        done = self.folder / f"{name}.done"
+        with FileLock(str(self.folder / f"{name}.lock")):
+            if not done.exists():
+                if path.exists():
+                    shutil.rmtree(path)  # a half-made one from a failed attempt
+                make(path)
+                done.write_text("ok\n", encoding="utf-8")
+        return Venv(path)
+
+    def wheel(self, extras: str = "", *, also: Sequence[str] = ()) -> Venv:
+        """The wheel installed with ``extras`` (``""``: plain; ``"agent,eval"``) and the
+        distributions ``also`` names (a user's own, such as ``pytest-xdist``)."""
+        name = "-".join(["wheel", extras.replace(",", "-") or "plain", *also])
+        target = f"{self.dists.wheel}[{extras}]" if extras else str(self.dists.wheel)
+
+        def make(path: Path) -> None:
+            Venv.create(path, [target, *also])
+
+        return self._made(name, make)
+
+    def action(self, action_yml: Path, mode: str, *, seals_heldout: bool = False) -> Venv:
+        """What ``action.yml``'s install step makes for ``mode``: a new environment, then the
+        step itself with ``chimera-version`` set to the built version and the built wheel's
+        folder among pip's links (so ``pytest-chimera==VERSION`` is the wheel). Environments
+        are shared between modes whose step installs the same requirement.
+
+        Raises:
+            AssertionError: the step failed (its output is in the message).
+        """
+        probe = self.folder / f"probe-{mode}-{int(seals_heldout)}"
+        probe.mkdir(exist_ok=True)
+        fake = probe / "python"
+        fake.write_text(f'#!/bin/sh\necho "$*" >> {probe}/calls\n', encoding="utf-8")
+        fake.chmod(0o755)
+        (probe / "calls").unlink(missing_ok=True)
+        run_install_step(
+            action_yml, mode, python_bin=probe, version=self.dists.version,
+            seals_heldout=seals_heldout,
+        )  # fmt: skip
+        requirement = (probe / "calls").read_text(encoding="utf-8").split()[-1]
+        name = "action-" + requirement.split("==")[0].replace("[", "-").rstrip("]")
+        links = " ".join(
+            filter(None, [os.environ.get("PIP_FIND_LINKS", ""), str(self.dists.wheel.parent)])
+        )
+
+        def make(path: Path) -> None:
+            venv = Venv.create(path)
+            proc = run_install_step(
+                action_yml, mode, python_bin=venv.bin, version=self.dists.version,
+                seals_heldout=seals_heldout, env={"PIP_FIND_LINKS": links},
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+
+        return self._made(name, make)

@@ -67,3 +67,17 @@ def test_approve_enables_the_agent_proposal(root: Path, capsys: pytest.CaptureFi
     assert capsys.readouterr().out.splitlines()[1].split("\t")[:2] == ["tidy", "on"]
     assert main(["schedules", "--root", str(root), "approve", "tidy", "--by", "alice"]) == 2
     assert "already enabled" in capsys.readouterr().err
+
+
+def test_a_missing_extra_is_one_line_and_exit_2_never_a_problem_in_the_file(
+    root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cronsim", None)  # as on the plain install
+    assert main(["schedules", "--root", str(root), "list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "chimera: error: schedules needs the 'github' extra: pip install 'pytest-chimera[github]'\n"
+    )
+    assert "jobs.yaml" not in captured.out + captured.err
