@@ -142,8 +142,7 @@ def test_only_the_named_functions_of_a_partial_entry_are_walked(tmp_path: Path) 
         tmp_path,
         {
             "chimera/cli/action.py": (
-                "def _check():\n    import yaml\n"
-                "def _agent():\n    import litellm\n"
+                "def _check():\n    import yaml\ndef _agent():\n    import litellm\n"
             )
         },
     )

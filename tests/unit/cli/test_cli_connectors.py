@@ -105,7 +105,7 @@ def test_a_missing_extra_is_one_line_and_exit_2_not_a_connector_problem(
     add = ("add", "items", "--root", root, "--openapi", "api.yaml")
     assert run(capsys, *add, "--base-url", "http://127.0.0.1:9")[0] == 0
     monkeypatch.setitem(sys.modules, "openapi_pydantic", None)  # as on the plain install
-    code, out, err = run(capsys, "list", "--root", root)
+    code, _out, err = run(capsys, "list", "--root", root)
     assert code == 2
     assert err == (
         "chimera: error: OpenAPI connectors needs the 'openapi' extra: "
