@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MODE_LOG_ENV, MODE_PYTHONS_ENV
 
 from chimera.cli.action import MODES
 from chimera.testing.dist import VenvCache, clean_env
@@ -23,6 +22,9 @@ from chimera.testing.dist import VenvCache, clean_env
 pytestmark = [pytest.mark.wheel, pytest.mark.slow, pytest.mark.bwrap]
 
 ROOT = Path(__file__).resolve().parents[2]
+# tests/e2e/conftest.py's switches (MODE_PYTHONS_ENV, MODE_LOG_ENV; conftest is not importable).
+MODE_PYTHONS_ENV = "CHIMERA_E2E_MODE_PYTHONS"
+MODE_LOG_ENV = "CHIMERA_E2E_MODE_LOG"
 # Between them these run every mode but check (tests/e2e/test_wheel_tiers.py runs check from
 # the plain install, which is what the step installs for it).
 SCENARIOS = [
