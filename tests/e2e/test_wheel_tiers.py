@@ -119,8 +119,8 @@ def test_the_wheel_holds_the_packages_and_their_entry_points_only(dists: Dists) 
     assert "[pytest11]\nchimera = pytest_chimera.plugin" in entry
     assert "Requires-Dist: filelock>=3.13" in meta
     assert "Provides-Extra: github" in meta
-    assert f"version = {dists.version!r}" in version
-    assert "node = 'g" in version, "the build records the commit it was built from"
+    assert f"version: str = {dists.version!r}" in version
+    assert "node: str | None = 'g" in version, "the build records the commit it was built from"
 
 
 def test_twine_accepts_both_distributions(dists: Dists) -> None:
