@@ -11,6 +11,7 @@ not cached yet. pip's own cache is shared between environments.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -251,13 +252,16 @@ class VenvCache:
         return self._made(name, make)
 
     def action(self, action_yml: Path, mode: str, *, seals_heldout: bool = False) -> Venv:
-        """What ``action.yml``'s install step makes for ``mode``: a new environment, then the
-        step itself with ``chimera-version`` set to the built version and the built wheel's
-        folder among pip's links (so ``pytest-chimera==VERSION`` is the wheel). Environments
-        are shared between modes whose step installs the same requirement.
+        """What ``action.yml``'s install step installs for ``mode``: the step is run once with
+        a ``python`` that records its arguments, to read the requirement it installs
+        (``pytest-chimera[EXTRAS]==VERSION``); the environment with the wheel and those
+        extras (:meth:`wheel`, shared with every test that asks for the same) is returned, after
+        the step itself has run into it for real — ``chimera-version`` set to the built
+        version, the wheel's folder among pip's links — and found it complete (once per
+        requirement: it must succeed and install nothing more).
 
         Raises:
-            AssertionError: the step failed (its output is in the message).
+            AssertionError: the step failed, or installed something the environment lacked.
         """
         probe = self.folder / f"probe-{mode}-{int(seals_heldout)}"
         probe.mkdir(exist_ok=True)
@@ -270,17 +274,23 @@ class VenvCache:
             seals_heldout=seals_heldout,
         )  # fmt: skip
         requirement = (probe / "calls").read_text(encoding="utf-8").split()[-1]
-        name = "action-" + requirement.split("==")[0].replace("[", "-").rstrip("]")
+        expected = re.fullmatch(r"pytest-chimera(?:\[([a-z,]+)\])?==(.+)", requirement)
+        assert expected is not None and expected.group(2) == self.dists.version, requirement
+        extras = expected.group(1) or ""
+        venv = self.wheel(extras)
         links = " ".join(
             filter(None, [os.environ.get("PIP_FIND_LINKS", ""), str(self.dists.wheel.parent)])
         )
 
-        def make(path: Path) -> None:
-            venv = Venv.create(path)
+        def step(_: Path) -> None:
+            before = venv.distributions()
             proc = run_install_step(
                 action_yml, mode, python_bin=venv.bin, version=self.dists.version,
                 seals_heldout=seals_heldout, env={"PIP_FIND_LINKS": links},
             )  # fmt: skip
             assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert f"Chimera {mode}: pip install {requirement}" in proc.stdout
+            assert venv.distributions() == before, "the step installed more than the wheel's"
 
-        return self._made(name, make)
+        self._made(f"step-{extras or 'plain'}", step)
+        return venv

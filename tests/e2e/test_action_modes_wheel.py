@@ -32,7 +32,7 @@ SCENARIOS = [
     "test_risky_change_pauses_and_an_approval_resumes_it_in_another_process",
     "tests/e2e/test_commands_e2e.py::test_stop_cancels_the_running_workflow_run_and_frees_the_slot",
     "tests/e2e/test_schedule_tick_e2e.py::"
-    "test_a_scheduled_task_is_filed_once_admitted_run_and_finished",
+    "test_the_action_cli_ticks_with_github_signed_commits_and_no_key",
     "tests/e2e/test_spec_refresh_e2e.py::"
     "test_a_push_to_the_chimera_pr_refreshes_the_spec_check_on_the_new_head",
 ]
