@@ -31,8 +31,16 @@ __all__ = [
 ]
 
 # Variables that would let a child import Chimera's source tree or another environment's
-# packages instead of what the environment installed.
-_LEAKS = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONUSERBASE")
+# packages instead of what the environment installed; and the switch that keeps a child from
+# caching bytecode (environments install without compiling, so their first imports cache it).
+_LEAKS = (
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "VIRTUAL_ENV",
+    "PYTHONUSERBASE",
+    "PYTHONDONTWRITEBYTECODE",
+)
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -106,7 +114,9 @@ class Venv:
         )
         venv = cls(path)
         if requirements:
-            venv.pip("install", "--disable-pip-version-check", "-q", *requirements)
+            # --no-compile: compiling every installed module (LiteLLM's thousands) costs about
+            # a quarter of an install; the modules a test imports are compiled on first use.
+            venv.pip("install", "--disable-pip-version-check", "-q", "--no-compile", *requirements)
         return venv
 
     @property
