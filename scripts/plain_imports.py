@@ -41,7 +41,7 @@ IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 FALLBACK = "(fallback)"
 
 # Extras for Chimera's own development, never named to users.
-TOOL_EXTRAS = frozenset({"dev"})
+TOOL_EXTRAS = frozenset({"dev", "docs"})
 
 # Module → the functions of it that the entry point runs (``None``: the whole module).
 ENTRIES: dict[str, tuple[str, ...] | None] = {

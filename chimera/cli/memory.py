@@ -3,13 +3,15 @@
 * ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones);
 * ``show ID [--json]``: one item with its history;
 * ``add TEXT [--tier semantic|episodic|persona] [--by NAME]``: a person's memory (trusted;
-  persona only here);
+  persona only here); prints ``add ID``, or ``noop ID`` when item ``ID`` already says it (a
+  duplicate: nothing else is a noop); a text holding a secret is refused with the reason
+  (exit 2) on every tier;
 * ``promote ID [--by NAME]``: a person marks a tainted item trusted;
 * ``forget ID --reason TEXT [--undo]``: tombstone an item (``--undo`` restores it);
 * ``export [--output FILE]`` / ``import FILE [--trusted]``: JSONL of ops (imports are tainted
   unless ``--trusted``).
 
-Exit status 0, 2 for bad usage (an unknown id, an empty text).
+Exit status 0, 2 for bad usage or a refusal (an unknown id, an empty text, a secret).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from chimera.cli._base import CliParser, Subparsers, write_text_atomic
 from chimera.errors import UsageError
+from chimera.governance.sanitize import one_line, sanitize
 
 TIERS = ("episodic", "semantic", "persona")
 
@@ -46,7 +49,12 @@ def register(subparsers: Subparsers) -> None:
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=_show)
     add = sub.add_parser(
-        "add", parents=[common], help="remember TEXT (written by a person: trusted)"
+        "add",
+        parents=[common],
+        help=(
+            "remember TEXT (written by a person: trusted); 'noop ID' means item ID already "
+            "says it; a text holding a secret is refused (exit 2)"
+        ),
     )
     add.add_argument("text")
     add.add_argument("--tier", choices=TIERS, default="semantic")
@@ -104,10 +112,11 @@ def _list(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
             continue
         mark = " (forgotten)" if item.deleted else ""
-        text = " ".join(item.text.split())
+        # One line per item whatever its fields hold (an imported item's id is data).
+        text = one_line(item.text)
         sys.stdout.write(
-            f"{item.id}  {item.tier.value:<8}  {item.provenance:<7}  uses {item.uses:<3}  "
-            f"{text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
+            f"{one_line(item.id, 40)}  {item.tier.value:<8}  {item.provenance:<7}  "
+            f"uses {item.uses:<3}  {text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
         )
     if not items and not args.json:
         sys.stdout.write("no memories\n")
@@ -123,15 +132,24 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps({**item.to_json(), "history": history}, indent=2) + "\n")
         return 0
-    out = [f"{item.id} ({item.tier.value}, {item.provenance})"]
+    # Each field on its own line, sanitized: the header cannot be forged by a field's text.
+    out = [f"{one_line(item.id)} ({item.tier.value}, {item.provenance})"]
     if item.taint_sources:
-        out.append(f"taint sources: {', '.join(item.taint_sources)}")
-    out.append(f"run {item.source_run or '-'}, commit {item.source_commit or '-'}")
-    out.append(f"created {item.created}, updated {item.updated}, uses {item.uses}")
+        out.append(f"taint sources: {', '.join(one_line(s) for s in item.taint_sources)}")
+    out.append(
+        f"run {one_line(item.source_run) or '-'}, commit {one_line(item.source_commit) or '-'}"
+    )
+    out.append(
+        f"created {one_line(item.created)}, updated {one_line(item.updated)}, uses {item.uses}"
+    )
     if item.deleted:
-        out.append(f"forgotten: {item.evidence}")
-    out += ["", item.text, "", "history:"]
-    out += [f"  {h['ts']} {h['op']} by {h['run'] or '-'} {h['evidence']}".rstrip() for h in history]
+        out.append(f"forgotten: {one_line(item.evidence)}")
+    out += ["", sanitize(item.text), "", "history:"]
+    out += [
+        f"  {one_line(str(h['ts']))} {one_line(str(h['op']))} by "
+        f"{one_line(str(h['run'] or '-'))} {one_line(str(h['evidence']))}".rstrip()
+        for h in history
+    ]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -144,6 +162,8 @@ def _add(args: argparse.Namespace) -> int:
         sys.stdout.write(manager.add_persona(args.text, by=_by(args)) + "\n")
         return 0
     result = manager.remember(Candidate(args.text, Tier(args.tier), source_run=_by(args)))
+    if result.refused:
+        raise UsageError(f"memory: not remembered: {result.overruled}")
     sys.stdout.write(f"{result.op.lower()} {result.item_id or result.target_id}\n")
     return 0
 
