@@ -29,7 +29,8 @@ MODE_PYTHONS_ENV = "CHIMERA_E2E_MODE_PYTHONS"
 interpreter (an environment made by action.yml's install step, tests/e2e/test_action_modes_wheel.py)
 in a folder outside the checkout, instead of in this process."""
 MODE_LOG_ENV = "CHIMERA_E2E_MODE_LOG"
-"""A file each job run by an installed interpreter appends ``<mode> <exit status>`` to."""
+"""A file each job run by an installed interpreter appends ``<mode> <exit status> <the last
+line of its stderr>`` to."""
 # The installed copy, never the source tree: a job whose chimera is not under the
 # interpreter's prefix exits 97.
 INSTALLED_MAIN = (
@@ -296,8 +297,9 @@ class World:
                 assert rc == 0, proc.stderr + proc.stdout
             log = os.environ.get(MODE_LOG_ENV)
             if installed and log:
+                last = (proc.stderr.strip().splitlines() or [""])[-1]
                 with Path(log).open("a", encoding="utf-8") as fh:
-                    fh.write(f"{mode} {rc}\n")
+                    fh.write(f"{mode} {rc} {last}\n")
         else:
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)

@@ -77,7 +77,8 @@ def test_each_mode_runs_from_what_its_install_step_installs(
         timeout=1200,
         check=False,
     )
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    jobs = log.read_text("utf-8") if log.exists() else ""
+    assert proc.returncode == 0, jobs + proc.stdout[-6000:] + proc.stderr[-2000:]
     assert f"{len(SCENARIOS)} passed" in proc.stdout
     ran = {line.split()[0] for line in log.read_text("utf-8").splitlines()}
     assert ran == set(MODES) - {"check"}, sorted(ran)
