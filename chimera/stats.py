@@ -44,6 +44,7 @@ DEFAULT_RESAMPLES = 9999
 
 def _scipy_stats() -> ModuleType:
     try:
+        import numpy  # noqa: F401 - the resampling statistics take numpy arrays
         import scipy.stats
     except ImportError as exc:
         raise MissingExtraError("statistics (intervals and paired tests)", "eval") from exc

@@ -10,12 +10,16 @@ a minute and without a key or network:
    approved by someone other than the person who started the run;
 4. the audit log's hash chain verified against the head recorded in the run state.
 
-Exit status 0 when all four happened as described; 1 otherwise (the output says where).
+Exit status 0 when all four happened as described; 1 otherwise (the output says where); 2 when
+the strict sandbox (bubblewrap) cannot start, with the line that installs it and the demo's own
+opt-out, ``--sandbox scrubbed`` (an allowlisted environment only, labelled weaker in the output).
+The temporary project is removed at the end unless ``--dir`` or ``--keep`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.cli._base import Subparsers, err
-from chimera.errors import ChimeraError
+from chimera.errors import ChimeraError, SandboxError
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 STARTED_BY = "demo-user"
@@ -44,6 +48,21 @@ def register(subparsers: Subparsers) -> None:
         "--dir",
         metavar="DIR",
         help="create the demo project here (must not exist; default: a temp dir)",
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the temporary project and its run folder (--dir always keeps them)",
+    )
+    parser.add_argument(
+        "--sandbox",
+        choices=("strict", "scrubbed"),
+        default="strict",
+        help=(
+            "strict: bubblewrap, fails closed when it cannot start (default); scrubbed: an "
+            "allowlisted environment only, no isolation (weaker), for a machine without "
+            "bubblewrap"
+        ),
     )
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     parser.set_defaults(handler=_demo)
@@ -81,12 +100,14 @@ class _Watch:
         self.progress(event, fields)
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from chimera.config import ChimeraConfig
-    from chimera.governance.audit import verify_audit_log
-    from chimera.orchestration.state import RunStatus
-    from chimera.orchestration.surfaces import ResumeRequest, RunRequest, approve_run, start_run
+NO_BWRAP = (
+    "bubblewrap (the strict sandbox) cannot start here ({reason}): install it "
+    "(sudo apt-get install bubblewrap), or run the demo without isolation: "
+    "chimera demo --sandbox scrubbed (weaker)"
+)
 
+
+def _demo(args: argparse.Namespace) -> int:
     if args.dir:
         root = Path(args.dir)
         if root.exists():
@@ -95,6 +116,24 @@ def _demo(args: argparse.Namespace) -> int:
     else:
         root = Path(tempfile.mkdtemp(prefix="chimera-demo-"))
     root = root.resolve()
+    keep = bool(args.dir or args.keep)
+    try:
+        return _run_demo(args, root, keep)
+    except SandboxError as exc:
+        reason = str(exc).split(";")[0].removeprefix("the strict sandbox cannot start: ")
+        raise ChimeraError(NO_BWRAP.format(reason=reason)) from exc
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _run_demo(args: argparse.Namespace, root: Path, keep: bool) -> int:
+    from chimera.config import ChimeraConfig
+    from chimera.config.model import SandboxConfig
+    from chimera.governance.audit import verify_audit_log
+    from chimera.orchestration.state import RunStatus
+    from chimera.orchestration.surfaces import ResumeRequest, RunRequest, approve_run, start_run
+
     out = sys.stdout
     out.write(
         "Chimera demo — the model is SCRIPTED: its turns are replayed from "
@@ -103,7 +142,8 @@ def _demo(args: argparse.Namespace) -> int:
     )
     write_project(root)
     watch = _Watch(args.quiet)
-    config = ChimeraConfig()
+    strict = args.sandbox == "strict"
+    config = ChimeraConfig(sandbox=SandboxConfig(mode="bwrap" if strict else "scrubbed"))
     model = f"scripted:{DEMO_DIR / 'script.yaml'}"
     run = start_run(
         RunRequest(
@@ -118,7 +158,13 @@ def _demo(args: argparse.Namespace) -> int:
     state = run.state
     from chimera.cli.run import render_summary
 
-    out.write(f"Sandbox: {run.sandbox}\n\n")
+    out.write(f"Sandbox: {run.sandbox}\n")
+    if not strict:
+        out.write(
+            "  WEAKER: --sandbox scrubbed runs the model's commands with an allowlisted "
+            "environment only: no namespace, no filesystem or network isolation.\n"
+        )
+    out.write("\n")
     out.write("== 1. The run pauses at the human checkpoint\n")
     out.write(render_summary(state, sandbox=run.sandbox) + "\n\n")
     ok = True
@@ -161,6 +207,9 @@ def _demo(args: argparse.Namespace) -> int:
         ok = False
         for problem in check.problems:
             err(f"chimera demo: audit: {problem}")
-    out.write(f"\nThe project and its run folder stay in {root} (.chimera/runs/demo).\n")
+    if keep:
+        out.write(f"\nThe project and its run folder stay in {root} (.chimera/runs/demo).\n")
+    else:
+        out.write(f"\nRemoved {root} (keep the project with --keep or --dir DIR).\n")
     out.write("demo: " + ("every step happened as described\n" if ok else "FAILED\n"))
     return 0 if ok else 1

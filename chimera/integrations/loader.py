@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from chimera.errors import SpecProblem
+from chimera.errors import MissingExtraError, SpecProblem
 from chimera.integrations.model import COMMON_FIELDS, ConnectorDecl, ConnectorFields
 from chimera.integrations.registry import ConnectorKindRegistry, get_connector_registry
 from chimera.spec.model import SourceLocation
@@ -216,6 +216,8 @@ class _FileValidator:
         except ValidationError as exc:
             for mark, message in _problems(exc, self.doc, path, label):
                 self.add(mark, message)
+        except MissingExtraError:
+            raise  # the install lacks an extra: not a problem of the user's file
         except Exception as exc:  # a plugin's validator raised something pydantic does not wrap
             self.add(
                 self.doc.mark(path), f"'{label}': validation failed: {type(exc).__name__}: {exc}"

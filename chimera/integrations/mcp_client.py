@@ -68,6 +68,8 @@ def object_schema(raw: Any) -> dict[str, Any]:
 
 def _import_mcp() -> Any:
     try:
+        # anyio (the SDK's own dependency) runs the client's event loop beside the caller's.
+        import anyio  # noqa: F401 - imported here so its absence says which extra to install
         import mcp
     except ImportError as exc:
         raise MissingExtraError("MCP connectors", "mcp") from exc

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from chimera.errors import ChimeraError, MissingExtraError
+from chimera.errors import ChimeraError
 from chimera.protocols import Experience
 
 _TOKEN_RE = re.compile(r"[a-z0-9_]{2,}")
@@ -51,14 +51,11 @@ class ExperienceBuffer:
 
     Raises:
         ChimeraError: the file cannot be written (on :meth:`append`).
-        MissingExtraError: ``filelock`` (the ``agent`` extra) is missing.
     """
 
     def __init__(self, path: Path, *, workspace: Path | None = None) -> None:
-        try:
-            from filelock import FileLock
-        except ImportError as exc:
-            raise MissingExtraError("the experience buffer", "agent") from exc
+        from filelock import FileLock
+
         self.path = Path(path)
         self.workspace = workspace
         self._lock = threading.Lock()

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.atomic import atomic_write_json, atomic_write_text
 from chimera.confine import confined
-from chimera.errors import ChimeraError, MissingExtraError, UnsafePathError, UsageError
+from chimera.errors import ChimeraError, UnsafePathError, UsageError
 
 RUNS_DIR = Path(".chimera") / "runs"
 STATE_FILE = "state.json"
@@ -165,10 +165,8 @@ def ensure_ignored(chimera_dir: Path) -> None:
 
 @contextmanager
 def _file_lock(path: Path, busy: str) -> Iterator[None]:
-    try:
-        from filelock import FileLock, Timeout
-    except ImportError as exc:  # pragma: no cover - filelock ships with the agent extra
-        raise MissingExtraError("project runs", "agent") from exc
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(path), timeout=0)
     try:
         lock.acquire()
@@ -238,7 +236,6 @@ class RunStore:
 
         Raises:
             UsageError: another process holds either lock (names the run that holds it).
-            MissingExtraError: ``filelock`` (the ``agent`` extra) is not installed.
         """
         folder = self.run_dir(run_id)
         folder.mkdir(parents=True, exist_ok=True)
@@ -254,10 +251,8 @@ class RunStore:
 
     def is_active(self, run_id: str) -> bool:
         """True when a live process holds the run's lock (it is being worked on now)."""
-        try:
-            from filelock import FileLock, Timeout
-        except ImportError:  # pragma: no cover - filelock ships with the agent extra
-            return False
+        from filelock import FileLock, Timeout
+
         path = self.run_dir(run_id) / LOCK_FILE
         if not path.exists():
             return False

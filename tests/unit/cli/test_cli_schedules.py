@@ -109,3 +109,17 @@ def test_proposals_come_from_the_run_history_and_stay_disabled_until_approved(
     (learned,) = [row for row in listed if row[0].startswith("learned-")]
     assert learned[1] == "awaiting approval"
     assert main(["schedules", "--root", str(root), "approve", learned[0], "--by", "ana"]) == 0
+
+
+def test_a_missing_extra_is_one_line_and_exit_2_never_a_problem_in_the_file(
+    root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cronsim", None)  # as on the plain install
+    assert main(["schedules", "--root", str(root), "list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "chimera: error: schedules needs the 'github' extra: pip install 'pytest-chimera[github]'\n"
+    )
+    assert "jobs.yaml" not in captured.out + captured.err
