@@ -20,7 +20,9 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── ToolError               a tool call was refused or failed (fed back to the model)
     │   └── PathEscapeError     a path leaves the workspace or touches .git/ / .chimera/
     ├── ConnectorError          a connector (MCP server, OpenAPI document) cannot start or load
+    ├── InternalError           an operation Chimera runs for itself failed (CLI exit 3)
     ├── WorkspaceError          snapshot / restore of a working tree failed
+    │   └── WorkspaceGitError       a git command of the snapshot store failed (also Internal)
     ├── AuditError              the audit log cannot be written, or does not verify
     ├── GovernanceError         a governance component was misused or misconfigured
     │   ├── QuarantineError     a quarantined model's extraction did not fit its schema
@@ -166,8 +168,19 @@ class ConnectorError(ChimeraError):
     """A connector could not start or be read (an MCP server, an OpenAPI document); one line."""
 
 
+class InternalError(ChimeraError):
+    """An operation Chimera runs for itself failed — not bad input or configuration: a git
+    command on its private snapshot index, say. The CLI reports it in one line (the tool's
+    whole message) and exits 3, like any internal error."""
+
+
 class WorkspaceError(ChimeraError):
     """A workspace snapshot or restore failed."""
+
+
+class WorkspaceGitError(WorkspaceError, InternalError):
+    """A git command the WorkspaceGuard runs on its own store or index failed; the message
+    holds git's whole error output on one line."""
 
 
 class AuditError(ChimeraError):

@@ -72,6 +72,21 @@ def word_safe_tail(tail: str, slack: int = WORD_SLACK) -> str:
     return tail if not found else tail[min(found) :]
 
 
+def stderr_line(stderr: bytes | str, *, exit_code: int | None = None) -> str:
+    """A failed tool's error output (git's, typically) as one line, whole.
+
+    Git wraps a sentence over several lines (``error: the following file has staged content
+    different from both the`` / ``file and the HEAD:`` / ``    .chimera/memory.db``), so
+    picking one line cuts it mid-sentence; the lines are joined with single spaces instead,
+    and nothing is truncated. Empty output gives ``"exit N"`` (or ``"no output"``).
+    """
+    text = stderr.decode("utf-8", errors="replace") if isinstance(stderr, bytes) else stderr
+    joined = " ".join(text.split())
+    if joined:
+        return joined
+    return f"exit {exit_code}" if exit_code is not None else "no output"
+
+
 @dataclass(frozen=True, slots=True)
 class CommandResult:
     """The outcome of one command.

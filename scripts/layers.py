@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "protocols",
         "context",
         "atomic",
+        "localstate",
         "runner",
         "verifier",
     ),

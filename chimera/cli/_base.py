@@ -78,6 +78,16 @@ def resolve_root(value: str | None) -> Path:
     return root.resolve()
 
 
+def warn_tracked_state(root: Path) -> None:
+    """One warning line on stderr when git tracks files under ``root/.chimera`` (Chimera's
+    local state), with the command that untracks them; nothing otherwise."""
+    from chimera.localstate import tracked_warning
+
+    line = tracked_warning(root)
+    if line:
+        err(f"chimera: warning: {line}")
+
+
 def shown(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` when it lies under it (POSIX separators), else as is."""
     try:

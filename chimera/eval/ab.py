@@ -27,6 +27,7 @@ from chimera.errors import UsageError
 from chimera.eval.chain import Chain
 from chimera.eval.harness import ArmSettings, TaskRun, run_isolated
 from chimera.governance.audit import AuditLog, canonical_json, verify_audit_log
+from chimera.localstate import make_dirs
 from chimera.spec.yamlmodel import load_yaml_model
 from chimera.stats import mcnemar_exact, paired_bootstrap, wilson_interval
 
@@ -101,7 +102,7 @@ class ABStore:
         self.audit_path = self.dir / "audit.jsonl"
 
     def _audit(self) -> AuditLog:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.dir)
         return AuditLog(self.audit_path, "ab")
 
     def _events(self, event: str, name: str) -> list[dict[str, Any]]:
@@ -137,7 +138,7 @@ class ABStore:
                 "(register under a new name)"
             )
         folder = self.dir / reg.name
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
         atomic_write_text(folder / "registration.json", reg.model_dump_json(indent=2) + "\n")
         self._audit().append(
             "ab_registered",

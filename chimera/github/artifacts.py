@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from chimera.atomic import atomic_write_json, atomic_write_text
 from chimera.errors import ChimeraError
 from chimera.github.report import RunReport, write_report
+from chimera.localstate import make_dirs
 from chimera.orchestration.state import STATE_FILE, RunState, RunStore
 
 __all__ = [
@@ -184,7 +185,7 @@ def restore_run(folder: Path, root: Path, run_id: str) -> Path:
     dest = root / ".chimera" / "runs" / run_id
     if dest.exists():
         shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(dest.parent)
     shutil.copytree(src, dest)
     return dest
 

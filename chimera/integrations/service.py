@@ -23,6 +23,7 @@ from chimera.integrations.hub import ConnectorHub, estimate_tokens, schema_of
 from chimera.integrations.loader import CONNECTORS_DIR, ConnectorLoad, load_connectors
 from chimera.integrations.model import CONNECTOR_NAME, ConnectorContext
 from chimera.integrations.registry import ConnectorKindRegistry
+from chimera.localstate import make_dirs
 
 __all__ = ["ConnectorsReport", "ToolRow", "add_connector", "check_connectors", "list_connectors"]
 
@@ -189,7 +190,7 @@ def add_connector(
     entry[kind] = {k: v for k, v in settings.items() if v not in (None, [], (), {})}
     if include:
         entry["tools"] = {"include": list(include)}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     path.write_text(yaml.safe_dump({"connectors": [entry]}, sort_keys=False), encoding="utf-8")
     check = load_connectors(root, registry=registry)
     mine = [p for p in check.problems if p.file.endswith(f"/{name}.yaml")]
