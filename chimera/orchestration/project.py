@@ -175,9 +175,7 @@ class ProjectOrchestrator(CardLoop):
     def _guarded_loop(self, state: RunState, graph: TaskGraph) -> RunState:
         return self._guarded(state, graph, lambda: self._loop(state, graph))
 
-    def _guarded(
-        self, state: RunState, graph: TaskGraph, work: Callable[[], RunState]
-    ) -> RunState:
+    def _guarded(self, state: RunState, graph: TaskGraph, work: Callable[[], RunState]) -> RunState:
         """``work()`` (the card loop, or resume's revert and loop); an error that escapes it
         stops the run (``stopped``, reason ``crashed``, the error as its detail) before it
         propagates, so a failed run is never left marked ``running``. The card in flight

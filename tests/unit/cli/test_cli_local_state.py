@@ -74,5 +74,3 @@ def test_memory_add_on_a_fresh_checkout_writes_the_ignore_file_first(repo: Path)
     assert (repo / ".chimera" / "memory.db").is_file()
     git(repo, "add", "-A")
     assert git(repo, "diff", "--cached", "--name-only") == ""
-
-

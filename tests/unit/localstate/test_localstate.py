@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from chimera.cli import main
 from chimera.localstate import IGNORE_TEXT, make_dirs, tracked_files, tracked_warning
 from chimera.runner import stderr_line
 
