@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chimera.cli._base import CliParser, Subparsers, write_text_atomic
+from chimera.cli._base import CliParser, Subparsers, validate_config, write_text_atomic
 from chimera.errors import UsageError
 
 TIERS = ("episodic", "semantic", "persona")
@@ -87,6 +87,7 @@ def _manager(args: argparse.Namespace) -> Any:
 
     if not Path(args.root).is_dir():
         raise UsageError(f"--root {args.root}: not a directory")
+    validate_config(Path(args.root))
     return open_local(Path(args.root))
 
 
