@@ -387,7 +387,7 @@ def render_configuration() -> str:
         "Every setting is optional. Put them under `[tool.chimera]` in the project's",
         "`pyproject.toml`, or in a `chimera.toml` beside it with the same tables at the top",
         "level (`[check]` instead of `[tool.chimera.check]`) — one or the other. An unknown key",
-        "or a bad value is a one-line error naming the file and the key (with \"did you mean\"),",
+        'or a bad value is a one-line error naming the file and the key (with "did you mean"),',
         "never ignored, on every surface (`chimera check`, the pytest plugin and every command",
         "that works on a project validate the whole file); command-line flags override the",
         "file. `NAME` in a table's name is yours to choose.",

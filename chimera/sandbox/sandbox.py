@@ -54,6 +54,7 @@ from chimera.sandbox.layout import (
     unreadable_in_etc,
 )
 from chimera.sandbox.limits import SandboxLimits
+from chimera.sandbox.shims import manager_paths, missing_program_note
 from chimera.sandbox.workflow_commands import neutralize
 
 SandboxMode = Literal["auto", "bwrap", "scrubbed"]
@@ -268,6 +269,8 @@ class Sandbox:
         tools = self.toolchain
         if tools is None:
             tools = toolchain_paths(workspace=self.workspace, home=home)
+            # A version manager's shims need the manager and its versions (chimera.sandbox.shims).
+            tools = (*tools, *manager_paths(home=home, workspace=self.workspace))
         read_only = tuple(dict.fromkeys([*system, *tools, *self.visible]))
         etc_files, etc_dirs = unreadable_in_etc()
         homes = [home] if home is not None else []
@@ -376,4 +379,15 @@ class Sandbox:
             display=display,
             mode=self._mode,
         )
-        return dataclasses.replace(result, output=neutralize(result.output))
+        output = result.output
+        if self._probe is not None and result.exit_code == 127:
+            layout = self._layout()
+            note = missing_program_note(
+                command,
+                output,
+                home=_home(),
+                shown=(*layout.read_only, self.workspace, *self.extra_writable),
+            )
+            if note:
+                output = output.rstrip("\n") + "\n" + note + "\n"
+        return dataclasses.replace(result, output=neutralize(output))

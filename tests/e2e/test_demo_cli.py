@@ -39,3 +39,38 @@ def test_demo_runs_the_whole_loop(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_demo_refuses_an_existing_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--dir", str(tmp_path)]) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.bwrap
+def test_demo_passes_with_python3_behind_a_pyenv_like_shim_in_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What pyenv users meet (issue 38, row 3): `python3` on PATH is a script under the home
+    # folder that execs the manager, which runs the chosen version; the sandbox's home is
+    # empty, so before the fix `python3 -m unittest -q` exited 127 inside and the demo failed.
+    import sys
+
+    home = tmp_path / "home"
+    root = home / ".pyenv"
+    (root / "versions" / "3" / "bin").mkdir(parents=True)
+    (root / "versions" / "3" / "bin" / "python3").symlink_to(sys.executable)
+    (root / "version").write_text("3\n")
+    (root / "libexec").mkdir()
+    manager = root / "libexec" / "pyenv"
+    manager.write_text(
+        f'#!/bin/sh\nv=$(cat "{root}/version")\nshift\nprog="$1"\nshift\n'
+        f'exec "{root}/versions/$v/bin/$prog" "$@"\n'
+    )
+    (root / "shims").mkdir()
+    shim = root / "shims" / "python3"
+    shim.write_text(f'#!/bin/sh\nexec "{manager}" exec python3 "$@"\n')
+    manager.chmod(0o755)
+    shim.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{root / 'shims'}:/usr/local/bin:/usr/bin:/bin")
+
+    code = main(["demo", "--dir", str(tmp_path / "demo"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "demo: every step happened as described" in out
