@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from chimera.cli._base import Subparsers, err, write_text_atomic
+from chimera.cli._progress import StepBar
 
 
 def register(subparsers: Subparsers) -> None:
@@ -29,6 +30,7 @@ def register(subparsers: Subparsers) -> None:
     cont = sub.add_parser("continuous", help="a task chain, memory on vs off, paired")
     cont.add_argument("chain", nargs="?", default="inflection", help="chain file or shipped name")
     _common(cont)
+    cont.add_argument("--quiet", action="store_true", help="no progress on stderr")
     cont.set_defaults(handler=run_continuous_cmd)
     ab = sub.add_parser("ab", help="pre-registered paired A/B comparisons")
     ab_sub = ab.add_subparsers(dest="ab_command", required=True, metavar="STEP")
@@ -63,9 +65,12 @@ def run_continuous_cmd(args: argparse.Namespace) -> int:
     from chimera.eval.continuous import run_continuous
 
     chain = Chain.load(_chain_path(args.chain))
-    with tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp,
+        StepBar(f"continuous {chain.name}", quiet=args.quiet) as bar,
+    ):
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
-        report = run_continuous(chain, workdir, model=args.model)
+        report = run_continuous(chain, workdir, model=args.model, progress=bar)
     data = report.to_json()
     if args.out:
         out = Path(args.out)

@@ -118,7 +118,7 @@ def _demo(args: argparse.Namespace) -> int:
     state = run.state
     from chimera.cli.run import render_summary
 
-    out.write(f"Sandbox: {run.sandbox}\n\n")
+    # The sandbox's full description once (in the first summary); later summaries name the mode.
     out.write("== 1. The run pauses at the human checkpoint\n")
     out.write(render_summary(state, sandbox=run.sandbox) + "\n\n")
     ok = True
@@ -146,7 +146,7 @@ def _demo(args: argparse.Namespace) -> int:
         )
         approved = approve_run(again, by=APPROVER)
         state = approved.state
-        out.write(render_summary(state, sandbox=approved.sandbox) + "\n\n")
+        out.write(render_summary(state) + "\n\n")
         if state.status is not RunStatus.DONE:
             err("chimera demo: the approved run did not reach its goal")
             ok = False

@@ -1,6 +1,7 @@
 """``chimera memory``: inspect and edit the project's memory (``.chimera/memory.db``).
 
-* ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones);
+* ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones; ``--json``: one
+  object, ``{"items": [...]}``);
 * ``show ID [--json]``: one item with its history;
 * ``add TEXT [--tier semantic|episodic|persona] [--by NAME]``: a person's memory (trusted;
   persona only here);
@@ -39,11 +40,13 @@ def register(subparsers: Subparsers) -> None:
     listing = sub.add_parser("list", parents=[common], help="list memories")
     listing.add_argument("--tier", choices=TIERS)
     listing.add_argument("--all", action="store_true", help="include forgotten items")
-    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    listing.add_argument(
+        "--json", action="store_true", help='print one JSON object: {"items": [...]}'
+    )
     listing.set_defaults(handler=_list)
     show = sub.add_parser("show", parents=[common], help="one memory and its history")
     show.add_argument("id")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
     show.set_defaults(handler=_show)
     add = sub.add_parser(
         "add", parents=[common], help="remember TEXT (written by a person: trusted)"
@@ -100,17 +103,19 @@ def _list(args: argparse.Namespace) -> int:
 
     tiers = [Tier(args.tier)] if args.tier else None
     items = _manager(args).store.items(tiers, include_deleted=args.all)
+    if args.json:
+        # One object, as every --json of the CLI (docs/reference/cli.md).
+        listing = {"items": [item.to_json() for item in items]}
+        sys.stdout.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        return 0
     for item in items:
-        if args.json:
-            sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
-            continue
         mark = " (forgotten)" if item.deleted else ""
         text = " ".join(item.text.split())
         sys.stdout.write(
             f"{item.id}  {item.tier.value:<8}  {item.provenance:<7}  uses {item.uses:<3}  "
             f"{text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
         )
-    if not items and not args.json:
+    if not items:
         sys.stdout.write("no memories\n")
     return 0
 

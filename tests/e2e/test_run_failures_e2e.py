@@ -66,6 +66,8 @@ def test_a_tracked_memory_database_is_explained_and_does_not_break_the_run(
         "git commit -m 'Stop tracking .chimera'"
     ]
     assert db.is_file()
+    # The sandbox's long description once per run (in the summary).
+    assert (out + err).count("own pid namespace") == 1, out + err
 
 
 def test_an_internal_git_failure_is_exit_3_and_the_run_is_not_left_running(
@@ -90,3 +92,15 @@ def test_an_internal_git_failure_is_exit_3_and_the_run_is_not_left_running(
     assert state["status"] == "stopped"
     assert state["stop_reason"] == "crashed"
     assert "chimera resume t2" in state["stop_detail"]
+
+
+@pytest.mark.slow
+def test_solve_prints_the_sandbox_description_once(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["solve", "fix the balance", "--root", str(project), "--model", SCRIPT])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), err
+    assert (out + err).count("own pid namespace") == 1, out + err
+    assert "sandbox: bwrap: no network, own pid namespace" in out  # the summary's line
+    assert err.splitlines()[0].endswith("; sandbox: bwrap")  # the live start line

@@ -67,9 +67,13 @@ def test_one_round_replaces_the_skill_through_the_gate_within_budget(
     script.write_text(yaml.safe_dump({"turns": [{"purpose": "plan", "text": f"```\n{BODY}\n```"}]}))
     code = main(["evolve", "--chain", str(SHIPPED / "chain.yaml"), "--model", f"scripted:{script}",
                  "--max-metric-calls", "12", "--root", str(tmp_path)])  # fmt: skip
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 0, out
     assert "inflection-conventions: replaced" in out
+    # Progress, one plain line per re-run (not a terminal), out of the round's bound.
+    steps = [line for line in err.splitlines() if line.startswith("chimera: evolve [")]
+    assert steps and all(line.split("] ", 1)[1].startswith("re-run ") for line in steps)
+    assert all(line.startswith("chimera: evolve [") and "/12] " in line for line in steps)
     skill = store.get("inflection-conventions")
     assert skill is not None and skill.version == 2 and "[ordinal-rule]" in skill.body
     (run_dir,) = (tmp_path / ".chimera" / "runs").iterdir()
