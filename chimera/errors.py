@@ -7,6 +7,7 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ChimeraError
     ├── UsageError              bad command-line or option value (CLI exit 2)
     ├── ConfigError             invalid ``[tool.chimera]`` / ``chimera.toml``
+    │   └── FileProblems            a YAML file of Chimera's own formats: every problem found
     ├── MissingExtraError       a feature needs an optional extra that is not installed
     ├── SpecError               a Spec failed validation; carries every SpecProblem found
     │   └── CrewError           a crew file failed validation (same problems, same shape)
@@ -70,6 +71,22 @@ class UsageError(ChimeraError):
 
 class ConfigError(ChimeraError):
     """The configuration is invalid; the message reads ``file: key: message``."""
+
+
+class FileProblems(ConfigError):
+    """A YAML file of one of Chimera's own formats (a scripted model, a benchmark chain, a task
+    family, an A/B registration) failed validation.
+
+    ``problems`` holds every problem found in the one pass (``file:line:col: message`` each,
+    in file order); the message is the first, with ``(and N more)``. The CLI prints each
+    problem on its own line.
+    """
+
+    def __init__(self, problems: list[SpecProblem]) -> None:
+        self.problems = list(problems)
+        first = str(self.problems[0]) if self.problems else "invalid file"
+        more = len(self.problems) - 1
+        super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
 
 
 class MissingExtraError(ChimeraError):

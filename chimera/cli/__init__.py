@@ -11,7 +11,8 @@ red); 2 for bad usage, an invalid spec or another Chimera error; 3 for an intern
 (an unexpected exception, or an :class:`~chimera.errors.InternalError` such as a failed git
 command on Chimera's own snapshot store);
 130 when interrupted. Errors are one line on stderr, never a traceback (set
-``CHIMERA_DEBUG=1`` to see the traceback of an internal error).
+``CHIMERA_DEBUG=1`` to see the traceback of an internal error); a file validated in one pass
+(a Spec, a scripted model, a crew) gets one such line per problem.
 """
 
 from __future__ import annotations
@@ -102,7 +103,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"chimera: internal error: {exc}")
         return EXIT_INTERNAL
     except ChimeraError as exc:
-        _err(f"chimera: error: {exc}")
+        # A file validated in one pass (a Spec, a scripted model, a crew...): every problem,
+        # each on its own line at file:line:col.
+        problems = getattr(exc, "problems", None)
+        if isinstance(problems, list) and len(problems) > 1:
+            for problem in problems:
+                _err(f"chimera: error: {problem}")
+        else:
+            _err(f"chimera: error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         _err("chimera: interrupted")

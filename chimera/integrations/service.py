@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, Literal
 
 import yaml
 
-from chimera.errors import UsageError
+from chimera.errors import SpecProblem, UsageError
 from chimera.integrations.hub import ConnectorHub, estimate_tokens, schema_of
 from chimera.integrations.loader import CONNECTORS_DIR, ConnectorLoad, load_connectors
 from chimera.integrations.model import CONNECTOR_NAME, ConnectorContext
@@ -131,6 +132,7 @@ def check_connectors(
         MissingExtraError / ProviderError: token counting for ``model`` is unavailable.
     """
     load = load_connectors(root, rev=rev, registry=registry)
+    load.problems.extend(_missing_files(Path(root), load, rev))
     report = ConnectorsReport(load)
     if not start or load.problems:
         return report
@@ -153,6 +155,35 @@ def check_connectors(
                 )
             )
     return report
+
+
+def _missing_files(root: Path, load: ConnectorLoad, rev: str | None) -> list[SpecProblem]:
+    """A problem per project file a declaration names that does not exist (in the working
+    tree, or at ``rev``), at the declaration's place: found without starting anything."""
+    problems: list[SpecProblem] = []
+    for decl in load.connectors:
+        for field_name, rel in decl.kind.files():
+            if rev is None:
+                present = (root / rel).is_file()
+            else:
+                probe = subprocess.run(
+                    ["git", "-C", str(root), "cat-file", "-e", f"{rev}:{rel}"],
+                    capture_output=True,
+                    check=False,
+                )
+                present = probe.returncode == 0
+            if not present:
+                where = "in the project" if rev is None else f"at {rev}"
+                loc = decl.location
+                problems.append(
+                    SpecProblem(
+                        loc.file,
+                        loc.line,
+                        loc.col,
+                        f"connector '{decl.name}': {field_name}: {rel}: no such file {where}",
+                    )
+                )
+    return problems
 
 
 def list_connectors(root: Path, **options: Any) -> ConnectorsReport:

@@ -54,7 +54,7 @@ from chimera.sandbox.layout import (
     unreadable_in_etc,
 )
 from chimera.sandbox.limits import SandboxLimits
-from chimera.sandbox.shims import manager_paths, missing_program_note
+from chimera.sandbox.shims import missing_program_note
 from chimera.sandbox.workflow_commands import neutralize
 
 SandboxMode = Literal["auto", "bwrap", "scrubbed"]
@@ -269,8 +269,6 @@ class Sandbox:
         tools = self.toolchain
         if tools is None:
             tools = toolchain_paths(workspace=self.workspace, home=home)
-            # A version manager's shims need the manager and its versions (chimera.sandbox.shims).
-            tools = (*tools, *manager_paths(home=home, workspace=self.workspace))
         read_only = tuple(dict.fromkeys([*system, *tools, *self.visible]))
         etc_files, etc_dirs = unreadable_in_etc()
         homes = [home] if home is not None else []
