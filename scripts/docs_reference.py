@@ -11,7 +11,10 @@ The pages are derived, never copied by hand:
 * ``docs/reference/configuration.md`` — every ``[tool.chimera]`` key from the settings
   models (:class:`chimera.config.model.ChimeraConfig`), with the descriptions of their
   ``Attributes:`` docstrings;
-* ``docs/reference/action.md`` — the Action's inputs and outputs from ``action.yml``.
+* ``docs/reference/action.md`` — the Action's inputs and outputs from ``action.yml``;
+* ``docs/reference/patch-scan.md`` — the publish scan's table of files that make CI, bots or
+  a person's tools run code, from the table the scan itself uses
+  (:data:`chimera.github.scan.table.TABLE`, :func:`~chimera.github.scan.table.render_markdown`).
 
 Usage::
 
@@ -445,6 +448,34 @@ def render_action() -> str:
     return "\n".join(lines)
 
 
+def render_patch_scan() -> str:
+    from chimera.github.scan.table import render_markdown
+
+    lines = [
+        BANNER.format(source="chimera/github/scan/table.py"),
+        "# The patch scan's table",
+        "",
+        "Before publish pushes an agent's change, it scans the patch (see **Publishing** in",
+        "[Set up the Action and its App](../how-to/action.md#what-happens)). This table is the",
+        "one the scan uses: each class of file that makes CI, a bot or a person's tools run",
+        "code, why, and what a change to it gets. `block`: the patch is rejected and reported,",
+        "never pushed. `review`: the PR opens as a draft with the finding, never auto-merged.",
+        "",
+        "Paths are compared case-insensitively. Files whose verdict depends on what they say",
+        "(pytest's `addopts`, `pytest11` entry points, `pytest_plugins`, Renovate, VS Code",
+        "tasks, Read the Docs, `pyproject.toml`'s tables) are read on both sides of the",
+        "change: the row applies when what the file makes run differs. What a base workflow",
+        "`uses:` is read from the base commit, never from the patch. Secrets (known token",
+        "formats in any spelling, `.env*` files, private keys), binary files, oversized",
+        "patches and added code that fetches and executes or sends the environment are",
+        "judged by the scan's other rules, not listed here.",
+        "",
+        render_markdown().rstrip("\n"),
+        "",
+    ]
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------ driver
 
 PAGES: dict[str, Callable[[], str]] = {
@@ -452,6 +483,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/spec-format.md": render_spec_format,
     "reference/configuration.md": render_configuration,
     "reference/action.md": render_action,
+    "reference/patch-scan.md": render_patch_scan,
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -143,9 +144,13 @@ def test_decide_admits_then_queues_and_explains_refusals(
     gh_env("schedule", drain_event, **common)
     assert main(["action", "--mode", "drain"]) == 0
     assert repo.dispatches == []
-    repo.issues[1]["labels"].remove("chimera:running")
+    # Run 55 ends without an outcome: the drain's heal releases its claim, then starts #2.
+    repo.workflow_runs[55].update(status="completed", conclusion="failure")
     assert main(["action", "--mode", "drain"]) == 0
-    assert [d["inputs"] for d in repo.dispatches] == [{"issue-number": "2", "labeller": "bob"}]
+    assert "chimera:running" not in repo.issues[1]["labels"]
+    (sent,) = [d["inputs"] for d in repo.dispatches]
+    assert re.fullmatch(r"[0-9a-f]{16}", sent.pop("claim"))  # the claim only its run takes
+    assert sent == {"issue-number": "2", "labeller": "bob"}
     assert repo.dispatches[0]["workflow"] == "chimera-fix.yml"
 
 
