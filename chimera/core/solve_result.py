@@ -102,9 +102,11 @@ class SolveResult:
 
 def _report(result: SolveResult) -> str:
     cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
-    sandbox = result.sandbox_description or (
-        result.sandbox_mode + (" (weaker: no bubblewrap)" if result.sandbox_weaker else "")
-    )
+    sandbox = result.sandbox_mode + (" (weaker: no bubblewrap)" if result.sandbox_weaker else "")
+    if result.sandbox_description:
+        # The full description, once per run; a weaker mode still says so first.
+        described = result.sandbox_description
+        sandbox = f"{sandbox}; {described}" if result.sandbox_weaker else described
     lines = [
         f"outcome: {result.outcome}",
         f"attempts: {len(result.attempts)}"
