@@ -72,6 +72,21 @@ def word_safe_tail(tail: str, slack: int = WORD_SLACK) -> str:
     return tail if not found else tail[min(found) :]
 
 
+def clip_words(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace runs folded), cut after about ``limit`` characters
+    between two words and marked `` …`` when longer — never inside a word (a single word
+    running past the limit is kept whole up to its end). For progress and summary lines."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", limit // 2, limit + 1)
+    if cut < 0:
+        cut = flat.find(" ", limit)
+        if cut < 0:
+            return flat
+    return flat[:cut] + " …"
+
+
 def stderr_line(stderr: bytes | str, *, exit_code: int | None = None) -> str:
     """A failed tool's error output (git's, typically) as one line, whole.
 

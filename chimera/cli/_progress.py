@@ -15,24 +15,15 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from chimera.cli._base import err
+from chimera.runner import clip_words
 
 CAUSE_CHARS = 200
 """Characters of an attempt's cause shown live (cut on a word boundary, marked with ``…``)."""
 
 
 def clip(text: str, limit: int = CAUSE_CHARS) -> str:
-    """``text`` on one line, cut after about ``limit`` characters between two words and
-    marked `` …`` when longer — never inside a word (a word running past the limit is kept
-    whole)."""
-    flat = " ".join(str(text).split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat.rfind(" ", limit // 2, limit + 1)
-    if cut < 0:
-        cut = flat.find(" ", limit)
-        if cut < 0:
-            return flat
-    return flat[:cut] + " …"
+    """``text`` on one line, cut between words (:func:`chimera.runner.clip_words`)."""
+    return clip_words(text, limit)
 
 
 def progress_line(event: str, f: dict[str, Any], *, nested: bool = False) -> str | None:

@@ -110,3 +110,20 @@ def test_progress_lines_are_never_cut_inside_a_word() -> None:
     assert len(shown) <= 210
     assert clip("short cause") == "short cause"
     assert clip("x" * 300) == "x" * 300  # one word longer than the limit is kept whole
+
+
+def test_a_failed_steps_line_is_cut_between_words() -> None:
+    from chimera.core.agent import StepRecord
+
+    output = " ".join(f"assertion-{i}-failed-in-module" for i in range(30))
+    step = StepRecord(
+        index=3,
+        kind="tools",
+        ok=False,
+        calls=[{"name": "run_command", "arguments": "{}", "ok": False, "output": output}],
+    )
+    line = step.describe()
+    assert line.startswith("step 3: run_command({}): assertion-0-failed-in-module")
+    shown = line.split("): ", 1)[1]
+    assert shown.endswith(" …")
+    assert all(w in output.split(" ") for w in shown.removesuffix(" …").split(" "))
