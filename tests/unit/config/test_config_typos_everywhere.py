@@ -111,7 +111,7 @@ def test_the_pytest_plugin_refuses_a_typo_naming_file_and_key(
     assert errors == [f"ERROR: chimera: {message}"], result.errlines
 
 
-HEAVY = ("litellm", "github", "openai", "httpx", "aiohttp", "tiktoken", "unidiff", "dotenv")
+HEAVY = ("litellm", "github", "openai", "httpx", "aiohttp", "tiktoken", "unidiff", "dotenv", "rich")
 CONFTEST = """
 import json, sys
 from pathlib import Path
