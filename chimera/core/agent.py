@@ -121,8 +121,9 @@ class StepRecord:
         if bad is not None:
             first = str(bad["output"]).strip().splitlines()[0] if bad["output"] else "failed"
             # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
-            args = clip_words(cut_redacted(str(bad["arguments"]), 240), 120)
-            first = clip_words(cut_redacted(first, 400), 200)  # between words, never inside
+            # Arguments are code or JSON: cut at their limit. The message is prose: between words.
+            args = cut_redacted(str(bad["arguments"]), 120)
+            first = clip_words(cut_redacted(first, 400), 200)
             return f"step {self.index}: {bad['name']}({args}): {first}"
         names = ", ".join(c["name"] for c in self.calls)
         return f"step {self.index}: {names}"

@@ -21,6 +21,8 @@ def test_demo_runs_the_whole_loop(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "awaiting_approval — human_checkpoint" in out
     assert "run demo: done — goal_met" in out
     assert "demo: every step happened as described" in out
+    # The sandbox's long description once (the first summary), not once per summary.
+    assert out.count("own pid namespace") == 1, out
     state = json.loads((target / ".chimera/runs/demo/state.json").read_text())
     assert state["status"] == "done"
     assert state["approvals"][0]["by"] == "demo-reviewer"
