@@ -296,3 +296,12 @@ class SupportsReview(Protocol):
         summary: str,
         plan: str = "",
     ) -> ReviewOutcome: ...
+
+
+class StepProgress(Protocol):
+    """Where long work measured in steps reports how far it is (``chimera bench continuous``,
+    ``meta design``, ``evolve``): called as each step starts, with ``done`` steps finished of
+    ``total`` (an upper bound when the work may stop early) and a short ``label`` of the step
+    starting. The CLI draws it as a bar on a terminal and as plain lines otherwise."""
+
+    def __call__(self, done: int, total: int, label: str) -> None: ...

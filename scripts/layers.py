@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "context",
         "atomic",
         "confine",
+        "localstate",
         "runner",
         "verifier",
     ),

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from chimera.cli._base import Subparsers, err, write_text_atomic
+from chimera.cli._progress import StepBar
 
 
 def register(subparsers: Subparsers) -> None:
@@ -42,6 +43,7 @@ def register(subparsers: Subparsers) -> None:
         help="outcome files (from earlier --out runs) the scorecard reads",
     )  # fmt: skip
     _common(cont)
+    cont.add_argument("--quiet", action="store_true", help="no progress on stderr")
     cont.set_defaults(handler=run_continuous_cmd)
     ab = sub.add_parser("ab", help="pre-registered paired A/B comparisons")
     ab_sub = ab.add_subparsers(dest="ab_command", required=True, metavar="STEP")
@@ -84,9 +86,12 @@ def run_continuous_cmd(args: argparse.Namespace) -> int:
 
     chain = Chain.load(_chain_path(args.chain))
     family = _weakest_family(args, chain) if args.focus else None
-    with tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp,
+        StepBar(f"continuous {chain.name}", quiet=args.quiet) as bar,
+    ):
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
-        report = run_continuous(chain, workdir, model=args.model, family=family)
+        report = run_continuous(chain, workdir, model=args.model, family=family, progress=bar)
     data = report.to_json()
     if args.out:
         out = Path(args.out)

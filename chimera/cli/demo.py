@@ -158,13 +158,12 @@ def _run_demo(args: argparse.Namespace, root: Path, keep: bool) -> int:
     state = run.state
     from chimera.cli.run import render_summary
 
-    out.write(f"Sandbox: {run.sandbox}\n")
+    # The sandbox's full description once (in the first summary); later summaries name the mode.
     if not strict:
         out.write(
-            "  WEAKER: --sandbox scrubbed runs the model's commands with an allowlisted "
-            "environment only: no namespace, no filesystem or network isolation.\n"
+            "WEAKER: --sandbox scrubbed runs the model's commands with an allowlisted "
+            "environment only: no namespace, no filesystem or network isolation.\n\n"
         )
-    out.write("\n")
     out.write("== 1. The run pauses at the human checkpoint\n")
     out.write(render_summary(state, sandbox=run.sandbox) + "\n\n")
     ok = True
@@ -192,7 +191,7 @@ def _run_demo(args: argparse.Namespace, root: Path, keep: bool) -> int:
         )
         approved = approve_run(again, by=APPROVER)
         state = approved.state
-        out.write(render_summary(state, sandbox=approved.sandbox) + "\n\n")
+        out.write(render_summary(state) + "\n\n")
         if state.status is not RunStatus.DONE:
             err("chimera demo: the approved run did not reach its goal")
             ok = False

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from chimera.cli._base import Subparsers
+from chimera.cli._progress import StepBar
 from chimera.errors import UsageError
 
 
@@ -54,6 +55,7 @@ def register(subparsers: Subparsers) -> None:
         "--by", metavar="NAME", help="who adopts what passes the gate (default: current user)"
     )
     parser.add_argument("--root", metavar="DIR", help="the repository (default: current dir)")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run)
 
 
@@ -63,19 +65,21 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else Path.cwd()
     if not root.is_dir():
         raise UsageError(f"--root {args.root}: not a directory")
-    outcome = evolve(
-        EvolveRequest(
-            root=root,
-            chain=Path(args.chain),
-            model=args.model,
-            task_model=args.task_model,
-            skill=args.skill,
-            max_metric_calls=args.max_metric_calls,
-            budget_tokens=args.budget_tokens,
-            seed=args.seed,
-            by=args.by or getpass.getuser(),
+    with StepBar("evolve", quiet=args.quiet) as bar:
+        outcome = evolve(
+            EvolveRequest(
+                root=root,
+                chain=Path(args.chain),
+                model=args.model,
+                task_model=args.task_model,
+                skill=args.skill,
+                max_metric_calls=args.max_metric_calls,
+                budget_tokens=args.budget_tokens,
+                seed=args.seed,
+                by=args.by or getpass.getuser(),
+                progress=bar,
+            )
         )
-    )
     if outcome.summary is None or outcome.run_dir is None:
         sys.stdout.write("nothing to refine: no skill has recorded failures on this chain\n")
         return 0

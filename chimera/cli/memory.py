@@ -1,6 +1,7 @@
 """``chimera memory``: inspect and edit the project's memory (``.chimera/memory.db``).
 
-* ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones);
+* ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones; ``--json``: one
+  object, ``{"items": [...]}``);
 * ``show ID [--json]``: one item with its history;
 * ``add TEXT [--tier semantic|episodic|persona] [--by NAME]``: a person's memory (trusted;
   persona only here); prints ``add ID``, or ``noop ID`` when item ``ID`` already says it (a
@@ -23,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chimera.cli._base import CliParser, Subparsers, write_text_atomic
+from chimera.cli._base import CliParser, Subparsers, validate_config, write_text_atomic
 from chimera.errors import UsageError
 from chimera.governance.sanitize import one_line, sanitize
 
@@ -42,11 +43,13 @@ def register(subparsers: Subparsers) -> None:
     listing = sub.add_parser("list", parents=[common], help="list memories")
     listing.add_argument("--tier", choices=TIERS)
     listing.add_argument("--all", action="store_true", help="include forgotten items")
-    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    listing.add_argument(
+        "--json", action="store_true", help='print one JSON object: {"items": [...]}'
+    )
     listing.set_defaults(handler=_list)
     show = sub.add_parser("show", parents=[common], help="one memory and its history")
     show.add_argument("id")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
     show.set_defaults(handler=_show)
     add = sub.add_parser(
         "add",
@@ -95,6 +98,7 @@ def _manager(args: argparse.Namespace) -> Any:
 
     if not Path(args.root).is_dir():
         raise UsageError(f"--root {args.root}: not a directory")
+    validate_config(Path(args.root))
     return open_local(Path(args.root))
 
 
@@ -107,10 +111,12 @@ def _list(args: argparse.Namespace) -> int:
 
     tiers = [Tier(args.tier)] if args.tier else None
     items = _manager(args).store.items(tiers, include_deleted=args.all)
+    if args.json:
+        # One object, as every --json of the CLI (docs/reference/cli.md).
+        listing = {"items": [item.to_json() for item in items]}
+        sys.stdout.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        return 0
     for item in items:
-        if args.json:
-            sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
-            continue
         mark = " (forgotten)" if item.deleted else ""
         # One line per item whatever its fields hold (an imported item's id is data).
         text = one_line(item.text)
@@ -118,7 +124,7 @@ def _list(args: argparse.Namespace) -> int:
             f"{one_line(item.id, 40)}  {item.tier.value:<8}  {item.provenance:<7}  "
             f"uses {item.uses:<3}  {text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
         )
-    if not items and not args.json:
+    if not items:
         sys.stdout.write("no memories\n")
     return 0
 

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.cli._base import Subparsers
+from chimera.cli._base import Subparsers, validate_config
 from chimera.errors import UsageError
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ def _handle(args: argparse.Namespace) -> int:
     root = Path(args.root)
     if not root.is_dir():
         raise UsageError(f"--root {root}: not a directory")
+    validate_config(root)
     if args.schedules_command == "approve":
         return _approve(root, args)
     load = load_schedules(root)

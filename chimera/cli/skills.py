@@ -21,7 +21,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from chimera.cli._base import Subparsers
+from chimera.cli._base import Subparsers, resolve_root, validate_config
 from chimera.errors import UsageError
 
 
@@ -72,7 +72,9 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    return Path(args.root) if getattr(args, "root", None) else Path.cwd()
+    root = resolve_root(getattr(args, "root", None))
+    validate_config(root)
+    return root
 
 
 def run(args: argparse.Namespace) -> int:

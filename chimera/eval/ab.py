@@ -45,6 +45,7 @@ from chimera.eval.chain import Chain
 from chimera.eval.gates import MIN_PAIRS, sample_refusal
 from chimera.eval.harness import ArmSettings, TaskRun, run_isolated
 from chimera.governance.audit import AuditLog, canonical_json, verify_audit_log
+from chimera.localstate import make_dirs
 from chimera.spec.yamlmodel import load_yaml_model
 from chimera.stats import McNemar, mcnemar_exact, paired_bootstrap, wilson_interval
 
@@ -119,7 +120,7 @@ class ABStore:
         self.audit_path = self.dir / "audit.jsonl"
 
     def _audit(self) -> AuditLog:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.dir)
         return AuditLog(self.audit_path, "ab")
 
     def _events(self, event: str, name: str) -> list[dict[str, Any]]:
@@ -155,7 +156,7 @@ class ABStore:
                 "(register under a new name)"
             )
         folder = self.dir / reg.name
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
         atomic_write_text(folder / "registration.json", reg.model_dump_json(indent=2) + "\n")
         audit = self._audit()
         audit.append(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.errors import ChimeraError, UsageError
+from chimera.localstate import make_dirs
 
 log = logging.getLogger(__name__)
 _THREADS = threading.Lock()
@@ -37,7 +38,7 @@ def append_record(path: Path, record: Mapping[str, Any]) -> None:
     if data.count(b"\n") != 1:  # json.dumps escapes newlines; this guards the one-line rule
         raise ChimeraError(f"{path}: a record must serialise to one line")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
         with _THREADS, FileLock(str(path) + ".lock"):
             _cut_torn_tail(path)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

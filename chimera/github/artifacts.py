@@ -37,6 +37,7 @@ from chimera.errors import ChimeraError, HandoffError, UnsafePathError
 from chimera.github.carriers import ArtifactName, Branch, Commit, Login, RunId, WorkflowRun
 from chimera.github.handoff import describe_validation
 from chimera.github.report import RunReport, write_report
+from chimera.localstate import make_dirs
 from chimera.orchestration.state import STATE_FILE, RunState, RunStore
 
 __all__ = [
@@ -242,7 +243,7 @@ def restore_run(folder: Path, root: Path, run_id: str) -> Path:
         raise HandoffError(f"{state_path}: holds run {state.run_id[:80]!r}, not {run_id!r}")
     if dest.exists():
         shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(dest.parent)
     try:
         copy_tree(src, dest, what=f"{folder.name}/{RUN_DIR}")
     except UnsafePathError as exc:

@@ -35,6 +35,7 @@ from chimera.github.basecommit import sha256_text
 from chimera.github.branchcommit import ApiWriter, chimera_trust
 from chimera.github.carriers import run_label
 from chimera.github.render import Line, Section, Span, Trust, lines_section, trusted
+from chimera.localstate import make_dirs
 from chimera.memory.artifact import admit_artifact, derived_fact, outcome_text, proposal
 from chimera.memory.branch import DEFAULT_BRANCH, GitBranch, publish
 from chimera.memory.items import TRUSTED, JournalOp, OpKind, now
@@ -96,7 +97,7 @@ def _fresh_store(root: Path) -> MemoryStore:
     db = root / MEMORY_DB
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    db.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(db.parent)
     return MemoryStore(db)
 
 

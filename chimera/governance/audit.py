@@ -56,6 +56,7 @@ from chimera.governance.audit_chain import (
     canonical_json,
     verify_audit_log,
 )
+from chimera.localstate import make_dirs
 
 if TYPE_CHECKING:
     from chimera.governance.redactor import SecretRedactor
@@ -144,7 +145,7 @@ class AuditLog:
         self.redactor = redactor
         self._thread_lock = threading.Lock()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.path.parent)
         except OSError as exc:
             raise AuditError(f"{self.path}: cannot create the folder: {exc}") from exc
         self._file_lock = FileLock(str(self.path) + ".lock")

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from chimera.errors import ChimeraError
+from chimera.localstate import make_dirs
 from chimera.protocols import Experience
 
 _TOKEN_RE = re.compile(r"[a-z0-9_]{2,}")
@@ -72,7 +73,7 @@ class ExperienceBuffer:
         line = json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
         data = line.encode("utf-8")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.path.parent)
             with self._lock, self._file_lock:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.errors import ChimeraError
+from chimera.localstate import make_dirs
 from chimera.memory.items import (
     TAINTED,
     TRUSTED,
@@ -118,7 +119,7 @@ class MemoryStore:
     def __init__(self, path: Path | str) -> None:
         self.path = path
         if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(Path(path).parent)
         self._lock = threading.RLock()
         self.version = 0
         """Incremented by every write that changes items or vectors (caches key on it)."""

@@ -40,6 +40,7 @@ import yaml
 
 from chimera.atomic import atomic_write_text
 from chimera.errors import ChimeraError
+from chimera.localstate import make_dirs
 from chimera.migration.model import (
     Found,
     MigrationResult,
@@ -57,7 +58,7 @@ _DB_FILES = ("memory.db", "memory.db-wal", "memory.db-shm")
 
 
 def _copy_db(src_dir: Path, dst_dir: Path) -> None:
-    dst_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(dst_dir)
     for name in _DB_FILES:
         if (src_dir / name).is_file():
             shutil.copy2(src_dir / name, dst_dir / name)

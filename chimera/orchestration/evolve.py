@@ -24,6 +24,7 @@ from typing import Any
 from chimera.atomic import atomic_write_text
 from chimera.errors import UsageError
 from chimera.orchestration.session import SessionFactory
+from chimera.protocols import StepProgress
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class EvolveRequest:
     budget_tokens: int = 50_000
     seed: int = 0
     by: str = ""
+    progress: StepProgress | None = None
+    """Told as each re-run starts (at most ``max_metric_calls``)."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,13 @@ def evolve(request: EvolveRequest, factory: SessionFactory | None = None) -> Evo
     reflection = budgeted_backend(request.model, config, budget, audit=audit)
     redactor = SecretRedactor.from_environment(workspace=root)
     with tempfile.TemporaryDirectory(prefix="chimera-evolve-") as scratch:
-        rerunner = ChainRerunner(chain, Path(scratch), model=request.task_model)
+        rerunner = ChainRerunner(
+            chain,
+            Path(scratch),
+            model=request.task_model,
+            progress=request.progress,
+            most=request.max_metric_calls,
+        )
         outcome = refine_skill(
             parent, failing=failing, passing=passing, rerunner=rerunner, reflection=reflection,
             max_metric_calls=request.max_metric_calls, audit=audit, store=store,

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from chimera.atomic import atomic_write_json, atomic_write_text
 from chimera.confine import confined
 from chimera.errors import ChimeraError, UnsafePathError, UsageError
+from chimera.localstate import ensure_ignored, make_dirs
 
 RUNS_DIR = Path(".chimera") / "runs"
 STATE_FILE = "state.json"
@@ -153,16 +154,6 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-def ensure_ignored(chimera_dir: Path) -> None:
-    """Make git ignore ``.chimera/`` (run state, transcripts, snapshots): a ``.gitignore``
-    inside it holding ``*``, as pytest does for its cache, so ``git add -A`` never commits a
-    run's files and no user ``.gitignore`` needs editing."""
-    chimera_dir.mkdir(parents=True, exist_ok=True)
-    marker = chimera_dir / ".gitignore"
-    if not marker.exists():
-        atomic_write_text(marker, "# Created by Chimera: run state stays out of git.\n*\n")
-
-
 @contextmanager
 def _file_lock(path: Path, busy: str) -> Iterator[None]:
     from filelock import FileLock, Timeout
@@ -238,7 +229,7 @@ class RunStore:
             UsageError: another process holds either lock (names the run that holds it).
         """
         folder = self.run_dir(run_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
         with (
             workspace_lock(self.root, owner=f"run {run_id}"),
             _file_lock(

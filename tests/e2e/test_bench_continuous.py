@@ -34,6 +34,11 @@ def test_the_shipped_chain_reports_the_known_effect(tmp_path: Path) -> None:
     assert data["difference_on_minus_off"]["estimate"] == pytest.approx(0.5)
     assert data["difference_on_minus_off"]["low"] > 0
     assert (out / "continuous.svg").read_text().startswith("<svg")
+    # Not a terminal: one plain progress line per task run, both arms, then each arm's end.
+    steps = [line for line in proc.stderr.splitlines() if "continuous inflection-chain [" in line]
+    assert len(steps) == 26, proc.stderr
+    assert steps[0] == "chimera: continuous inflection-chain [0/24] on: t01-counted"
+    assert steps[-1] == "chimera: continuous inflection-chain [24/24] off: done"
     assert "memory on" in (out / "continuous.txt").read_text()
 
 

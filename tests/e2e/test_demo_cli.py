@@ -21,6 +21,8 @@ def test_demo_runs_the_whole_loop(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "awaiting_approval — human_checkpoint" in out
     assert "run demo: done — goal_met" in out
     assert "demo: every step happened as described" in out
+    # The sandbox's long description once (the first summary), not once per summary.
+    assert out.count("own pid namespace") == 1, out
     state = json.loads((target / ".chimera/runs/demo/state.json").read_text())
     assert state["status"] == "done"
     assert state["approvals"][0]["by"] == "demo-reviewer"
@@ -124,3 +126,36 @@ def test_keep_leaves_the_temporary_project(
     (kept,) = temp_root.iterdir()
     assert (kept / ".chimera" / "runs" / "demo" / "audit.jsonl").is_file()
     assert f"The project and its run folder stay in {kept}" in capsys.readouterr().out
+@pytest.mark.slow
+@pytest.mark.bwrap
+def test_demo_passes_with_python3_behind_a_pyenv_like_shim_in_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What pyenv users meet (issue 38, row 3): `python3` on PATH is a script under the home
+    # folder that execs the manager, which runs the chosen version; the sandbox's home is
+    # empty, so before the fix `python3 -m unittest -q` exited 127 inside and the demo failed.
+    import sys
+
+    home = tmp_path / "home"
+    root = home / ".pyenv"
+    (root / "versions" / "3" / "bin").mkdir(parents=True)
+    (root / "versions" / "3" / "bin" / "python3").symlink_to(sys.executable)
+    (root / "version").write_text("3\n")
+    (root / "libexec").mkdir()
+    manager = root / "libexec" / "pyenv"
+    manager.write_text(
+        f'#!/bin/sh\nv=$(cat "{root}/version")\nshift\nprog="$1"\nshift\n'
+        f'exec "{root}/versions/$v/bin/$prog" "$@"\n'
+    )
+    (root / "shims").mkdir()
+    shim = root / "shims" / "python3"
+    shim.write_text(f'#!/bin/sh\nexec "{manager}" exec python3 "$@"\n')
+    manager.chmod(0o755)
+    shim.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{root / 'shims'}:/usr/local/bin:/usr/bin:/bin")
+
+    code = main(["demo", "--dir", str(tmp_path / "demo"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "demo: every step happened as described" in out

@@ -60,11 +60,11 @@ def test_cli_memory_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     other = tmp_path / "other"
     other.mkdir()
     assert "imported 3 op(s)" in run(capsys, "import", str(export), "--root", str(other))[1]
-    lines = [
-        json.loads(x)
-        for x in run(capsys, "list", "--json", "--all", "--root", str(other))[1].splitlines()
-    ]
+    # --json is one object, as on every command (docs/reference/cli.md).
+    listing = json.loads(run(capsys, "list", "--json", "--all", "--root", str(other))[1])
+    lines = listing["items"]
     assert {x["provenance"] for x in lines} == {"tainted"} and len(lines) == 2
+    assert json.loads(run(capsys, "list", "--json", "--root", str(tmp_path / "other"))[1])
 
 
 def test_cli_memory_bad_input_is_one_line(

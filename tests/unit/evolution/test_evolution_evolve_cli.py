@@ -72,10 +72,14 @@ def test_the_shipped_chain_is_too_small_for_the_gate_to_replace_the_skill(
     script.write_text(yaml.safe_dump({"turns": [{"purpose": "plan", "text": f"```\n{BODY}\n```"}]}))
     code = main(["evolve", "--chain", str(SHIPPED / "chain.yaml"), "--model", f"scripted:{script}",
                  "--max-metric-calls", "12", "--root", str(tmp_path)])  # fmt: skip
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 0, out
     assert "inflection-conventions: kept_parent" in out
     assert "needs at least 5 paired tasks" in out
+    # Progress, one plain line per re-run (not a terminal), out of the round's bound.
+    steps = [line for line in err.splitlines() if line.startswith("chimera: evolve [")]
+    assert steps and all(line.split("] ", 1)[1].startswith("re-run ") for line in steps)
+    assert all(line.startswith("chimera: evolve [") and "/12] " in line for line in steps)
     skill = store.get("inflection-conventions")
     assert skill is not None and skill.version == 1
     (run_dir,) = (tmp_path / ".chimera" / "runs").iterdir()
