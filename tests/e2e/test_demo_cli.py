@@ -126,6 +126,8 @@ def test_keep_leaves_the_temporary_project(
     (kept,) = temp_root.iterdir()
     assert (kept / ".chimera" / "runs" / "demo" / "audit.jsonl").is_file()
     assert f"The project and its run folder stay in {kept}" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 @pytest.mark.bwrap
 def test_demo_passes_with_python3_behind_a_pyenv_like_shim_in_the_home_folder(
