@@ -7,7 +7,7 @@ An UPDATE keeps the id and writes a ``history`` row; a DELETE is a tombstone (th
 the only hard removal: tombstones first, then the least-used, oldest episodic items, then
 semantic ones — never persona.
 
-One module of about 410 lines on purpose: one SQLite schema and the class that owns it; split,
+One module of about 420 lines on purpose: one SQLite schema and the class that owns it; split,
 the SQL would sit apart from the tables it reads.
 """
 
@@ -31,6 +31,7 @@ from chimera.memory.items import (
     Tier,
     content_hash,
 )
+from chimera.memory.stopwords import IGNORED
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS items(
@@ -77,10 +78,15 @@ _COLUMNS = (
 )
 
 
-def fts_query(text: str, *, limit_terms: int = 32) -> str:
-    """An FTS5 ``MATCH`` expression: the distinct words of ``text`` quoted and OR-ed ('' when
-    there are none). Quoting keeps FTS5 operators in user text from being parsed."""
+def fts_query(text: str, *, limit_terms: int = 32, keep_stop_words: bool = False) -> str:
+    """An FTS5 ``MATCH`` expression: the distinct words of ``text`` quoted and OR-ed, stop
+    words and filler left out (:mod:`chimera.memory.stopwords`; ``keep_stop_words`` keeps them,
+    as before that list existed: the benchmark's baseline). '' when no word is left, so a
+    query of nothing but "what is the..." matches nothing. Quoting keeps FTS5 operators in
+    user text from being parsed."""
     words = list(dict.fromkeys(w.lower() for w in _FTS_WORD.findall(text) if len(w) > 1))
+    if not keep_stop_words:
+        words = [w for w in words if w not in IGNORED]
     return " OR ".join(f'"{w}"' for w in words[:limit_terms])
 
 
@@ -171,11 +177,17 @@ class MemoryStore:
         return [_row_item(r) for r in rows]
 
     def search(
-        self, query: str, k: int = 5, tiers: Iterable[Tier] | None = None
+        self,
+        query: str,
+        k: int = 5,
+        tiers: Iterable[Tier] | None = None,
+        *,
+        keep_stop_words: bool = False,
     ) -> list[tuple[float, MemoryItem]]:
         """The ``k`` live items BM25 ranks best for ``query``, best first, as ``(score,
-        item)`` with a score > 0 (higher is better)."""
-        match = fts_query(query)
+        item)`` with a score > 0 (higher is better). Stop words and filler in ``query`` match
+        nothing (``keep_stop_words``: they do, as before; the benchmark's baseline)."""
+        match = fts_query(query, keep_stop_words=keep_stop_words)
         if not match or k <= 0:
             return []
         where, args = self._where(tiers, False, prefix="i.")
