@@ -126,6 +126,7 @@ class Planning(SolveBase):
                 verdict=record.verdict.value,
                 signature=record.signature.digest if failed else "",
                 cause=record.cause if failed else "",
+                evidence=record.gist() if failed else "",
                 files_changed=record.files_changed,
                 added=record.added,
                 removed=record.removed,

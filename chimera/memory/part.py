@@ -25,25 +25,37 @@ from chimera.memory.store import MemoryStore
 from chimera.protocols import Experience, ExperienceStore, Recall
 
 MEMORY_DB = Path(".chimera") / "memory.db"
+TASK_CHARS = 300
+CAUSE_CHARS = 300
+EVIDENCE_CHARS = 420
+"""Bounds of an attempt item's parts (characters): task, cause, evidence gist."""
 
 
 def attempt_candidate(exp: Experience, redactor: SecretRedactor | None = None) -> Candidate:
-    """The episodic item of one attempt: verdict, task, evidence, diff stats, provenance
-    (secrets checked and redacted with ``redactor``, default the process environment's)."""
+    """The episodic item of one attempt: verdict, task, and for a failure why — its cause and
+    the gist of its evidence (:attr:`Experience.evidence`) — then diff stats and provenance
+    (secrets checked and redacted with ``redactor``, default the process environment's). Each
+    part is bounded (:data:`TASK_CHARS`, :data:`CAUSE_CHARS`, :data:`EVIDENCE_CHARS`)."""
     flat = " ".join(exp.task.split())
     # A task that names a credential anywhere keeps it whole, so the manager refuses the item
     # (memory never stores one); otherwise secret values are redacted before the cut, which
     # could keep a piece of one that no later check recognises.
-    task = flat if secret_in(flat, redactor) else cut_redacted(flat, 300, redactor=redactor)
+    task = flat if secret_in(flat, redactor) else cut_redacted(flat, TASK_CHARS, redactor=redactor)
     if exp.verdict == "passed" and exp.files_changed == 0:
         kind, head = "hollow", "hollow pass (verifier green, nothing changed)"
     elif exp.verdict == "passed":
         kind, head = "success", "passed"
     else:
         kind, head = ("hollow" if exp.verdict == "hollow" else "failure"), exp.verdict
-    evidence = f" — {exp.cause or exp.signature}" if exp.failed else ""
+    why = ""
+    if exp.failed:
+        # Why, not only that: the cause and the gist of the evidence (failing requirement,
+        # first error, first failing step), each bounded, redacted before any cut.
+        why = " — why: " + cut_redacted(exp.cause or exp.signature or exp.verdict, CAUSE_CHARS, redactor=redactor)
+        if exp.evidence:
+            why += "; " + cut_redacted(exp.evidence, EVIDENCE_CHARS, redactor=redactor)
     text = (
-        f"attempt {exp.attempt} {head} on: {task}{evidence} "
+        f"attempt {exp.attempt} {head} on: {task}{why} "
         f"[{exp.files_changed} file(s), +{exp.added} -{exp.removed}; "
         f"targets {', '.join(exp.targets) or 'none'}]"
     )

@@ -7,7 +7,7 @@ An UPDATE keeps the id and writes a ``history`` row; a DELETE is a tombstone (th
 the only hard removal: tombstones first, then the least-used, oldest episodic items, then
 semantic ones — never persona.
 
-One module of about 420 lines on purpose: one SQLite schema and the class that owns it; split,
+One module of about 450 lines on purpose: one SQLite schema and the class that owns it; split,
 the SQL would sit apart from the tables it reads.
 """
 
@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS items(
   last_used TEXT NOT NULL DEFAULT '',
   deleted INTEGER NOT NULL DEFAULT 0,
   evidence TEXT NOT NULL DEFAULT '',
-  kind TEXT NOT NULL DEFAULT 'note'
+  kind TEXT NOT NULL DEFAULT 'note',
+  supersedes TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS items_hash ON items(hash);
 CREATE TABLE IF NOT EXISTS history(
@@ -74,7 +75,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 _COLUMNS = (
     "id, tier, text, provenance, taint_sources, source_run, source_commit, created, updated, "
-    "uses, successes, deleted, evidence, kind"
+    "uses, successes, deleted, evidence, kind, supersedes"
 )
 
 
@@ -106,6 +107,7 @@ def _row_item(row: Sequence[Any]) -> MemoryItem:
         deleted=bool(row[11]),
         evidence=row[12],
         kind=row[13],
+        supersedes=row[14],
     )
 
 
@@ -139,9 +141,21 @@ class MemoryStore:
                 # synchronous=NORMAL; a crash may lose the last commits, never consistency.
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.executescript(_SCHEMA)
+            else:
+                self._upgrade()
             self._db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as exc:
             raise ChimeraError(f"{path}: cannot open the memory store: {exc}") from exc
+
+    def _upgrade(self) -> None:
+        """Add what a store written by an older Chimera lacks (the ``supersedes`` column);
+        a store that has it is not written to."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(items)")}
+        if "supersedes" not in columns:
+            with self._db:
+                self._db.execute(
+                    "ALTER TABLE items ADD COLUMN supersedes TEXT NOT NULL DEFAULT ''"
+                )
 
     def close(self) -> None:
         with self._lock:
@@ -200,6 +214,18 @@ class MemoryStore:
                 (match, *args, k),
             ).fetchall()
         return [(-float(r[-1]), _row_item(r[:-1])) for r in rows]
+
+    def changes(self, run: str) -> list[dict[str, str]]:
+        """The history rows written by ops of ``run``, oldest first, each with its
+        ``item_id`` (what the Action's agent job proposes besides its new items)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT item_id, op, old_text, new_text, provenance, evidence, run, ts FROM "
+                "history WHERE run = ? ORDER BY seq",
+                (run,),
+            ).fetchall()
+        keys = ("item_id", "op", "old_text", "new_text", "provenance", "evidence", "run", "ts")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def history(self, item_id: str) -> list[dict[str, str]]:
         """The item's history rows, oldest first."""
@@ -266,7 +292,8 @@ class MemoryStore:
                 return False
             cur = db.execute(
                 "INSERT INTO items(id, tier, text, hash, provenance, taint_sources, source_run,"
-                " source_commit, created, updated, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " source_commit, created, updated, kind, supersedes)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     op.id,
                     op.tier.value,
@@ -279,6 +306,7 @@ class MemoryStore:
                     op.ts,
                     op.ts,
                     op.kind,
+                    op.supersedes,
                 ),
             )
             db.execute("INSERT INTO items_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, op.text))
