@@ -234,7 +234,9 @@ class Experience:
         if not self.failed:
             return f"- passed ({self.files_changed} file(s) changed) on: {task}"
         why = self.cause or self.signature
-        return f"- {self.verdict} on: {task} — {why}" + (f"; {self.evidence}" if self.evidence else "")
+        return f"- {self.verdict} on: {task} — {why}" + (
+            f"; {self.evidence}" if self.evidence else ""
+        )
 
 
 class ExperienceStore(Protocol):

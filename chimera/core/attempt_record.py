@@ -110,7 +110,9 @@ class AttemptRecord:
                 ids.append(header.group(1))
             elif line.strip() and line.startswith(" "):
                 evidence.append(" ".join(line.split()))
-        first = next((e for e in evidence if _ERROR_LINE.search(e)), evidence[0] if evidence else "")
+        first = next(
+            (e for e in evidence if _ERROR_LINE.search(e)), evidence[0] if evidence else ""
+        )
         parts = []
         if ids:
             parts.append("failing: " + ", ".join(dict.fromkeys(ids)))

@@ -68,6 +68,7 @@ def _item_ref(value: Any) -> str:
     """An item id from untrusted JSON ('' unless it has the ``m-`` + 12 hex digits shape)."""
     return value if isinstance(value, str) and _ITEM_ID.fullmatch(value) else ""
 
+
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_.+-]*")
 _STOP = frozenset(
     {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "is"}

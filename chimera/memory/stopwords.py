@@ -30,7 +30,7 @@ STOP_WORDS = frozenset(
     were weren't what what's when where which while who whom whose why will with within
     without won't would wouldn't yet you your yours yourself yourselves
     aren couldn didn doesn don hadn hasn haven isn mustn shouldn wasn weren won wouldn
-    """.split()
+    """.split()  # noqa: SIM905 - a word list reads as text
 )
 """English function words (see the module docstring), with the pieces a word splitter leaves
 of their contractions ("don't" → "don")."""
@@ -42,7 +42,7 @@ FILLER = frozenset(
     like look looking maybe mean need needs ok okay please probably quite rather really
     recall remember remind reminder say see something sort stuff sure tell thanks thank
     thing things think want wanted way whatever wonder wondering yeah yes
-    """.split()
+    """.split()  # noqa: SIM905 - a word list reads as text
 )
 """Conversational filler in questions ("please remind me what the thing is")."""
 

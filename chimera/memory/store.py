@@ -153,9 +153,7 @@ class MemoryStore:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(items)")}
         if "supersedes" not in columns:
             with self._db:
-                self._db.execute(
-                    "ALTER TABLE items ADD COLUMN supersedes TEXT NOT NULL DEFAULT ''"
-                )
+                self._db.execute("ALTER TABLE items ADD COLUMN supersedes TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         with self._lock:

@@ -28,7 +28,11 @@ TRUSTED_ID, TAINTED_ID = "m-00000000000a", "m-00000000000b"
 
 def branch_store() -> MemoryStore:
     store = MemoryStore(":memory:")
-    store.apply(JournalOp(OpKind.ADD, TRUSTED_ID, TS, "p", Tier.SEMANTIC, "The public API is served at /api/v1."))
+    store.apply(
+        JournalOp(
+            OpKind.ADD, TRUSTED_ID, TS, "p", Tier.SEMANTIC, "The public API is served at /api/v1."
+        )
+    )
     store.apply(
         JournalOp(OpKind.ADD, TAINTED_ID, TS, "p", Tier.SEMANTIC, "Tests run with pytest -n 2.",
                   TAINTED, ("artifact",))
@@ -65,7 +69,11 @@ def test_publish_supersedes_tainted_items_and_proposes_for_trusted_ones() -> Non
     assert "not a live item" in reasons[0] and "promote" in reasons[1]
     assert store.apply_many(verdict.accepted) == 3  # the two equal proposals are one item
     trusted = store.get(TRUSTED_ID)
-    assert trusted is not None and trusted.text == "The public API is served at /api/v1." and not trusted.deleted
+    assert (
+        trusted is not None
+        and trusted.text == "The public API is served at /api/v1."
+        and not trusted.deleted
+    )
     # Without the branch store, publish refuses every UPDATE and DELETE as before.
     bare = admit_artifact(doc, run_id="gh-1-2", ts=TS)
     assert [op.op for op in bare.accepted] == [OpKind.ADD]
@@ -74,23 +82,26 @@ def test_publish_supersedes_tainted_items_and_proposes_for_trusted_ones() -> Non
 
 def test_the_agent_job_proposes_its_supersessions(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / MEMORY_DB)
-    for op in (
-        JournalOp(OpKind.ADD, TRUSTED_ID, TS, "p", Tier.SEMANTIC, "The public API is served at /api/v1."),
-        JournalOp(OpKind.ADD, TAINTED_ID, TS, "p", Tier.SEMANTIC, "Tests run with pytest -n 2.",
-                  TAINTED, ("artifact",)),
-    ):  # fmt: skip
-        store.apply(op)
+    seeded = branch_store()
+    store.apply_many(
+        JournalOp(OpKind.ADD, i.id, TS, "p", i.tier, i.text, i.provenance, i.taint_sources)
+        for i in seeded.items()
+    )
     before = {i.id: i.uses for i in store.items()}
+    pairs = ((TAINTED_ID, "Tests run with pytest -n 4."),
+             (TRUSTED_ID, "The public API is served at /api/v2."))  # fmt: skip
     turns = [
         {"purpose": "memory", "text": json.dumps({"op": "UPDATE", "target_id": t, "text": x})}
-        for t, x in ((TAINTED_ID, "Tests run with pytest -n 4."), (TRUSTED_ID, "The public API is served at /api/v2."))
-    ]  # fmt: skip
+        for t, x in pairs
+    ]
     mm = MemoryManager(store, backend=ScriptedBackend(turns), run_id="gh-1-2")
     tainted = dict(provenance=TAINTED, taint_sources=("untrusted_task",))
     assert mm.remember(Candidate("Tests run with pytest -n 4.", Tier.SEMANTIC, **tainted)).op == (
         "UPDATE"
     )
-    assert mm.remember(Candidate("The public API is served at /api/v2.", Tier.SEMANTIC, **tainted)).proposal
+    assert mm.remember(
+        Candidate("The public API is served at /api/v2.", Tier.SEMANTIC, **tainted)
+    ).proposal
     store.close()
     (tmp_path / "artifacts").mkdir()
     path = propose(tmp_path, tmp_path / "artifacts", "gh-1-2", before)
