@@ -7,6 +7,9 @@ from __future__ import annotations
 from chimera.core.attempts import AttemptRecord, Verdict, cap_text
 from chimera.core.solve_base import SolveBase
 from chimera.core.solve_prompts import MEMORY_TOKENS, PLAN_SYSTEM, REPLAN_SYSTEM
+
+MEMORY_AUDIT_CHARS = MEMORY_TOKENS * 4
+"""Cap on the memory block a ``plan`` / ``replan`` audit event records (characters)."""
 from chimera.core.solve_state import _Run, _Stop, model_name
 from chimera.errors import BudgetExceeded, ChimeraError
 from chimera.governance.sanitize import fence_untrusted
@@ -43,6 +46,9 @@ class Planning(SolveBase):
             model=model_name(self.ladder[rung]),
             plan=cap_text(plan, 2000),
             ledger=run.ledger.context() if replan else None,
+            # What the prompt held from memory (persona and recalled items, as rendered): the
+            # trajectory exporter carries it beside the attempts this plan led.
+            memory=cap_text(recalled, MEMORY_AUDIT_CHARS) if recalled else None,
         )
         return plan
 
