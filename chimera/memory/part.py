@@ -20,7 +20,7 @@ from typing import Any
 
 from chimera.governance.redactor import SecretRedactor, cut_redacted
 from chimera.memory.budget import ContextBudget, estimate_tokens
-from chimera.memory.embed import Embedder
+from chimera.memory.embed import Embedder, LiteLLMEmbedder
 from chimera.memory.items import TAINTED, TRUSTED, Candidate, OpKind, Tier, secret_in
 from chimera.memory.manager import MemoryCaps, MemoryManager
 from chimera.memory.reflect import MemoryReflection, reflect_run
@@ -87,6 +87,20 @@ def open_local(root: Path, *, caps: MemoryCaps | None = None) -> MemoryManager:
         caps=caps or MemoryCaps(),
         redactor=SecretRedactor.from_environment(workspace=root),
     )
+
+
+def configured_embedder(config: Any) -> Embedder | None:
+    """The embedder ``[memory] embedding_model`` names (through LiteLLM's ``embedding()``;
+    ``api_base`` from ``[memory] embedding_api_base``, else ``[models] api_base``), or ``None``
+    when it is not set: vectors are off by default and BM25 ranks alone."""
+    memory = getattr(config, "memory", None)
+    model = getattr(memory, "embedding_model", None)
+    if not model:
+        return None
+    base = getattr(memory, "embedding_api_base", None) or getattr(
+        getattr(config, "models", None), "api_base", None
+    )
+    return LiteLLMEmbedder(str(model), **({"api_base": base} if base else {}))
 
 
 class MemoryExperience:
@@ -190,6 +204,8 @@ class MemoryPart:
         if not self.enabled:
             return
         ladder = tuple(getattr(session, "ladder", ()) or ())
+        if self.embedder is None:
+            self.embedder = configured_embedder(getattr(session, "config", None))
         self.manager = MemoryManager(
             MemoryStore(Path(session.root) / MEMORY_DB),
             backend=ladder[0] if ladder and self.decide_with_model else None,
@@ -279,5 +295,6 @@ __all__ = [
     "MemoryPart",
     "PlanMemory",
     "attempt_candidate",
+    "configured_embedder",
     "open_local",
 ]
