@@ -7,13 +7,13 @@ from __future__ import annotations
 from chimera.core.attempts import AttemptRecord, Verdict, cap_text
 from chimera.core.solve_base import SolveBase
 from chimera.core.solve_prompts import MEMORY_TOKENS, PLAN_SYSTEM, REPLAN_SYSTEM
-
-MEMORY_AUDIT_CHARS = MEMORY_TOKENS * 4
-"""Cap on the memory block a ``plan`` / ``replan`` audit event records (characters)."""
 from chimera.core.solve_state import _Run, _Stop, model_name
 from chimera.errors import BudgetExceeded, ChimeraError
 from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import Experience, Message, Purpose
+
+MEMORY_AUDIT_CHARS = MEMORY_TOKENS * 4
+"""Cap on the memory block a ``plan`` / ``replan`` audit event records (characters)."""
 
 
 class Planning(SolveBase):

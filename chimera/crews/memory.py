@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.crews.agent import RoleAgent, RoleOutput
-
 from chimera.memory.items import TAINTED, TRUSTED, Candidate, Tier
 from chimera.memory.manager import MemoryManager, RememberResult
 
