@@ -73,7 +73,9 @@ def register(subparsers: Subparsers) -> None:
     proposals = sub.add_parser(
         "proposals", parents=[common], help="supersession proposals waiting for a person"
     )
-    proposals.add_argument("--json", action="store_true", help="one JSON object per line")
+    proposals.add_argument(
+        "--json", action="store_true", help='print one JSON object: {"proposals": [...]}'
+    )
     proposals.set_defaults(handler=_proposals)
     accept = sub.add_parser(
         "accept",
@@ -214,10 +216,11 @@ def memory_backend(root: Path, model: str | None) -> Any:
 def _proposals(args: argparse.Namespace) -> int:
     manager = _manager(args)
     found = manager.proposals()
+    if args.json:
+        listing = {"proposals": [item.to_json() for item in found]}
+        sys.stdout.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        return 0
     for item in found:
-        if args.json:
-            sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
-            continue
         target = manager.store.get(item.supersedes)
         verb = "forget" if item.kind == "proposed-delete" else "replace"
         old = " ".join(target.text.split())[:70] if target else "(gone)"
@@ -228,7 +231,7 @@ def _proposals(args: argparse.Namespace) -> int:
             f"[{item.provenance}: {', '.join(item.taint_sources) or '?'}; run "
             f"{item.source_run or '-'}]\n"
         )
-    if not found and not args.json:
+    if not found:
         sys.stdout.write("no proposals\n")
     return 0
 
