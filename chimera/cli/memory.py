@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.cli._base import CliParser, Subparsers, write_text_atomic
-from chimera.errors import ChimeraError, UsageError
+from chimera.errors import UsageError
 
 TIERS = ("episodic", "semantic", "persona")
 
@@ -172,6 +172,7 @@ def _show(args: argparse.Namespace) -> int:
 
 def _add(args: argparse.Namespace) -> int:
     from chimera.memory.items import Candidate, Tier
+    from chimera.orchestration.memory_model import memory_backend
 
     manager = _manager(args)
     if args.tier == "persona":
@@ -187,30 +188,6 @@ def _add(args: argparse.Namespace) -> int:
     if result.overruled:
         sys.stdout.write(f"  the model proposed {result.proposed}: {result.overruled}\n")
     return 0
-
-
-def memory_backend(root: Path, model: str | None) -> Any:
-    """The budgeted model deciding a person's write (``None`` when none is named or set)."""
-    from chimera.config import load_config
-    from chimera.providers import (
-        SCRIPTED_PREFIX,
-        TokenBudget,
-        budgeted_backend,
-        check_credentials,
-        load_dotenv_file,
-    )
-
-    config = load_config(root)
-    name = model or config.models.default
-    if not name:
-        return None
-    if not name.startswith(SCRIPTED_PREFIX):
-        load_dotenv_file(root)
-        try:
-            check_credentials(name, api_base=config.models.api_base_for(name))
-        except ChimeraError as exc:
-            raise UsageError(f"{exc} (or pass --no-model: every new text is then an ADD)") from exc
-    return budgeted_backend(name, config, TokenBudget.from_config(config.budget), max_tokens=400)
 
 
 def _proposals(args: argparse.Namespace) -> int:

@@ -65,7 +65,7 @@ def _handle(args: argparse.Namespace) -> int:
     by = str(args.by or getpass.getuser())
     backend = None
     if args.model:
-        from chimera.cli.memory import memory_backend
+        from chimera.orchestration.memory_model import memory_backend
 
         backend = memory_backend(root, args.model)
     result = migrate(args.tool, home, found, root, apply=args.apply, by=by, backend=backend)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,7 +180,7 @@ def run_crew(request: CrewRunRequest, *, audit: AuditLog, run_dir: Path) -> Crew
         task=cut_redacted(request.task, 2000, redactor=redactor),
         untrusted=request.untrusted,
     )
-    memory = _memory(request, audit, run_dir, model, make, run_budget) if request.memory else None
+    memory = _memory(request, audit, run_dir, model, run_budget) if request.memory else None
     runtime = CrewRuntime(backends.for_role, tools, audit, request.events, memory=memory)
     try:
         result = definition.build().run(request.task, runtime)
@@ -203,19 +202,19 @@ def _memory(
     audit: AuditLog,
     run_dir: Path,
     model: str,
-    make: Callable[[str], SupportsComplete],
     run_budget: TokenBudget,
 ) -> CrewMemory:
     """The crew's shared memory: the project's store, audited to the run's log, its decisions
     made by the crew's model on the run's budget (the same gate a single agent's run uses)."""
     from chimera.memory.part import open_local
-    from chimera.providers import BudgetedBackend
+    from chimera.orchestration.memory_model import DECISION_TOKENS
+    from chimera.providers import budgeted_backend
 
     manager = open_local(request.root)
     manager.audit = audit
     manager.run_id = run_dir.name
-    manager.backend = BudgetedBackend(
-        make(model), run_budget, model=model, default_max_tokens=400, audit=audit
+    manager.backend = budgeted_backend(
+        model, request.config, run_budget, audit=audit, max_tokens=DECISION_TOKENS
     )
     return CrewMemory(manager, tainted=request.untrusted)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from chimera.github.memory import propose
 from chimera.memory.artifact import admit_artifact
@@ -95,7 +96,7 @@ def test_the_agent_job_proposes_its_supersessions(tmp_path: Path) -> None:
         for t, x in pairs
     ]
     mm = MemoryManager(store, backend=ScriptedBackend(turns), run_id="gh-1-2")
-    tainted = dict(provenance=TAINTED, taint_sources=("untrusted_task",))
+    tainted: dict[str, Any] = {"provenance": TAINTED, "taint_sources": ("untrusted_task",)}
     assert mm.remember(Candidate("Tests run with pytest -n 4.", Tier.SEMANTIC, **tainted)).op == (
         "UPDATE"
     )
