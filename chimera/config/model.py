@@ -43,6 +43,7 @@ from chimera.config.check import CheckSettings, config_table
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
 from chimera.config.heldout import HeldOutConfig
+from chimera.config.memory import MemoryConfig
 from chimera.config.problems import describe, suggest
 from chimera.config.review import ReviewConfig
 from chimera.config.run import RunConfig
@@ -232,6 +233,8 @@ class ChimeraConfig(Section):
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     # Requirements the agent never sees (chimera.config.heldout).
     heldout: HeldOutConfig = Field(default_factory=HeldOutConfig)
+    # The memory's optional vector ranking (chimera.config.memory).
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.

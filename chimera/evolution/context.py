@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chimera.evolution.lifecycle import retrievable
 from chimera.evolution.playbook import Playbook
@@ -45,6 +45,9 @@ from chimera.protocols import (
     SupportsComplete,
     ToolSchema,
 )
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 SKILLS_DIR = Path(".chimera") / "skills"
 PLAYBOOK_FILE = Path(".chimera") / "playbook.md"
@@ -271,12 +274,16 @@ class EvolutionPart:
         self.context = context
         self.audit: AuditSink | None = None
         self._shown: dict[str, LearnedBlock] = {}
+        self._last = ""
+        self._root: Path | None = None
+        self._redactor: SecretRedactor | None = None
 
     def attach(self, session: Any) -> None:
         """Open the context on ``session.root``; events go to ``session.audit``."""
         if not self.enabled:
             return
         self.audit = getattr(session, "audit", None)
+        self._root = Path(session.root)
         if self.context is None:
             extra: dict[str, Any] = {"budget": self.budget} if self.budget is not None else {}
             experience = getattr(session, "experience", None)
@@ -289,21 +296,32 @@ class EvolutionPart:
         return replace(deps, ladder=tuple(LearnedContextBackend(b, self) for b in deps.ladder))
 
     def block_for(self, query: str) -> LearnedBlock:
-        """The block for ``query`` (audited once per distinct block)."""
+        """The block for ``query``, audited as a ``learning_context`` event (with its text,
+        redacted) whenever it differs from the block audited last, so the latest such event
+        before a call is the block that call held (what the trajectory exporter reads)."""
         if self.context is None:
             return LearnedBlock("")
         block = self.context.render(query)
-        if block.text and block.text not in self._shown:
-            self._shown[block.text] = block
-            if self.audit is not None:
-                self.audit.append(
-                    "learning_context",
-                    skills=[{"name": n, "version": v, "trusted": t} for n, v, t in block.skills],
-                    bullets=list(block.bullets),
-                    tokens=block.tokens,
-                    shares=dict(block.shares),
-                )
+        if block.text:
+            self._shown.setdefault(block.text, block)
+        if block.text != self._last and self.audit is not None:
+            self._last = block.text
+            self.audit.append(
+                "learning_context",
+                skills=[{"name": n, "version": v, "trusted": t} for n, v, t in block.skills],
+                bullets=list(block.bullets),
+                tokens=block.tokens,
+                shares=dict(block.shares),
+                text=self._redact(block.text),
+            )
         return block
+
+    def _redact(self, text: str) -> str:
+        from chimera.governance.redactor import SecretRedactor
+
+        if self._redactor is None:
+            self._redactor = SecretRedactor.from_environment(workspace=self._root)
+        return self._redactor.redact(text)[0]
 
     def finish(self, session: Any, result: Any) -> dict[str, Any]:
         """End of the session: the run's use of skills and bullets, counted and applied by the

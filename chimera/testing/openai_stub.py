@@ -5,6 +5,9 @@ It speaks enough of the OpenAI REST API for LiteLLM (``model="openai/<name>"``,
 
 * ``POST /v1/chat/completions`` (non-streaming): the next scripted reply for the requested
   model, as text and/or tool calls with the given usage numbers;
+* ``POST /v1/embeddings``: a vector per input — the one set with
+  :meth:`OpenAIStubServer.add_embedding` for that text, else a deterministic feature-hashing
+  vector of its words (``embedding_dim`` long), so texts sharing words point alike;
 * ``GET /v1/models``: the models that have replies;
 * faults, queued and consumed in order before replies: an HTTP status (429 with
   ``retry-after``, 500, 401, 400 with an error ``code``...) and/or a delay (to provoke
@@ -25,8 +28,10 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -157,8 +162,11 @@ class _Handler(OneShotHandler):
         stub = self._owner
         body = self._read_body()
         stub._record(self, body)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/v1/embeddings"):
             self._error(404, f"no route for POST {self.path}")
+            return
+        if self.path.rstrip("/") == "/v1/embeddings":
+            self._embeddings(body)
             return
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             self._error(400, "the body must be a JSON object with 'messages'")
@@ -187,6 +195,32 @@ class _Handler(OneShotHandler):
             return
         self._send_json(200, stub._completion_body(model, body, reply))
 
+    def _embeddings(self, body: Any) -> None:
+        stub = self._owner
+        raw = body.get("input") if isinstance(body, dict) else None
+        texts = [raw] if isinstance(raw, str) else raw
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            self._error(400, "the body must be a JSON object with 'input': a string or strings")
+            return
+        expected = f"Bearer {stub.api_key}"
+        if stub.api_key is not None and self.headers.get("Authorization", "") != expected:
+            self._error(401, "Incorrect API key provided", "invalid_api_key")
+            return
+        data = [
+            {"object": "embedding", "index": i, "embedding": stub.embedding(text)}
+            for i, text in enumerate(texts)
+        ]
+        tokens = sum(_estimate_tokens(t) for t in texts)
+        self._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": str(body.get("model", "")),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
+
 
 class OpenAIStubServer(LocalServer):
     """A threaded OpenAI-compatible stub on ``127.0.0.1`` (an ephemeral port).
@@ -196,6 +230,7 @@ class OpenAIStubServer(LocalServer):
             ``openai/`` prefix): one :class:`StubReply` or several, served in order; once a
             model's queue is empty, the reply served last repeats.
         api_key: when set, requests without ``Authorization: Bearer <api_key>`` get a 401.
+        embedding_dim: the length of the hashed vectors ``/v1/embeddings`` answers with.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`.
     """
@@ -205,8 +240,11 @@ class OpenAIStubServer(LocalServer):
         replies: Mapping[str, StubReply | Iterable[StubReply]] | None = None,
         *,
         api_key: str | None = None,
+        embedding_dim: int = 32,
     ) -> None:
         self.api_key = api_key
+        self.embedding_dim = embedding_dim
+        self._vectors: dict[str, list[float]] = {}
         self._lock = threading.Lock()
         self._replies: dict[str, deque[StubReply]] = {}
         self._last: dict[str, StubReply] = {}
@@ -235,6 +273,29 @@ class OpenAIStubServer(LocalServer):
         served last repeats."""
         with self._lock:
             self._replies.setdefault(model, deque()).extend(replies)
+
+    def add_embedding(self, text: str, vector: Iterable[float]) -> None:
+        """Answer ``/v1/embeddings`` for exactly ``text`` with ``vector`` (any length; every
+        vector a test compares should have the same one)."""
+        with self._lock:
+            self._vectors[text] = [float(v) for v in vector]
+
+    def embedding(self, text: str) -> list[float]:
+        """The vector ``/v1/embeddings`` answers for ``text`` (see the module docstring)."""
+        with self._lock:
+            if text in self._vectors:
+                return list(self._vectors[text])
+        vec = [0.0] * self.embedding_dim
+        for word in re.findall(r"\w+", text.lower()):
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            vec[int.from_bytes(digest[:4], "little") % self.embedding_dim] += (
+                1.0 if digest[4] & 1 else -1.0
+            )
+        return vec
+
+    def embedding_requests(self) -> list[RecordedRequest]:
+        """The ``/v1/embeddings`` requests received."""
+        return [r for r in self.requests if r.path.rstrip("/") == "/v1/embeddings"]
 
     def add_fault(self, *faults: StubFault) -> None:
         """Queue faults; each is consumed by the next request for its model (or any)."""
