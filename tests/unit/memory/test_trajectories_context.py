@@ -63,7 +63,8 @@ def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / ".chimera" / "playbook.md").write_text(BOOK)
     SkillStore(root / ".chimera" / "skills").mint(
         LearnedSkill("calc-totals", "Totals in calc.py: add total next to add.",
-                     "[calc-rule] total sums a list with the builtin sum.\n", trusted=True)
+                     "[calc-rule] total sums a list with the builtin sum.\n", trusted=True,
+                     tested="re-run gate: 5 gained, 0 lost", accepted_by="alice")
     )  # fmt: skip
     return root
 
