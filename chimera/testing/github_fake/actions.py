@@ -50,7 +50,7 @@ class Actions(Resource):
                 "updated_at": a["created_at"],
                 "workflow_run": {"id": run},
             }
-            for a in repo.artifacts.get(run, [])
+            for a in self.fake.artifacts_of(repo, run)
             if req.query.get("name") in (None, a["name"])
         ]
         return FakeResponse(200, {"total_count": len(items), "artifacts": items})
@@ -60,8 +60,9 @@ class Actions(Resource):
         repo = self.repo(req)
         if req.login is None:
             raise HttpError(401, "Requires authentication")
-        for arts in repo.artifacts.values():
-            for art in arts:
+        runs = set(repo.artifacts) | set(repo.workflow_runs) | self.fake.stored_runs(repo)
+        for run in sorted(runs):
+            for art in self.fake.artifacts_of(repo, run):
                 if art["id"] == req.number("aid"):
                     return FakeResponse(200, raw=art["data"], content_type="application/zip")
         raise HttpError(404, "Not Found")
