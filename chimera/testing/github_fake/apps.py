@@ -69,7 +69,7 @@ class FakeApp:
 class Apps(Resource):
     def _app(self, req: FakeRequest) -> FakeApp:
         """The App whose JWT signs ``req`` (401 for anything else)."""
-        scheme, _, token = req.headers.get("Authorization", "").strip().partition(" ")
+        scheme, _, token = req.header("Authorization").strip().partition(" ")
         if scheme.lower() != "bearer" or token.count(".") != 2:
             raise HttpError(401, _JWT_ERROR)
         import jwt  # lazily: PyJWT comes with PyGithub, the fake stays light to import
@@ -202,6 +202,6 @@ class Apps(Resource):
         who = req.identity
         if who is None or who.kind is not TokenKind.APP:
             raise HttpError(401, "Bad credentials")
-        token = req.headers.get("Authorization", "").strip().partition(" ")[2].strip()
+        token = req.header("Authorization").strip().partition(" ")[2].strip()
         self.fake.revoke_token(token)
         return FakeResponse(204)
