@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import resource
 import shutil
 import socket
 import subprocess
@@ -68,6 +69,8 @@ class ActRun:
         run_id / attempt: ``github.run_id`` and ``github.run_attempt``.
         returncode: act's exit status (non-zero when a job failed).
         seconds: wall-clock time of the run.
+        cpu_seconds: user + system CPU time of act and every process it waited for (the
+            steps): the run's cost independent of how busy the machine was.
         jobs: job id → ``success``, ``failure`` or ``skipped``, for every job act started
             (a job whose ``if:`` was false is ``skipped``; one never reached is absent).
         outputs: ``job/step-id`` → the outputs the step set (a composite action's inner
@@ -81,6 +84,7 @@ class ActRun:
     attempt: int
     returncode: int
     seconds: float
+    cpu_seconds: float
     jobs: Mapping[str, str]
     outputs: Mapping[str, Mapping[str, str]]
     log: Path
@@ -251,7 +255,7 @@ class ActRunner:
         cmd = self.command(
             workflow, event, event_file, secret_file, env=values, actor=actor, job=job
         )
-        started = time.monotonic()
+        started, usage = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
         with log.open("w", encoding="utf-8") as out:
             proc = subprocess.run(
                 cmd,
@@ -264,8 +268,12 @@ class ActRunner:
                 check=False,
             )
         seconds = time.monotonic() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
         jobs, outputs = _parse(log)
-        return ActRun(workflow, event, run_id, attempt, proc.returncode, seconds, jobs, outputs, log)
+        return ActRun(
+            workflow, event, run_id, attempt, proc.returncode, seconds, cpu, jobs, outputs, log
+        )
 
 
 def _as_list(value: Any) -> list[str]:
@@ -314,11 +322,15 @@ def triggered_by(workflow: Path, event: str, payload: Mapping[str, Any]) -> bool
     # PyYAML reads the bare key `on` as the boolean True (YAML 1.1).
     on = data.get("on", data.get(True)) if isinstance(data, dict) else None
     if isinstance(on, str | list):
-        return event in _as_list(on)
+        named = Path(str(payload.get("workflow", workflow.name))).name == workflow.name
+        return event in _as_list(on) and (event != "workflow_dispatch" or named)
     if not isinstance(on, dict):
         raise ValueError(f"{workflow}: no `on:` triggers")
     if event not in on:
         return False
+    if event == "workflow_dispatch" and payload.get("workflow"):
+        # A dispatch names its workflow file; only that one runs.
+        return Path(str(payload["workflow"])).name == workflow.name
     config = on[event] or {}
     if not isinstance(config, dict):
         return True

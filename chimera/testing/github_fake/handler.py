@@ -73,6 +73,8 @@ class Handler(OneShotHandler):
             self.send(fake.git.serve(req, raw))
             return
         fault = fake.take_fault(method, path)
+        if fault is not None and fault.before is not None:
+            fault.before()
         if fault is not None and fault.delay > 0 and fake.stopping.wait(fault.delay):
             return
         if fault is not None and fault.status is not None and not fault.after_write:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -155,6 +155,9 @@ class FakeFault:
         after_write: perform the request first, then answer with ``status`` (a lost reply).
         secondary_rate_limit: answer with GitHub's secondary-rate-limit message.
         times: how many requests it affects.
+        before: called (in the server's thread) before the request is answered: a test's
+            side effect at a chosen point of a run it does not drive itself (``status=None``
+            to answer normally afterwards).
     """
 
     method: str = "*"
@@ -165,6 +168,7 @@ class FakeFault:
     after_write: bool = False
     secondary_rate_limit: bool = False
     times: int = 1
+    before: Callable[[], None] | None = None
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method in ("*", method)) and re.search(self.path, path) is not None

@@ -49,9 +49,16 @@ from typing import Any
 import pytest
 import yaml
 
+from chimera.github.summary import parse_marker
 from chimera.testing import OpenAIStubServer, StubReply, StubToolCall
 from chimera.testing.act import ActRun, ActRunner, act_binary, triggered_by, workflow_files
-from chimera.testing.github_fake import FakeRepo, GitHubFake, RepoEvent, make_bare_remote
+from chimera.testing.github_fake import (
+    FakeRepo,
+    GitHubFake,
+    RepoEvent,
+    make_bare_remote,
+    push_branch,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 STAND_INS = Path(__file__).resolve().parent / "actions"
@@ -168,7 +175,9 @@ def _process_env(home: Path) -> dict[str, str]:
     """act's own environment (every step inherits it): the system's PATH with the folders of
     node, git and bwrap, a home of its own, pip's index settings and cache; nothing else of
     this process (its virtual environment, GITHUB_*, CHIMERA_*, keys)."""
-    folders = [str(Path(found).parent) for t in ("node", "git", "bwrap") if (found := shutil.which(t))]
+    folders = [
+        str(Path(found).parent) for t in ("node", "git", "bwrap") if (found := shutil.which(t))
+    ]
     path = ":".join(dict.fromkeys([*_SYSTEM_PATH.split(":"), *folders]))
     env = {
         "PATH": path,
@@ -234,7 +243,9 @@ class ActWorld:
 
     def script_writes(self, files: dict[str, str]) -> None:
         """The plan / act / act / review turns of a card that writes ``files``."""
-        calls = [{"name": "write_file", "arguments": {"path": p, "content": c}} for p, c in files.items()]
+        calls = [
+            {"name": "write_file", "arguments": {"path": p, "content": c}} for p, c in files.items()
+        ]
         names = ", ".join(files)
         self.script(
             [
@@ -294,7 +305,10 @@ class ActWorld:
         main = self.repo.head_sha(self.repo.default_branch) or ""
         pull = payload.get("pull_request") or {}
         if event in ("pull_request", "pull_request_review") and pull:
-            return {"GITHUB_REF": f"refs/pull/{pull['number']}/merge", "SHA_REF": pull["head"]["sha"]}
+            return {
+                "GITHUB_REF": f"refs/pull/{pull['number']}/merge",
+                "SHA_REF": pull["head"]["sha"],
+            }
         if event in ("push", "workflow_dispatch") and payload.get("ref"):
             ref = str(payload["ref"])
             head = self.repo.head_sha(ref.removeprefix("refs/heads/")) or main
@@ -330,7 +344,9 @@ class ActWorld:
             self.fake.settle_cancels(REPO)
         record = self.repo.workflow_runs[run_id]
         if record["status"] != "completed" and job is None:
-            record.update(status="completed", conclusion="success" if not done.returncode else "failure")
+            record.update(
+                status="completed", conclusion="success" if not done.returncode else "failure"
+            )
         self.runs.append(done)
         return done
 
@@ -350,7 +366,7 @@ class ActWorld:
         return started
 
     def rerun(self, done: ActRun) -> ActRun:
-        """"Re-run all jobs" of a finished run: its next attempt, with the same event."""
+        """ "Re-run all jobs" of a finished run: its next attempt, with the same event."""
         self.fake.rerun(REPO, done.run_id)
         payload = json.loads((done.log.parent / "event.json").read_text(encoding="utf-8"))
         return self.run(done.workflow.name, done.event, payload, run_id=done.run_id)
@@ -379,7 +395,9 @@ class ActWorld:
         """The zip act's artifact server holds for ``name`` in run ``run_id``."""
         return self.runner.artifacts / str(run_id) / name / f"{name}.zip"
 
-    def rewrite_artifact(self, run_id: int, name: str, change: Callable[[dict[str, bytes]], None]) -> None:
+    def rewrite_artifact(
+        self, run_id: int, name: str, change: Callable[[dict[str, bytes]], None]
+    ) -> None:
         """Rewrite a stored artifact's files (``change`` edits path → bytes in place)."""
         archive = self.stored_artifact(run_id, name)
         with zipfile.ZipFile(archive) as zf:
@@ -392,14 +410,53 @@ class ActWorld:
     def explain(self, runs: Sequence[ActRun] | None = None, lines: int = 60) -> str:
         """The tail of each run's act log, for an assertion message."""
         chosen = self.runs if runs is None else runs
-        return "\n\n".join(f"== {r.workflow.name} run {r.run_id}.{r.attempt}: {r.jobs}\n{r.tail(lines)}" for r in chosen)
+        return "\n\n".join(
+            f"== {r.workflow.name} run {r.run_id}.{r.attempt}: {r.jobs}\n{r.tail(lines)}"
+            for r in chosen
+        )
+
+    @staticmethod
+    def outputs(done: ActRun, job: str) -> dict[str, str]:
+        """Every output the steps of ``job`` set (a later step's value wins)."""
+        found: dict[str, str] = {}
+        for key, values in done.outputs.items():
+            if key.split("/", 1)[0] == job:
+                found |= dict(values)
+        return found
+
+    def outcome_markers(self, number: int) -> list[tuple[str, str]]:
+        """``(kind, key)`` of each outcome comment on ``number``, oldest first."""
+        found = []
+        for body in self.comments(number):
+            marker = parse_marker(body, "outcome")
+            if marker is not None:
+                found.append((str(marker.get("kind", "?")), str(marker.get("key", "?"))))
+        return found
+
+    def arrange_chimera_pull(self, title: str) -> tuple[int, int]:
+        """An issue with an open Chimera PR (branch ``chimera/issue-<n>``), pushed and opened
+        with a workflow token as publish does (its events start nothing); ``(issue, PR)``."""
+        issue = self.open_issue(title, self.total_task)
+        token = self.fake.add_workflow_token(REPO)
+        work = self.tmp / f"arrange-{issue}"
+        subprocess.run(
+            ["git", "clone", "-q", self.fake.clone_url(REPO, token), str(work)],
+            check=True,
+            capture_output=True,
+        )
+        push_branch(work, f"chimera/issue-{issue}", {"calc.py": TOTAL_CALC}, message=title)
+        pull = (
+            self.fake.pygithub(token)
+            .get_repo(REPO)
+            .create_pull(
+                base="main", head=f"chimera/issue-{issue}", title=title, body=f"Closes #{issue}."
+            )
+        )
+        return issue, pull.number
 
 
 def _pyproject(stub: OpenAIStubServer) -> str:
-    return (
-        "[tool.chimera.models]\n"
-        f'api_bases = {{"anthropic/{MODEL}" = "{stub.url}"}}\n'
-    )
+    return f'[tool.chimera.models]\napi_bases = {{"anthropic/{MODEL}" = "{stub.url}"}}\n'
 
 
 @pytest.fixture
