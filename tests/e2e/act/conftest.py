@@ -517,4 +517,24 @@ def act_world(act_kit: ActKit, tmp_path: Path) -> Iterator[ActWorld]:
             },
             process_env=act_kit.process_env,
         )
-        yield ActWorld(tmp_path, act_kit, fake, repo, remote, stub, runner)
+        world = ActWorld(tmp_path, act_kit, fake, repo, remote, stub, runner)
+        try:
+            yield world
+        finally:
+            _SPENT.extend((r.workflow.name, r.seconds, r.cpu_seconds) for r in world.runs)
+
+
+# (workflow, wall seconds, CPU seconds) of every act run of this process, for the summary.
+_SPENT: list[tuple[str, float, float]] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line: how many act runs this process made and what they cost (wall and CPU: on a
+    busy machine the CPU time is the figure to compare)."""
+    if _SPENT:
+        wall = sum(w for _, w, _ in _SPENT)
+        cpu = sum(c for _, _, c in _SPENT)
+        terminalreporter.write_line(
+            f"act harness: {len(_SPENT)} workflow runs, {wall:.0f} s wall, {cpu:.0f} s CPU "
+            "(act and every step it ran)"
+        )

@@ -78,9 +78,10 @@ def test_a_labelled_issue_becomes_one_pr_with_one_outcome_and_a_rerun_adds_nothi
     assert tick.jobs == {"tick": "success"}, w.explain([tick])
     assert w.outputs(fix, "publish")["status"] == "pr_opened"
     assert labelled_issue_problems(w, issue, fix.run_id) == [], w.explain([fix])
-    # The model was reached through LiteLLM with the key the secret carries, four turns.
+    # The model was reached through LiteLLM with the key the secret carries: the four
+    # scripted turns, then the run's own reflection calls (the last reply repeats).
     asked = w.stub.completion_requests()
-    assert len(asked) == 4 and {r.headers.get("x-api-key") for r in asked} == {"sk-ant-stub-key"}
+    assert len(asked) >= 4 and {r.headers.get("x-api-key") for r in asked} == {"sk-ant-stub-key"}
     # The run's artifacts (the agent's, publish's audit log) through the REST API.
     rest = w.fake.pygithub(w.token("bob")).get_repo("octo/app")
     listed = [a.name for a in rest.get_workflow_run(fix.run_id).get_artifacts()]
@@ -102,7 +103,7 @@ def test_a_labelled_issue_becomes_one_pr_with_one_outcome_and_a_rerun_adds_nothi
     ]
     assert w.labels(issue) == ["chimera:pr-open"]
     assert w.artifact_names(fix.run_id) == listed
-    assert len(w.stub.completion_requests()) == 4
+    assert len(w.stub.completion_requests()) == len(asked)  # no model call
 
 
 def rename_output(source: Path, dest: Path, workflow: str, old: str, new: str) -> None:
