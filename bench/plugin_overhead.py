@@ -26,7 +26,10 @@ run does the work; pytest-randomly
 and the cache provider are off on both sides.
 
 Usage: python bench/plugin_overhead.py [--items 2000] [--files 100] [--repeat 5]
-       [--baseline-src DIR] [--heavy] [--commands 0] [--command-seconds 0.05]
+       [--baseline-src DIR] [--heavy] [--commands 0] [--command-seconds 0.05] [--no-docs]
+
+It writes its table to ``docs/snippets/performance-plugin.md`` (the Performance page), unless
+``--no-docs``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import _docs_table
 
 SPEC = ("--chimera-spec", "specs", "--chimera-no-cache")
 
@@ -124,12 +129,12 @@ Sample = tuple[float, float]
 """(baseline seconds, measured seconds) of one pair."""
 
 
-def show(name: str, pairs: list[Sample], note: str) -> None:
+def show(name: str, pairs: list[Sample], note: str) -> str:
     ratios = [m / b for b, m in pairs]
     med = statistics.median(ratios)
     base = statistics.median(b for b, _ in pairs)
     measured = statistics.median(m for _, m in pairs)
-    print(
+    return (
         f"| {name} | {med:.3g} | {min(ratios):.3g}–{max(ratios):.3g} "
         f"| {measured:.2f} s / {base:.2f} s | {note} |"
     )
@@ -160,6 +165,7 @@ def main() -> None:
     parser.add_argument("--heavy", action="store_true", help="add the standard-library row")
     parser.add_argument("--commands", type=int, default=0, help="add the command row (N items)")
     parser.add_argument("--command-seconds", type=float, default=0.05)
+    parser.add_argument("--no-docs", action="store_true", help="do not write docs/snippets/")
     args = parser.parse_args()
     rows: list[tuple[str, list[Sample], str]] = []
     with tempfile.TemporaryDirectory(prefix="chimera-bench-") as tmp:
@@ -260,10 +266,14 @@ def main() -> None:
                     "checks that wait",
                 )
             )
-    print("| measure | median ratio | spread (paired runs) | median: measured / baseline | note |")
-    print("|---|---|---|---|---|")
-    for row in rows:
-        show(*row)
+    table = [
+        "| measure | median ratio | spread (paired runs) | median: measured / baseline | note |",
+        "|---|---|---|---|---|",
+        *(show(*row) for row in rows),
+    ]
+    print("\n".join(table))
+    if not args.no_docs:  # the Performance page includes it (bench/_docs_table.py)
+        print(f"wrote {_docs_table.write('performance-plugin', table)}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ see the same load on a shared machine); the table shows the median ratio and the
 (min–max) of the paired ratios. ``--baseline-src DIR`` also runs the process rows with an
 older source tree (``PYTHONPATH=DIR``), for before/after.
 
-Usage: ``python bench/speed.py [--repeat 5] [--tree DIR] [--baseline-src DIR]``. Not run by CI.
+Usage: ``python bench/speed.py [--repeat 5] [--tree DIR] [--baseline-src DIR] [--no-docs]``.
+Not run by CI. It writes its table to ``docs/snippets/performance-check.md`` (the Performance
+page), unless ``--no-docs``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -38,9 +39,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
+import _docs_table
 import _tree
 from spec_check import build_jobs
 
@@ -117,14 +118,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--tree", type=Path, default=None, help="where to keep the stdlib copy")
     parser.add_argument("--baseline-src", default=None, help="an older source tree to compare")
+    parser.add_argument("--no-docs", action="store_true", help="do not write docs/snippets/")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="chimera-speed-"))
     root = _tree.stdlib_tree((args.tree or work / "tree").resolve())
     spec = _tree.write_spec(_tree.stdlib_checks(root), work / "spec" / "bench.yaml")
     src = str(Path(__file__).resolve().parents[1])
     lines = [
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
-        f"Python {platform.python_version()}; {datetime.now(UTC):%Y-%m-%d}",
+        _docs_table.machine_line(),
         "",
         "| measure | median ratio | spread (paired runs) | note |",
         "|---|---|---|---|",
@@ -249,6 +250,8 @@ def main() -> int:
 
     lines += [row(name, ratios, note) for name, ratios, note in rows]
     print("\n".join(lines))
+    if not args.no_docs:  # the Performance page includes it (bench/_docs_table.py)
+        print(f"wrote {_docs_table.write('performance-check', lines[2:])}")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -1,5 +1,9 @@
-"""The session-part switches every run surface takes: ``--no-memory``, ``--no-learning`` and
-``--no-reflection`` (``chimera solve``, ``run``, ``resume``, ``approve``).
+"""The session-part switches every run surface takes: ``--no-memory``, ``--no-skills``,
+``--no-learning`` and ``--no-reflection`` (``chimera solve``, ``run``, ``resume``, ``approve``).
+
+``--no-skills`` leaves out learned skills, the playbook and the end-of-run Reflector and
+Curator and keeps memory; ``--no-learning`` is ``--no-skills --no-memory`` (a run neither
+recalls nor is shaped by anything learned).
 
 One place, so the surfaces say the same thing and pass the same request fields; a run does
 not record them, so a resume or an approval says them again.
@@ -20,13 +24,21 @@ class PartSwitches(TypedDict):
 
 
 def add_part_switches(parser: argparse.ArgumentParser, *, memory_help: str) -> None:
-    """Add the three switches to ``parser`` (``memory_help``: what ``--no-memory`` leaves out
+    """Add the four switches to ``parser`` (``memory_help``: what ``--no-memory`` leaves out
     on this surface)."""
     parser.add_argument("--no-memory", action="store_true", help=memory_help)
     parser.add_argument(
+        "--no-skills",
+        action="store_true",
+        help=(
+            "no learned skills or playbook in the prompts and no end-of-run lessons; memory "
+            "stays on (add --no-memory for neither)"
+        ),
+    )
+    parser.add_argument(
         "--no-learning",
         action="store_true",
-        help="no learned skills or playbook in the prompts (implies --no-memory)",
+        help="--no-skills and --no-memory together: nothing learned is recalled or applied",
     )
     parser.add_argument(
         "--no-reflection",
@@ -39,9 +51,10 @@ def add_part_switches(parser: argparse.ArgumentParser, *, memory_help: str) -> N
 
 
 def part_switches(args: argparse.Namespace) -> PartSwitches:
-    """``{"memory", "learning", "reflection"}`` for a request, from the parsed switches."""
+    """``{"memory", "learning", "reflection"}`` for a request, from the parsed switches
+    (``learning`` is skills and the playbook; ``--no-learning`` turns memory off too)."""
     return {
-        "memory": not args.no_memory,
-        "learning": not args.no_learning,
+        "memory": not (args.no_memory or args.no_learning),
+        "learning": not (args.no_skills or args.no_learning),
         "reflection": not args.no_reflection,
     }

@@ -69,7 +69,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="DIR",
         help="the tree to check: the spec's paths are relative to it and its commands run "
         "in it (default: the nearest directory with specs/, else the git repository's root; "
-        "see README)",
+        "see the docs' chimera check output page)",
     )
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument(
@@ -77,7 +77,8 @@ def register(subparsers: Subparsers) -> None:
         dest="format",
         action="store_const",
         const="json",
-        help="print one JSON object (the versioned document described in the README)",
+        help="print one JSON object (the versioned document the docs' chimera check output "
+        "page describes)",
     )
     fmt.add_argument(
         "--format",
@@ -158,7 +159,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         if not spec_paths[0].exists():
             raise UsageError(
                 f"{spec_paths[0]}: no such directory; pass SPEC_PATH, "
-                "run 'chimera init' to write a starter spec, or write one (README: the Spec "
+                "run 'chimera init' to write a starter spec, or write one (docs: the Spec "
                 "format)"
             )
     else:

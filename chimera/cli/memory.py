@@ -3,13 +3,15 @@
 * ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones);
 * ``show ID [--json]``: one item with its history;
 * ``add TEXT [--tier semantic|episodic|persona] [--by NAME]``: a person's memory (trusted;
-  persona only here);
+  persona only here); prints ``add ID``, or ``noop ID`` when item ``ID`` already says it (a
+  duplicate: nothing else is a noop); a text holding a secret is refused with the reason
+  (exit 2) on every tier;
 * ``promote ID [--by NAME]``: a person marks a tainted item trusted;
 * ``forget ID --reason TEXT [--undo]``: tombstone an item (``--undo`` restores it);
 * ``export [--output FILE]`` / ``import FILE [--trusted]``: JSONL of ops (imports are tainted
   unless ``--trusted``).
 
-Exit status 0, 2 for bad usage (an unknown id, an empty text).
+Exit status 0, 2 for bad usage or a refusal (an unknown id, an empty text, a secret).
 """
 
 from __future__ import annotations
@@ -46,7 +48,12 @@ def register(subparsers: Subparsers) -> None:
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=_show)
     add = sub.add_parser(
-        "add", parents=[common], help="remember TEXT (written by a person: trusted)"
+        "add",
+        parents=[common],
+        help=(
+            "remember TEXT (written by a person: trusted); 'noop ID' means item ID already "
+            "says it; a text holding a secret is refused (exit 2)"
+        ),
     )
     add.add_argument("text")
     add.add_argument("--tier", choices=TIERS, default="semantic")
@@ -144,6 +151,8 @@ def _add(args: argparse.Namespace) -> int:
         sys.stdout.write(manager.add_persona(args.text, by=_by(args)) + "\n")
         return 0
     result = manager.remember(Candidate(args.text, Tier(args.tier), source_run=_by(args)))
+    if result.refused:
+        raise UsageError(f"memory: not remembered: {result.overruled}")
     sys.stdout.write(f"{result.op.lower()} {result.item_id or result.target_id}\n")
     return 0
 

@@ -4,8 +4,8 @@ Hermes Agent or OpenClaw into the project at ``--root``.
 A dry run by default: prints the plan and changes nothing anywhere. ``--apply`` writes, never
 overwriting (a conflict is reported), and records the run under
 ``.chimera/migration/<tool>/runs/<id>/`` (``report.json``, ``summary.md``, ``audit.jsonl``,
-backups). A second apply finds everything already there and writes nothing new. See README:
-"Migrating from Hermes or OpenClaw".
+backups). A second apply finds everything already there and writes nothing new. See the docs:
+``docs/how-to/migration.md``.
 
 Exit status: 0; 1 when an item is in conflict or in error; 2 for bad usage.
 """
@@ -25,7 +25,7 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "migrate",
         help="import memory, skills and config from Hermes Agent or OpenClaw (dry run first)",
-        description="Import from Hermes Agent or OpenClaw (README: Migrating from Hermes or "
+        description="Import from Hermes Agent or OpenClaw (docs: Migrate from Hermes or "
         "OpenClaw). A dry run unless --apply.",
     )
     parser.add_argument("tool", choices=("hermes", "openclaw"))

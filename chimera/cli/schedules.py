@@ -33,7 +33,7 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "schedules",
         help="list, check, preview or approve the crons and event SOPs in .chimera.d/schedules/",
-        description="Schedules declared in .chimera.d/schedules/*.yaml (see README: Schedules).",
+        description="Schedules declared in .chimera.d/schedules/*.yaml (see the docs: Schedules).",
     )
     parser.add_argument("--root", metavar="DIR", default=".", help="the repository (default: .)")
     actions = parser.add_subparsers(dest="schedules_command", metavar="ACTION", required=True)

@@ -17,6 +17,11 @@ Context: when the transcript grows past ``context_tokens``, the oldest tool outp
 (replaced by a one-line marker). The first ``pinned`` messages — the system prompt and the
 task with its carried-forward failure history — are never touched: a compactor that drops the
 history it was given would undo the carry-forward it was paid for.
+
+A call the governance layer refused is marked in its step record (``refused``), so a result
+can say how many calls were blocked (:attr:`AgentResult.blocked_calls`), resumed transcripts
+included. The module is a little over 400 lines: the loop, its records and its result are one
+idea and read top to bottom.
 """
 
 from __future__ import annotations
@@ -92,7 +97,8 @@ class StepRecord:
         index: 1-based step number.
         kind: ``tools`` (tool calls ran), ``final`` (text, no tool calls), ``empty``.
         ok: False when any tool call failed or the turn was empty.
-        calls: per tool call ``{"name", "arguments", "ok", "output"}`` (capped strings).
+        calls: per tool call ``{"name", "arguments", "ok", "output"}`` (capped strings), and
+            ``"refused": "block"|"review"`` for a call the governance layer did not run.
         tokens: tokens of the model call.
         model: the model that answered.
     """
@@ -173,6 +179,21 @@ class AgentResult:
     first_failure: str | None = None
     error: str = ""
     budget_limit: Literal["tokens", "usd"] | None = None
+
+    @property
+    def blocked_calls(self) -> int:
+        """Tool calls of the whole transcript that governance blocked (verdict ``block``)."""
+        return sum(c.get("refused") == "block" for s in self.transcript.steps for c in s.calls)
+
+
+def _refusal(result: ToolResult) -> str:
+    """``block`` / ``review`` when the governance layer refused the call (its
+    ``GovernedTool`` marks the result's ``meta``), else ``""``."""
+    if result.meta.get("error") != "governance_denied":
+        return ""
+    decision = result.meta.get("governance")
+    verdict = decision.get("verdict") if isinstance(decision, Mapping) else None
+    return verdict if verdict in ("block", "review") else "review"
 
 
 def approx_message_tokens(messages: Sequence[Message]) -> int:
@@ -336,14 +357,16 @@ class Agent:
                     "content": res.output,
                 },
             )
-            records.append(
-                {
-                    "name": call.name,
-                    "arguments": cut_redacted(call.arguments, _RECORD_CHARS),
-                    "ok": res.ok,
-                    "output": cut_redacted(res.output, _RECORD_CHARS),
-                }
-            )
+            record: dict[str, Any] = {
+                "name": call.name,
+                "arguments": cut_redacted(call.arguments, _RECORD_CHARS),
+                "ok": res.ok,
+                "output": cut_redacted(res.output, _RECORD_CHARS),
+            }
+            refused = _refusal(res)
+            if refused:
+                record["refused"] = refused
+            records.append(record)
         ok = all(r["ok"] for r in records)
         return StepRecord(index, "tools", ok, records, c.usage.total_tokens, c.model)
 

@@ -210,6 +210,7 @@ class Attempting(Planning):
             verdict = Verdict.PASSED
         red = [*broke, *still_red]
         rejected = seen.review is not None and not seen.review.approved
+        run.blocked += seen.acted.blocked_calls
         run.suspicion = _suspicion(self.deps.heldout is not None, run, seen)
         return AttemptRecord.build(
             number=number,
@@ -293,7 +294,8 @@ class _ReviewBackend:
 
 
 def _suspicion(configured: bool, run: _Run, seen: _Seen) -> Suspicion:
-    """The attempt's three signals (see :mod:`chimera.core.heldout.suspicion`)."""
+    """The attempt's signals (see :mod:`chimera.core.heldout.suspicion`); blocked calls
+    count over every attempt of the solve so far."""
     if not configured:
         heldout: Literal["failed", "passed", "not configured", "not checked"] = "not configured"
     elif seen.heldout is None:
@@ -306,6 +308,7 @@ def _suspicion(configured: bool, run: _Run, seen: _Seen) -> Suspicion:
         heldout=heldout,
         edited=edited_checks(sorted(changed), seen.diff.text, run.checked),
         review="none" if review is None else "approved" if review.approved else "rejected",
+        blocked=run.blocked,
     )
 
 

@@ -41,6 +41,8 @@ class _Run:
     plan: str = ""
     checked: set[str] = field(default_factory=set)
     """Paths the visible checks run (for the suspicion line)."""
+    blocked: int = 0
+    """Tool calls governance blocked in this solve's attempts so far (for the suspicion line)."""
     suspicion: Suspicion | None = None
 
 

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from chimera.errors import GitHubNotFound, GitHubPermissionDenied
 from chimera.github.client_core import ClientCore
-from chimera.github.client_shapes import IssueInfo, issue_info
+from chimera.github.client_shapes import CommentInfo, IssueInfo, comment_info, issue_info
 
 __all__ = ["IssuesMixin"]
 
@@ -111,6 +113,39 @@ class IssuesMixin(ClientCore):
             ]
 
         return self._call(f"GET comments of #{number}", get)
+
+    def comment_records(self, number: int) -> list[CommentInfo]:
+        """Every comment on issue/PR ``number`` with its time, oldest first."""
+
+        def get() -> list[CommentInfo]:
+            return [comment_info(c) for c in self._repo.get_issue(number).get_comments()]
+
+        return self._call(f"GET comments of #{number}", get)
+
+    def comments_since(self, since: datetime) -> list[CommentInfo]:
+        """Every issue and PR comment of the repository updated at or after ``since`` (one
+        paginated listing, by ascending id, as GitHub orders it).
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+
+        def get() -> list[CommentInfo]:
+            return [comment_info(c) for c in self._repo.get_issues_comments(since=since)]
+
+        return self._call("GET the repository's comments", get)
+
+    def delete_comment(self, number: int, comment_id: int) -> bool:
+        """Delete comment ``comment_id`` (on issue/PR ``number``); ``False`` when it was
+        already gone (a retried delete whose reply was lost)."""
+        url = f"/repos/{self.repository}/issues/comments/{int(comment_id)}"
+        try:
+            self._call(
+                f"DELETE comment {comment_id} on #{number}", lambda: self._raw("DELETE", url)
+            )
+        except GitHubNotFound:
+            return False
+        return True
 
     def comment(self, number: int, body: str, *, marker: str | None = None) -> int:
         """Post a comment; returns its id. With ``marker`` (a string the body contains), a

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["IssueInfo", "PullInfo", "ReviewInfo", "issue_info", "pull_info"]
+__all__ = [
+    "CommentInfo",
+    "IssueInfo",
+    "PullInfo",
+    "ReviewInfo",
+    "comment_info",
+    "issue_info",
+    "pull_info",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,17 @@ class PullInfo:
     requested_reviewers: tuple[str, ...]
     created_at: str
     auto_merge: bool
+
+
+@dataclass(frozen=True)
+class CommentInfo:
+    """An issue or PR comment: ``issue`` is the number it is on (``0``: unknown)."""
+
+    id: int
+    issue: int
+    author: str
+    body: str
+    created_at: str
 
 
 @dataclass(frozen=True)
@@ -98,4 +117,17 @@ def pull_info(raw: Any) -> PullInfo:
         requested_reviewers=tuple(u.login for u in raw.requested_reviewers),
         created_at=_iso(raw.created_at),
         auto_merge=raw.raw_data.get("auto_merge") is not None,
+    )
+
+
+def comment_info(raw: Any) -> CommentInfo:
+    """A PyGithub ``IssueComment`` as a :class:`CommentInfo` (its issue from ``issue_url``)."""
+    url = str(getattr(raw, "issue_url", "") or "")
+    tail = url.rstrip("/").rsplit("/", 1)[-1]
+    return CommentInfo(
+        id=int(raw.id),
+        issue=int(tail) if tail.isdigit() else 0,
+        author=str(raw.user.login) if raw.user else "",
+        body=str(raw.body or ""),
+        created_at=_iso(raw.created_at),
     )

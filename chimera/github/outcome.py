@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from chimera.github.summary import parse_marker
+from chimera.github.summary import parse_marker, render_marker
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
 
-__all__ = ["REPLACEABLE", "find_outcome", "outcome_key", "post_outcome_once"]
+__all__ = ["REPLACEABLE", "carry_claim", "find_outcome", "outcome_key", "post_outcome_once"]
 
 # Outcomes that say "not finished": a later attempt of the same run replaces them in place.
 REPLACEABLE = frozenset({"running", "rate_limited", "crashed"})
@@ -91,10 +91,22 @@ def post_outcome_once(
             return again[0]
         body = render(key)
         return client.comment(number, body, marker=_trailer(body))
-    body = render(key)
+    body = carry_claim(current, render(key))
     if current != body:
         client.edit_comment(number, cid, body)
     return cid
+
+
+def carry_claim(old: str, new: str) -> str:
+    """``new`` (an outcome comment replacing ``old``) with ``old``'s ChangeQueue claim kept in
+    its trailer marker: a start stays counted for the per-hour limit after its outcome
+    (:mod:`chimera.github.claims`)."""
+    before = parse_marker(old, "outcome") or {}
+    after = parse_marker(new, "outcome")
+    if after is None or not before.get("claim") or after.get("claim"):
+        return new
+    lines = new.rstrip().splitlines()
+    return "\n".join([*lines[:-1], render_marker("outcome", after | {"claim": before["claim"]})])
 
 
 def _trailer(body: str) -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
+from chimera.github.claims import with_fields
 from chimera.github.documents import outcome_comment
-from chimera.github.outcome import post_outcome_once
+from chimera.github.outcome import outcome_key, post_outcome_once
 from chimera.github.summary import code, parse_marker
 
 if TYPE_CHECKING:
@@ -43,11 +44,15 @@ def post_progress(
     actor: str,
     what: str,
     authors: Collection[str] = (),
+    claim: str | None = None,
+    adopt: int | None = None,
 ) -> int | None:
     """The run's one outcome comment on ``issue``, stating ``running``: Chimera is working on
     it, with the workflow run's link (found again and edited in place, never doubled);
     ``None`` for a local run, which has no run to link or cancel. ``ctx``: the job's
-    ``ActionContext``.
+    ``ActionContext``. ``claim``: the ChangeQueue claim token the comment carries (it is then
+    the run's slot claim, :mod:`chimera.github.claims`); ``adopt``: the id of the drain's
+    claim comment to turn into this run's (a dispatched run), instead of finding its own.
 
     Raises:
         GitHubError: the API failed after retries.
@@ -63,10 +68,14 @@ def post_progress(
     )
 
     def render(key: str) -> str:
-        return outcome_comment(
+        body = outcome_comment(
             "running", issue=issue, key=key, detail=detail, run_link=ctx.run_link()
         )
+        return with_fields(body, claim=claim) if claim else body
 
+    if adopt is not None:
+        client.edit_comment(issue, adopt, render(outcome_key(workflow_run, issue)))
+        return adopt
     return post_outcome_once(
         client,
         issue,

@@ -28,6 +28,7 @@ from pathlib import Path
 from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, GitHubRateLimited
 from chimera.github.artifacts import read_patch
 from chimera.github.client import GitHubClient
+from chimera.github.outcome import outcome_key
 from chimera.github.publish_base import ACTIONS_PR_SETTING, PublishContext, PublishResult
 from chimera.github.publish_gate import GateResult, gate
 from chimera.github.publish_guards import PublishGuards
@@ -229,7 +230,7 @@ def publish(
             # The slot is freed (a stalled publish must not stall the queue); a re-run of
             # publish takes the labels to the outcome.
             client.add_labels(decided.issue, LABEL_FAILED)
-            queue.release(decided.issue)
+            queue.release(decided.issue, key=outcome_key(ctx.workflow_run, decided.issue))
         except GitHubError:
             log.warning("could not report the failure on #%s", decided.issue)
         raise

@@ -18,7 +18,7 @@ from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome
 from chimera.github.client import GitHubClient
 from chimera.github.documents import adopted_section, outcome_comment
 from chimera.github.gitops import PublishGit
-from chimera.github.outcome import post_outcome_once
+from chimera.github.outcome import outcome_key, post_outcome_once
 from chimera.github.permissions import chimera_pull
 from chimera.github.publish_gate import PublishAudit
 from chimera.github.queue import LABEL_AWAITING, LABEL_FAILED, LABEL_PR_OPEN, ChangeQueue
@@ -211,7 +211,8 @@ class PublisherBase:
         # After a run the trigger label goes, so adding it again retries. Chimera's own
         # removal is an event from its identity, which never cancels anything.
         self.client.remove_label(issue, self.settings.label)
-        self.queue.release(issue)
+        # Only this run's claim: a run started since (after a stop) keeps its slot.
+        self.queue.release(issue, key=outcome_key(self.ctx.workflow_run, issue))
 
     def _fail(self, kind: str, detail: str) -> PublishResult:
         self.audit.record("decision", outcome=kind, detail=detail)

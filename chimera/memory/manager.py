@@ -54,11 +54,14 @@ class RememberResult:
     """What :meth:`MemoryManager.remember` did.
 
     Attributes:
-        op: ``ADD``, ``UPDATE``, ``DELETE`` or ``NOOP`` (what was done).
-        item_id: the item added or updated ('' for NOOP without a match).
+        op: ``ADD``, ``UPDATE``, ``DELETE``, ``NOOP`` (a duplicate: an existing item already
+            says it, ``target_id``) or ``REFUSED`` (nothing written; ``overruled`` says why,
+            e.g. the text holds a secret).
+        item_id: the item added or updated ('' for NOOP and REFUSED).
         target_id: the existing item updated, deleted or matched.
         proposed: the model's proposal ('' when no model was asked).
-        overruled: why the proposal was not followed ('' when it was).
+        overruled: why the proposal was not followed, or why the text was refused ('' when
+            neither).
     """
 
     op: str
@@ -70,6 +73,10 @@ class RememberResult:
     @property
     def called_model(self) -> bool:
         return bool(self.proposed)
+
+    @property
+    def refused(self) -> bool:
+        return self.op == "REFUSED"
 
 
 @dataclass
@@ -112,7 +119,8 @@ class MemoryManager:
     def remember(self, candidate: Candidate, *, decide: bool = True) -> RememberResult:
         """Decide and apply ADD / UPDATE / DELETE / NOOP for ``candidate`` (see
         :mod:`chimera.memory.decide`). An exact duplicate (normalised text) is NOOP without a
-        model call; a NOOP writes nothing. Working-tier candidates stay in :attr:`working`.
+        model call; a NOOP writes nothing. A text holding a secret is REFUSED (nothing
+        written, the reason in ``overruled``). Working-tier candidates stay in :attr:`working`.
         ``decide=False`` records an event (an attempt's outcome) without asking the model:
         NOOP for an exact duplicate, else ADD.
 
@@ -127,8 +135,10 @@ class MemoryManager:
             raise UsageError("memory: persona items are written by people (add_persona)")
         secret = secret_in(candidate.text, self.redactor)
         if secret:
-            self._audit_write("NOOP", "", candidate, reason=f"refused: holds {secret}")
-            return RememberResult("NOOP", overruled=f"refused: the text holds {secret}")
+            # A refusal, not a NOOP: NOOP means "already remembered" and nothing else.
+            why = f"the text holds {secret}; secrets are never stored"
+            self._audit_write("REFUSED", "", candidate, reason=why)
+            return RememberResult("REFUSED", overruled=why)
         candidate = self._stamp(candidate)
         if candidate.tier is Tier.WORKING:
             return self._working(candidate)

@@ -104,7 +104,7 @@ def _memory(run: _Run, manager: Any, f: Found) -> Outcome:
     )
     result = manager.remember(candidate, decide=False)
     why = "tainted" if result.op == "ADD" else result.overruled or result.op
-    status = Status.MIGRATED if result.op == "ADD" else Status.SKIPPED
+    status = {"ADD": Status.MIGRATED, "REFUSED": Status.REFUSED}.get(result.op, Status.SKIPPED)
     return Outcome("memory", f.source, status, f"{tier.value} {result.item_id}", why, preview)
 
 

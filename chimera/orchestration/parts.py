@@ -16,8 +16,9 @@ a run gets the same packages whichever way it was started:
 5. :class:`~chimera.integrations.part.ConnectorsPart` — the connectors declared in
    ``.chimera.d/connectors/`` (only when that folder exists; read at ``HEAD``).
 
-``--no-memory`` leaves memory out; ``--no-learning`` leaves out memory and learning both (a
-run without learning neither recalls nor is shaped by anything learned). ``--no-reflection``
+``--no-memory`` (``memory=False``) leaves memory out; ``--no-skills`` (``learning=False``)
+leaves out skills, the playbook and reflection and keeps memory; ``--no-learning`` sets both
+(a run without learning neither recalls nor is shaped by anything learned). ``--no-reflection``
 leaves out only the ReflectionPart: measurement runs (``chimera bench``) keep memory, skills
 and the playbook but spend no tokens on, and propose no lessons from, the tasks they measure.
 """
@@ -56,7 +57,8 @@ def default_parts(
     """The session parts of a run on ``root`` (see the module docstring for the order).
 
     ``memory=False`` (``--no-memory``, Action input ``memory: false``) leaves memory out;
-    ``learning=False`` (``--no-learning``) leaves out memory and learning; ``reflection=False``
+    ``learning=False`` (``--no-skills``) leaves out skills, the playbook and reflection, and
+    memory stays unless ``memory`` is False too (``--no-learning``); ``reflection=False``
     (``--no-reflection``) leaves out only the end-of-run Reflector and Curator. ``config`` is the
     effective configuration (crews read ``review.crew`` from the session's own copy).
     """
@@ -67,7 +69,7 @@ def default_parts(
 
     del config  # each part reads the session's configuration when it attaches
     parts: list[SessionPart] = []
-    if memory and learning:
+    if memory:
         parts.append(MemoryPart(budget=context_budget()))
     if learning:
         from chimera.evolution.reflection import ReflectionPart

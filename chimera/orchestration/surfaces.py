@@ -78,8 +78,9 @@ class SolveRequest:
         review: run the manager review of each attempt.
         memory: recall and record earlier attempts (``.chimera/experience.jsonl`` and the
             memory store); ``--no-memory`` turns it off (measurements compare runs without it).
-        learning: skills and the playbook shape the plan; ``--no-learning`` turns it off and
-            implies ``memory=False``.
+        learning: skills and the playbook shape the plan (and reflection proposes lessons);
+            ``--no-skills`` turns it off and keeps memory; ``--no-learning`` also sets
+            ``memory=False``.
         reflection: the Reflector and the Curator propose lessons at the end (one or two model
             calls); ``--no-reflection`` turns only that off (memory, skills, playbook stay).
         events: live progress ``(event, fields)``.
@@ -135,7 +136,7 @@ def solve(request: SolveRequest, factory: SessionFactory | None = None) -> Solve
     from chimera.spec.loader import discover_spec_files, load_spec
 
     root = request.root
-    memory = request.memory and request.learning
+    memory = request.memory  # --no-learning turns both off in the switches
     factory = default_factory(
         factory,
         request.config,
@@ -240,7 +241,7 @@ class RunRequest:
         agent: a profile (``--agent``), as :class:`SolveRequest`'s (its model replaces
             ``model``).
         memory, learning, reflection: as :class:`SolveRequest`'s (``--no-memory``,
-            ``--no-learning``, ``--no-reflection``).
+            ``--no-skills``, ``--no-reflection``; ``--no-learning`` sets the first two).
         basis: iterate on an earlier change: the work tree holds it, the goal is judged
             against this commit (:mod:`chimera.orchestration.basis`); ``None``: the tree.
     """
@@ -330,7 +331,7 @@ def start_run(request: RunRequest, factory: SessionFactory | None = None) -> Run
         factory,
         request.config,
         root=root,
-        memory=request.memory and request.learning,
+        memory=request.memory,
         learning=request.learning,
         reflection=request.reflection,
     )
@@ -393,7 +394,7 @@ def _reopen(
         factory,
         request.config,
         root=request.root,
-        memory=request.memory and request.learning,
+        memory=request.memory,
         learning=request.learning,
         reflection=request.reflection,
     )

@@ -104,8 +104,8 @@ class DriftReport:
         return out
 
     def to_json(self, *, max_evidence: int | None = DEFAULT_EVIDENCE_LIMIT) -> dict[str, Any]:
-        """The ``chimera check --json`` document (see README, "JSON output"); each result
-        lists at most ``max_evidence`` evidence items (``None``: all)."""
+        """The ``chimera check --json`` document (``docs/reference/check-output.md``); each
+        result lists at most ``max_evidence`` evidence items (``None``: all)."""
         return {
             "version": JSON_SCHEMA_VERSION,
             "ok": self.ok,

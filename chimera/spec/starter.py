@@ -319,7 +319,7 @@ def _uses_pytest(root: Path) -> bool:
 HEADER = """\
 # Starter spec written by `chimera init`: requirements inferred from this repository.
 # Each one holds today; keep the ones that matter, add your own, and run `chimera check`
-# (or `pytest --chimera-spec specs/`). The format is described in Chimera's README;
+# (or `pytest --chimera-spec specs/`). The format is in Chimera's docs (Spec format);
 # `chimera schema` prints a JSON Schema editors can validate this file with.
 """
 

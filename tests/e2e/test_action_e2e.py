@@ -12,6 +12,7 @@ The forgeries of a compromised agent job are in test_trust_chain_e2e.py.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -351,12 +352,14 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
         )
         bot = world.app_token
         from chimera.github.client import GitHubClient
+        from chimera.github.queue import ChangeQueue
 
         client = GitHubClient("octo/app", bot, api_url=world.fake.api_url, throttle=False)
         pr, _ = client.create_pull(
             title="t", body="b", head=f"chimera/issue-{current}", base="main", draft=False
         )
-        client.remove_label(current, "chimera:running")
+        # Publishing ends the run: its claim (the outcome comment) no longer holds a slot.
+        ChangeQueue(client, identities=("chimera-app[bot]", "github-actions[bot]")).release(current)
         schedule = {
             "schedule": "*/15 * * * *",
             "repository": {"full_name": "octo/app", "default_branch": "main"},
@@ -382,7 +385,9 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
         nxt = current + 1
         assert drained["started"] == str(nxt)
         dispatch = world.repo.dispatches[-1]
-        assert dispatch["inputs"] == {"issue-number": str(nxt), "labeller": labellers[nxt]}
+        sent = dict(dispatch["inputs"])
+        assert re.fullmatch(r"[0-9a-f]{16}", sent.pop("claim"))  # the claim only its run takes
+        assert sent == {"issue-number": str(nxt), "labeller": labellers[nxt]}
         assert dispatch["by"] == "chimera-app[bot]"
         # The dispatched run's gate: Chimera sent it, the original labeller's permission counts.
         started = payload(

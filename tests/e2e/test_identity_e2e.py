@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chimera.github.claims import bare_claim, new_token
 from chimera.github.summary import parse_marker
 from chimera.testing.github_fake import comment_event
 
@@ -82,6 +83,11 @@ def test_an_app_token_github_will_not_name_is_unknown_and_bot_login_names_it(
     assert [c.status for c in world.fake.calls_to("GET", r"^/app$")] == []  # never asked
 
 
+def _beyond_claims(world: World, issue: int) -> list[str]:
+    """The issue's comments other than slot claims (a start's "running" outcome comment)."""
+    return [c for c in world.comments(issue) if '"kind":"running"' not in c.replace(" ", "")]
+
+
 def test_the_apps_own_label_removal_is_not_a_person_cancelling(world: World) -> None:
     # bot-login as the example workflow fills it: ${{ steps.app.outputs.app-slug }}[bot].
     world.env["CHIMERA_BOT_LOGIN"] = "chimera-app[bot]"
@@ -90,7 +96,8 @@ def test_the_apps_own_label_removal_is_not_a_person_cancelling(world: World) -> 
     event = _unlabeled(world, 1, "chimera-app[bot]", "Bot")
     drained = world.job("drain", "issues", event, run=84, token=world.app_token)
     assert drained["rc"] == 0 and drained["started"] == "1"  # its place kept, then started
-    assert world.comments(1) == [] and _summary(world, 84) == []
+    # Only the drain's claim on the slot (its "running" comment); nothing cancelled.
+    assert _beyond_claims(world, 1) == [] and _summary(world, 84) == []
     # The same removal by a person cancels the queued place.
     setup(world)
     _queue_as(world, world.app_token, 2)
@@ -112,7 +119,7 @@ def test_a_maintainers_own_token_makes_the_maintainer_chimera_and_the_summary_sa
     _queue_as(world, token, 1)  # bob's token is Chimera's here
     drained = world.job("drain", "issues", _unlabeled(world, 1, "bob"), run=86, token=token)
     assert drained["rc"] == 0 and drained["started"] == "1"  # bob's removal cancelled nothing
-    assert world.comments(1) == []
+    assert _beyond_claims(world, 1) == []
     (line,) = _summary(world, 86)
     assert "bob's labels, comments and reviews count as Chimera's" in line
     # Typed as someone else while holding bob's token: refused.
@@ -174,6 +181,9 @@ def test_an_empty_bot_login_refuses_to_admit_a_run_decide_could_not_count(world:
         "octo/app", title="claimed", body=TASK, user="alice", labels=("chimera:running",),
         labelled_by="chimera-app[bot]",
     )  # fmt: skip
+    # The drain's claim on the slot: its "running" comment, posted by the App.
+    gh = world.fake.pygithub(world.app_token)
+    gh.get_repo("octo/app").get_issue(1).create_comment(bare_claim(1, new_token()))
     setup(world)  # #2, labelled chimera by alice
     world.env["CHIMERA_BOT_LOGIN"] = ""
     gate = world.job(

@@ -1,6 +1,7 @@
-"""``chimera meta design`` end to end on the shipped example (README "MetaAgent"): a scripted
-designer proposes three candidates; one overfits the visible checks and is caught, one asks
-for a tool outside the designer's allowlist and does not get it, the general one is chosen."""
+"""``chimera meta design`` end to end on the shipped example (docs/how-to/agent-profiles.md,
+whose report it matches line for line): a scripted designer proposes three candidates; one
+overfits the visible checks and is caught, one asks for a tool outside the designer's allowlist
+and does not get it, the general one is chosen."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import pytest
 from chimera.governance.audit import verify_audit_log
 from chimera.meta.loader import load_profile
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "meta" / "TASKS.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "meta" / "TASKS.yaml"
+PAGE = ROOT / "docs" / "how-to" / "agent-profiles.md"
 HELDOUT_WORDS = ("heldout_checks", "slug-heldout", "title-heldout", "Many   Spaces")
 
 
@@ -31,6 +34,12 @@ def test_meta_design_catches_the_overfit_and_isolates_the_tools(tmp_path: Path) 
     assert "title: edited what the visible checks run: tests/check_title.py" in proc.stdout
     assert "tool isolation: not granted run_command" in proc.stdout
     assert "* general:" in proc.stdout
+    shown = PAGE.read_text(encoding="utf-8").split("$ chimera meta design ", 1)[1]
+    shown_lines = shown.split("```", 1)[0].splitlines()[1:]
+    assert len(shown_lines) == 8
+    assert shown_lines == [line for line in proc.stdout.splitlines() if line in shown_lines]
+    for line in shown_lines:
+        assert line in proc.stdout.splitlines(), line
 
     run_dir = next((tmp_path / ".chimera" / "runs").iterdir())
     doc = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))

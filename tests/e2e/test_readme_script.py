@@ -1,7 +1,10 @@
-"""The README's scripted-model example works as written (docs that cannot drift)."""
+"""The scripted-model example of docs/how-to/scripted-models.md works as written (docs that
+cannot drift), its end-of-run reflection turns included: a script written from the page does
+not end "script exhausted"."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -10,13 +13,13 @@ import pytest
 
 from chimera.cli import main
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "scripted-models.md"
 
 
 def readme_script() -> str:
-    section = README.read_text(encoding="utf-8").split("## Scripted models", 1)[1]
+    section = PAGE.read_text(encoding="utf-8")
     match = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
-    assert match, "the Scripted models section has no yaml example"
+    assert match, "the Scripted models page has no yaml example"
     return match.group(1)
 
 
@@ -46,3 +49,7 @@ def test_readme_script_example_solves_a_project(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "def add(a, b)" in (root / "calc.py").read_text()
+    (summary,) = (root / ".chimera" / "runs").glob("*/summary.json")
+    reflection = json.loads(summary.read_text(encoding="utf-8"))["reflection"]
+    assert "skipped" not in reflection, reflection  # the summarize turns were consumed
+    assert len(reflection["proposed"]) == 2 and not reflection["dropped"], reflection

@@ -154,6 +154,17 @@ def test_no_memory_and_no_learning_turn_the_parts_off(tmp_path: Path) -> None:
     assert skill is not None and skill.uses == 1  # only the --no-memory run used it
 
 
+def test_no_skills_keeps_memory_and_leaves_learning_out(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    _seed_learning(root)
+    summary, events = _solve(root, _script(tmp_path, name="c"), "--no-skills")
+    assert "memory" in summary and len(summary["memory"]["remembered"]) == 1
+    assert "learning" not in summary
+    assert "memory_write" in _kinds(events) and "learning_context" not in _kinds(events)
+    skill = SkillStore(root / ".chimera" / "skills").get("calc-totals")
+    assert skill is not None and skill.uses == 0
+
+
 def test_a_tainted_recall_taints_the_run_and_its_writes(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     manager = open_local(root)

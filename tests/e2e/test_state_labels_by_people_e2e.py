@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chimera.github.claims import with_fields
+from chimera.github.documents import outcome_comment
 from chimera.github.summary import render_marker
 from chimera.testing.github_fake import comment_event, push_branch
 
@@ -165,14 +167,25 @@ def test_a_refused_queue_dispatch_gives_its_slot_back(world: World) -> None:
 def test_a_queue_dispatch_without_a_labeller_gives_its_slot_back(world: World) -> None:
     world.fake.add_issue("octo/app", title="t", body=TASK, user="alice")
     app = world.fake.pygithub(world.app_token).get_repo("octo/app").get_issue(1)
-    app.add_to_labels("chimera:running")  # the drain's claim for the dispatch
+    # The drain's claim for the dispatch: its comment (naming the dispatch), and the label.
+    token = "0123456789abcdef"
+    claim = with_fields(
+        outcome_comment("running", issue=1, key=f"dispatch-{token}:1", detail="Starting."),
+        claim=token,
+        dispatched="2026-01-01T00:00:00+00:00",
+    )
+    app.create_comment(claim)
+    app.add_to_labels("chimera:running")
     dispatched = {
-        "inputs": {"issue-number": "1", "labeller": ""},
+        "inputs": {"issue-number": "1", "labeller": "", "claim": token},
         "ref": "refs/heads/main",
         "sender": {"login": "chimera-app[bot]", "type": "Bot"},
         "repository": {"full_name": "octo/app", "default_branch": "main"},
     }
-    token = world.workflow_token(world.decide_perms)
-    gate = world.job("decide", "workflow_dispatch", dispatched, run=85, token=token)
+    gate = world.job(
+        "decide", "workflow_dispatch", dispatched, run=85,
+        token=world.workflow_token(world.decide_perms),
+    )  # fmt: skip
     assert gate["proceed"] == "false" and "carries no labeller" in world.comments(1)[-1]
     assert "chimera:running" not in world.repo.issues[1]["labels"]
+    assert not any("Starting." in c for c in world.comments(1))  # the claim was given back

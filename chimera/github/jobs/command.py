@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING
 
 from chimera.github.commands import COMMAND_VERBS
 from chimera.github.costs import MAX_RUNS, cost_lines, run_cost, spending_runs
+from chimera.github.documents import outcome_comment
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
+from chimera.github.outcome import carry_claim
 from chimera.github.permissions import chimera_pull, has_write
 from chimera.github.progress import acknowledge, progress_runs
 from chimera.github.queue import LABEL_AWAITING, LABEL_QUEUED, LABEL_RUNNING
-from chimera.github.summary import artifact_link, code
+from chimera.github.summary import artifact_link, code, parse_marker
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
@@ -123,15 +125,22 @@ def _issue_of(
 def _stop(
     ctx: ActionContext, client: GitHubClient, settings: ActionSettings, issue: int, actor: str
 ) -> tuple[str, list[int]]:
+    """Stop everything ``issue`` has in flight, however it started: cancel the workflow runs
+    Chimera's "working on it" comments name, and make each of those comments (slot claims
+    included) the run's one ``cancelled`` outcome, so a run whose cancel lands late finds it
+    and publishes nothing; then the queued place, the slot and a paused draft."""
     labels = client.issue(issue).labels
     cancelled = cancel_runs(client, progress_runs(client, settings, issue)[:3])
     queue = make_queue(client, settings)
     done = [f"workflow run {artifact_link(ctx.server_url, ctx.repository, r)}" for r in cancelled]
+    stopped = _resolve_running(ctx, client, settings, issue, actor)
+    if stopped and not cancelled:
+        done.append("the start in flight")
     done += queue.cancel(issue)
-    if LABEL_RUNNING in labels:
-        # The cancelled run's publish never runs: its slot is given back here.
+    if LABEL_RUNNING in labels or stopped:
+        # The cancelled run's publish never runs (or refuses): its slot is given back here.
         queue.release(issue)
-        if not cancelled:
+        if not cancelled and not stopped:
             done.append("the running slot")
     pull, marker = chimera_pull(client, settings, issue)
     if pull is not None and marker is not None and marker.get("status") == "awaiting_approval":
@@ -144,6 +153,34 @@ def _stop(
         "Say `@chimera run` on the issue to start over.",
         cancelled,
     )
+
+
+def _resolve_running(
+    ctx: ActionContext, client: GitHubClient, settings: ActionSettings, issue: int, actor: str
+) -> int:
+    """Edit every "working on it" comment of ``issue`` (Chimera's ``running`` outcomes) to
+    ``cancelled``, keeping a claim's token; returns how many."""
+    count = 0
+    for comment in client.comment_records(issue):
+        marker = parse_marker(comment.body, "outcome") if settings.is_self(comment.author) else None
+        if marker is None or marker.get("issue") != issue or marker.get("kind") != "running":
+            continue
+        run = str(marker.get("key") or "").split(":", 1)[0]
+        detail = (
+            f"`@chimera stop` stopped the run (asked by {code(actor, 60)}): "
+            + (f"workflow run {run} was cancelled and " if run.isdigit() else "it ")
+            + "publishes nothing. Say `@chimera run` to start over."
+        )
+        body = outcome_comment(
+            "cancelled",
+            issue=issue,
+            key=str(marker.get("key") or ""),
+            detail=detail,
+            run_link=artifact_link(ctx.server_url, ctx.repository, run) if run.isdigit() else None,
+        )
+        client.edit_comment(issue, comment.id, carry_claim(comment.body, body))
+        count += 1
+    return count
 
 
 def _status(ctx: ActionContext, client: GitHubClient, settings: ActionSettings, issue: int) -> str:
@@ -210,7 +247,8 @@ def command_job(ctx: ActionContext, settings: ActionSettings) -> CommandResult:
         return CommandResult(decision, "refused")
     if decision.action is Act.CANCEL:
         text, cancelled = _stop(ctx, client, settings, issue, decision.actor)
-        post_outcome(ctx, client, target, "cancelled", text)
+        # The reply records the stop: a run whose claim is older than it never publishes.
+        post_outcome(ctx, client, target, "cancelled", text, fields={"stop": True})
         return CommandResult(decision, "stopped", issue, tuple(cancelled))
     post_outcome(ctx, client, target, "status", _status(ctx, client, settings, issue))
     return CommandResult(decision, "reported", issue)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.errors import UsageError
+from chimera.github.claims import with_fields
 from chimera.github.client import DEFAULT_API_URL, GitHubClient, RetryPolicy
 from chimera.github.documents import outcome_comment
 from chimera.github.outcome import post_outcome_once
@@ -163,17 +164,20 @@ def post_outcome(
     detail: str,
     *,
     authors: Collection[str] = (),
+    fields: Mapping[str, Any] | None = None,
 ) -> int:
     """Make ``number`` hold this workflow run's one outcome comment, stating ``kind``
     (:func:`chimera.github.outcome.post_outcome_once`: found again, edited in place, never
-    doubled); returns the comment's id. ``authors``: Chimera's identities.
+    doubled); returns the comment's id. ``authors``: Chimera's identities; ``fields``: more
+    for the trailer marker (a stop's ``{"stop": true}``).
 
     Raises:
         GitHubError: the API failed after retries.
     """
 
     def render(key: str) -> str:
-        return outcome_comment(kind, issue=number, key=key, detail=detail, run_link=ctx.run_link())
+        body = outcome_comment(kind, issue=number, key=key, detail=detail, run_link=ctx.run_link())
+        return with_fields(body, **fields) if fields else body
 
     return post_outcome_once(
         client,

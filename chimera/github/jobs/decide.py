@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -34,13 +35,16 @@ from chimera.github.identity import BotLoginMismatch, check_identities
 from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.jobs.drain import cancel
+from chimera.github.outcome import outcome_key
 from chimera.github.permissions import Resolution, resolve
 from chimera.github.progress import acknowledge, post_progress
 from chimera.github.summary import code
 from chimera.github.trust import Decided, acceptance_output
 
 if TYPE_CHECKING:
+    from chimera.github.claims import Claim
     from chimera.github.client import GitHubClient
+    from chimera.github.queue import Admission
     from chimera.github.settings import ActionSettings
 
 __all__ = ["ADOPTED_ACCEPTANCE", "DecideResult", "decide_job", "dry_run"]
@@ -231,8 +235,7 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
             # into the outcome.
             issue = result.decided.issue if result.decided is not None else result.final.issue
             if issue is not None:
-                what = f"`@chimera {decision.command}`" if comment else None
-                what = what or (result.decided.mode if result.decided else "run")
+                what = _what(decision, result.decided.mode if result.decided else "run")
                 if ADOPTED_ACCEPTANCE in gated.notes:
                     what = f"{what}, which {ADOPTED_ACCEPTANCE}"
                 post_progress(
@@ -261,6 +264,55 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
         raise
 
 
+def _what(decision: Decision, mode: str) -> str:
+    """What started the run, for its "working on it" comment."""
+    comment = decision.event == "issue_comment"
+    return f"`@chimera {decision.command}`" if comment else mode
+
+
+_CLAIM = re.compile(r"[0-9a-f]{16}")
+
+
+def dispatch_claim(ctx: ActionContext) -> str:
+    """The ChangeQueue claim a queue dispatch names (its ``claim`` input; ``""``: none, or
+    not a claim token at all)."""
+    inputs = ctx.payload.get("inputs") if ctx.event_name == "workflow_dispatch" else None
+    raw = inputs.get("claim") if isinstance(inputs, dict) else None
+    return raw if isinstance(raw, str) and _CLAIM.fullmatch(raw) else ""
+
+
+def _admit(
+    ctx: ActionContext,
+    client: GitHubClient,
+    settings: ActionSettings,
+    final: Decision,
+    decision: Decision,
+    schedule: str,
+) -> Admission:
+    """Ask the ChangeQueue for a slot: a queue dispatch adopts the claim it names; any other
+    start claims one, its claim being the run's "working on it" comment."""
+    assert final.issue is not None and final.actor is not None
+    issue, actor = final.issue, final.actor
+    queue = make_queue(client, settings)
+    what = _what(decision, "run")
+    token = dispatch_claim(ctx) if final.from_queue else ""
+    if token:
+
+        def edit(claim: Claim) -> None:
+            post_progress(ctx, client, issue, actor=actor, what=what,
+                          authors=settings.identities, claim=claim.token,
+                          adopt=claim.comment_id)  # fmt: skip
+
+        return queue.adopt(issue, token, ctx.workflow_run or "local", edit)
+
+    def post(number: int, claim: str) -> int:
+        cid = post_progress(ctx, client, number, actor=actor, what=what,
+                            authors=settings.identities, claim=claim)  # fmt: skip
+        return cid if cid is not None else queue.post_bare_claim(number, claim)
+
+    return queue.admit(issue, actor, post=post, schedule=schedule)
+
+
 def _gate(
     ctx: ActionContext, settings: ActionSettings, decision: Decision, client: GitHubClient
 ) -> DecideResult:
@@ -269,9 +321,9 @@ def _gate(
         final = res.decision
         if final.action is Act.IGNORE:
             if final.from_queue and final.issue is not None:
-                # The drain claimed a slot for this dispatch: give it back, or the slot stays
-                # taken and heal re-queues the issue for another refusal at every drain.
-                make_queue(client, settings).release(final.issue)
+                # The drain claimed a slot for this dispatch: give back that claim (only it),
+                # or the slot stays taken until heal re-queues the issue for another refusal.
+                make_queue(client, settings).withdraw(final.issue, dispatch_claim(ctx))
             if final.explain and (final.issue or final.pull):
                 target = int(final.pull or final.issue or 0)
                 post_outcome(
@@ -291,15 +343,26 @@ def _gate(
             schedule = ""
             if settings.is_self(final.actor):
                 schedule = schedule_of(res.issue.body if res.issue else "") or "(unnamed)"
-            admission = make_queue(client, settings).admit(
-                final.issue, final.actor, claimed=final.from_queue, schedule=schedule
-            )
+            admission = _admit(ctx, client, settings, final, decision, schedule)
+            if admission.busy or (final.from_queue and dispatch_claim(ctx) and
+                                  not admission.admitted):  # fmt: skip
+                # Another start holds the issue (or the dispatch's claim is gone): nothing of
+                # it is touched, and this run says why once.
+                post_outcome(
+                    ctx, client, final.issue, "refused", f"Nothing was done: {admission.reason}.",
+                    authors=settings.identities,
+                )  # fmt: skip
+                refused = final.ignore(admission.reason)
+                return DecideResult(decision, refused, proceed=False, status="refused")
             decided = _decided(ctx, client, res, settings) if admission.admitted else None
             if isinstance(decided, str):
-                # The slot was taken for a run that cannot start: give it back.
-                make_queue(client, settings).release(final.issue)
+                # The slot was taken for a run that cannot start: say so on the run's claim
+                # (it is resolved, and was no start), then give the slot back.
                 post_outcome(
                     ctx, client, final.issue, "refused", f"{decided}.", authors=settings.identities
+                )
+                make_queue(client, settings).release(
+                    final.issue, key=outcome_key(ctx.workflow_run, final.issue)
                 )
                 refused = final.ignore(decided)
                 return DecideResult(decision, refused, proceed=False, status="refused")
@@ -338,8 +401,8 @@ def _gate(
     if decision.action is Act.CANCEL:
         cancel(ctx, decision, client, settings)
     elif decision.action is Act.IGNORE and decision.explain and decision.issue:
-        if decision.from_queue:  # a queue dispatch without a labeller: its slot goes back
-            make_queue(client, settings).release(decision.issue)
+        if decision.from_queue:  # a queue dispatch without a labeller: its claim goes back
+            make_queue(client, settings).withdraw(decision.issue, dispatch_claim(ctx))
         post_outcome(
             ctx,
             client,

@@ -1,10 +1,12 @@
 """The drain job: cancellations, and starting the next queued issues.
 
 A Chimera PR closed unmerged, or the trigger label removed by a person, cancels the issue's
-queued or paused work (said once on the issue). Slots held by runs that finished or vanished
-without releasing them are freed (:mod:`chimera.github.heal`). Then the ChangeQueue starts
-queued issues while slots are free, oldest first, by dispatching the fix workflow with the
-original labeller.
+queued or paused work and its runs in flight (said once on the issue). Slot claims held by
+runs that finished or vanished without an outcome are released (:mod:`chimera.github.heal`).
+Then the ChangeQueue starts queued issues while slots are free, oldest first: each start is a
+claim (:mod:`chimera.github.claims`) and a dispatch of the fix workflow with the original
+labeller and the claim's token, which only the dispatched run may take over. Two drains at
+once (a workflow without the ``chimera-queue`` group) start each issue once.
 Token: ``issues: write`` and ``actions: write``; no LLM key.
 """
 
@@ -15,9 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubPermissionDenied
+from chimera.github.claims import DISPATCH_PREFIX, claims_on, with_fields
 from chimera.github.documents import outcome_comment
 from chimera.github.events import Act, Decision, decide
-from chimera.github.heal import Healed, heal, mark_dispatched, running_record
+from chimera.github.heal import Healed, heal
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.outcome import outcome_key
 from chimera.github.permissions import chimera_pull
@@ -101,43 +104,48 @@ def _cancel_in_flight(
     decision: Decision,
     actor: str,
 ) -> bool:
-    """Cancel the issue's in-flight workflow run through the Actions API and make its one
-    outcome comment say who cancelled; ``False`` when no run of it is in flight. The cancel
-    is asynchronous: publish re-checks the label and the issue just before pushing."""
+    """Cancel the issue's in-flight workflow runs (its live slot claims) through the Actions
+    API and make each one's outcome comment say who cancelled; ``False`` when none is in
+    flight. The cancel is asynchronous: publish re-checks the label and the issue just before
+    pushing, and a dispatch not started yet finds its claim resolved and starts nothing."""
     assert decision.issue is not None
-    running, _dispatched = running_record(client, decision.issue, settings.identities)
-    if running is None or not running[1].isdigit():
-        return False
-    state = client.workflow_run(int(running[1]))
-    if state is None or state[0] == "completed":
-        return False
-    try:
-        client.cancel_workflow_run(int(running[1]))
-    except GitHubPermissionDenied:
-        # A token without actions: write (decide's): publish's re-check still stops the run.
-        log.warning("cannot cancel workflow run %s: the token lacks actions: write", running[1])
-        return False
-    body = outcome_comment(
-        "cancelled",
-        issue=decision.issue,
-        key=outcome_key(running[1], decision.issue),
-        detail=(
-            f"{actor} removed the label; workflow run {running[1]} was cancelled and publishes "
-            "nothing. Add the label again to start over."
-        ),
-        run_link=artifact_link(ctx.server_url, ctx.repository, running[1]),
-    )
-    client.edit_comment(decision.issue, running[0], body)
-    make_queue(client, settings).release(decision.issue)
-    return True
+    done = False
+    for claim in claims_on(client, decision.issue, settings.identities):
+        if not claim.live:
+            continue
+        run = claim.run
+        if run.isdigit():
+            state = client.workflow_run(int(run))
+            if state is not None and state[0] != "completed":
+                try:
+                    client.cancel_workflow_run(int(run))
+                except GitHubPermissionDenied:
+                    # A token without actions: write (decide's): publish's re-check still
+                    # stops the run.
+                    log.warning(
+                        "cannot cancel workflow run %s: the token lacks actions: write", run
+                    )
+            what = f"workflow run {run} was cancelled and publishes nothing"
+        else:
+            what = "the queued run it dispatched starts nothing"
+        body = outcome_comment(
+            "cancelled",
+            issue=decision.issue,
+            key=claim.key,
+            detail=f"{actor} removed the label; {what}. Add the label again to start over.",
+            run_link=artifact_link(ctx.server_url, ctx.repository, run) if run else None,
+        )
+        client.edit_comment(decision.issue, claim.comment_id, with_fields(body, claim=claim.token))
+        done = True
+    if done:
+        make_queue(client, settings).release(decision.issue)
+    return done
 
 
-def _say_healed(
-    ctx: ActionContext, client: GitHubClient, settings: ActionSettings, healed: Healed
-) -> None:
-    """Edit the dead run's ``running`` comment to its outcome (a lost dispatch says nothing:
-    the issue is back in the queue, and this drain restarts it)."""
-    if healed.run is None or healed.comment_id is None:
+def _say_healed(ctx: ActionContext, client: GitHubClient, healed: Healed) -> None:
+    """Edit the dead run's claim comment to its outcome (a lost dispatch says nothing: the
+    issue is back in the queue, and this drain restarts it)."""
+    if healed.run is None or healed.claim is None:
         return
     link = artifact_link(ctx.server_url, ctx.repository, healed.run)
     detail = (
@@ -151,7 +159,9 @@ def _say_healed(
         detail=detail,
         run_link=link,
     )
-    client.edit_comment(healed.issue, healed.comment_id, body)
+    client.edit_comment(
+        healed.issue, healed.claim.comment_id, with_fields(body, claim=healed.claim.token)
+    )
 
 
 def drain_job(ctx: ActionContext, settings: ActionSettings) -> DrainResult:
@@ -169,14 +179,27 @@ def drain_job(ctx: ActionContext, settings: ActionSettings) -> DrainResult:
         return DrainResult(decision, status="ignored")
     queue = make_queue(client, settings)
     ref = ctx.dispatch_ref or ctx.default_branch
-    for healed in heal(client, settings.identities):
-        _say_healed(ctx, client, settings, healed)
+    heal(client, settings.identities, say=lambda healed: _say_healed(ctx, client, healed))
 
-    def dispatch(entry: QueueEntry) -> None:
-        # The slot names no run until the dispatched run's decide posts; a dispatch that
-        # never starts is given its place back by a later drain (chimera.github.heal).
-        mark_dispatched(client, entry.issue, settings.identities)
-        inputs = {"issue-number": str(entry.issue), "labeller": entry.labeller}
+    def post(issue: int, token: str) -> int:
+        # The claim names the dispatch until its run adopts it (chimera.github.claims); a
+        # dispatch that never starts is given its place back by a later drain (heal).
+        at = queue.now().isoformat(timespec="seconds")
+        body = outcome_comment(
+            "running",
+            issue=issue,
+            key=outcome_key(f"{DISPATCH_PREFIX}{token}", issue),
+            detail=(
+                "Starting from the ChangeQueue: the fix workflow was dispatched for this issue; "
+                "its run takes this comment over and makes it the run's outcome.\n\n"
+                "- `@chimera stop` cancels it; `@chimera status` says where it stands."
+            ),
+        )
+        body = with_fields(body, claim=token, dispatched=at)
+        return client.comment(issue, body, marker=body[body.rindex("<!-- chimera:") :])
+
+    def dispatch(entry: QueueEntry, token: str) -> None:
+        inputs = {"issue-number": str(entry.issue), "labeller": entry.labeller, "claim": token}
         client.dispatch_workflow(settings.fix_workflow, ref, inputs)
 
-    return DrainResult(decision, started=tuple(queue.drain(dispatch)))
+    return DrainResult(decision, started=tuple(queue.drain(dispatch, post=post)))

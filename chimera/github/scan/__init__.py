@@ -8,10 +8,16 @@ the reason, never auto-merged) — and never a secret value. The parts:
 * :mod:`~chimera.github.scan.paths` — paths from git's NUL-separated output (never unquoted by
   hand), modes and added lines per file, and the rescan of the tree after ``git apply`` in a
   temporary index; a path the scan cannot read blocks;
-* :mod:`~chimera.github.scan.rules` — the path/mode table: ``.chimera/``, ``.github/``, the
-  root ``action.yml``, CI files, CODEOWNERS and escaping symlinks block; new symlinks,
-  executables, ``.gitattributes``, submodules, build hooks, dependency manifests and Chimera's
-  own settings go to review;
+* :mod:`~chimera.github.scan.table` — the one table of files that make CI, bots or a
+  person's tools run code, why, and the verdict (rendered for the docs by
+  ``scripts/docs_reference.py``): ``.chimera/``, ``.github/``, any ``action.yml``, the paths a
+  base workflow ``uses:``, CI files, CODEOWNERS and escaping symlinks block; new symlinks,
+  executables, ``.gitattributes``, submodules, build hooks, pytest plugin loading, other
+  forges' workflows, Renovate tasks, pre-commit hook definitions, VS Code folder-open tasks,
+  git hooks, container and docs builds, dependency manifests and Chimera's own settings go to
+  review; :mod:`~chimera.github.scan.rules` matches its rows (reading both sides of a file
+  whose verdict depends on what it says, :mod:`~chimera.github.scan.readers`), and
+  :mod:`~chimera.github.scan.uses` reads the base commit's ``uses:``;
 * :mod:`~chimera.github.scan.secrets` — known secret formats in added lines, file names and
   messages, in every spelling the scan undoes (split, concatenated, reversed, base64, hex);
   secret-bearing files; high entropy;

@@ -10,19 +10,20 @@ from chimera.github.scan.model import Finding, ScanLimits, ScanResult, finding
 from chimera.github.scan.paths import (
     FileChange,
     PatchUnreadable,
-    TreeChange,
     read_blobs,
     read_changes,
     rescan,
 )
 from chimera.github.scan.rules import (
+    GITLINK,
     SYMLINK,
-    lifecycle_findings,
+    compare_findings,
+    line_findings,
     mode_findings,
     path_findings,
-    pyproject_findings,
-    pyproject_unknown,
+    reads_file,
     symlink_findings,
+    uncompared_findings,
 )
 from chimera.github.scan.secrets import (
     content_findings,
@@ -30,6 +31,7 @@ from chimera.github.scan.secrets import (
     secret_file_findings,
     text_findings,
 )
+from chimera.github.scan.uses import UsedPaths, used_paths
 from chimera.governance.rules import Verdict
 
 __all__ = ["scan_patch"]
@@ -63,7 +65,7 @@ def _scan_change(result: ScanResult, change: FileChange, lim: ScanLimits, worksp
         return
     _add(result, content_findings(path, change.added))
     _add(result, code_findings(path, change.added, workspace))
-    _add(result, lifecycle_findings(path, change.added))
+    _add(result, line_findings(path, change.added))
     _add(result, entropy_findings(path, change.added))
 
 
@@ -74,16 +76,12 @@ def _rescan(result: ScanResult, patch: str, repo: Path, base: str) -> bool:
         return False
     result.rescanned = True
     known = set(result.files)
-    by_path: dict[str, TreeChange] = {e.path: e for e in entries}
+    readable = [e for e in entries if _regular(e.old_mode) and _regular(e.new_mode)]
+    readable = [e for e in readable if reads_file(e.path)]
     blobs = read_blobs(
         repo,
         [e.new_blob for e in entries if e.new_mode == SYMLINK]
-        + [
-            b
-            for e in entries
-            if e.path.casefold().endswith("pyproject.toml")
-            for b in (e.old_blob, e.new_blob)
-        ],
+        + [b for e in readable for b in (e.old_blob, e.new_blob)],
     )
     for e in entries:
         if e.status == "?" or e.path not in known:
@@ -94,12 +92,16 @@ def _rescan(result: ScanResult, patch: str, repo: Path, base: str) -> bool:
         if e.new_mode == SYMLINK:
             target = blobs.get(e.new_blob, b"").decode("utf-8", "replace")
             _add(result, symlink_findings(e.path, target, new=e.old_mode != SYMLINK))
-    for path, e in by_path.items():
-        if path.casefold().endswith("pyproject.toml"):
-            old = blobs.get(e.old_blob) if e.old_mode else None
-            new = blobs.get(e.new_blob) if e.new_mode else None
-            _add(result, pyproject_findings(path, old, new))
+    for e in readable:
+        old = blobs.get(e.old_blob) if e.old_mode else None
+        new = blobs.get(e.new_blob) if e.new_mode else None
+        _add(result, compare_findings(e.path, old, new))
     return True
+
+
+def _regular(mode: str) -> bool:
+    """A regular file's mode, or ``""`` (the side does not exist)."""
+    return mode not in (SYMLINK, GITLINK)
 
 
 def scan_patch(
@@ -118,7 +120,9 @@ def scan_patch(
         limits: size limits (default :class:`ScanLimits`).
         base: the commit the patch applies to; when it is in ``workspace``, the tree after
             ``git apply`` is re-scanned in a temporary index (symlink targets from the blobs,
-            ``pyproject.toml`` table by table, git's own path list cross-checked).
+            files whose verdict depends on what they say compared side by side, git's own
+            path list cross-checked), and the paths the base commit's workflows ``uses:`` are
+            blocked (read from ``base``, never from the patch).
         messages: texts built from model output that travel with the change, by label
             (``{"PR title": ..., "commit message": ...}``); a secret in one blocks.
 
@@ -150,8 +154,13 @@ def scan_patch(
             result.files.append(change.old_path)
     for change in changes:
         _scan_change(result, change, lim, workspace)
+    if base:
+        used = used_paths(Path(workspace), base)
+        if isinstance(used, UsedPaths):
+            for path in dict.fromkeys(result.files):
+                _add(result, used.findings(path))
     if not (base and _rescan(result, patch, Path(workspace), base)):
         for change in changes:
-            if change.status != "D":
-                _add(result, pyproject_unknown(change.path))
+            if _regular(change.new_mode) and _regular(change.old_mode):
+                _add(result, uncompared_findings(change.path, change.status, change.added))
     return result

@@ -32,6 +32,7 @@ __all__ = [
     "FileChange",
     "PatchUnreadable",
     "TreeChange",
+    "git_lines",
     "normalise",
     "read_blobs",
     "read_changes",
@@ -273,6 +274,15 @@ def rescan(patch: str, repo: Path, base: str) -> list[TreeChange] | str:
             )
         )
     return entries
+
+
+def git_lines(repo: Path, args: list[str]) -> list[bytes] | None:
+    """The NUL-separated records of ``git ARGS`` in ``repo`` (pathspecs literal), or ``None``
+    when git fails (an unknown commit)."""
+    proc = _git(args, cwd=repo, env={"GIT_LITERAL_PATHSPECS": "1"})
+    if proc.returncode != 0:
+        return None
+    return [r for r in proc.stdout.split(b"\0") if r]
 
 
 def read_blobs(repo: Path, blobs: list[str]) -> dict[str, bytes]:

@@ -35,6 +35,7 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -122,34 +123,42 @@ class TreeRecord:
     files: dict[str, list[Any]] = field(default_factory=dict)
 
     def merge(self, other: TreeRecord) -> TreeRecord:
-        """Both records (``other`` wins where both know a name); the earlier start time."""
+        """Both records (``other`` wins where both know a name); the earlier start time. A
+        file both know keeps its digest when either record has one (:func:`same_file`)."""
+        files = {**self.files, **other.files}
+        for real, mine in self.files.items():
+            theirs = other.files.get(real)
+            if theirs is not None and theirs[4] is None and mine[4] is not None:
+                files[real] = mine
         return TreeRecord(
             taken=min(self.taken, other.taken),
             listing=other.listing if other.listing is not None else self.listing,
             resolved={**self.resolved, **other.resolved},
-            files={**self.files, **other.files},
+            files=files,
         )
 
     def conflicts(self, other: TreeRecord) -> bool:
         """Whether the records disagree: both listed git's candidates with different
-        results, or both know a name or a file with different values (so they were not
-        taken of one tree, and no merge of them may validate both sets of outcomes)."""
+        results, or both know a name with different resolutions or a file that is not the
+        same (:func:`same_file`), so they were not taken of one tree, and no merge of them may
+        validate both sets of outcomes."""
         if None not in (self.listing, other.listing) and self.listing != other.listing:
             return True
-        for mine, theirs in ((self.resolved, other.resolved), (self.files, other.files)):
-            small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
-            for name, value in small.items():
-                if name in large and large[name] != value:
-                    return True
-        return False
+        if _disagree(self.resolved, other.resolved, lambda a, b: a == b):
+            return True
+        return _disagree(self.files, other.files, same_file)
 
     def covers(self, other: TreeRecord) -> bool:
         """Whether this record knows every name and file ``other`` knows, with the same
-        values (``other`` holds whenever this record does, but for the racy horizon)."""
+        values (``other`` holds whenever this record does, but for the racy horizon). A
+        digest ``other`` lacks is no difference: its stat data vouches for the same bytes."""
         return (
             other.listing in (None, self.listing)
             and other.resolved.items() <= self.resolved.items()
-            and all(self.files.get(real) == value for real, value in other.files.items())
+            and all(
+                real in self.files and same_file(self.files[real], value)
+                for real, value in other.files.items()
+            )
         )
 
     def holds(self, root_real: str, options: EngineOptions) -> bool:
@@ -207,6 +216,29 @@ class TreeRecord:
             resolved=dict(raw["resolved"]),
             files={k: list(v) for k, v in raw["files"].items()},
         )
+
+
+def same_file(one: list[Any], two: list[Any]) -> bool:
+    """Whether two records of a file (``[size, mtime_ns, ctime_ns, inode, digest or None]``)
+    describe the same bytes: equal stat data, and equal digests where both have one.
+
+    A record without a digest comes from a worker whose result cache vouched for the file by
+    that same stat data (:attr:`~chimera.spec.engine.cache.ResultCache.vouched`), which the
+    cache keeps only for bytes it hashed: under pytest-xdist one worker often reads a file
+    while another, holding a requirement with the same check, finds its result in the cache
+    the first just saved. Treating the two as different made the later save drop the
+    earlier worker's outcomes.
+    """
+    if one[:4] != two[:4]:
+        return False
+    return one[4] is None or two[4] is None or one[4] == two[4]
+
+
+def _disagree(
+    mine: dict[str, Any], theirs: dict[str, Any], same: Callable[[Any, Any], bool]
+) -> bool:
+    small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
+    return any(name in large and not same(large[name], value) for name, value in small.items())
 
 
 Entry = tuple[dict[str, Any], TreeRecord]

@@ -11,6 +11,10 @@ What it models:
 * repositories with issues (pull requests share their number space, as on GitHub), labels
   (created on first use, like the real API), comments, collaborator permissions, users (``User``
   or ``Bot``);
+* comments listed per issue or for the whole repository (``since``, ``sort``), deleted by
+  their author or a writer; each label change an issue event with an id and a time;
+* a clock that tests may run ahead (:meth:`~GitHubFake.advance_clock`), so hours pass for
+  per-hour limits without waiting;
 * token identities (:class:`Identity`): a workflow's ``GITHUB_TOKEN``
   (:meth:`~GitHubFake.add_workflow_token`, acting as ``github-actions[bot]``), a GitHub App
   installation token (:meth:`~GitHubFake.add_app_token`, ``<slug>[bot]``) and a personal token

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from chimera.testing.github_fake.routing import (
@@ -13,6 +14,18 @@ from chimera.testing.github_fake.routing import (
     validation_failed,
 )
 from chimera.testing.github_fake.state import ROLE_RANK, FakeRepo, issue_record, node_id, now
+
+
+def _github_time(value: str) -> str:
+    """An ISO 8601 ``since`` (``2026-01-01T00:00:00Z`` or with an offset) in the fake's own
+    ``%Y-%m-%dT%H:%M:%SZ`` form, so the two compare as strings."""
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise HttpError(422, f"Invalid since: {value[:40]}") from exc
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _scope(issue: dict[str, Any]) -> str:
@@ -126,6 +139,37 @@ class Issues(Resource):
             repo, req, "issue_comment", "created", number=issue["number"], comment=comment["id"]
         )
         return FakeResponse(201, self.json.comment(repo, comment))
+
+    @route("GET", "{repo}/issues/comments")
+    def list_repo_comments(self, req: FakeRequest) -> FakeResponse:
+        """Every issue and PR comment of the repository, as GitHub lists them: by ascending
+        id unless ``sort`` (``created`` or ``updated``) is given, when ``direction`` (default
+        ``desc``) applies; ``since`` keeps those updated at or after that time."""
+        repo = self.repo(req)
+        comments = sorted(repo.comments.values(), key=lambda c: c["id"])
+        since = req.query.get("since")
+        if since:
+            comments = [c for c in comments if c["updated_at"] >= _github_time(since)]
+        sort = req.query.get("sort")
+        if sort in ("created", "updated"):
+            desc = req.query.get("direction", "desc") == "desc"
+            comments.sort(key=lambda c: (c[f"{sort}_at"], c["id"]), reverse=desc)
+        return self.paginate(req, [self.json.comment(repo, c) for c in comments])
+
+    @route("DELETE", "{repo}/issues/comments/{cid:int}")
+    def delete_comment(self, req: FakeRequest) -> FakeResponse:
+        """Delete a comment (its author, or a writer): 204; 404 when it is gone."""
+        repo = self.repo(req)
+        comment = repo.comments.get(req.number("cid"))
+        if comment is None:
+            raise HttpError(404, "Not Found")
+        if comment["user"] != req.login:
+            self.need(repo, req, "write", "issues|pull-requests")
+        else:
+            self.need(repo, req, "read", "issues|pull-requests")
+        del repo.comments[comment["id"]]
+        self.fake.emit(repo, req, "issue_comment", "deleted", number=comment["issue"])
+        return FakeResponse(204)
 
     @route("GET", "{repo}/issues/comments/{cid:int}")
     def get_comment(self, req: FakeRequest) -> FakeResponse:

@@ -32,6 +32,7 @@ from chimera.testing.github_fake.state import (
     TokenKind,
     issue_record,
     now,
+    set_clock_offset,
 )
 from chimera.testing.github_fake.webhooks import delivery
 
@@ -69,6 +70,7 @@ class GitHubFake(RunsMixin, LocalServer):
         self.events: list[RepoEvent] = []
         self.internal_errors: list[str] = []
         self._faults: list[FakeFault] = []
+        self._clock_offset = 0.0
         self._ids = itertools.count(1000)
         super().__init__()
         self.payloads = Payloads(self)
@@ -307,6 +309,20 @@ class GitHubFake(RunsMixin, LocalServer):
             }
             repo.reviews.setdefault(number, []).append(review)
             return review
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move the fake's clock ``seconds`` forward (timestamps it writes from now on, such
+        as a comment's ``created_at``); :meth:`stop` sets it back in step with the real one."""
+        with self._lock:
+            set_clock_offset(self._clock_offset + seconds)
+            self._clock_offset += seconds
+
+    def stop(self) -> None:
+        super().stop()
+        with self._lock:
+            if self._clock_offset:
+                set_clock_offset(0)
+                self._clock_offset = 0.0
 
     def inject(self, *faults: FakeFault) -> None:
         """Queue faults; each is consumed by the first ``times`` requests it matches."""

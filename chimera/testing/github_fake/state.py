@@ -11,7 +11,7 @@ import re
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -35,9 +35,22 @@ ACTIONS_LOGIN = "github-actions[bot]"
 _TOKEN_TRIGGERS = frozenset({"workflow_dispatch", "repository_dispatch"})
 
 
+# Seconds the fake's clock runs ahead of the real one (GitHubFake.advance_clock): a test of
+# per-hour limits lets hours pass without waiting for them.
+_CLOCK = {"offset": 0.0}
+
+
 def now() -> str:
-    """The current UTC time as GitHub writes it (``2026-01-01T00:00:00Z``)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current UTC time as GitHub writes it (``2026-01-01T00:00:00Z``), on the fake's
+    clock (:func:`set_clock_offset`)."""
+    stamp = datetime.now(UTC) + timedelta(seconds=_CLOCK["offset"])
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def set_clock_offset(seconds: float) -> None:
+    """Run the fake's clock ``seconds`` ahead of the real one (``0``: in step again). Every
+    timestamp the fake writes from then on (comments, label events, PRs) is on that clock."""
+    _CLOCK["offset"] = float(seconds)
 
 
 def node_id(kind: str, number: int) -> str:

@@ -152,7 +152,7 @@ def test_missing_default_spec_dir(
     assert out == ""
     assert err == (
         "chimera: error: specs: no such directory; pass SPEC_PATH, "
-        "run 'chimera init' to write a starter spec, or write one (README: the Spec format)\n"
+        "run 'chimera init' to write a starter spec, or write one (docs: the Spec format)\n"
     )
 
 

@@ -48,9 +48,13 @@ def test_defaults_are_the_documented_limits(tmp_path: Path) -> None:
     options = engine_options(settings)
     assert (options.max_file_bytes, options.pattern_timeout_s) == (8 * 1024 * 1024, 2.0)
     assert options == EngineOptions()
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    assert "[tool.chimera.check]" in readme
-    assert "max_file_bytes = 8388608" in readme and "regex_timeout = 2.0" in readme
+    docs = Path(__file__).resolve().parents[3] / "docs"
+    guide = (docs / "how-to" / "configure.md").read_text(encoding="utf-8")
+    assert "[tool.chimera.check]" in guide
+    assert "max_file_bytes = 8388608" in guide and "regex_timeout = 2.0" in guide
+    reference = (docs / "reference" / "configuration.md").read_text(encoding="utf-8")
+    assert "| `max_file_bytes` | `int` | `8388608` |" in reference
+    assert "| `regex_timeout` | `float` | `2.0` |" in reference
 
 
 def test_max_file_bytes_is_applied(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,9 +126,9 @@ def test_the_plugin_applies_the_same_settings(pytester: pytest.Pytester) -> None
     bad.stderr.fnmatch_lines(["*chimera.toml: check.max_file_bytes: Input should be greater*"])
 
 
-def test_the_readme_configuration_example_is_a_valid_chimera_toml(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Configuration: `[tool.chimera]` or `chimera.toml`", 1)[1]
+def test_the_configuration_guide_example_is_a_valid_chimera_toml(tmp_path: Path) -> None:
+    page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "configure.md"
+    section = page.read_text(encoding="utf-8")
     block = section.split("```toml\n", 1)[1].split("```", 1)[0]
     assert block.startswith("# chimera.toml\n")
     (tmp_path / "chimera.toml").write_text(block, encoding="utf-8")

@@ -1,4 +1,6 @@
-"""The example project: exactly one red requirement, and the README shows the real output."""
+"""The example project: exactly one red requirement, and the docs show its real output: the
+first tutorial (docs/tutorials/first-spec.md) the human report, docs/reference/check-output.md
+the JSON document."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from chimera.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO_ROOT / "examples" / "inventory"
-README = REPO_ROOT / "README.md"
-MARKER = "<!-- example-output: the test suite checks this block against a real run -->"
+PAGE = REPO_ROOT / "docs" / "tutorials" / "first-spec.md"
+MARKER = "<!-- docs-test: see tests/unit/cli/test_cli_example.py -->"
+OUTPUT_PAGE = REPO_ROOT / "docs" / "reference" / "check-output.md"
 
 
 @pytest.fixture
@@ -37,10 +40,10 @@ def in_example(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return EXAMPLE
 
 
-def readme_block() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+def page_block() -> list[str]:
+    text = PAGE.read_text(encoding="utf-8")
     block = text[text.index(MARKER) :]
-    block = block[block.index("```text\n") + len("```text\n") :]
+    block = block[block.index("```console\n") + len("```console\n") :]
     block = block[: block.index("```")]
     lines = block.splitlines()
     assert lines[0] == "$ chimera check"
@@ -61,10 +64,27 @@ def test_example_has_exactly_one_red_requirement(
     assert len(statuses) == 7
 
 
-def test_readme_shows_the_real_output(in_example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_tutorial_shows_the_real_output(
+    in_example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["check"]) == 1
     actual = capsys.readouterr().out.splitlines()
-    assert normalise(actual) == normalise(readme_block())
+    assert normalise(actual) == normalise(page_block())
+
+
+def test_the_json_output_page_shows_the_real_document(
+    in_example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = OUTPUT_PAGE.read_text(encoding="utf-8")
+    block = text[text.index(MARKER) :]
+    block = block[block.index("```json\n") + len("```json\n") :]
+    shown = json.loads(block[: block.index("```")])
+    assert main(["check", "--json", "--only", "money-in-cents"]) == 1
+    actual = json.loads(capsys.readouterr().out)
+    for doc in (shown, actual):
+        for result in doc["results"]:
+            assert isinstance(result.pop("duration_s"), float)
+    assert shown == actual
 
 
 def test_the_nested_pytest_session_keeps_to_its_own_temporary_root(

@@ -81,3 +81,31 @@ def test_cli_memory_bad_input_is_one_line(
     assert code == 2 and "not a memory op" in err and len(err.splitlines()) == 1
     assert run(capsys, "list", "--root", str(tmp_path / "missing"))[0] == 2
     assert run(capsys)[0] == 2
+
+
+# A made-up token in GitHub's format (ghp_ and 36 letters/digits): no real credential.
+FAKE_TOKEN = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"
+
+
+@pytest.mark.parametrize("tier", [None, "semantic", "episodic", "persona"])
+def test_cli_memory_add_refuses_a_secret_on_every_tier_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tier: str | None
+) -> None:
+    """Before, the default tier printed ``noop`` and exited 0: a refusal that read like a
+    duplicate. ``noop`` now means only "already remembered"."""
+    root = str(tmp_path)
+    extra = ["--tier", tier, "--by", "alice"] if tier else []
+    code, out, err = run(capsys, "add", f"deploy token is {FAKE_TOKEN}", *extra, "--root", root)
+    assert code == 2 and out == ""
+    assert "GitHub token" in err and "never stored" in err and FAKE_TOKEN not in err
+    assert len(err.strip().splitlines()) == 1
+    assert run(capsys, "list", "--all", "--root", root)[1] == "no memories\n"
+
+
+def test_remember_reports_a_refusal_not_a_noop(tmp_path: Path) -> None:
+    manager = open_local(tmp_path)
+    result = manager.remember(Candidate(f"key {FAKE_TOKEN}", Tier.SEMANTIC))
+    assert result.op == "REFUSED" and result.refused and "GitHub token" in result.overruled
+    added = manager.remember(Candidate("Money is in cents.", Tier.SEMANTIC))
+    again = manager.remember(Candidate("money is in CENTS", Tier.SEMANTIC))
+    assert (again.op, again.target_id) == ("NOOP", added.item_id) and not again.refused

@@ -213,3 +213,92 @@ def test_a_held_lock_times_out_and_stores_nothing(
         assert done.wait(5)
         thread.join()
     assert stored(repo) == []
+
+
+def test_a_worker_vouched_by_the_result_cache_merges_with_one_that_read(repo: Path) -> None:
+    """The flaky ``-n 2`` merge: two requirements share one check (same pattern, same
+    files) and land on different workers. The first reads the files (its record holds their
+    digests) and saves the result cache; the second finds the check's results there (its
+    record holds stat data only). Both describe the same bytes, so the saves merge instead of
+    the newer entry replacing the older one's outcomes."""
+    twin = Absent(paths=["src/*.py"], pattern=r"print\(")
+    spec = Spec(
+        (
+            SpecFile(
+                Path("specs/t.yaml"), (Requirement("a", twin, LOC), Requirement("b", twin, LOC))
+            ),
+        )
+    )
+
+    def drift() -> DriftSession:
+        return DriftSession(spec, repo, options=EngineOptions(result_cache=True))
+
+    one = evaluated(drift(), ["a"])
+    assert one.stats.reads  # read: the record holds digests
+    one.save()
+    two = evaluated(drift(), ["b"])
+    assert two.stats.reads == {}  # vouched by the result cache: stat data only
+    two.save()
+    store = two._store
+    assert store is not None
+    entry = store.load(two._key)
+    assert entry is not None
+    assert sorted(entry[0]) == ["a", "b"]
+    assert all(value[4] is not None for value in entry[1].files.values())  # digests kept
+    again = evaluated(drift(), ["a", "b"])
+    assert (again.stats.reads, again.stats.passes) == ({}, 0)
+
+
+def test_a_digest_and_a_stat_only_record_of_one_file_are_compatible(repo: Path) -> None:
+    read = file_record(repo, "src/a.py", taken=100.0)
+    ((real, value),) = read.files.items()
+    vouched = TreeRecord(taken=50.0, files={real: [*value[:4], None]})
+    assert not read.conflicts(vouched) and not vouched.conflicts(read)
+    for older, newer in ((read, vouched), (vouched, read)):
+        outcomes, record = combine(({"r0": 1}, older), ({"r1": 2}, newer))
+        assert outcomes == {"r0": 1, "r1": 2}
+        assert record.files == read.files  # the digest is kept, whichever saved last
+    assert read.covers(vouched)
+    moved = TreeRecord(taken=50.0, files={real: [value[0] + 1, *value[1:4], None]})
+    other = TreeRecord(taken=50.0, files={real: [*value[:4], "0" * 40]})
+    assert read.conflicts(moved) and read.conflicts(other)
+
+
+SAVER = """
+import sys
+from chimera.spec.engine import EngineOptions, reports
+from chimera.spec.engine.reports import ReportStore, TreeRecord
+
+root, worker, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+files = {}
+for real in sys.argv[4:]:
+    st = reports.stat_of(real)
+    with open(real, "rb") as handle:
+        known = reports.digest(handle.read())
+    # Half the workers read the files, half were vouched for by the result cache.
+    files[real] = [*st, known if worker % 2 else None]
+store = ReportStore(root, max_bytes=1 << 24)
+for i in range(rounds):
+    record = TreeRecord(taken=1e9 + worker, files=dict(files))
+    store.save("k" * 40, {f"w{worker}-{i}": ["passed", "", []]}, record, options=EngineOptions())
+"""
+
+
+@pytest.mark.slow
+def test_stress_concurrent_workers_with_and_without_digests_lose_nothing(repo: Path) -> None:
+    """Processes saving at once, as xdist workers do, half with digests and half vouched by
+    stat: every outcome of every round lands in the one entry."""
+    import sys
+
+    root = str(repo.resolve())
+    reals = [str((repo / rel).resolve()) for rel in ("src/a.py", "src/b.py")]
+    workers, rounds = 6, 10
+    procs = [
+        subprocess.Popen([sys.executable, "-c", SAVER, root, str(w), str(rounds), *reals])
+        for w in range(workers)
+    ]
+    assert [proc.wait(timeout=120) for proc in procs] == [0] * workers
+    found = ReportStore(root, max_bytes=1 << 24).load("k" * 40)
+    assert found is not None
+    assert sorted(found[0]) == sorted(f"w{w}-{i}" for w in range(workers) for i in range(rounds))
+    assert all(value[4] is not None for value in found[1].files.values())

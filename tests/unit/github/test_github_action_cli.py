@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -143,9 +144,13 @@ def test_decide_admits_then_queues_and_explains_refusals(
     gh_env("schedule", drain_event, **common)
     assert main(["action", "--mode", "drain"]) == 0
     assert repo.dispatches == []
-    repo.issues[1]["labels"].remove("chimera:running")
+    # Run 55 ends without an outcome: the drain's heal releases its claim, then starts #2.
+    repo.workflow_runs[55].update(status="completed", conclusion="failure")
     assert main(["action", "--mode", "drain"]) == 0
-    assert [d["inputs"] for d in repo.dispatches] == [{"issue-number": "2", "labeller": "bob"}]
+    assert "chimera:running" not in repo.issues[1]["labels"]
+    (sent,) = [d["inputs"] for d in repo.dispatches]
+    assert re.fullmatch(r"[0-9a-f]{16}", sent.pop("claim"))  # the claim only its run takes
+    assert sent == {"issue-number": "2", "labeller": "bob"}
     assert repo.dispatches[0]["workflow"] == "chimera-fix.yml"
 
 
@@ -248,10 +253,10 @@ def test_check_mode_annotates_red_requirements(
     assert main(["action", "--mode", "check", "--root", str(tmp_path)]) == 0
 
 
-def test_readme_setup_lists_every_label() -> None:
+def test_the_action_set_up_lists_every_label() -> None:
     from chimera.github.queue import LABEL_DEFINITIONS
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## GitHub Action") :]
+    page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "action.md"
+    section = page.read_text(encoding="utf-8")
     for name, color, _ in LABEL_DEFINITIONS:
         assert f"gh label create {name} --color {color}" in section, name

@@ -74,15 +74,16 @@ def test_fifo_with_one_slot_nothing_dropped(
     q.admit(b, "alice")
     assert len(repo.issue_comments(b)) == 1 and "alice" in repo.issue_comments(b)[0]["body"]
     started: list[QueueEntry] = []
-    assert q.drain(started.append) == []  # a is still running
+    assert q.drain(lambda entry, _claim: started.append(entry)) == []  # a is still running
     q.release(a)
-    assert q.drain(started.append) == [b]
+    assert q.drain(lambda entry, _claim: started.append(entry)) == [b]
     assert [(e.issue, e.labeller) for e in started] == [(b, "alice")]
     assert (
         LABEL_RUNNING in repo.issues[b]["labels"] and LABEL_QUEUED not in repo.issues[b]["labels"]
     )
     q.release(b)
-    assert q.drain(started.append) == [c] and started[-1].labeller == "bob"
+    assert q.drain(lambda entry, _claim: started.append(entry)) == [c]
+    assert started[-1].labeller == "bob"
     # An open Chimera PR holds a slot too.
     q.release(c)
     push_branch(Path(str(repo.remote)).parent / "work", "chimera/issue-99")
@@ -108,25 +109,22 @@ def test_simultaneous_claims_do_not_both_keep_one_slot(
 ) -> None:
     a, b = issues(fake, 2)
     q = queue(bot, max_open=1)
-    repo.issues[a]["labels"].append(LABEL_RUNNING)  # another runner's claim landed meanwhile
-    repo.issues[b]["labels"].append(LABEL_RUNNING)
-    repo.issues[a]["labels"].remove(LABEL_RUNNING)
-    # b checks the slot (free: a has not claimed yet), claims, then a's claim appears.
+    other = queue(bot, max_open=1)  # another runner
+    # b checks the slot (free: a has not claimed yet), then a's claim lands before b's.
     original = q.slots
 
     def racing_slots(**kw: Any) -> Any:
         result = original(**kw)
-        repo.issues[a]["labels"].append(LABEL_RUNNING)  # by Chimera, on the other runner
-        fake.record_issue_event(repo, a, "labeled", "chimera-bot", LABEL_RUNNING)
+        other.post_bare_claim(a, "a" * 16)
         return result
 
     q.slots = racing_slots  # type: ignore[method-assign]
-    repo.issues[b]["labels"].remove(LABEL_RUNNING)
     outcome = q.admit(b, "alice")
     assert not outcome.admitted and "took the last free slot" in outcome.reason
-    assert (
-        LABEL_QUEUED in repo.issues[b]["labels"] and LABEL_RUNNING not in repo.issues[b]["labels"]
-    )
+    labels = repo.issues[b]["labels"]
+    assert LABEL_QUEUED in labels and LABEL_RUNNING not in labels
+    # b's claim was withdrawn (deleted); a's, older, stands.
+    assert [c.issue for c in q.claims() if c.live] == [a]
 
 
 def test_per_hour_limit(fake: GitHubFake, repo: FakeRepo, bot: GitHubClient) -> None:

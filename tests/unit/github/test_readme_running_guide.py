@@ -1,6 +1,8 @@
-"""The README's "Running the Action, from zero" against what ships: every workflow, secret,
-input, label and artifact it names exists under that name, and every shipped workflow is in
-its table (a guide followed literally must not meet a name that is not there)."""
+"""The Action's docs against what ships: "Your first Chimera PR" (docs/tutorials/first-pr.md,
+once the README's "Running the Action, from zero"), its set-up step's page (the sandbox) and the
+how-to page (docs/how-to/action.md): every workflow, secret, input, label and artifact they name
+exists under that name, and every shipped workflow is in their tables (a guide followed
+literally must not meet a name that is not there)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,12 @@ import yaml
 from chimera.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-GUIDE = README[README.index("### Running the Action, from zero") :]
-GUIDE = GUIDE[: GUIDE.index("\n## ")]
+DOCS = ROOT / "docs"
+GUIDE = (DOCS / "tutorials" / "first-pr.md").read_text(encoding="utf-8")
+HOWTO = (DOCS / "how-to" / "action.md").read_text(encoding="utf-8")
+SANDBOX = (DOCS / "how-to" / "sandbox.md").read_text(encoding="utf-8")
+DOCS_TEXT = "\n".join(p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md")))
+REPO_URL = "https://github.com/chimera-dev/chimera/blob/main/"
 EXAMPLES = ROOT / "examples"
 
 
@@ -47,17 +52,20 @@ def test_every_secret_the_guide_names_is_used_and_every_used_one_named() -> None
 
 def test_every_input_the_guide_names_is_an_action_input() -> None:
     inputs = set(load(ROOT / "action.yml")["inputs"])
-    mentioned = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", GUIDE))
+    mentioned = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", GUIDE + SANDBOX + HOWTO))
     known_other = {
         "tests-pass",
         "spec-change",
         "risk:high",
         "merge-group",
         "create-github-app-token",
+        "issue-number",  # chimera-fix.yml's workflow_dispatch input, checked below
     }
     candidates = {m for m in mentioned if m not in known_other and not m.startswith("chimera")}
     assert {"deps-dir", "api-base", "litellm-settings", "allow-self-approval"} <= candidates
     assert candidates <= inputs, f"not inputs of action.yml: {candidates - inputs}"
+    fix = load(EXAMPLES / "workflows" / "chimera-fix.yml")
+    assert "issue-number" in fix[True]["workflow_dispatch"]["inputs"]  # yaml reads `on` as True
 
 
 def test_artifacts_and_retention_match_the_action() -> None:
@@ -72,14 +80,19 @@ def test_artifacts_and_retention_match_the_action() -> None:
     naming = next(s for s in action["runs"]["steps"] if s.get("id") == "artifact")
     assert "${CHIMERA_ARTIFACT_NAME}-attempt-${CHIMERA_RUN_ATTEMPT}" in naming["run"]
     assert action["inputs"]["artifact-name"]["default"] == "chimera-run"
-    assert "`chimera-run-attempt-<n>`" in GUIDE and "`chimera-run-publish-attempt-<n>`" in GUIDE
-    assert "`chimera-run-heldout-attempt-<n>`" in GUIDE
+    artifacts = HOWTO.split("## Artifacts and retention")[1].split("\n## ")[0]
+    assert "`chimera-run-attempt-<n>`" in artifacts
+    assert "`chimera-run-publish-attempt-<n>`" in artifacts
+    assert "`chimera-run-heldout-attempt-<n>`" in artifacts
+    assert "`chimera-run-attempt-1`" in GUIDE  # what the first run uploads
     (days,) = {s["with"]["retention-days"] for s in uploads}
-    assert f"**{days} days**" in GUIDE
+    assert f"**{days} days**" in artifacts
 
 
 def test_the_set_up_scripts_and_providers_the_guide_links_exist() -> None:
-    for link in re.findall(r"\]\((examples/[^)]+)\)", GUIDE):
+    links = re.findall(rf"\]\({re.escape(REPO_URL)}(examples/[^)]+)\)", GUIDE + SANDBOX)
+    assert {"examples/setup/pip.sh", "examples/providers/bedrock.yml"} <= set(links)
+    for link in links:
         assert (ROOT / link).is_file(), link
     for name in ("uv.sh", "npm.sh"):
         assert (EXAMPLES / "setup" / name).is_file()
@@ -87,7 +100,7 @@ def test_the_set_up_scripts_and_providers_the_guide_links_exist() -> None:
 
 def test_the_short_set_up_table_lists_every_shipped_workflow() -> None:
     # The walk-through's first stumble: "copy the five" under a table of four.
-    short = README[README.index("## GitHub Action:") : README.index("### What happens")]
+    short = HOWTO[: HOWTO.index("## What happens")]
     shipped = sorted(p.name for p in (EXAMPLES / "workflows").glob("*.yml"))
     assert sorted(re.findall(r"^\| `(chimera-[a-z-]+\.yml)` \|", short, re.M)) == shipped
 
@@ -126,9 +139,9 @@ def test_the_check_to_require_in_branch_protection_is_one_every_pr_gets() -> Non
     assert publish["mode"] == "publish" and "github-token" not in publish
     check = load(EXAMPLES / "workflows" / "chimera-check.yml")
     assert "spec" in check["jobs"] and "pull_request" in check[True]  # yaml reads `on` as True
-    step9 = GUIDE.split("**9. Auto-merge")[1].split("**10.")[0]
+    step9 = HOWTO.split("## Auto-merge or the merge queue")[1].split("\n## ")[0]
     assert "the `spec` job of `chimera-check.yml`" in step9
-    assert "`Chimera Spec` from the App" not in README
+    assert "`Chimera Spec` from the App" not in DOCS_TEXT
 
 
 def test_renaming_the_label_names_every_place_that_holds_it() -> None:
@@ -145,17 +158,17 @@ def test_renaming_the_label_names_every_place_that_holds_it() -> None:
 def test_the_uv_set_up_script_says_it_needs_uv_and_so_does_the_guide() -> None:
     script = (EXAMPLES / "setup" / "uv.sh").read_text("utf-8")
     assert re.search(r"^\S*\s*uv sync ", script, re.M) or " uv sync " in script
-    assert "astral-sh/setup-uv" in script and "astral-sh/setup-uv" in GUIDE
+    assert "astral-sh/setup-uv" in script and "astral-sh/setup-uv" in SANDBOX
 
 
 def test_the_dry_run_example_event_is_decided_as_a_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Followed literally, the guide's dry run needs an event.json it did not show.
-    tail = README[README.index("chimera action --dry-run\n```") :]
-    (example,) = re.findall(r"^`(\{.*?\})`\.$", tail[:1500], re.M | re.S)
+    tail = HOWTO[HOWTO.index("<!-- docs-test: file event.json -->") :]
+    example = tail.split("```json\n", 1)[1].split("```", 1)[0]
     event = tmp_path / "event.json"
-    event.write_text(example.replace("\n", " "), encoding="utf-8")
+    event.write_text(example, encoding="utf-8")
     for key in [k for k in os.environ if k.startswith(("GITHUB_", "CHIMERA_"))]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("GITHUB_EVENT_NAME", "issues")

@@ -87,3 +87,14 @@ def test_levels_and_the_line() -> None:
     )
     many = Suspicion(edited=tuple(f"f{i}" for i in range(7)))
     assert "f4 …;" in many.line() and "f5" not in many.line()
+
+
+def test_blocked_calls_raise_the_level_and_show_in_the_line() -> None:
+    assert Suspicion(blocked=1).level == "low"
+    assert Suspicion(blocked=3).level == "medium"  # a retry after a refusal weighs 2
+    assert Suspicion(blocked=3, heldout="failed").level == "high"
+    assert Suspicion(blocked=3).line() == (
+        "suspicion: medium (held-out: not configured; edited checks: none; "
+        "blocked actions: 3; review: none)"
+    )
+    assert "blocked" not in Suspicion().line()

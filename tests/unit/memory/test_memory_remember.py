@@ -198,7 +198,7 @@ def test_memory_never_stores_a_credential(tmp_path: Path) -> None:
     mm, backend = manager(tmp_path)
     token = "ghp_" + "a1B2" * 9
     result = mm.remember(Candidate(f"the deploy token is {token}", Tier.SEMANTIC))
-    assert result.op == "NOOP" and "GitHub" in result.overruled and backend.position == 0
+    assert result.op == "REFUSED" and "GitHub" in result.overruled and backend.position == 0
     assert mm.store.items() == []
     with pytest.raises(UsageError, match="never stored"):
         mm.add_persona("-----BEGIN RSA PRIVATE KEY-----\nabc", by="alice")

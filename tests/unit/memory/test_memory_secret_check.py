@@ -33,5 +33,5 @@ def test_a_person_cannot_store_a_glued_token_or_a_dotenv_value(root: Path) -> No
 def test_remember_refuses_a_dotenv_value_and_writes_nothing(root: Path) -> None:
     manager = open_local(root)
     result = manager.remember(Candidate(f"login used {DOTENV_VALUE}", Tier.SEMANTIC))
-    assert result.op == "NOOP" and "the value of .env:DB_PASSWORD" in result.overruled
+    assert result.op == "REFUSED" and "the value of .env:DB_PASSWORD" in result.overruled
     assert DOTENV_VALUE not in (root / ".chimera" / "memory.db").read_bytes().decode("latin-1")

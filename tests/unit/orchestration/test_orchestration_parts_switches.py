@@ -54,3 +54,34 @@ def test_every_harness_arm_runs_without_reflection() -> None:
     assert ArmSettings().flags() == ["--no-reflection"]
     off = ArmSettings(memory=False, diff_feedback=True).flags()
     assert off == ["--no-reflection", "--no-memory", "--diff-feedback"]
+
+
+def test_skills_off_keeps_memory(tmp_path: Path) -> None:
+    """Before, ``learning=False`` dropped memory too and no switch kept memory while turning
+    skills off; ``--no-learning`` keeps meaning both."""
+    assert _names(tmp_path, learning=False) == ["MemoryPart", "CrewsPart"]
+    assert _names(tmp_path, learning=False, memory=False) == ["CrewsPart"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "TASK"],
+        ["run"],
+        ["resume", "R1"],
+        ["approve", "R1", "--by", "me"],
+    ],
+)
+def test_every_run_surface_takes_no_skills(argv: list[str]) -> None:
+    skills_off = part_switches(build_parser().parse_args([*argv, "--no-skills"]))
+    assert skills_off == {"memory": True, "learning": False, "reflection": True}
+    both_off = part_switches(build_parser().parse_args([*argv, "--no-learning"]))
+    assert both_off == {"memory": False, "learning": False, "reflection": True}
+
+
+def test_the_help_documents_no_skills(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["solve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--no-skills" in text and "memory stays on" in text
+    assert "--no-skills and --no-memory together" in text
