@@ -63,7 +63,9 @@ def test_the_drain_starts_the_next_queued_issue_when_a_pr_closes(act_world: ActW
     (dispatch,) = w.events_since(before, "workflow_dispatch")
     assert (dispatch.actor, dispatch.kind) == ("my-chimera-app[bot]", TokenKind.APP)
     assert dispatch.payload is not None
-    assert dispatch.payload["inputs"] == {"issue-number": str(waiting), "labeller": "alice"}
+    inputs = dict(dispatch.payload["inputs"])
+    assert (inputs["issue-number"], inputs["labeller"]) == (str(waiting), "alice")
+    assert inputs["claim"], "the dispatch names the slot claim its run takes over"
 
     # The dispatch starts chimera-fix.yml only; its decide admits the issue.
     (started,) = w.deliver(dispatch, job="decide")
