@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import github
 import jwt
@@ -84,9 +85,10 @@ def app_jwt(world: World, *, key: rsa.RSAPrivateKey | None = None, iss: object =
     return jwt.encode(claims, key or world.key, algorithm="RS256")
 
 
-def call(world: World, method: str, path: str, auth: str, **body: object) -> requests.Response:
+def call(world: World, method: str, path: str, auth: str, **body: Any) -> requests.Response:
+    payload: dict[str, Any] | None = body or None
     return requests.request(
-        method, world.fake.api_url + path, headers={"authorization": auth}, json=body or None,
+        method, world.fake.api_url + path, headers={"authorization": auth}, json=payload,
         timeout=10,
     )  # fmt: skip
 
