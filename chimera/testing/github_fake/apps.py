@@ -18,6 +18,9 @@ when a JWT arrives.
 
 from __future__ import annotations
 
+import itertools
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,9 +32,9 @@ from chimera.testing.github_fake.routing import (
     Resource,
     route,
 )
-from chimera.testing.github_fake.state import TokenKind, node_id
+from chimera.testing.github_fake.state import Identity, TokenKind, node_id
 
-__all__ = ["Apps", "FakeApp"]
+__all__ = ["Apps", "AppsMixin", "FakeApp"]
 
 _JWT_ERROR = "A JSON web token could not be decoded"
 _LEVEL = {"read": 1, "write": 2, "admin": 3}
@@ -64,6 +67,48 @@ class FakeApp:
     @property
     def login(self) -> str:
         return f"{self.slug}[bot]"
+
+
+class AppsMixin:
+    """The App helpers of :class:`~chimera.testing.github_fake.GitHubFake`."""
+
+    apps: dict[str, FakeApp]
+    identities: dict[str, Identity]
+    _lock: threading.RLock
+    _ids: itertools.count[int]
+    add_user: Callable[..., dict[str, Any]]  # GitHubFake's
+
+    def add_app(
+        self,
+        slug: str,
+        public_key: str,
+        *,
+        repos: tuple[str, ...],
+        permissions: Mapping[str, str],
+        owner: str | None = None,
+    ) -> FakeApp:
+        """Register the GitHub App ``slug`` (its JWT must verify against ``public_key``, a PEM),
+        installed on ``repos`` (``owner/name``; owner: the first one's) with ``permissions``
+        (REST scope names: ``contents``, ``pull_requests`` ... → ``read``/``write``); its
+        installation tokens come from the App-token endpoints (:class:`Apps`)."""
+        with self._lock:
+            app = FakeApp(
+                slug=slug,
+                app_id=next(self._ids),
+                public_key=public_key,
+                owner=owner or repos[0].split("/", 1)[0],
+                repos=tuple(repos),
+                permissions=dict(permissions),
+                installation_id=next(self._ids),
+            )
+            self.apps[str(app.app_id)] = app
+        self.add_user(app.login, bot=True)
+        return app
+
+    def revoke_token(self, token: str) -> None:
+        """Forget ``token``: later requests with it are anonymous (GitHub answers 401)."""
+        with self._lock:
+            self.identities.pop(token, None)
 
 
 class Apps(Resource):

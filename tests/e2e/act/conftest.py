@@ -28,8 +28,12 @@ What runs, and how it is wired (``ActKit``, built once per session):
   turns over Anthropic's Messages API (through LiteLLM, as installed by the agent job), and
   checks the key the ``ANTHROPIC_API_KEY`` secret carries;
 * act gives every job the same token: the fake's workflow token, with GitHub's permissive
-  default (act does not model ``permissions:``; ``test_act_workflow_properties.py`` checks
-  them statically).
+  default (act does not model ``permissions:``; ``tests/unit/github/test_workflow_act_gaps.py``
+  and ``test_workflow_trust.py`` check them statically).
+
+Past 400 lines because the scenario API (arranging, people's actions, deliveries, reading the
+state) is one fixture object that the scenario files share: conftest is where pytest lets them
+find it.
 """
 
 from __future__ import annotations
