@@ -164,10 +164,13 @@ def test_without_a_set_up_script_the_folder_is_empty_and_said_so(tmp_path: Path)
 def test_check_mode_installs_the_plain_package() -> None:
     action = load(ROOT / "action.yml")
     (install,) = [s for s in action["runs"]["steps"] if s.get("name") == "Install Chimera"]
-    # verify adds only PyNaCl, and only when it seals held-out evidence to a key.
+    # verify adds only PyNaCl, and only when it seals held-out evidence to a key; the modes
+    # that call GitHub without a model get its client (the act harness found decide failing
+    # without it: tests/e2e/act).
     assert install["env"]["CHIMERA_EXTRA"] == (
         "${{ inputs.mode == 'agent' && '[agent]' || (inputs.mode == 'verify' && "
-        "inputs.heldout-public-key != '' && '[heldout]') || '' }}"
+        "inputs.heldout-public-key != '' && '[heldout]') || (inputs.mode != 'check' && "
+        "inputs.mode != 'verify' && '[github]') || '' }}"
     )
     assert "[agent]" not in install["run"], "the extra comes from CHIMERA_EXTRA only"
 
