@@ -118,6 +118,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # --------------------------------------------------------------------------- configure
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # Before the conftests of the rootdir pytest found are imported: a value of one of our
+    # options given as its own token may have chosen that rootdir (see setup_check).
+    given = (*early_config.invocation_params.args, os.environ.get("PYTEST_ADDOPTS", ""))
+    if not any("--chimera-" in arg for arg in given):
+        return
+    from pytest_chimera.setup_check import misread_setup
+
+    problem = misread_setup(early_config)
+    if problem is not None:
+        raise pytest.UsageError(problem)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")

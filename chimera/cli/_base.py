@@ -88,12 +88,15 @@ def shown(path: Path, root: Path) -> str:
 
 def memory_line(report: Mapping[str, Any] | None) -> str:
     """One line on what a run recalled and remembered (its summary's ``memory`` entry:
-    ``{"recalled": [ids], "remembered": [ids], "tainted": bool}``); '' without memory."""
+    ``{"recalled": [ids], "remembered": [ids], "tainted": bool}``); '' without memory. An id
+    without the store's shape is shown as ``(malformed id)``: a tainted item's id is data
+    from an unverified journal line, and a terminal line has no fence to hold it."""
     if not report:
         return ""
+    from chimera.memory.render import shown_id
 
     def ids(key: str) -> str:
-        found = [str(i) for i in report.get(key) or ()]
+        found = [shown_id(str(i)) for i in report.get(key) or ()]
         more = f", +{len(found) - 5} more" if len(found) > 5 else ""
         return f"{len(found)}" + (f" ({', '.join(found[:5])}{more})" if found else "")
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from chimera.cli._base import CliParser, Subparsers, write_text_atomic
 from chimera.errors import UsageError
+from chimera.governance.sanitize import one_line, sanitize
 
 TIERS = ("episodic", "semantic", "persona")
 
@@ -111,10 +112,11 @@ def _list(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
             continue
         mark = " (forgotten)" if item.deleted else ""
-        text = " ".join(item.text.split())
+        # One line per item whatever its fields hold (an imported item's id is data).
+        text = one_line(item.text)
         sys.stdout.write(
-            f"{item.id}  {item.tier.value:<8}  {item.provenance:<7}  uses {item.uses:<3}  "
-            f"{text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
+            f"{one_line(item.id, 40)}  {item.tier.value:<8}  {item.provenance:<7}  "
+            f"uses {item.uses:<3}  {text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
         )
     if not items and not args.json:
         sys.stdout.write("no memories\n")
@@ -130,15 +132,24 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps({**item.to_json(), "history": history}, indent=2) + "\n")
         return 0
-    out = [f"{item.id} ({item.tier.value}, {item.provenance})"]
+    # Each field on its own line, sanitized: the header cannot be forged by a field's text.
+    out = [f"{one_line(item.id)} ({item.tier.value}, {item.provenance})"]
     if item.taint_sources:
-        out.append(f"taint sources: {', '.join(item.taint_sources)}")
-    out.append(f"run {item.source_run or '-'}, commit {item.source_commit or '-'}")
-    out.append(f"created {item.created}, updated {item.updated}, uses {item.uses}")
+        out.append(f"taint sources: {', '.join(one_line(s) for s in item.taint_sources)}")
+    out.append(
+        f"run {one_line(item.source_run) or '-'}, commit {one_line(item.source_commit) or '-'}"
+    )
+    out.append(
+        f"created {one_line(item.created)}, updated {one_line(item.updated)}, uses {item.uses}"
+    )
     if item.deleted:
-        out.append(f"forgotten: {item.evidence}")
-    out += ["", item.text, "", "history:"]
-    out += [f"  {h['ts']} {h['op']} by {h['run'] or '-'} {h['evidence']}".rstrip() for h in history]
+        out.append(f"forgotten: {one_line(item.evidence)}")
+    out += ["", sanitize(item.text), "", "history:"]
+    out += [
+        f"  {one_line(str(h['ts']))} {one_line(str(h['op']))} by "
+        f"{one_line(str(h['run'] or '-'))} {one_line(str(h['evidence']))}".rstrip()
+        for h in history
+    ]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 

@@ -38,8 +38,9 @@ class CheckSettings(BaseModel):
     Attributes:
         max_file_bytes: bytes; a larger selected file is reported as over the size limit and
             never helps a requirement pass (``absent`` turns red naming it).
-        regex_timeout: seconds one pattern may run on one file (the ``regex`` module's
-            ``timeout``); past it the requirement is ``error``.
+        regex_timeout: seconds one pattern may run on one file where the ``regex`` module
+            searches it (wall clock in the main thread on POSIX, else CPU time); past it the
+            requirement is ``error``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

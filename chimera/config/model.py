@@ -182,12 +182,22 @@ class SandboxConfig(Section):
             with its programs first on ``PATH`` (:mod:`chimera.sandbox.deps`); relative paths
             are from the project root, ``~`` is expanded. The Action's ``deps-dir`` input
             overrides it.
+        write_cap_mib: the most one command may write into the workspace in total, MiB
+            (enforced while it runs by a size-limited overlay: past it the command fails and
+            its writes are reverted; :mod:`chimera.sandbox.capped`); ``0``: no total cap
+            (each file is still capped by the 1 GiB file-size limit).
+        unmask: gitignore-style patterns (from the project root) of files that match a secret
+            file pattern (:mod:`chimera.sandbox.secret_files`: ``*.pem``, ``*.key``,
+            ``secrets.*`` ...) but hold no secret, such as ``tests/fixtures/*.pem``: the
+            sandbox shows them instead of masking them.
     """
 
     mode: Literal["auto", "bwrap", "scrubbed"] = "auto"
     env_allow: list[str] = Field(default_factory=list)
     network: bool = False
     deps_dir: str | None = None
+    write_cap_mib: int = Field(default=1024, ge=0)
+    unmask: list[str] = Field(default_factory=list)
 
     def deps_path(self, root: Path) -> Path | None:
         """``deps_dir`` as an absolute path (relative to ``root``), or ``None`` when unset."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from chimera.core.agent import Agent, AgentResult, Outcome, UsageTotals
 from chimera.crews.model import CrewDefinition, Role
 from chimera.errors import ConfigError
+from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import (
     AuditSink,
     EventSink,
@@ -143,7 +144,10 @@ class RoleAgent:
         (the Agent's contract); nothing raises for them."""
         user = f"## Task\n{task}"
         if context.strip():
-            user += f"\n\n## What the crew has found so far (consolidated)\n{context}"
+            # The roles' answers are model output (they may have read untrusted text): the
+            # consolidation is data, fenced, never instructions to this role.
+            found = fence_untrusted(context, "crew findings")
+            user += f"\n\n## What the crew has found so far (consolidated)\n{found}"
         messages = [
             {"role": "system", "content": self.role.system_prompt(system_extra)},
             {"role": "user", "content": user},

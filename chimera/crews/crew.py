@@ -27,6 +27,7 @@ from chimera.crews.agent import RoleAgent, RoleOutput
 from chimera.crews.consolidate import Consolidation, consolidate
 from chimera.crews.model import CrewDefinition, Role
 from chimera.governance.redactor import cut_redacted
+from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import AuditSink, EventSink, Purpose, SupportsComplete, ToolCaller
 
 __all__ = [
@@ -372,8 +373,13 @@ class SupervisorCrew(Crew):
                 pending = []
                 break
             pending = [r for r, _ in asks]
+            # The supervisor's words are model output over the workers' findings: data.
             jobs = [
-                (known[r], f"{task}\n\n## Follow-up from the supervisor\n{what}")
+                (
+                    known[r],
+                    f"{task}\n\n## Follow-up from the supervisor\n"
+                    + fence_untrusted(what, "supervisor follow-up"),
+                )
                 for r, what in asks
             ]
         answer = synthesis or (consolidation.text if consolidation else "")

@@ -185,7 +185,11 @@ class EvolutionContext:
         book_text = book.render(shares.get("playbook", 0), estimate_tokens)
         parts = [s.render() for s in kept]
         if book_text:
-            parts.append("## Playbook\n" + book_text)
+            # Bullets and section names are lessons a model wrote (a person accepted them,
+            # but their words are the model's): shown as data, one fence for the playbook.
+            from chimera.governance.sanitize import fence_untrusted
+
+            parts.append("## Playbook\n" + fence_untrusted(book_text, "playbook"))
         if not parts:
             return LearnedBlock("", shares=shares)
         text = HEADER + "\n\n" + "\n\n".join(parts)

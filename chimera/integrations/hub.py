@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.errors import ChimeraError
+from chimera.integrations.describe import describe_tool
 from chimera.integrations.model import ConnectorContext, ConnectorDecl, ConnectorTool, OpenConnector
 from chimera.integrations.names import TOOL_NAME, tool_name
 from chimera.protocols import ToolResult, ToolSchema
@@ -26,13 +27,20 @@ __all__ = ["ConnectorHub", "HubTool", "HubTools", "schema_of"]
 
 
 class NamedTool:
-    """A connector tool under its provider-safe name, its description tagged with the source."""
+    """A connector tool under its provider-safe name; its description tagged with the source
+    and its descriptions fenced as data (:func:`~chimera.integrations.describe.describe_tool`).
+
+    Raises:
+        ConnectorError: the tool's schema holds a string the model would read outside the
+            fence that is unsafe (the hub reports it and leaves the tool out).
+    """
 
     def __init__(self, inner: ConnectorTool, name: str, connector: str) -> None:
         self.inner = inner
         self.name: str = name
-        self.description: str = f"[connector {connector}] {inner.description}"[:1024]
-        self.parameters: dict[str, Any] = inner.parameters
+        self.description, self.parameters = describe_tool(
+            connector, str(inner.description or ""), inner.parameters or {}
+        )
         self.sends: bool = inner.sends
 
     def __call__(self, **kwargs: Any) -> ToolResult:
@@ -141,7 +149,11 @@ class ConnectorHub:
                 quarantined = quarantine is not None and any(
                     fnmatchcase(raw.name, p) for p in quarantine.tools
                 )
-                named = NamedTool(raw, name, decl.name)
+                try:
+                    named = NamedTool(raw, name, decl.name)
+                except ChimeraError as exc:
+                    result.problems.append(f"tool {raw.name!r} of connector {decl.name!r}: {exc}")
+                    continue
                 named.sends = sends
                 result.tools.append(HubTool(named, decl.name, raw.name, sends, quarantined))
         return result

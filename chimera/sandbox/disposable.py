@@ -4,8 +4,9 @@ In the live tree one check could rewrite ``specs/*.yaml``, ``[tool.chimera]`` or
 later check reads, or plant ``.git/hooks/*`` and ``core.fsmonitor`` for Chimera's own git to
 run. So every command of a check runs in a fresh export of the tree — the files git sees
 (tracked, and untracked ones not ignored; outside a repository every file), without ``.git``,
-``.chimera`` or dotenv files — under the same sandbox, and the copy is deleted afterwards:
-whatever the command wrote is gone before the next check starts.
+``.chimera`` or secret files (:mod:`chimera.sandbox.secret_files`) — under the same
+sandbox, and the copy is deleted afterwards: whatever the command wrote is gone before the
+next check starts.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any, Protocol
 
 from chimera.errors import RunnerError
 from chimera.runner import DEFAULT_OUTPUT_LIMIT, CommandResult, CommandRunner
+from chimera.sandbox.checkmemo import CheckMemo, tree_digest
 from chimera.sandbox.gitsafe import safe_git_args, safe_git_env
-from chimera.sandbox.layout import is_secret_dotenv
+from chimera.sandbox.secret_files import is_secret_file
 
 _NEVER = frozenset({".git", ".chimera"})
 LIST_TIMEOUT_S = 120.0
@@ -71,14 +73,14 @@ def _walked(root: Path) -> list[str]:
 
 def _skip(rel: str) -> bool:
     parts = rel.split("/")
-    return bool(_NEVER.intersection(parts)) or is_secret_dotenv(parts[-1])
+    return bool(_NEVER.intersection(parts)) or is_secret_file(parts[-1])
 
 
 def export_tree(root: Path, dest: Path, *, exclude: Sequence[Path] = ()) -> int:
     """Copy the files of ``root`` that git sees into ``dest`` (created); returns files copied.
 
     Symlinks are copied as symlinks, executable bits kept; a nested repository or submodule
-    is copied without its ``.git``. ``.git``, ``.chimera`` and dotenv files never are, nor
+    is copied without its ``.git``. ``.git``, ``.chimera`` and secret files never are, nor
     anything at or under an ``exclude`` path (absolute; held-out requirements).
 
     Raises:
@@ -145,6 +147,9 @@ class DisposableRunner:
         add: ``(folder, relative path)`` pairs copied into each copy after the tree (the
             held-out folder for held-out checks; an existing path there is an error).
         scratch: where copies are made (default: the system's temporary folder).
+        memo: results of earlier checks of this run by what they saw
+            (:class:`~chimera.sandbox.checkmemo.CheckMemo`): a command whose copy would hold
+            the same bytes as an earlier one's is answered from it, never run again.
     """
 
     def __init__(
@@ -156,7 +161,9 @@ class DisposableRunner:
         exclude: Sequence[Path] = (),
         add: Sequence[tuple[Path, str]] = (),
         scratch: Path | None = None,
+        memo: CheckMemo | None = None,
     ) -> None:
+        self.memo = memo
         self.inner = inner
         self.root = Path(root).resolve()
         self.carry = tuple((self.root / p).resolve() for p in carry)
@@ -185,6 +192,49 @@ class DisposableRunner:
         where = (self.root / cwd).resolve()
         if not where.is_relative_to(self.root):
             raise RunnerError(f"cannot run a check in {cwd}: outside {self.root}")
+        key = self._memo_key(command, where, timeout, env, output_limit)
+        if key is not None and self.memo is not None:
+            known = self.memo.get(key)
+            if known is not None:
+                return known
+        result = self._run_in_copy(command, where, timeout, env, output_limit)
+        if key is not None and self.memo is not None:
+            self.memo.put(key, result)
+        return result
+
+    def _memo_key(
+        self,
+        command: str | Sequence[str],
+        where: Path,
+        timeout: float,
+        env: Mapping[str, str] | None,
+        output_limit: int,
+    ) -> tuple[object, ...] | None:
+        if self.memo is None:
+            return None
+        names = _listed(self.root)
+        if names is None:
+            names = _walked(self.root)
+        left_out = [p.relative_to(self.root).as_posix() for p in self.exclude]
+
+        def skip(rel: str) -> bool:
+            return _skip(rel) or any(rel == x or rel.startswith(x + "/") for x in left_out)
+
+        try:
+            tree = tree_digest(self.root, names, skip=skip, added=self.add, carried=self.carry)
+        except OSError:
+            return None  # unreadable now: run it, as without a memo
+        rel_cwd = where.relative_to(self.root).as_posix()
+        return CheckMemo.key(tree, command, rel_cwd, timeout, env, output_limit)
+
+    def _run_in_copy(
+        self,
+        command: str | Sequence[str],
+        where: Path,
+        timeout: float,
+        env: Mapping[str, str] | None,
+        output_limit: int,
+    ) -> CommandResult:
         base = Path(tempfile.mkdtemp(prefix="chimera-check-", dir=self.scratch))
         copy = base / self.root.name
         try:

@@ -1,13 +1,18 @@
 """The content-addressed result cache of ``contains`` / ``absent`` / ``defines`` checks.
 
 A warm ``chimera check`` (or ``pytest --chimera-spec``) reads only the files that changed:
-the results of a text search and of a Python symbol index are stored under
-``.chimera/cache/`` keyed by
+the results of text searches and of a Python symbol index are stored under
+``.chimera/cache/``, one entry per file content, keyed by
 
-* the file's content (SHA-256 of its decoded text) and how it was decoded (Python files
-  honour PEP 263, so the decoding mode is part of the key);
-* the check's definition (pattern, literal or regex, first match or every match) and every
-  setting that changes a result (size limit, snippet length, the engine version).
+* the file's content (the BLAKE2b digest of its bytes, the one hash a read costs, shared
+  with the report cache's record) and how it was decoded (Python files honour PEP 263, so
+  the decoding mode is part of the key);
+
+and holding the plans that ran on it (each a set of search ids: the pattern, literal or
+regex, and every setting that changes a result — size limit, snippet length, the engine
+version), the matches of the searches that found something, and the symbol index. A search
+of a stored plan without a stored match found nothing: "no match" costs no entry, so a
+cache-filling run writes one entry per file, not one per file and pattern.
 
 ``command`` checks are never cached. Time-outs are never stored (they depend on the load
 of the machine), nor are unreadable files (they are read again).
@@ -40,14 +45,14 @@ import logging
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.spec.engine.cachefiles import write_cache_file
 
 log = logging.getLogger(__name__)
 
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 """Bumped whenever the engine's results for the same input could change."""
 
 CACHE_DIR = ".chimera/cache"
@@ -86,11 +91,11 @@ def code_stamp() -> str:
     return digest.hexdigest()[:40]
 
 
-def content_key(text: str, mode: str) -> str:
-    """The key of a decoded text: SHA-256 of its UTF-8 bytes and the decoding ``mode``."""
-    digest = hashlib.sha256(mode.encode() + b"\0")
-    digest.update(text.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:40]
+def content_key(digest: str, mode: str) -> str:
+    """The key of a file's content: the BLAKE2b digest of its bytes (hex,
+    :func:`~chimera.spec.engine.reports.digest`, the one hash a read costs) and how it is
+    decoded (``mode``: Python files honour PEP 263)."""
+    return f"{mode}:{digest}"
 
 
 @functools.lru_cache(maxsize=8192)
@@ -188,12 +193,20 @@ def _tracks_anything(root: str) -> bool:
 
 @dataclass
 class _Entry:
+    """What one file's content answers: the plans run on it (each a set of search ids whose
+    "no match" this entry vouches for), its matches by search id as ``[level, matches]``
+    (``level``: 0 matched but not located, 1 first match located, 2 every match located),
+    and its symbol index by index id."""
+
     used: float
-    results: dict[str, Any]
+    plans: set[int] = field(default_factory=set)
+    hits: dict[str, list[Any]] = field(default_factory=dict)
+    index: dict[str, Any] = field(default_factory=dict)
 
 
 class ResultCache:
-    """The cache of one root, loaded once per session and saved once at its end.
+    """The cache of one root, loaded once per session and saved once at its end: one entry
+    per file content (at most one write per file and run, whatever the number of patterns).
 
     Args:
         root_real: the checked tree (real path).
@@ -210,6 +223,8 @@ class ResultCache:
         self.hits = 0
         self.misses = 0
         self._entries: dict[str, _Entry] = {}
+        self._plans: list[frozenset[str]] = []
+        self._plan_ids: dict[frozenset[str], int] = {}
         self._stats: dict[str, tuple[StatKey, str]] = {}
         self._before: dict[str, StatKey | None] = {}
         self.vouched: dict[str, StatKey] = {}
@@ -217,7 +232,6 @@ class ResultCache:
         keeps these, not a later stat: a file replaced after the lookup, even with its old
         mtime restored, then reads as changed)."""
         self._dirty = False
-        self._table: list[str] = []
         self._loaded = True
         self._now = time.time()
         self.disabled = cache_refusal(root_real)
@@ -233,14 +247,18 @@ class ResultCache:
 
     # -- lookups ---------------------------------------------------------------------
 
-    def known(self, real: str, mode: str) -> str | None:
+    def known(self, real: str, mode: str, current: StatKey | bool | None = True) -> str | None:
         """The content key of ``real`` (decoded as ``mode``) when its stat data is unchanged
         since it was hashed. Called before ``real`` is read: :meth:`remember` keys what is
-        read next by the stat data taken here."""
+        read next by the stat data taken here (``current``: the stat data the caller took,
+        ``None`` when the file could not be stat'ed; by default taken here)."""
         if self.disabled is not None:
             return None
         self._ensure_loaded()
-        current = self._before[real] = _stat_key(real)
+        if current is True:
+            current = _stat_key(real)
+        assert current is not False
+        self._before[real] = current
         recorded = self._stats.get(f"{mode}:{real}")
         if recorded is None or current is None or current != recorded[0]:
             return None
@@ -263,37 +281,52 @@ class ResultCache:
             self._stats[name] = (current, key)
             self._dirty = True
 
-    def results(self, key: str) -> dict[str, Any] | None:
-        """Every stored result of content ``key`` by check id (marks it used), or ``None``."""
+    def entry(self, key: str) -> _Entry | None:
+        """What content ``key`` answers (marked used), or ``None``."""
         self._ensure_loaded()
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        entry.used = self._now
-        return entry.results
-
-    def get(self, key: str, check: str) -> Any:
-        """The stored result (JSON-shaped) of check ``check`` on content ``key``, or
-        ``None``."""
-        self._ensure_loaded()
-        entry = self._entries.get(key)
-        found = None if entry is None else entry.results.get(check)
-        if found is None:
-            self.misses += 1
-            return None
-        assert entry is not None
-        self.hits += 1
-        entry.used = self._now
+        found = self._entries.get(key)
+        if found is not None:
+            found.used = self._now
         return found
 
-    def put(self, key: str, check: str, result: Any) -> None:
-        """Store ``result`` (JSON-shaped, not ``None``) of check ``check`` on ``key``."""
+    def answered(self, entry: _Entry, search: str) -> bool:
+        """Whether ``entry`` vouches for search id ``search`` (a match or "no match")."""
+        if search in entry.hits:
+            return True
+        plans = self._plans
+        return any(search in plans[p] for p in entry.plans)
+
+    def plan_of(self, searches: frozenset[str]) -> int:
+        """The number of the plan ``searches`` (the same set, the same number)."""
+        self._ensure_loaded()
+        known = self._plan_ids.get(searches)
+        if known is None:
+            known = self._plan_ids[searches] = len(self._plans)
+            self._plans.append(searches)
+        return known
+
+    def store(
+        self,
+        key: str,
+        plan: int | None,
+        hits: dict[str, list[Any]],
+        index: tuple[str, Any] | None = None,
+    ) -> None:
+        """Record on content ``key``: the plan that ran (its searches without a hit found no
+        match), the hits (``[level, matches]`` by search id) and a symbol index."""
         if self.disabled is not None:
             return
         self._ensure_loaded()
-        entry = self._entries.setdefault(key, _Entry(self._now, {}))
-        entry.results[check] = result
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _Entry(self._now)
         entry.used = self._now
+        if plan is not None:
+            entry.plans.add(plan)
+        if hits:
+            entry.hits.update(hits)
+        if index is not None:
+            entry.index[index[0]] = index[1]
         self._dirty = True
 
     # -- persistence -----------------------------------------------------------------
@@ -305,41 +338,63 @@ class ResultCache:
             if raw.get("version") != ENGINE_VERSION:
                 return
             checks = [str(c) for c in raw["checks"]]
-            for key, (used, results) in raw["entries"].items():
-                by_id = {checks[int(i)]: r for i, r in results.items()}
-                self._entries[key] = _Entry(float(used), by_id)
+            for ids in raw["plans"]:
+                self.plan_of(frozenset(checks[int(i)] for i in ids))
+            for key, (used, plans, hits, index) in raw["entries"].items():
+                self._entries[key] = _Entry(
+                    float(used),
+                    {int(p) for p in plans},
+                    {checks[int(i)]: h for i, h in hits.items()},
+                    {checks[int(i)]: v for i, v in index.items()},
+                )
             for real, (st, key) in raw["stats"].items():
                 self._stats[real] = (tuple(st), key)
         except FileNotFoundError:
             return
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
             # A damaged cache is only a slower run: start empty, overwrite it at the end.
             log.warning("ignoring the unreadable result cache %s: %s", self.path, exc)
             self._entries.clear()
             self._stats.clear()
+            self._plans.clear()
+            self._plan_ids.clear()
 
     def save(self) -> None:
         """Write the cache back atomically (bounded to ``max_bytes``); never raises."""
         if self.disabled is not None or not self._dirty:
             return
         entries = sorted(self._entries.items(), key=lambda kv: kv[1].used, reverse=True)
-        # Check ids are listed once and referred to by position: most files share them.
-        table: dict[str, int] = {}
-        body: dict[str, Any] = {}
-        for k, e in entries:
-            body[k] = [e.used, {table.setdefault(c, len(table)): r for c, r in e.results.items()}]
-        self._table = list(table)
-        data = self._encode(body)
-        while len(data) > self.max_bytes and body:
-            # Drop the least recently used half of what is over, then measure again.
-            keep = max(0, int(len(body) * self.max_bytes / len(data) * 0.9))
-            body = dict(list(body.items())[:keep])
-            data = self._encode(body)
+        data = self._encode(entries)
+        while len(data) > self.max_bytes and entries:
+            # Drop the least recently used part of what is over, then measure again.
+            keep = max(0, int(len(entries) * self.max_bytes / len(data) * 0.9))
+            entries = entries[:keep]
+            data = self._encode(entries)
         write_cache_file(self.path, data, what="the result cache")
 
-    def _encode(self, body: dict[str, Any]) -> bytes:
+    def _encode(self, entries: list[tuple[str, _Entry]]) -> bytes:
+        # Search ids and plans are listed once and referred to by position: files share them.
+        table: dict[str, int] = {}
+        plans: dict[int, int] = {}
+        body: dict[str, Any] = {}
+        for k, e in entries:
+            body[k] = [
+                e.used,
+                [plans.setdefault(p, len(plans)) for p in sorted(e.plans)],
+                {table.setdefault(c, len(table)): h for c, h in e.hits.items()},
+                {table.setdefault(c, len(table)): v for c, v in e.index.items()},
+            ]
+        plan_rows: list[list[int]] = [[] for _ in plans]
+        for p, at in plans.items():
+            plan_rows[at] = [table.setdefault(c, len(table)) for c in sorted(self._plans[p])]
         stats = {real: [list(st), key] for real, (st, key) in self._stats.items() if key in body}
-        doc = {"version": ENGINE_VERSION, "checks": self._table, "entries": body, "stats": stats}
+        doc = {
+            "version": ENGINE_VERSION,
+            "checks": list(table),
+            "plans": plan_rows,
+            "entries": body,
+            "stats": stats,
+        }
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 

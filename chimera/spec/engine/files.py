@@ -39,11 +39,13 @@ __all__ = [
     "Resolver",
     "Target",
     "anchor_dir",
+    "decode_scan",
     "decode_text",
     "load_text",
     "normalize_glob",
     "normalize_relpath",
     "read_bytes",
+    "read_target",
 ]
 
 ReadBytes = Callable[[str, int], bytes]
@@ -112,37 +114,65 @@ def decode_text(rel: str, data: bytes) -> tuple[str | None, str | None]:
     UTF-8 (a BOM is dropped); Python files honour a PEP 263 coding line; CRLF becomes LF so
     ``$`` and line numbers behave as in an editor.
     """
-    nul = data.find(b"\0")
+    decoded = _decode(rel, data)
+    if isinstance(decoded, str):
+        return None, decoded
+    return decoded[0], None
+
+
+def _decode(rel: str, data: bytes) -> tuple[str, str] | str:
+    """``(text, encoding)`` (see :func:`decode_text`), or the reason it is not text."""
+    nul = data.find(b"\0")  # one byte: memchr, as the CR test below
     if nul >= 0:
-        return None, f"binary file (NUL byte at offset {nul})"
+        return f"binary file (NUL byte at offset {nul})"
     encoding = "utf-8-sig"
     if rel.endswith((".py", ".pyw", ".pyi")):
         try:
             encoding = _python_encoding(data)
         except SyntaxError as exc:
-            return None, f"undecodable: {exc.msg}"
+            return f"undecodable: {exc.msg}"
     try:
         codecs.lookup(encoding)
         text = data.decode(encoding)
     except LookupError:
-        return None, f"undecodable: unknown encoding {encoding!r}"
+        return f"undecodable: unknown encoding {encoding!r}"
     except UnicodeDecodeError as exc:
-        return None, f"undecodable as {exc.encoding} at byte {exc.start}: {exc.reason}"
+        return f"undecodable as {exc.encoding} at byte {exc.start}: {exc.reason}"
     if text.startswith("\ufeff"):
         text = text[1:]
-    if "\r\n" in text:
+    if data.find(b"\r") >= 0 and "\r\n" in text:
         # CRLF is a line end: `$` must work, and line numbers must match editors'.
         text = text.replace("\r\n", "\n")
-    return text, None
+    return text, encoding
 
 
-def load_text(
-    target: Target, options: EngineOptions, stats: EngineStats, reader: ReadBytes
-) -> str | Unscannable:
-    """Read and decode ``target`` once; every failure is an :class:`Unscannable`."""
-    stats.reads[target.real] += 1
+_BOM = b"\xef\xbb\xbf"
+
+
+def decode_scan(rel: str, data: bytes) -> tuple[str, bytes] | str:
+    """:func:`decode_text` for a search: ``(text, utf8)`` where ``utf8`` is ``text`` encoded
+    as UTF-8 — for a UTF-8 file without a BOM or CRLF, ``data`` itself (nothing is copied or
+    encoded) — or the reason it is not text."""
+    decoded = _decode(rel, data)
+    if isinstance(decoded, str):
+        return decoded
+    text, encoding = decoded
+    if encoding not in ("utf-8", "utf-8-sig"):
+        return text, text.encode("utf-8", "surrogatepass")
+    # The UTF-8 bytes less what decode_text dropped: a BOM (one by the codec, one more when
+    # the text still began with one) and the CR of each CRLF.
+    utf8 = data[3:] if data.startswith(_BOM) and encoding == "utf-8-sig" else data
+    if utf8.startswith(_BOM):
+        utf8 = utf8[3:]
+    if utf8.find(b"\r") >= 0:
+        utf8 = utf8.replace(b"\r\n", b"\n")
+    return text, utf8
+
+
+def read_target(target: Target, options: EngineOptions, reader: ReadBytes) -> bytes | Unscannable:
+    """The bytes of ``target``; every failure is an :class:`Unscannable` with the reason."""
     try:
-        data = reader(target.real, options.max_file_bytes)
+        return reader(target.real, options.max_file_bytes)
     except FileTooLarge as exc:
         return Unscannable(
             target.rel,
@@ -157,6 +187,16 @@ def load_text(
         return Unscannable(target.rel, "vanished while being read")
     except OSError as exc:
         return Unscannable(target.rel, f"unreadable: {exc.strerror or exc}")
+
+
+def load_text(
+    target: Target, options: EngineOptions, stats: EngineStats, reader: ReadBytes
+) -> str | Unscannable:
+    """Read and decode ``target`` once; every failure is an :class:`Unscannable`."""
+    stats.reads[target.real] += 1
+    data = read_target(target, options, reader)
+    if isinstance(data, Unscannable):
+        return data
     text, problem = decode_text(target.rel, data)
     if text is None:
         return Unscannable(target.rel, problem or "undecodable")

@@ -27,6 +27,7 @@ from typing import Any
 _sre: Any = importlib.import_module("re._constants")
 
 _ASCII_MAX = 0x7F
+_UNICODE_MAX = 0x10FFFF
 _CATEGORIES: dict[Any, list[tuple[int, int]]] = {
     _sre.CATEGORY_DIGIT: [(0x30, 0x39)],
     _sre.CATEGORY_WORD: [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)],
@@ -65,8 +66,13 @@ def _complement(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _class_ranges(items: list[tuple[Any, Any]]) -> tuple[bool, list[tuple[int, int]]]:
+def _class_ranges(
+    items: list[tuple[Any, Any]], wide: bool = False
+) -> tuple[bool, list[tuple[int, int]], bool]:
+    """``(negated, ranges, has_category)`` of a class; ranges are clipped to ASCII unless
+    ``wide`` (a category contributes its ASCII part either way)."""
     negate = False
+    category = False
     ranges: list[tuple[int, int]] = []
     for op, av in items:
         if op is _sre.NEGATE:
@@ -77,56 +83,94 @@ def _class_ranges(items: list[tuple[Any, Any]]) -> tuple[bool, list[tuple[int, i
             ranges.append(av)
         elif op is _sre.CATEGORY and av in _CATEGORIES:
             ranges.extend(_CATEGORIES[av])
+            category = True
         elif op is _sre.CATEGORY and av in _NEGATED:
             ranges.extend(_complement(_CATEGORIES[_NEGATED[av]]))
+            category = True
         else:
             raise _Untranslatable
+    if wide:
+        return negate, ranges, category
     # Only ASCII characters exist in the texts this engine sees: clip to them.
     clipped = [(lo, min(hi, _ASCII_MAX)) for lo, hi in ranges if lo <= _ASCII_MAX]
-    return negate, clipped
+    return negate, clipped, category
 
 
 def _char(code: int) -> str:
     return f"\\x{{{code:x}}}"
 
 
-def _class(items: list[tuple[Any, Any]]) -> str:
-    negate, ranges = _class_ranges(items)
+def _body(ranges: list[tuple[int, int]]) -> str:
+    return "".join(_char(lo) if lo == hi else f"{_char(lo)}-{_char(hi)}" for lo, hi in ranges)
+
+
+class _Wide:
+    """Whether a wide translation stayed exact (no category, no word boundary), and whether
+    it keeps word boundaries."""
+
+    def __init__(self) -> None:
+        self.exact = True
+        self.boundaries = False
+
+
+def _class(items: list[tuple[Any, Any]], wide: _Wide | None = None) -> str:
+    negate, ranges, category = _class_ranges(items, wide is not None)
+    if wide is not None:
+        # Every code point: explicit members are exact; a category's non-ASCII members are
+        # unknown here, so a positive class takes them all and a negated one none of them
+        # (both supersets of what ``regex`` matches).
+        if category:
+            wide.exact = False
+            if not negate:
+                ranges = [*ranges, (_ASCII_MAX + 1, _UNICODE_MAX)]
+        if not ranges:
+            raise _Untranslatable
+        return f"[{'^' if negate else ''}{_body(sorted(ranges))}]"
     if negate:
         # Complemented within ASCII, so a negated class never matches past ASCII either way.
         ranges = _complement(ranges)
     if not ranges:
         raise _Untranslatable  # matches nothing: rare, left to ``regex``
-    body = "".join(_char(lo) if lo == hi else f"{_char(lo)}-{_char(hi)}" for lo, hi in ranges)
-    return f"[{body}]"
+    return f"[{_body(ranges)}]"
 
 
-def _seq(items: list[tuple[Any, Any]]) -> str:
-    return "".join(_item(op, av) for op, av in items)
+def _seq(items: list[tuple[Any, Any]], wide: _Wide | None = None) -> str:
+    return "".join(_item(op, av, wide) for op, av in items)
 
 
-def _item(op: Any, av: Any) -> str:
+def _item(op: Any, av: Any, wide: _Wide | None = None) -> str:
     if op is _sre.LITERAL:
-        if av > _ASCII_MAX:
+        if av > _ASCII_MAX and wide is None:
             raise _Untranslatable
         return _char(av)
     if op is _sre.NOT_LITERAL:
+        if wide is not None:
+            return f"[^{_char(av)}]"
         return _class([(_sre.NEGATE, None), (_sre.LITERAL, av)])
     if op is _sre.ANY:
         return "."
     if op is _sre.IN:
-        return _class(list(av))
+        return _class(list(av), wide)
+    if op is _sre.CATEGORY:
+        return _class([(op, av)], wide)
     if op is _sre.AT:
         if av not in _AT:
             raise _Untranslatable
+        if wide is not None and av in (_sre.AT_BOUNDARY, _sre.AT_NON_BOUNDARY):
+            if wide.boundaries:
+                wide.exact = False
+                return _AT[av]
+            # RE2's word boundaries are ASCII-only: dropped, the match set only grows.
+            wide.exact = False
+            return ""
         return _AT[av]
     if op is _sre.BRANCH:
-        return "(?:" + "|".join(_seq(list(b)) for b in av[1]) + ")"
+        return "(?:" + "|".join(_seq(list(b), wide) for b in av[1]) + ")"
     if op is _sre.SUBPATTERN:
         _group, add_flags, del_flags, p = av
         if add_flags or del_flags:
             raise _Untranslatable
-        return f"(?:{_seq(list(p))})"
+        return f"(?:{_seq(list(p), wide)})"
     if op is _sre.MAX_REPEAT or op is _sre.MIN_REPEAT:
         lo, hi, p = av
         unbounded = hi == _sre.MAXREPEAT
@@ -134,7 +178,7 @@ def _item(op: Any, av: Any) -> str:
             raise _Untranslatable
         count = f"{{{lo},}}" if unbounded else f"{{{lo},{hi}}}"
         lazy = "?" if op is _sre.MIN_REPEAT else ""
-        return f"(?:{_seq(list(p))}){count}{lazy}"
+        return f"(?:{_seq(list(p), wide)}){count}{lazy}"
     raise _Untranslatable
 
 
@@ -146,6 +190,31 @@ def translate(parsed: Any) -> str | None:
         return None
     try:
         return "(?m)" + _seq(list(parsed))
+    except (_Untranslatable, RecursionError):
+        return None
+
+
+def translate_wide(parsed: Any, *, boundaries: bool = False) -> tuple[str, bool] | None:
+    """``(pattern, exact)``: an RE2 pattern (UTF-8 mode) that matches the UTF-8 bytes of any
+    text wherever ``parsed`` matches the text, and maybe elsewhere: ``\\d \\w \\s`` and their
+    negations take every non-ASCII character their ``regex`` reading may take, ``\\b \\B``
+    are dropped. ``exact`` when none of those occur (then it matches exactly there: literals,
+    classes of explicit members, ``.`` and anchors read alike in both engines). ``None``
+    outside the translated subset.
+
+    With ``boundaries``, ``\\b \\B`` are kept (RE2 reads them over ASCII word characters):
+    then the pattern is exact on every ASCII text, where the widened categories meet no
+    character they could take wrongly.
+
+    A combined matcher asks it only *whether* a pattern may match a text; a yes on a text
+    that is not ASCII is confirmed by the pattern's own exact search unless ``exact``.
+    """
+    if parsed.state.flags & ~_ALLOWED_FLAGS:
+        return None
+    wide = _Wide()
+    wide.boundaries = boundaries
+    try:
+        return "(?m)" + _seq(list(parsed), wide), wide.exact
     except (_Untranslatable, RecursionError):
         return None
 
@@ -172,23 +241,76 @@ def exact_extents(parsed: Any) -> bool:
     return bool(parsed.getwidth()[0] > 0 and _loops_consume(parsed))
 
 
-def compile_linear(parsed: Any) -> Any | None:
-    """A compiled RE2 pattern for ``parsed`` (see :func:`translate`), or ``None`` when the
-    pattern has no translation, RE2 refuses it, or the ``fast`` extra is not installed."""
+def compile_linear(parsed: Any) -> LinearPattern | None:
+    """The RE2 form of ``parsed`` (see :func:`translate`), compiled on first use, or
+    ``None`` when the pattern has no translation or the ``fast`` extra is not installed."""
     pattern = translate(parsed)
     if pattern is None:
         return None
     try:
-        re2 = importlib.import_module("re2")
+        importlib.import_module("re2")
     except ImportError:
         return None
-    try:
-        options = re2.Options()
-        options.max_mem = 64 * 1024 * 1024
-        options.log_errors = False
-        return re2.compile(pattern, options)
-    except Exception:  # RE2 refused it (size limits): ``regex`` alone is always right
-        return None
+    return LinearPattern(pattern)
+
+
+class LinearPattern:
+    """A translated pattern, compiled by RE2 when first searched (most patterns of a run are
+    decided by the combined matcher and never need their own)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._regexp: Any = None
+        self._refused = False
+
+    def _compiled(self) -> Any | None:
+        if self._regexp is None and not self._refused:
+            re2 = importlib.import_module("re2")
+            try:
+                options = re2.Options()
+                options.max_mem = 64 * 1024 * 1024
+                options.log_errors = False
+                self._regexp = re2.compile(self.source, options)
+            except Exception:  # RE2 refused it (size limits): ``regex`` alone is always right
+                self._refused = True
+        return self._regexp
+
+    def starts(self, data: bytes, *, every: bool) -> list[int] | None:
+        """Start offsets of the leftmost match (``every``: of every match, left to right,
+        without overlaps; only for a pattern whose matches are never empty) in ``data``;
+        ``None`` when RE2 refused the pattern."""
+        compiled = self._compiled()
+        if compiled is None:
+            return None
+        low = getattr(compiled, "_regexp", None)
+        anchor = getattr(
+            getattr(getattr(_re2_low(), "RE2", None), "Anchor", None), "UNANCHORED", None
+        )
+        if low is None or anchor is None:
+            # The binding's internals moved: its public API gives the same offsets.
+            if every:
+                return [m.start() for m in compiled.finditer(data)]
+            m = compiled.search(data)
+            return [] if m is None else [m.start()]
+        # The binding's low-level call: one per match, without building a Match object
+        # (its finditer cost ~6 us a match; a file of tests has thousands).
+        out: list[int] = []
+        pos = 0
+        end = len(data)
+        match = low.Match
+        while pos <= end:
+            span = match(anchor, data, pos, end)[0]
+            if span[0] < 0:
+                break
+            out.append(span[0])
+            if not every:
+                break
+            pos = span[1]
+        return out
+
+
+def _re2_low() -> Any:
+    return importlib.import_module("re2._re2")
 
 
 # -- ASCII images of non-ASCII texts --------------------------------------------------------

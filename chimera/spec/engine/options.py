@@ -19,13 +19,17 @@ class EngineOptions:
     Attributes:
         max_file_bytes: a selected file larger than this is not read and never helps a
             requirement pass (fail closed); bytes.
-        pattern_timeout_s: time limit of one pattern over one file, in seconds (the
-            ``regex`` module's ``timeout=``); past it the requirement is ``error``.
+        pattern_timeout_s: time limit of one ``regex`` search of one pattern over one file,
+            in seconds of wall-clock time in the main thread of a POSIX process (a
+            ``SIGALRM`` timer, :mod:`~chimera.spec.engine.deadline`), else of CPU time (the
+            ``regex`` module's ``timeout=``); past it the requirement is ``error``. RE2 and
+            literal searches are linear and need none.
         max_pattern_timeouts: after a pattern has timed out in this many files, it is not run
             on further files (they are reported as skipped; fail closed).
-        text_cache_bytes: decoded text kept in memory so that work planned after a batched
-            pass (a requirement evaluated without ``prepare``) does not read a file again;
-            characters, approximate.
+        text_cache_bytes: decoded text (and its UTF-8 bytes) kept in memory so that work
+            planned after a batched pass (a requirement evaluated without ``prepare``) does
+            not read a file again; characters plus bytes, approximate. 0 by default: a pass
+            holds one file at a time, so memory is bounded by the largest file, not the tree.
         snippet_chars: longest line snippet reported as evidence; characters.
         min_literal_chars: shortest literal worth prefiltering files with; patterns whose
             best required literal is shorter are run on every file of their scope.
@@ -50,7 +54,7 @@ class EngineOptions:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     pattern_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     max_pattern_timeouts: int = 3
-    text_cache_bytes: int = 256 * MIB
+    text_cache_bytes: int = 0
     snippet_chars: int = 200
     min_literal_chars: int = 2
     listing: Literal["auto", "walk"] = "auto"

@@ -1,8 +1,9 @@
 """Patterns: compiled once, searched with a time limit, prefiltered by required literals.
 
 Every pattern is compiled by the ``regex`` module with ``MULTILINE`` (so ``^``/``$`` work per
-line over the whole text) and searched with its ``timeout=`` argument, which turns
-catastrophic backtracking into a :class:`TimeoutError` instead of a hung run.
+line over the whole text) and searched with a time limit, which turns catastrophic
+backtracking into a :class:`TimeoutError` instead of a hung run: a wall-clock deadline where
+one can be armed (:mod:`.deadline`), else ``regex``'s own ``timeout=`` (CPU time).
 
 The prefilter is the classic "required literals" analysis used by fast grep tools (ripgrep's
 literal extraction, Russ Cox's "Regular Expression Matching with a Trigram Index"): from the
@@ -28,12 +29,20 @@ import re
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import regex
 
-from chimera.spec.engine.linear import StandIns, compile_linear, exact_extents, stand_ins
+from chimera.spec.engine.deadline import within
+from chimera.spec.engine.linear import (
+    LinearPattern,
+    StandIns,
+    compile_linear,
+    exact_extents,
+    stand_ins,
+    translate_wide,
+)
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.plain import Plain, plain_pattern, plain_search
 from chimera.spec.model import one_line
@@ -53,6 +62,10 @@ _REPEATS = tuple(
 _ATOMIC = getattr(_sre, "ATOMIC_GROUP", None)
 _AT = _sre.AT
 _LINE_STARTS = (_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING)
+# Plain ints: ``re.IGNORECASE`` is an enum whose ``&`` costs a Python call (130,000 of them
+# when analysing 5,000 patterns).
+_IGNORECASE = int(_sre.SRE_FLAG_IGNORECASE)
+_VERBOSE = int(_sre.SRE_FLAG_VERBOSE)
 MAX_REPEAT_CHARS = 64
 """Longest literal taken from one repeated character (`` {40,}``); longer adds little."""
 _POSIX_CLASS = re.compile(r"\[:\^?[A-Za-z]+:\]")
@@ -80,8 +93,14 @@ same sources, and ``regex``'s own cache (500 entries) thrashes on a large Spec."
 
 def pattern_problem(source: str) -> str | None:
     """Why ``source`` is not a valid Spec regex (see :func:`compile_pattern`), or ``None``.
-    A :func:`plain_pattern` is valid without compiling."""
-    if plain_pattern(source) is not None:
+
+    A :func:`plain_pattern` is valid without compiling, and so is a pattern in the subset
+    RE2 reads as ``regex`` does (:func:`_set_sources`: the stdlib parser read it without a
+    warning, and it is made only of literals, classes, repeats, groups, alternation and
+    anchors — every such pattern compiles in ``regex``, a differential test checks it): the
+    parse is the one the engine's analysis needs anyway, so a Spec's patterns are parsed
+    once, and ``regex`` compiles only the others (or, later, one a search needs)."""
+    if plain_pattern(source) is not None or _set_sources(source, True) is not None:
         return None
     return compile_pattern(source)[1]
 
@@ -139,18 +158,56 @@ class CompiledPattern:
     prefix: str | None = None
     """The literal every match starts with, behind a leading ``^`` (see
     :func:`line_start_prefix`); searches then jump between its occurrences."""
-    linear: Any = None
-    """The pattern in RE2 (:mod:`chimera.spec.engine.linear`), used on ASCII texts only to
-    find whether and where the leftmost match is; ``None`` when there is no exact one."""
-    linear_all: bool = False
-    """Whether ``linear`` also finds every match exactly (:func:`exact_extents`)."""
-    stand_ins: StandIns | None = None
-    """With ``linear``: the stand-ins of the ASCII images of non-ASCII texts it may search
-    (:class:`~chimera.spec.engine.linear.AsciiImages`)."""
+    use_linear: bool = False
+    """Whether the pattern's own RE2 form (:attr:`linear`) may be tried; it is analysed and
+    compiled only when first needed (most patterns are decided by the combined matcher)."""
+    deferred: bool = False
+    """The ``regex`` form is compiled on first use (validation proved the pattern compiles
+    without compiling it: see :func:`pattern_problem`); ``compiled`` is ``None`` until then."""
+    set_ascii: str | None = None
+    """The pattern for a combined RE2 ``Set`` over UTF-8 bytes, exact on ASCII texts
+    (:func:`~chimera.spec.engine.linear.translate_wide` with word boundaries), or ``None``."""
+    set_wide: str | None = None
+    """The same for any text: a superset unless ``wide_exact``."""
+    wide_exact: bool = False
+    """Whether ``set_wide`` matches exactly where the pattern does, on every text."""
 
     @property
     def key(self) -> tuple[str, bool]:
         return (self.source, self.is_regex)
+
+    @functools.cached_property
+    def _linear_parts(self) -> tuple[LinearPattern | None, bool, StandIns | None]:
+        if not self.use_linear:
+            return None, False, None
+        return _linear_of(self.source)
+
+    @property
+    def linear(self) -> LinearPattern | None:
+        """The pattern in RE2 (:mod:`chimera.spec.engine.linear`), used on ASCII texts only to
+        find whether and where the leftmost match is; ``None`` when there is no exact one."""
+        return self._linear_parts[0]
+
+    @property
+    def linear_all(self) -> bool:
+        """Whether ``linear`` also finds every match exactly (:func:`exact_extents`)."""
+        return self._linear_parts[1]
+
+    @property
+    def stand_ins(self) -> StandIns | None:
+        """With ``linear``: the stand-ins of the ASCII images of non-ASCII texts it may
+        search (:class:`~chimera.spec.engine.linear.AsciiImages`)."""
+        return self._linear_parts[2]
+
+    def regex_form(self) -> regex.Pattern[str]:
+        """The compiled ``regex`` pattern (compiled now if it was deferred)."""
+        if self.compiled is None:
+            compiled, problem = compile_pattern(self.source)
+            if compiled is None:  # validation said it compiles: never expected
+                raise ValueError(problem)
+            object.__setattr__(self, "compiled", compiled)
+            return compiled
+        return self.compiled
 
     @property
     def shown(self) -> str:
@@ -173,25 +230,27 @@ class CompiledPattern:
             return list(_find_all(text, self.source, first_only))
         if self.plain is not None:
             return plain_search(text, self.plain, first_only)
-        assert self.compiled is not None
         start = 0
         if ascii_bytes is not None and self.linear is not None:
-            if self.linear_all and not first_only:
-                return [m.start() for m in self.linear.finditer(ascii_bytes)]
-            m = self.linear.search(ascii_bytes)
-            if m is None:
-                return []
-            start = m.start()
-            if first_only:
-                return [start]
+            every = self.linear_all and not first_only
+            found = self.linear.starts(ascii_bytes, every=every)
+            if found is not None:
+                if every or not found:
+                    return found
+                start = found[0]
+                if first_only:
+                    return [start]
         if self.prefix is not None:
-            return self._jump_search(text, first_only, timeout, start)
+            return within(timeout, lambda: self._jump_search(text, first_only, timeout, start))
+        compiled = self.regex_form()
         if first_only:
-            m = self.compiled.search(text, timeout=timeout)
+            m = within(timeout, lambda: compiled.search(text, timeout=timeout))
             return [] if m is None else [m.start()]
         # Starting at the leftmost match changes nothing: ``regex`` would find no match
         # before it, and ``^``/``\b`` still see the text before ``start``.
-        return [m.start() for m in self.compiled.finditer(text, start, timeout=timeout)]
+        return within(
+            timeout, lambda: [m.start() for m in compiled.finditer(text, start, timeout=timeout)]
+        )
 
     def _jump_search(
         self, text: str, first_only: bool, timeout: float, start: int = 0
@@ -200,8 +259,8 @@ class CompiledPattern:
         the same matches, trying the pattern only where the prefix occurs (``match`` at a
         position sees the text before it, so ``^``, ``\\b`` and lookbehinds behave as in a
         search). The time limit covers the whole text, as for one ``finditer``."""
-        assert self.compiled is not None and self.prefix is not None
-        match = self.compiled.match
+        assert self.prefix is not None
+        match = self.regex_form().match
         prefix = self.prefix
         deadline = time.monotonic() + timeout
         out: list[int] = []
@@ -254,6 +313,15 @@ class PatternCache:
         return cp
 
     def _compile(self, source: str, is_regex: bool) -> CompiledPattern:
+        cp = self._compile_one(source, is_regex)
+        if cp.error is not None:
+            return cp
+        sets = _set_sources(source, is_regex)
+        if sets is None:
+            return cp
+        return replace(cp, set_ascii=sets[0], set_wide=sets[1], wide_exact=sets[2])
+
+    def _compile_one(self, source: str, is_regex: bool) -> CompiledPattern:
         if not is_regex:
             if len(source) < self.options.min_literal_chars:
                 return CompiledPattern(source, False, None, None, None)
@@ -267,52 +335,64 @@ class PatternCache:
             return CompiledPattern(
                 source, True, None, None, whole, literal_sets=(whole,), plain=plain
             )
+        # Compiled once per session: analysed (parsed, translated) here, and compiled by
+        # ``regex`` here too unless RE2 reads it (then only if a search needs ``regex``).
         self.stats.compiles[source] += 1
-        compiled, problem = compile_pattern(source)
-        if compiled is None:
-            return CompiledPattern(source, True, None, problem, None)
+        deferred = _set_sources(source, True) is not None
+        compiled: regex.Pattern[str] | None = None
+        if not deferred:
+            compiled, problem = compile_pattern(source)
+            if compiled is None:
+                return CompiledPattern(source, True, None, problem, None)
         sets = required_literal_sets(source, self.options.min_literal_chars)
         prefix = line_start_prefix(source, self.options.min_literal_chars)
         # A pattern with a line-start prefix already jumps between the prefix's occurrences,
         # which measured faster than a linear scan of the whole text.
         use_linear = self.options.linear_engine and prefix is None
-        linear, linear_all, stand = self._linear(source) if use_linear else (None, False, None)
-        if not sets:
-            return CompiledPattern(
-                source,
-                True,
-                compiled,
-                None,
-                None,
-                prefix=prefix,
-                linear=linear,
-                linear_all=linear_all,
-                stand_ins=stand,
-            )
         return CompiledPattern(
             source,
             True,
             compiled,
             None,
-            frozenset().union(*sets),
-            literal_sets=sets,
+            frozenset().union(*sets) if sets else None,
+            literal_sets=sets or (),
             prefix=prefix,
-            linear=linear,
-            linear_all=linear_all,
-            stand_ins=stand,
+            use_linear=use_linear,
+            deferred=deferred,
         )
 
-    @staticmethod
-    def _linear(source: str) -> tuple[Any, bool, StandIns | None]:
-        # The same guards as the literal analysis: wherever ``re``'s parser may read the
-        # pattern differently from ``regex``, there is no second engine.
-        if "[:" in source or _FUZZY_RISK.search(source):
-            return None, False, None
-        parsed = _parsed(source)
-        linear = None if parsed is None else compile_linear(parsed)
-        if linear is None:
-            return None, False, None
-        return linear, exact_extents(parsed), stand_ins(parsed)
+
+def _linear_of(source: str) -> tuple[LinearPattern | None, bool, StandIns | None]:
+    # The same guards as the literal analysis: wherever ``re``'s parser may read the
+    # pattern differently from ``regex``, there is no second engine.
+    if "[:" in source or _FUZZY_RISK.search(source):
+        return None, False, None
+    parsed = _parsed(source)
+    linear = None if parsed is None else compile_linear(parsed)
+    if linear is None:
+        return None, False, None
+    return linear, exact_extents(parsed), stand_ins(parsed)
+
+
+@functools.lru_cache(maxsize=16384)
+def _set_sources(source: str, is_regex: bool) -> tuple[str, str, bool] | None:
+    """``(ascii, wide, wide_exact)`` for a combined RE2 ``Set`` (see
+    :func:`~chimera.spec.engine.linear.translate_wide`), or ``None`` when the pattern has no
+    translation (or ``re``'s parser may read it differently from ``regex``). Memoised: the
+    validation of a Spec and its engine ask for the same patterns."""
+    if not is_regex:
+        literal = "".join(f"\\x{{{ord(c):x}}}" for c in source)
+        return literal, literal, True
+    if "[:" in source or _FUZZY_RISK.search(source):
+        return None
+    parsed = _parsed(source)
+    if parsed is None:
+        return None
+    ascii_form = translate_wide(parsed, boundaries=True)
+    wide_form = translate_wide(parsed)
+    if ascii_form is None or wide_form is None:
+        return None
+    return ascii_form[0], wide_form[0], wide_form[1]
 
 
 MAX_LITERAL_SETS = 3
@@ -337,7 +417,7 @@ def required_literal_sets(
         # single non-literal character is matched there.
         pattern = _POSIX_CLASS.sub(r"\\w", pattern)
     parsed = _parsed(pattern)
-    if parsed is None or parsed.state.flags & re.IGNORECASE:
+    if parsed is None or parsed.state.flags & _IGNORECASE:
         return None
     try:
         found = _candidates(list(parsed))
@@ -355,7 +435,7 @@ def required_literals(pattern: str, min_chars: int = 2) -> frozenset[str] | None
     return sets[0] if sets else None
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=16384)
 def _parsed(pattern: str) -> Any:
     """``pattern`` parsed by the stdlib ``re`` parser (read-only; shared by both analyses),
     or ``None`` when it does not parse cleanly (errors and warnings alike)."""
@@ -390,7 +470,7 @@ def line_start_prefix(pattern: str, min_chars: int = 2) -> str | None:
     if "[:" in pattern or _FUZZY_RISK.search(pattern):
         return None
     parsed = _parsed(pattern)
-    if parsed is None or parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+    if parsed is None or parsed.state.flags & (_IGNORECASE | _VERBOSE):
         return None
     items = list(parsed)
     if not items or items[0][0] is not _AT or items[0][1] not in _LINE_STARTS:
@@ -452,7 +532,7 @@ def _candidates(items: list[tuple[Any, Any]]) -> list[frozenset[str]]:
         flush()
         if op is _SUBPATTERN:
             _group, add_flags, _del_flags, p = av
-            if not add_flags & re.IGNORECASE:
+            if not add_flags & _IGNORECASE:
                 candidates.extend(_candidates(list(p)))
         elif op in _REPEATS:
             lo, _hi, p = av

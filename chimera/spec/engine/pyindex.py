@@ -8,6 +8,9 @@ targets), ``type`` aliases, and imports. Statements under module- or class-level
 ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) does not, because it never runs — its
 ``else:`` branch does. Likewise a branch that a constant test rules out (``if False:``,
 ``if 0:``, ``if not True:``) is dead code and does not count, while its live branch does.
+Any other test is not evaluated (the code is never run): both branches count, in a class body
+as at module level, so a method defined only under ``if sys.version_info >= (3, 99):`` is
+defined (the requirement states what the source defines, not what one interpreter binds).
 Function bodies are not indexed (their locals are not attributes).
 """
 

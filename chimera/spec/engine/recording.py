@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from chimera.spec.context import Unscannable
 from chimera.spec.engine import reports
-from chimera.spec.engine.cache import ResultCache
+from chimera.spec.engine.cache import ResultCache, StatKey
 from chimera.spec.engine.files import (
     FileTree,
     ReadBytes,
     Resolver,
     Target,
+    read_target,
 )
+from chimera.spec.engine.options import EngineOptions
 
 
 class ReadRecording:
@@ -20,6 +23,9 @@ class ReadRecording:
 
     _read_log: dict[str, list[Any]] | None
     _reader: ReadBytes
+    _raw: bytes = b""
+    _raw_digest: str | None = None
+    options: EngineOptions
     _timeouts: dict[tuple[str, bool], int]
     _tree: FileTree
     _resolver: Resolver
@@ -28,20 +34,30 @@ class ReadRecording:
     def track_reads(self) -> None:
         """From now on, note each file's stat data (taken before the read) and the digest of
         the bytes read, for :meth:`record`."""
-        if self._read_log is not None:
-            return
-        base = self._reader
-        log: dict[str, list[Any]] = {}
-        self._read_log = log
+        if self._read_log is None:
+            self._read_log = {}
 
-        def reader(real: str, limit: int) -> bytes:
-            before = reports.stat_of(real)
-            data = base(real, limit)
-            if before is not None:
-                log[real] = [*before, reports.digest(data)]
+    def _read(self, target: Target, before: StatKey | None = None) -> bytes | Unscannable:
+        """The bytes of ``target`` (kept as the last read until the next one), noted in the
+        read log when reads are tracked; ``before``: its stat data if already taken."""
+        log = self._read_log
+        if log is not None and before is None:
+            before = reports.stat_of(target.real)
+        data = read_target(target, self.options, self._reader)
+        if isinstance(data, Unscannable):
             return data
+        self._raw = data
+        self._raw_digest = None
+        if log is not None and before is not None:
+            self._raw_digest = reports.digest(data)
+            log[target.real] = [*before, self._raw_digest]
+        return data
 
-        self._reader = reader
+    def _digest_of_last(self) -> str:
+        """The digest of the bytes last read (one hash per read, shared by both caches)."""
+        if self._raw_digest is None:
+            self._raw_digest = reports.digest(self._raw)
+        return self._raw_digest
 
     def record(self, taken: float) -> reports.TreeRecord | None:
         """What this session's file work read, for the report cache; ``None`` when it

@@ -2,16 +2,21 @@
 
 Kinds announce work (``announce_scan`` / ``announce_module``) from their ``prepare()``; the
 first ``scan()`` or ``module_index()`` that needs a result runs one batched pass over the
-union of the planned files. For each file the pass reads and decodes it once, runs one
-Aho-Corasick pass for the required literals of every planned pattern at the same time, runs
-each pattern's real regex (with its own time limit) only where its literals occur, and indexes
-it for ``defines`` if asked — so the cost of a run is close to the cost of reading the
-selected files once, however many requirements share them. Work asked for without an
-announcement is planned on the spot and served from the text cache when possible.
+union of the planned files. Planning is per scope, not per file and pattern: the files
+selected by the same scopes form a group with one merged plan and one
+:class:`~chimera.spec.engine.combined.CombinedMatcher` (with RE2, one ``Set`` over the file's
+bytes for every pattern of the group). For each file the pass reads and decodes it once,
+asks the matcher which patterns match, runs a pattern's own search only where the matcher
+could not decide or where evidence is needed (every match for ``absent``, the first per file
+for ``match: all``; for a plain ``contains`` only the first file of the scope that matches is
+located, when the scan asks), indexes it for ``defines`` if asked, and forgets its text:
+memory holds one file at a time, plus the matches found. Work asked for without an
+announcement is planned on the spot.
 
-Why one module past ~400 lines: the batched pass (plan, search, locate, mark done) reads and
-writes one per-run plan state; scope selection and read recording already live in mixins
-(:mod:`.scopes`, :mod:`.recording`), and splitting the pass would only spread that state.
+Why one module past ~400 lines: the batched pass (plan, match, locate, mark done) reads and
+writes one per-run plan state; scope selection and read recording live in mixins
+(:mod:`.scopes`, :mod:`.recording`), the matcher in :mod:`.combined`, and splitting the pass
+would only spread that state.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Sequence
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -33,29 +37,55 @@ from chimera.spec.context import (
     TextMatch,
     Unscannable,
 )
+from chimera.spec.engine import reports
 from chimera.spec.engine.cache import ResultCache
+from chimera.spec.engine.combined import CombinedMatcher, load_re2
 from chimera.spec.engine.files import (
     FileTree,
     ReadBytes,
     Resolver,
     Target,
-    load_text,
+    decode_scan,
     normalize_relpath,
     read_bytes,
 )
 from chimera.spec.engine.linear import AsciiImages
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
-from chimera.spec.engine.prefilter import _has_all, _make_prefilter, _PatternKey
-from chimera.spec.engine.prefilter import _Prefilter as _Prefilter  # tests patch it in here
 from chimera.spec.engine.pyindex import STAR, index_source
 from chimera.spec.engine.recording import ReadRecording
 from chimera.spec.engine.scopes import ScopeSelection, _Scope, _scope_key, _ScopeKey
+from chimera.spec.engine.stored import EVERY, FIRST, FIRST_PER_FILE, Stored, _PlanIds
 from chimera.spec.engine.stored import FileScan as _FileScan
-from chimera.spec.engine.stored import Stored
 
 _Located = tuple[int, int, str]
-_Plan = dict[_PatternKey, bool]
+_PatternKey = tuple[str, bool]
+_Plan = dict[_PatternKey, int]
+"""Pattern key -> how much of its matches a file must give (FIRST, FIRST_PER_FILE, EVERY)."""
+
+_LEVEL = {MatchNeed.FIRST: FIRST, MatchNeed.FIRST_PER_FILE: FIRST_PER_FILE, MatchNeed.ALL: EVERY}
+
+
+class _Loaded:
+    """One file's text as a search needs it (made per file, dropped after it)."""
+
+    __slots__ = ("_images", "ascii", "data", "text")
+
+    def __init__(self, text: str, data: bytes) -> None:
+        self.text = text
+        self.data = data
+        self.ascii = data.isascii()
+        self._images: AsciiImages | None = None
+
+    def image(self, cp: CompiledPattern) -> bytes | None:
+        """The bytes the pattern's own RE2 may search (see :class:`AsciiImages`)."""
+        if self.ascii:
+            return self.data
+        if cp.stand_ins is None:
+            return None
+        if self._images is None:
+            self._images = AsciiImages(self.text)
+        return self._images.image(cp.stand_ins)
 
 
 class EngineSession(ReadRecording, ScopeSelection):
@@ -90,20 +120,24 @@ class EngineSession(ReadRecording, ScopeSelection):
         )
         self._resolver = Resolver(self._root_real, hidden)
         self._patterns = PatternCache(self.options, self.stats)
+        self._re2 = load_re2() if self.options.linear_engine else None
         self._scopes: dict[_ScopeKey, _Scope] = {}
-        self._texts: dict[str, str] = {}
-        self._text_chars = 0
         self._bad: dict[str, str] = {}
+        self._texts: dict[str, _Loaded] = {}
+        self._text_chars = 0
+        self._first: dict[tuple[_ScopeKey, _PatternKey], int] = {}
         self._modules: dict[str, tuple[dict[str, tuple[Definition, ...]], str | None]] = {}
-        # Requests: planned (not yet run) and satisfied (scope key, pattern key, every match).
-        self._pending: dict[tuple[_ScopeKey, _PatternKey, bool], CompiledPattern] = {}
-        self._satisfied: set[tuple[_ScopeKey, _PatternKey, bool]] = set()
+        # Requests: planned (not yet run) and satisfied (scope key, pattern key, level).
+        self._pending: dict[tuple[_ScopeKey, _PatternKey, int], CompiledPattern] = {}
+        self._satisfied: set[tuple[_ScopeKey, _PatternKey, int]] = set()
         self._pending_modules: dict[str, Target] = {}
-        # Per real file: the plans run on it (pattern key -> searched for every match?).
+        # Per real file: the plans run on it (shared objects, never changed once run).
         self._done: dict[str, list[_Plan]] = {}
         # Per pattern key: the files where it matched or timed out.
         self._found: dict[_PatternKey, dict[str, _FileScan]] = {}
         self._timeouts: dict[_PatternKey, int] = {}
+        self._matchers: dict[frozenset[_PatternKey], CombinedMatcher] = {}
+        self._plan_matchers: dict[int, tuple[_Plan, CombinedMatcher]] = {}
         self._read_log: dict[str, list[Any]] | None = None
         self.result_cache: ResultCache | None = None
         """The result cache (``options.result_cache``), unless refused (``cache_refusal``)."""
@@ -125,10 +159,8 @@ class EngineSession(ReadRecording, ScopeSelection):
     def runner(self) -> CommandRunner:
         return self._runner
 
-    def _is_satisfied(self, skey: _ScopeKey, key: _PatternKey, need_all: bool) -> bool:
-        return (skey, key, True) in self._satisfied or (
-            not need_all and (skey, key, False) in self._satisfied
-        )
+    def _is_satisfied(self, skey: _ScopeKey, key: _PatternKey, level: int) -> bool:
+        return any((skey, key, have) in self._satisfied for have in range(level, EVERY + 1))
 
     def announce_scan(self, request: ScanRequest) -> None:
         cp = self._patterns.get(request.pattern, request.regex)
@@ -138,9 +170,9 @@ class EngineSession(ReadRecording, ScopeSelection):
         scope = self._scope(skey)
         if scope.error is not None or scope.missing is not None:
             return
-        need_all = request.need is MatchNeed.ALL
-        if not self._is_satisfied(skey, cp.key, need_all):
-            self._pending[(skey, cp.key, need_all)] = cp
+        level = _LEVEL[request.need]
+        if not self._is_satisfied(skey, cp.key, level):
+            self._pending[(skey, cp.key, level)] = cp
 
     def scan(self, request: ScanRequest) -> ScanResult:
         cp = self._patterns.get(request.pattern, request.regex)
@@ -152,44 +184,77 @@ class EngineSession(ReadRecording, ScopeSelection):
             return ScanResult(error=scope.error)
         if scope.missing is not None:
             return ScanResult(missing=scope.missing, unscannable=scope.unscannable)
-        need_all = request.need is MatchNeed.ALL
-        if not self._is_satisfied(skey, cp.key, need_all):
-            self._pending[(skey, cp.key, need_all)] = cp
+        level = _LEVEL[request.need]
+        if not self._is_satisfied(skey, cp.key, level):
+            self._pending[(skey, cp.key, level)] = cp
             self.run_pass()
         by_real = scope.by_real
-        matches: dict[str, tuple[TextMatch, ...]] = {}
+        found = self._found.get(cp.key, {})
         timeouts: list[str] = []
         skipped: list[str] = []
-        for real, done in self._found.get(cp.key, {}).items():
+        hit: list[Target] = []
+        for real, done in found.items():
             target = by_real.get(real)
             if target is None or real in self._bad:
                 continue
             if done.skipped:
                 skipped.append(target.rel)
-                continue
-            if done.timed_out:
+            elif done.timed_out:
                 timeouts.append(target.rel)
+            else:
+                hit.append(target)
+        order = scope.order
+        if len(hit) > 1:
+            hit.sort(key=lambda t: order.get(t.rel, 0))
+        matches: dict[str, tuple[TextMatch, ...]] = {}
+        for target in hit:
+            located = self._located(cp, target, FIRST_PER_FILE if level == FIRST else level)
+            if located is None:
+                continue  # changed since the pass found it: no longer a match
+            if isinstance(located, Unscannable):
+                self._bad[target.real] = located.reason
                 continue
-            found = done.matches if need_all else done.matches[:1]
+            shown = located if level == EVERY else located[:1]
             edit = self._edited(target)
             link = target.rel if edit != target.rel else None
             matches[target.rel] = tuple(
-                [TextMatch(edit, ln, col, snip, link) for ln, col, snip in found]
+                [TextMatch(edit, ln, col, snip, link) for ln, col, snip in shown]
             )
+            if level == FIRST:
+                break  # a plain contains needs the first file of its scope that matches
         unscannable = list(scope.unscannable)
         unscannable.extend(
             Unscannable(by_real[real].rel, reason)
             for real, reason in self._bad.items()
             if real in by_real
         )
-        order = scope.order if len(matches) > 1 else {}
         return ScanResult(
             files=scope.names,
-            matches=dict(sorted(matches.items(), key=lambda kv: order.get(kv[0], 0))),
+            matches=matches,
             unscannable=tuple(sorted(unscannable, key=lambda u: u.file)),
             timeouts=tuple(sorted(timeouts)),
             skipped=tuple(sorted(skipped)),
         )
+
+    def _located(
+        self, cp: CompiledPattern, target: Target, level: int
+    ) -> tuple[_Located, ...] | Unscannable | None:
+        """The matches of ``cp`` in ``target`` at ``level`` (a hit the pass did not locate
+        is located now, reading the file again: one file per plain ``contains``)."""
+        done = self._found[cp.key][target.real]
+        if done.level >= level:
+            return done.matches
+        loaded = self._load(target)
+        if isinstance(loaded, Unscannable):
+            return loaded
+        scanned = self._search(cp, loaded, level)
+        if scanned is None or scanned.timed_out:
+            self._found[cp.key].pop(target.real, None)
+            if scanned is not None:
+                self._found[cp.key][target.real] = scanned
+            return None
+        self._found[cp.key][target.real] = scanned
+        return scanned.matches
 
     def announce_module(self, path: str) -> None:
         rel = normalize_relpath(path)
@@ -276,167 +341,196 @@ class EngineSession(ReadRecording, ScopeSelection):
         if not requests and not modules:
             return
         self.stats.passes += 1
-        # One plan per scope (pattern key -> every match?), shared by the files it selects:
-        # planning costs the number of requests plus the number of selected files.
-        targets: dict[str, Target] = {}
-        by_scope: dict[_ScopeKey, tuple[_Plan, _Plan]] = {}
+        # One plan per scope; the files selected by the same scopes share one merged plan
+        # and one matcher: planning costs the requests plus the selected files.
         compiled: dict[_PatternKey, CompiledPattern] = {}
-        by_literal: dict[str, set[_PatternKey]] = {}
-        others: set[str] = set()
-        for (skey, key, need_all), cp in requests.items():
+        by_scope: dict[_ScopeKey, _Plan] = {}
+        for (skey, key, level), cp in requests.items():
             compiled[key] = cp
-            # The automaton looks for each pattern's best set; the others are checked with a
-            # substring search only where that one hit (cheaper than a bigger automaton).
-            if cp.literal_sets:
-                for literal in cp.literal_sets[0]:
-                    by_literal.setdefault(literal, set()).add(key)
-                for need in cp.literal_sets[1:]:
-                    others.update(need)
-            with_lit, without_lit = by_scope.setdefault(skey, ({}, {}))
-            plan = with_lit if cp.literals is not None else without_lit
-            if need_all or key not in plan:
-                plan[key] = need_all
-        file_plans: dict[str, list[tuple[_Plan, _Plan]]] = {}
-        for skey, plans in by_scope.items():
+            plan = by_scope.setdefault(skey, {})
+            if plan.get(key, -1) < level:
+                plan[key] = level
+        scope_plans = list(by_scope.values())
+        skeys = list(by_scope)
+        has_first = any(FIRST in plan.values() for plan in scope_plans)
+        file_scopes: dict[str, list[int]] = {}
+        targets: dict[str, Target] = {}
+        bad = self._bad
+        for i, skey in enumerate(by_scope):
             for target in self._scopes[skey].targets:
                 real = target.real
-                if real in self._bad:
-                    continue
-                known = file_plans.get(real)
+                known = file_scopes.get(real)
                 if known is None:
-                    file_plans[real] = [plans]
+                    if real in bad:
+                        continue
+                    file_scopes[real] = [i]
                     targets[real] = target
                 else:
-                    known.append(plans)
+                    known.append(i)
         for real, target in modules.items():
             targets.setdefault(real, target)
-        prefilter = _make_prefilter(by_literal, others) if by_literal else None
+        merged: dict[tuple[int, ...], _Plan] = {}
         cache = self.result_cache
-        timeout = self.options.pattern_timeout_s
+        recording = self._read_log is not None
+        plan_ids: dict[int, _PlanIds] = {}
         for real in sorted(targets):
             target = targets[real]
-            lit, nolit = self._file_plan(real, file_plans.get(real, ()))
-            if lit is None and nolit is None and real not in modules:
+            ids = tuple(file_scopes.get(real, ()))
+            known_plan = merged.get(ids)
+            if known_plan is None:
+                known_plan = merged[ids] = self._merge([scope_plans[i] for i in ids])
+            plan = known_plan
+            if real in self._done:
+                plan = {k: v for k, v in plan.items() if not self._is_done(real, k, v)}
+            module = real in modules
+            if not plan and not module:
                 continue
+            before = reports.stat_of(real) if cache is not None or recording else None
             stored: Stored | None = None
+            ids_of: _PlanIds | None = None
             if cache is not None:
-                stored = Stored(cache, real, target.rel, self.options)
-                if stored.replay(self, lit, nolit, real in modules):
+                stored = Stored(cache, real, target.rel, self.options, before)
+                ids_of = plan_ids.get(id(plan))
+                if ids_of is None and plan:
+                    ids_of = plan_ids[id(plan)] = _PlanIds.of(cache, stored, plan)
+                if stored.replay(self, plan, module, ids_of):
                     continue
-            text = self._text(target)
-            if isinstance(text, Unscannable):
-                if real in modules:
-                    self._modules[real] = ({}, f"cannot read {target.rel}: {text.reason}")
+            loaded = self._load(target, before)
+            if isinstance(loaded, Unscannable):
+                bad[real] = loaded.reason
+                if module:
+                    self._modules[real] = ({}, f"cannot read {target.rel}: {loaded.reason}")
                 continue
             if stored is not None:
-                stored.hashed(text)
-            run: list[tuple[_PatternKey, bool]] = list(nolit.items()) if nolit else []
-            if lit:
-                assert prefilter is not None
-                present = prefilter.hits(text)
-                exact = prefilter.exact
-                # The patterns behind the literals found, gathered in C (no loop per hit).
-                candidates = set(chain.from_iterable(map(prefilter.keys.__getitem__, present)))
-                seen: dict[str, bool] = {}
-                for key in candidates:
-                    wanted = lit.get(key)
-                    if wanted is None:
-                        continue
-                    sets = compiled[key].literal_sets
-                    if len(sets) < 2 or _has_all(sets, text, seen, present, exact):
-                        run.append((key, wanted))
-                self.stats.prefilter_skips += len(lit) - (len(run) - len(nolit or ()))
-            # ASCII text lets the linear engine answer "no match" without ``regex``; other
-            # text, through an ASCII image with the same matches (per pattern's stand-ins).
-            data: bytes | None = None
-            images: AsciiImages | None = None
-            if run:
-                if text.isascii():
-                    data = text.encode("ascii")
-                else:
-                    images = AsciiImages(text)
-            for key, need_all in run:
-                if stored is not None and stored.reuse(self, key, need_all):
-                    continue
-                if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
-                    self._found.setdefault(key, {})[real] = _FileScan(skipped=True)
-                    continue
-                cp = compiled[key]
-                image = data
-                if images is not None and cp.stand_ins is not None:
-                    image = images.image(cp.stand_ins)
-                scanned = self._search(cp, text, need_all, timeout, image)
-                if scanned is not None and scanned.timed_out:
-                    self._timeouts[key] = self._timeouts.get(key, 0) + 1
-                if scanned is not None:
-                    self._found.setdefault(key, {})[real] = scanned
-                else:
-                    self._found.get(key, {}).pop(real, None)
-            self.mark_done(real, lit, nolit)
-            if real in modules and (stored is None or not stored.reuse_index(self)):
+                stored.hashed(self._digest_of_last())
+            touched: list[_PatternKey] = []
+            if plan:
+                first = [(skeys[i], scope_plans[i]) for i in ids] if has_first else ()
+                touched = self._search_file(target, plan, compiled, loaded, stored, first)
+            self.mark_done(real, plan)
+            if module and (stored is None or not stored.reuse_index(self)):
                 self.stats.parses[real] += 1
                 self._modules[real] = index_source(
-                    text, target.rel, snippet_chars=self.options.snippet_chars
+                    loaded.text, target.rel, snippet_chars=self.options.snippet_chars
                 )
             if stored is not None:
-                stored.store(self, lit, nolit, real in modules)
+                stored.store(self, touched, ids_of, module)
         self._satisfied.update(requests)
         if cache is not None:
             cache.save()
 
-    def _file_plan(
-        self, real: str, plans: Sequence[tuple[_Plan, _Plan]]
-    ) -> tuple[_Plan | None, _Plan | None]:
-        """The patterns to search in ``real`` (with / without literals), less those an
-        earlier pass already searched there; ``None`` for none."""
-        done = self._done.get(real)
-        if len(plans) == 1 and not done:
-            lit, nolit = plans[0]
-            return lit or None, nolit or None
-        merged: tuple[_Plan, _Plan] = ({}, {})
+    @staticmethod
+    def _merge(plans: Sequence[_Plan]) -> _Plan:
+        if len(plans) == 1:
+            return plans[0]
+        out: _Plan = {}
         for plan in plans:
-            for source, into in zip(plan, merged, strict=True):
-                for key, need_all in source.items():
-                    if need_all or key not in into:
-                        into[key] = need_all
-        if done:
-            for into in merged:
-                for key in [k for k, every in into.items() if self._is_done(real, k, every)]:
-                    del into[key]
-        return merged[0] or None, merged[1] or None
+            for key, level in plan.items():
+                if out.get(key, -1) < level:
+                    out[key] = level
+        return out
 
-    def _is_done(self, real: str, key: _PatternKey, need_all: bool) -> bool:
+    def _matcher(self, plan: _Plan, compiled: dict[_PatternKey, CompiledPattern]) -> Any:
+        # Plans are shared objects (one per group of scopes, never changed once a pass has
+        # begun): looked up by identity first, by their keys once per plan.
+        known = self._plan_matchers.get(id(plan))
+        if known is not None and known[0] is plan:
+            return known[1]
+        keys = frozenset(plan)
+        matcher = self._matchers.get(keys)
+        if matcher is None:
+            matcher = self._matchers[keys] = CombinedMatcher([compiled[k] for k in keys], self._re2)
+        self._plan_matchers[id(plan)] = (plan, matcher)
+        return matcher
+
+    def _search_file(
+        self,
+        target: Target,
+        plan: _Plan,
+        compiled: dict[_PatternKey, CompiledPattern],
+        loaded: _Loaded,
+        stored: Stored | None,
+        scopes: Sequence[tuple[_ScopeKey, _Plan]] = (),
+    ) -> list[_PatternKey]:
+        """Search one file for every pattern of its plan: the matcher decides what it can;
+        a pattern's own search runs where it cannot, or where evidence is needed. Returns
+        the patterns the matcher did not rule out (the only ones that may have a result
+        kept for this file)."""
+        real = target.real
+        hits = self._matcher(plan, compiled).hits(loaded.text, loaded.data, loaded.ascii)
+        found = self._found
+        touched: list[_PatternKey] = []
+        for key in hits.sure.union(hits.maybe):
+            level = plan.get(key)
+            if level is None:
+                continue
+            touched.append(key)
+            if stored is not None and stored.reuse(self, key, level):
+                continue
+            if level == FIRST and key in hits.sure and not self._leads(target, key, scopes):
+                # Whether it matches is all a plain contains needs here: only the first file
+                # of its scope that matches is located (here, or when the scan asks).
+                found.setdefault(key, {})[real] = _FileScan(level=FIRST)
+                continue
+            if self._timeouts.get(key, 0) >= self.options.max_pattern_timeouts:
+                found.setdefault(key, {})[real] = _FileScan(skipped=True)
+                continue
+            scanned = self._search(compiled[key], loaded, level)
+            if scanned is not None:
+                if scanned.timed_out:
+                    self._timeouts[key] = self._timeouts.get(key, 0) + 1
+                found.setdefault(key, {})[real] = scanned
+            else:
+                found.get(key, {}).pop(real, None)
+        self.stats.prefilter_skips += len(plan) - len(hits.sure) - len(hits.maybe)
+        return touched
+
+    def _leads(
+        self, target: Target, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]]
+    ) -> bool:
+        """Whether ``target`` comes before every file found so far to match ``key`` in a
+        scope that asks only whether it matches (then its first match is located now, while
+        its text is at hand: files are searched in about their scopes' order, so this is
+        about one file per scope)."""
+        leads = False
+        for skey, scope_plan in scopes:
+            if scope_plan.get(key) != FIRST:
+                continue
+            at = self._scopes[skey].order.get(target.rel, 0)
+            best = self._first.get((skey, key))
+            if best is None or at < best:
+                self._first[(skey, key)] = at
+                leads = True
+        return leads
+
+    def _is_done(self, real: str, key: _PatternKey, level: int) -> bool:
         for plan in self._done.get(real, ()):
-            every = plan.get(key)
-            if every is not None and (every or not need_all):
+            have = plan.get(key)
+            if have is not None and have >= level:
                 return True
         return False
 
-    def mark_done(self, real: str, lit: _Plan | None, nolit: _Plan | None) -> None:
-        """Note that the plans ``lit`` and ``nolit`` ran on ``real`` (kept, not copied: a
-        plan is never changed once its pass has begun)."""
-        for plan in (lit, nolit):
-            if plan:
-                self._done.setdefault(real, []).append(plan)
+    def mark_done(self, real: str, plan: _Plan) -> None:
+        """Note that ``plan`` ran on ``real`` (kept, not copied: a plan is never changed
+        once its pass has begun)."""
+        if plan:
+            self._done.setdefault(real, []).append(plan)
 
-    def _search(
-        self,
-        cp: CompiledPattern,
-        text: str,
-        need_all: bool,
-        timeout: float,
-        ascii_bytes: bytes | None = None,
-    ) -> _FileScan | None:
+    def _search(self, cp: CompiledPattern, loaded: _Loaded, level: int) -> _FileScan | None:
         self.stats.regex_runs += 1
+        text = loaded.text
         try:
             offsets = cp.search(
-                text, first_only=not need_all, timeout=timeout, ascii_bytes=ascii_bytes
+                text,
+                first_only=level < EVERY,
+                timeout=self.options.pattern_timeout_s,
+                ascii_bytes=loaded.image(cp),
             )
         except TimeoutError:
             return _FileScan(timed_out=True)
         if not offsets:
             return None
-        return _FileScan(matches=self._locate(text, offsets))
+        return _FileScan(matches=self._locate(text, offsets), level=max(level, FIRST_PER_FILE))
 
     def _locate(self, text: str, offsets: Sequence[int]) -> tuple[_Located, ...]:
         out: list[_Located] = []
@@ -454,18 +548,29 @@ class EngineSession(ReadRecording, ScopeSelection):
             out.append((line, pos - start + 1, snippet))
         return tuple(out)
 
-    def _text(self, target: Target) -> str | Unscannable:
-        cached = self._texts.get(target.real)
-        if cached is not None:
-            return cached
+    def _load(self, target: Target, before: Any = None) -> _Loaded | Unscannable:
+        """Read and decode ``target`` (kept only within ``options.text_cache_bytes``, 0 by
+        default: memory holds one file at a time)."""
         reason = self._bad.get(target.real)
         if reason is not None:
             return Unscannable(target.rel, reason)
-        loaded = load_text(target, self.options, self.stats, self._reader)
-        if isinstance(loaded, Unscannable):
-            self._bad[target.real] = loaded.reason
-            return loaded
-        if self._text_chars + len(loaded) <= self.options.text_cache_bytes:
+        kept = self._texts.get(target.real)
+        if kept is not None:
+            return kept
+        self.stats.reads[target.real] += 1
+        data = self._read(target, before)
+        if isinstance(data, Unscannable):
+            return data
+        decoded = decode_scan(target.rel, data)
+        if isinstance(decoded, str):
+            return Unscannable(target.rel, decoded)
+        loaded = _Loaded(*decoded)
+        size = len(loaded.text) + len(loaded.data)
+        if self._text_chars + size <= self.options.text_cache_bytes:
             self._texts[target.real] = loaded
-            self._text_chars += len(loaded)
+            self._text_chars += size
         return loaded
+
+    def _text(self, target: Target) -> str | Unscannable:
+        loaded = self._load(target)
+        return loaded if isinstance(loaded, Unscannable) else loaded.text

@@ -2,12 +2,14 @@
 
 :class:`Stored` is made per file of a batched pass when the cache is on. Before the file is
 read, :meth:`Stored.replay` serves every planned search and the symbol index from the cache
-if the file's stat data is unchanged and every result is there — then the file is not read
-at all. Otherwise the file is read and hashed (:meth:`Stored.hashed`), each search and the
-index use a stored result where one exists (:meth:`Stored.reuse`,
-:meth:`Stored.reuse_index`), and what was computed is stored (:meth:`Stored.store`).
+if the file's stat data is unchanged and its entry answers all of it — then the file is not
+read at all. Otherwise the file is read and keyed by the digest of its bytes
+(:meth:`Stored.hashed`), searches and the index use what the entry answers
+(:meth:`Stored.reuse`, :meth:`Stored.reuse_index`), and the file's results are stored as one
+entry (:meth:`Stored.store`): the plan that ran and only the searches that found something.
 
-A stored search is a list of ``[line, col, snippet]`` (empty: no match); a stored index is
+A stored hit is ``[level, matches]`` with each match ``[line, col, snippet]`` (``level``: 0
+matched but not located, 1 first match located, 2 every match located); a stored index is
 ``[definitions, problem]`` with each definition as ``[qualname, kind, line, col, snippet]``.
 Time-outs and skipped searches are never stored.
 """
@@ -18,24 +20,47 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from chimera.spec.context import Definition
-from chimera.spec.engine.cache import ResultCache, check_key, content_key
+from chimera.spec.engine.cache import ResultCache, StatKey, check_key, content_key
 from chimera.spec.engine.options import EngineOptions
 
 if TYPE_CHECKING:
+    from chimera.spec.engine.cache import _Entry
     from chimera.spec.engine.session import EngineSession
 
 _PatternKey = tuple[str, bool]
 _Located = tuple[int, int, str]
-_Planned = dict[_PatternKey, bool] | None
+_Plan = dict[_PatternKey, int]
+
+FIRST, FIRST_PER_FILE, EVERY = 0, 1, 2
+"""How much of a pattern's matches a search needs: whether it matches (the first match of
+the first file is located later), the first match, every match."""
 
 
 @dataclass(frozen=True, slots=True)
 class FileScan:
-    """A pattern's matches in one file (only kept when there are matches or a timeout)."""
+    """A pattern's matches in one file (only kept when there are matches or a timeout);
+    ``level`` as for stored hits (see the module docstring)."""
 
     matches: tuple[_Located, ...] = ()
     timed_out: bool = False
     skipped: bool = False
+    level: int = EVERY
+
+
+@dataclass(frozen=True, slots=True)
+class _PlanIds:
+    """One merged plan's search ids, both ways, and its number in the cache (made once per
+    plan and pass: replaying and storing a file then costs its hits, not its patterns)."""
+
+    number: int
+    sid_of: dict[_PatternKey, str]
+    key_of: dict[str, _PatternKey]
+
+    @classmethod
+    def of(cls, cache: ResultCache, stored: Stored, plan: _Plan) -> _PlanIds:
+        sid_of = {key: stored.search_id(key) for key in plan}
+        number = cache.plan_of(frozenset(sid_of.values()))
+        return cls(number, sid_of, {sid: key for key, sid in sid_of.items()})
 
 
 def decode_mode(rel: str) -> str:
@@ -44,101 +69,146 @@ def decode_mode(rel: str) -> str:
 
 
 class Stored:
-    """Cache access for one file ``real`` selected as ``rel``."""
+    """Cache access for one file ``real`` selected as ``rel``; ``before``: its stat data
+    taken before any read (``None`` when it cannot be stat'ed)."""
 
-    def __init__(self, cache: ResultCache, real: str, rel: str, options: EngineOptions) -> None:
+    def __init__(
+        self,
+        cache: ResultCache,
+        real: str,
+        rel: str,
+        options: EngineOptions,
+        before: StatKey | None,
+    ) -> None:
         self.cache = cache
         self.real = real
         self.rel = rel
         self.mode = decode_mode(rel)
-        self.key = cache.known(real, self.mode)
+        self.key = cache.known(real, self.mode, before)
         self._settings = (options.max_file_bytes, options.snippet_chars)
+        self._entry: _Entry | None = None
 
-    def _scan_id(self, key: _PatternKey, need_all: bool) -> str:
-        return check_key("scan", key[0], key[1], need_all, *self._settings)
+    def search_id(self, key: _PatternKey) -> str:
+        return check_key("scan", key[0], key[1], *self._settings)
 
     def _index_id(self) -> str:
         # The file's name appears in a syntax error's message.
         return check_key("index", self.rel, *self._settings)
 
-    def replay(self, session: EngineSession, lit: _Planned, nolit: _Planned, module: bool) -> bool:
+    def _get_entry(self) -> _Entry | None:
+        if self._entry is None and self.key is not None:
+            self._entry = self.cache.entry(self.key)
+        return self._entry
+
+    def replay(
+        self, session: EngineSession, plan: _Plan, module: bool, ids: _PlanIds | None = None
+    ) -> bool:
         """Serve all of this file's planned work from the cache; ``False`` when any result
-        is missing (nothing is applied then)."""
-        if self.key is None:
-            return False
-        results = self.cache.results(self.key)
-        if results is None:
+        is missing (nothing is applied then). ``ids``: the plan's search ids (when the entry
+        holds that very plan, only its hits are looked at)."""
+        entry = self._get_entry()
+        if entry is None:
             return False
         found: list[tuple[_PatternKey, Any]] = []
-        for planned in (lit, nolit):
-            for key, need_all in (planned or {}).items():
-                stored = results.get(self._scan_id(key, need_all))
-                if stored is None:
+        if ids is not None and ids.number in entry.plans:
+            for sid, hit in entry.hits.items():
+                key = ids.key_of.get(sid)
+                if key is None:
+                    continue
+                if int(hit[0]) < plan[key]:
                     return False
-                if stored or key in session._found:
+                found.append((key, hit))
+        else:
+            for key, level in plan.items():
+                sid = ids.sid_of[key] if ids is not None else self.search_id(key)
+                stored = entry.hits.get(sid)
+                if stored is not None:
+                    if int(stored[0]) < level:
+                        return False
                     found.append((key, stored))
+                elif not self.cache.answered(entry, sid):
+                    return False
         index = None
         if module:
-            index = results.get(self._index_id())
+            index = entry.index.get(self._index_id())
             if index is None:
                 return False
         self.cache.hits += 1
-        for key, stored in found:
-            _apply(session, key, self.real, stored)
-        session.mark_done(self.real, lit, nolit)
+        for key, hit in found:
+            _apply(session, key, self.real, hit)
+        session.mark_done(self.real, plan)
         if index is not None:
             session._modules[self.real] = _index_from_json(index)
         return True
 
-    def hashed(self, text: str) -> None:
-        """The file was read: key its results by its content from now on."""
-        self.key = content_key(text, self.mode)
+    def hashed(self, digest: str) -> None:
+        """The file was read (``digest``: of its bytes): key its results by it from now on."""
+        self.key = content_key(digest, self.mode)
+        self._entry = None
         self.cache.remember(self.real, self.mode, self.key)
 
-    def reuse(self, session: EngineSession, key: _PatternKey, need_all: bool) -> bool:
-        """Apply a stored search of ``key`` in this content, if there is one."""
-        if self.key is None:
+    def reuse(self, session: EngineSession, key: _PatternKey, level: int) -> bool:
+        """Apply a stored search of ``key`` in this content, if the entry answers it."""
+        entry = self._get_entry()
+        if entry is None:
             return False
-        stored = self.cache.get(self.key, self._scan_id(key, need_all))
-        if stored is None:
-            return False
-        _apply(session, key, self.real, stored)
-        return True
+        sid = self.search_id(key)
+        hit = entry.hits.get(sid)
+        if hit is not None:
+            if int(hit[0]) < level:
+                return False
+            _apply(session, key, self.real, hit)
+            return True
+        if self.cache.answered(entry, sid):
+            session._found.get(key, {}).pop(self.real, None)
+            return True
+        return False
 
     def reuse_index(self, session: EngineSession) -> bool:
         """Apply a stored symbol index of this content, if there is one."""
-        if self.key is None:
-            return False
-        stored = self.cache.get(self.key, self._index_id())
+        entry = self._get_entry()
+        stored = None if entry is None else entry.index.get(self._index_id())
         if stored is None:
             return False
         session._modules[self.real] = _index_from_json(stored)
         return True
 
-    def store(self, session: EngineSession, lit: _Planned, nolit: _Planned, module: bool) -> None:
-        """Store this file's results as the pass left them (patterns the prefilter ruled
-        out are stored as no match; time-outs are not stored)."""
+    def store(
+        self,
+        session: EngineSession,
+        touched: list[_PatternKey],
+        ids: _PlanIds | None,
+        module: bool,
+    ) -> None:
+        """Store this file's results as the pass left them: one entry holding the plan (its
+        searches without a stored hit found nothing) and the hits among ``touched`` (the
+        patterns the matcher did not rule out); a time-out or a skipped search keeps the
+        plan out (it did not run to the end)."""
         if self.key is None:
             return
-        for planned in (lit, nolit):
-            for key, need_all in (planned or {}).items():
-                scan = session._found.get(key, {}).get(self.real)
-                if scan is not None and (scan.timed_out or scan.skipped):
-                    continue
-                matches = [] if scan is None else [list(m) for m in scan.matches]
-                if not need_all:
-                    matches = matches[:1]
-                self.cache.put(self.key, self._scan_id(key, need_all), matches)
+        hits: dict[str, list[Any]] = {}
+        complete = True
+        for key in touched:
+            scan = session._found.get(key, {}).get(self.real)
+            if scan is None:
+                continue
+            if scan.timed_out or scan.skipped:
+                complete = False
+                continue
+            sid = ids.sid_of[key] if ids is not None else self.search_id(key)
+            hits[sid] = [scan.level, [list(m) for m in scan.matches]]
+        index = None
         if module and self.real in session._modules:
-            self.cache.put(self.key, self._index_id(), _index_to_json(session._modules[self.real]))
+            index = (self._index_id(), _index_to_json(session._modules[self.real]))
+        plan_id = ids.number if ids is not None and complete else None
+        if plan_id is not None or hits or index is not None:
+            self.cache.store(self.key, plan_id, hits, index)
 
 
-def _apply(session: EngineSession, key: _PatternKey, real: str, stored: Any) -> None:
-    if stored:
-        scan = FileScan(matches=tuple((int(m[0]), int(m[1]), str(m[2])) for m in stored))
-        session._found.setdefault(key, {})[real] = scan
-    else:
-        session._found.get(key, {}).pop(real, None)
+def _apply(session: EngineSession, key: _PatternKey, real: str, hit: Any) -> None:
+    level, matches = int(hit[0]), hit[1]
+    scan = FileScan(matches=tuple((int(m[0]), int(m[1]), str(m[2])) for m in matches), level=level)
+    session._found.setdefault(key, {})[real] = scan
 
 
 _Index = tuple[dict[str, tuple[Definition, ...]], str | None]

@@ -7,6 +7,11 @@ counts even when an ignore rule matches it — and outside a repository against 
 tree minus what its ``.gitignore`` files exclude. ``.git/`` and ``.chimera/`` are never
 selected. Like git, the walk does not descend into symlinked directories (so a link loop
 cannot hang it).
+
+The globs of one ``paths`` list are read in order and the last one that matches a file decides
+(``GitIgnoreSpec``'s rule): ``['docs/', '!docs/img/']`` selects ``docs/`` without
+``docs/img/``, and a later ``docs/img/logo.svg`` adds that file back. A ``.gitignore`` differs
+here: git cannot re-include a file whose parent folder an earlier line excluded.
 """
 
 # The engine handles thousands of paths per run as plain strings with os/os.path on purpose:

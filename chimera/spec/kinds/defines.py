@@ -36,8 +36,10 @@ class Defines(Check):
     ``append`` of class ``AuditLog``; nested classes work the same way. Definitions count
     when they are ``def`` / ``async def`` / ``class`` statements, assignments (plain,
     annotated, augmented, tuple targets), imports bound at module level, decorated or not,
-    including under module-level ``if`` / ``try`` / ``with`` blocks — but not when they exist
-    only under ``if TYPE_CHECKING:``.
+    including under module- or class-level ``if`` / ``try`` / ``with`` blocks (every branch
+    of an ``if`` whose test is not a constant: a method under ``if sys.version_info >= ...:``
+    in a class body counts) — but not when they exist only under ``if TYPE_CHECKING:`` or in
+    a branch a constant test rules out (``if False:``).
 
     Status: ``failed`` when the file is missing or the symbol is not defined (with the
     closest names as evidence); ``error`` when the file cannot be parsed (the line named).

@@ -131,8 +131,10 @@ class _TextCheck(Check):
 class Contains(_TextCheck):
     """The pattern is found in ``path``, or in any (``match: all``: every) file of ``paths``.
 
-    Fail-closed: an unreadable selected file never helps; with ``match: all`` it makes the
-    requirement ``error``. A scope that selects zero files is ``error``.
+    Fail-closed: an unreadable selected file (or one where the pattern timed out) never
+    helps. With ``match: all`` a readable file without a match makes the requirement
+    ``failed``, the unreadable files listed too; with no such counter-example an unreadable
+    file makes it ``error``. A scope that selects zero files is ``error``.
     """
 
     kind_name: ClassVar[str] = "contains"
@@ -165,19 +167,27 @@ class Contains(_TextCheck):
             )
         unreadable = _unscannable_evidence(result) + _timeout_evidence(result, shown)
         if self.match is MatchMode.ALL and self.paths is not None:
+            # The one rule of every kind: a readable counter-example makes it `failed` (the
+            # unreadable files listed too); without one, an unreadable file makes it `error`.
+            unread = {e.file for e in unreadable}
+            without = [f for f in result.files if f not in result.matches and f not in unread]
+            if without:
+                message = (
+                    f"{shown} not found in {_plural(len(without), 'file')} of "
+                    f"{len(result.files)}: {_names(without)}"
+                )
+                if unreadable:
+                    message += f" (and {self._unreadable_message(result)})"
+                return CheckOutcome(
+                    Status.FAILED,
+                    message,
+                    tuple([Evidence(file=f, note="no match") for f in without] + unreadable),
+                )
             if unreadable:
                 return CheckOutcome(
                     Status.ERROR,
                     f"cannot check every file for {shown}: {self._unreadable_message(result)}",
                     tuple(unreadable),
-                )
-            without = [f for f in result.files if f not in result.matches]
-            if without:
-                return CheckOutcome(
-                    Status.FAILED,
-                    f"{shown} not found in {_plural(len(without), 'file')} of "
-                    f"{len(result.files)}: {_names(without)}",
-                    tuple(Evidence(file=f, note="no match") for f in without),
                 )
             first = [_match_evidence(ms[0]) for ms in result.matches.values()]
             return CheckOutcome(
@@ -212,9 +222,11 @@ class Absent(_TextCheck):
     """The pattern is found in no selected file.
 
     Fail-closed: a selected file that cannot be scanned (binary, undecodable, over the size
-    limit, broken link) turns the requirement red with the reason. A missing ``path`` is
-    ``failed`` (a missing target never passes: a misspelt path must not read as clean); a
-    ``paths`` scope selecting zero files is ``error``.
+    limit, broken link, the pattern timed out) turns the requirement red with the reason: a
+    match in a readable file makes it ``failed`` (the unreadable files listed too), otherwise
+    it is ``error``. A missing ``path`` is ``failed`` (a missing target never passes: a
+    misspelt path must not read as clean); a ``paths`` scope selecting zero files is
+    ``error``.
     """
 
     kind_name: ClassVar[str] = "absent"

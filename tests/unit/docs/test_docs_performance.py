@@ -27,12 +27,13 @@ def tables() -> ModuleType:
 
 def test_every_table_the_page_includes_is_a_benchmarks_table(tables: ModuleType) -> None:
     included = re.findall(r'^--8<-- "snippets/([\w-]+)\.md"$', PAGE.read_text("utf-8"), re.M)
-    assert included == ["performance-check", "performance-plugin"]
+    assert included == ["performance-check", "performance-speed", "performance-plugin"]
     for name in included:
         text = (ROOT / "docs" / "snippets" / f"{name}.md").read_text("utf-8")
         assert tables.problems(text) == [], name
     assert "performance-check" in (ROOT / "bench" / "speed.py").read_text("utf-8")
     assert "performance-plugin" in (ROOT / "bench" / "plugin_overhead.py").read_text("utf-8")
+    assert "performance-speed" in (ROOT / "bench" / "scale.py").read_text("utf-8")
 
 
 def test_a_benchmark_writes_a_table_the_check_accepts(tables: ModuleType, tmp_path: Path) -> None:

@@ -108,11 +108,8 @@ def _forge(root: Path) -> None:
     """Rewrite every stored search as 'no match'."""
     _drop_reports(root)
     doc = json.loads((root / CACHE).read_text(encoding="utf-8"))
-    for _used, results in doc["entries"].values():
-        for check_id, value in results.items():
-            is_scan = isinstance(value, list) and value and isinstance(value[0], list)
-            if is_scan and isinstance(value[0][0], int):
-                results[check_id] = []
+    for _used, _plans, hits, _index in doc["entries"].values():
+        hits.clear()  # a search without a stored hit found nothing, for every plan it ran in
     (root / CACHE).write_text(json.dumps(doc), encoding="utf-8")
 
 
@@ -162,16 +159,17 @@ def test_a_file_replaced_between_its_read_and_remember_is_not_keyed_by_the_new_s
     """Bytes hashed, then replaced with the old mtime kept (``cp -p``), must not be stored
     under the replacement's stat data: the next run would believe the old bytes' results."""
     from chimera.spec.engine.cache import ResultCache, content_key
+    from chimera.spec.engine.reports import digest
 
     path = repo / "src" / "a.py"
     real = str(path.resolve())
     cache = ResultCache(str(repo.resolve()), max_bytes=1 << 20)
     assert cache.known(real, "py") is None  # before the read
-    old_key = content_key(path.read_text(encoding="utf-8"), "py")  # the read
+    old_key = content_key(digest(path.read_bytes()), "py")  # the read
     path.write_text("x = 'a new body'\n", encoding="utf-8")  # replaced ...
     os.utime(path, (OLD, OLD))  # ... with its old mtime kept
     cache.remember(real, "py", old_key)
-    cache.put(old_key, "check", [])
+    cache.store(old_key, cache.plan_of(frozenset({"check"})), {})
     cache.save()
     again = ResultCache(str(repo.resolve()), max_bytes=1 << 20)
     assert again.known(real, "py") is None

@@ -331,3 +331,42 @@ def test_dead_branches_define_nothing(
     (tmp_path / "dead.py").write_text(DEAD_BRANCHES, encoding="utf-8")
     res = evaluate(tmp_path, Defines(path="dead.py", symbol=symbol))
     assert res.status is (Status.PASSED if defined else Status.FAILED), res.message
+
+
+CLASS_LEVEL_IF = textwrap.dedent(
+    """
+    import sys
+
+    class Compat:
+        if sys.version_info >= (3, 99):
+            def future_only(self): ...
+        else:
+            def present(self): ...
+        try:
+            from os import fspath as as_path
+        except ImportError:
+            def as_path(self): ...
+        if TYPE_CHECKING:
+            def typed_only(self): ...
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "kind", "defined"),
+    [
+        # A test that is not a constant is never evaluated: both branches define.
+        ("Compat.future_only", "method", True),
+        ("Compat.present", "method", True),
+        ("Compat.as_path", "any", True),
+        ("Compat.typed_only", "any", False),
+    ],
+)
+def test_class_level_if_branches_define_methods(
+    tmp_path: Path, evaluate: Evaluate, symbol: str, kind: str, defined: bool
+) -> None:
+    (tmp_path / "compat.py").write_text(CLASS_LEVEL_IF, encoding="utf-8")
+    res = evaluate(tmp_path, Defines(path="compat.py", symbol=symbol, kind=SymbolKind(kind)))
+    assert res.status is (Status.PASSED if defined else Status.FAILED), res.message
+    if defined:
+        assert res.evidence[0].line is not None and res.evidence[0].line > 4

@@ -20,8 +20,10 @@ import pytest
 import regex
 
 from chimera.spec.drift import DriftSession
-from chimera.spec.engine import EngineOptions, session
+from chimera.spec.engine import EngineOptions, combined, linear, patterns, session
+from chimera.spec.engine import prefilter as prefilter_module
 from chimera.spec.kinds import Absent, Contains
+from chimera.spec.kinds.text import MatchMode
 from chimera.spec.model import Check, Evidence, Requirement, SourceLocation, Spec, SpecFile, Status
 
 WORDS = [
@@ -130,6 +132,8 @@ def reference(root: Path, check: Absent | Contains) -> tuple[Status, set[tuple[o
         for p in root.rglob("*")
         if p.is_file() and ".git" not in p.parts and ".chimera" not in p.parts
     )
+    if check.paths == ["d1/**"]:
+        files = [rel for rel in files if rel.startswith("d1/")]
     matches: set[tuple[object, ...]] = set()
     first: list[tuple[object, ...]] = []
     bad: set[tuple[object, ...]] = set()
@@ -145,12 +149,23 @@ def reference(root: Path, check: Absent | Contains) -> tuple[Status, set[tuple[o
         if matches:
             return Status.FAILED, matches | bad
         return (Status.ERROR, bad) if bad else (Status.PASSED, set())
+    if check.match is MatchMode.ALL:
+        # One rule for every kind: a readable file without a match makes it failed, with
+        # the unreadable files listed too; without one, an unreadable file makes it error.
+        readable = [rel for rel in files if (rel,) not in bad]
+        matched = {loc[0] for loc in first}
+        without = {(rel, "no match") for rel in readable if rel not in matched}
+        if without:
+            return Status.FAILED, without | bad
+        return (Status.ERROR, bad) if bad else (Status.PASSED, set(first))
     if first:
         return Status.PASSED, {first[0]}
     return (Status.ERROR, bad) if bad else (Status.FAILED, set())
 
 
-def engine_view(status: Status, evidence: tuple[Evidence, ...]) -> set[tuple[object, ...]]:
+def engine_view(
+    status: Status, evidence: tuple[Evidence, ...], every: bool = False
+) -> set[tuple[object, ...]]:
     out: set[tuple[object, ...]] = set()
     if status is Status.PASSED:
         # `absent` reports "no match in N files" without a location; `contains` its match.
@@ -158,6 +173,8 @@ def engine_view(status: Status, evidence: tuple[Evidence, ...]) -> set[tuple[obj
     for e in evidence:
         if e.line:
             out.add((e.file, e.line, e.col, e.snippet))
+        elif e.file and e.note == "no match" and every:
+            out.add((e.file, "no match"))
         elif e.file and e.note != "no match":
             out.add((e.file,))
     return out
@@ -167,6 +184,7 @@ def checks() -> list[Absent | Contains]:
     out: list[Absent | Contains] = []
     for p in PATTERNS:
         out += [Absent(paths=["**/*"], pattern=p), Contains(paths=["**/*"], pattern=p)]
+        out.append(Contains(paths=["d1/**"], pattern=p, match=MatchMode.ALL))
     for lit in LITERALS:
         out += [
             Absent(paths=["**/*"], pattern=lit, regex=False),
@@ -184,7 +202,12 @@ def spec_of(items: list[Absent | Contains]) -> Spec:
 @pytest.fixture(params=["automaton", "re2"])
 def prefilter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "automaton":
-        monkeypatch.setattr(session, "_make_prefilter", session._Prefilter)
+        # The plain install's engine: no RE2 anywhere (no combined Set, no per-pattern RE2),
+        # the Aho-Corasick literal prefilter and ``regex``.
+        monkeypatch.setattr(session, "load_re2", lambda: None)
+        monkeypatch.setattr(combined, "_make_prefilter", prefilter_module._Prefilter)
+        monkeypatch.setattr(linear, "compile_linear", lambda parsed: None)
+        monkeypatch.setattr(patterns, "compile_linear", lambda parsed: None)
     else:
         pytest.importorskip("re2")
     return str(request.param)
@@ -203,7 +226,8 @@ def test_fast_path_matches_the_reference(tmp_path: Path, seed: int, prefilter: s
     for run in ("cold", "warm"):
         report = DriftSession(spec, tmp_path, options=options).report()
         for check, result, (status, evidence) in zip(items, report, expected, strict=True):
-            got = engine_view(result.status, result.evidence)
+            every = isinstance(check, Contains) and check.match is MatchMode.ALL
+            got = engine_view(result.status, result.evidence, every)
             where = f"{run} {prefilter} {check.describe()}"
             assert result.status is status, where
             assert got == evidence, where

@@ -1,4 +1,5 @@
-"""The RE2 literal prefilter never turns a failed match into "no literal here".
+"""The RE2 literal prefilter and the combined matcher never turn a failed match into "no
+match here".
 
 The ``google-re2`` binding drops ``RE2::Set::Match``'s result flag: when the DFA fails (out
 of memory) it returns an empty list, exactly as for a text without any literal. RE2 itself
@@ -10,7 +11,7 @@ call on — what the binding returns on failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,11 +118,8 @@ def test_absent_still_fails_when_the_set_match_fails(
         body = "print('debug')\n" if i in (2, 5) else f"x = {i}\n"
         (tmp_path / f"m{i}.py").write_text(body, encoding="utf-8")
     fake = _FailingRE2(fail_from)
-
-    def failing(by: dict[str, set[tuple[str, bool]]], also: Iterable[str] = ()) -> _LiteralSet:
-        return _LiteralSet(by, fake, also=also)
-
-    monkeypatch.setattr(session, "_make_prefilter", failing)
+    # The combined matcher's Set (every pattern of a group, over the file's bytes) fails.
+    monkeypatch.setattr(session, "load_re2", lambda: fake)
     res = evaluate(tmp_path, Absent(paths=["*.py"], pattern=r"print\('debug"))
     assert fake.sets and fake.sets[0].calls >= fail_from  # the failure did happen
     assert res.status is Status.FAILED, res.message

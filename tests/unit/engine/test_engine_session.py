@@ -11,7 +11,7 @@ import regex
 
 from chimera.spec.context import CheckContext
 from chimera.spec.drift import DriftSession, check_drift
-from chimera.spec.engine import EngineStats
+from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import required_literals
 from chimera.spec.kinds import Absent, Command, Contains, Defines
 from chimera.spec.kinds.defines import SymbolKind
@@ -79,13 +79,20 @@ def test_without_prepare_results_are_the_same_and_reads_stay_single(tmp_path: Pa
         for i, c in enumerate(spec_checks)
     )
     spec = Spec((SpecFile(Path("s.yaml"), reqs),))
-    batched = check_drift(spec, tmp_path)
+    batched = {r.id: (r.status, r.message, r.evidence) for r in check_drift(spec, tmp_path)}
+    # By default no text is kept between passes (memory holds one file at a time): each
+    # pass reads what it needs again, with the same results.
     stats = EngineStats()
     lazy = DriftSession(spec, tmp_path, stats=stats)
     lazy_results = [lazy.result(r.id) for r in reversed(reqs)]  # no prepare, odd order
-    assert {r.id: (r.status, r.message, r.evidence) for r in lazy_results} == {
-        r.id: (r.status, r.message, r.evidence) for r in batched
-    }
+    assert {r.id: (r.status, r.message, r.evidence) for r in lazy_results} == batched
+    assert max(stats.compiles.values()) == 1
+    # With a text cache, later passes read nothing again.
+    stats = EngineStats()
+    options = EngineOptions(text_cache_bytes=1 << 20)
+    lazy = DriftSession(spec, tmp_path, stats=stats, options=options)
+    lazy_results = [lazy.result(r.id) for r in reversed(reqs)]
+    assert {r.id: (r.status, r.message, r.evidence) for r in lazy_results} == batched
     assert max(stats.reads.values()) == 1  # the text cache serves later passes
     assert max(stats.compiles.values()) == 1
 
