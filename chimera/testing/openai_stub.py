@@ -8,6 +8,9 @@ It speaks enough of the OpenAI REST API for LiteLLM (``model="openai/<name>"``,
 * ``POST /v1/embeddings``: a vector per input — the one set with
   :meth:`OpenAIStubServer.add_embedding` for that text, else a deterministic feature-hashing
   vector of its words (``embedding_dim`` long), so texts sharing words point alike;
+* ``POST /v1/messages`` (Anthropic's Messages API, non-streaming): the same scripted replies
+  in Anthropic's shape (:mod:`chimera.testing.anthropic_wire`), for LiteLLM's
+  ``anthropic/<name>`` with ``api_base=server.url``; the key is checked as ``x-api-key``;
 * ``GET /v1/models``: the models that have replies;
 * faults, queued and consumed in order before replies: an HTTP status (429 with
   ``retry-after``, 500, 401, 400 with an error ``code``...) and/or a delay (to provoke
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from chimera.testing import anthropic_wire
 from chimera.testing._server import LocalServer, OneShotHandler
 
 __all__ = ["OpenAIStubServer", "RecordedRequest", "StubFault", "StubReply", "StubToolCall"]
@@ -162,10 +166,14 @@ class _Handler(OneShotHandler):
         stub = self._owner
         body = self._read_body()
         stub._record(self, body)
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/v1/embeddings"):
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == anthropic_wire.MESSAGES_PATH:
+            self._messages(stub, body)
+            return
+        if path not in ("/v1/chat/completions", "/v1/embeddings"):
             self._error(404, f"no route for POST {self.path}")
             return
-        if self.path.rstrip("/") == "/v1/embeddings":
+        if path == "/v1/embeddings":
             self._embeddings(body)
             return
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
@@ -220,6 +228,45 @@ class _Handler(OneShotHandler):
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             },
         )
+    def _messages(self, stub: OpenAIStubServer, body: Any) -> None:
+        """Anthropic's ``POST /v1/messages``: the next scripted reply, in its shape."""
+
+        def fail(status: int, message: str, **headers: str) -> None:
+            self._send_json(status, anthropic_wire.error_body(status, message), headers)
+
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            fail(400, "messages: field required")
+            return
+        if body.get("stream"):
+            fail(400, "the stub server does not stream")
+            return
+        model = str(body.get("model", ""))
+        if stub.api_key is not None and self.headers.get("x-api-key", "") != stub.api_key:
+            fail(401, "invalid x-api-key")
+            return
+        fault = stub._take_fault(model)
+        if fault is not None:
+            if fault.delay > 0 and stub._stopping.wait(fault.delay):
+                return
+            if fault.status is not None:
+                extra = (
+                    {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
+                )
+                fail(fault.status, fault.message, **extra)
+                return
+        reply = stub._take_reply(model)
+        if reply is None:
+            fail(404, f"model: {model}")
+            return
+        prompt = reply.prompt_tokens
+        if prompt is None:
+            prompt = _estimate_tokens(anthropic_wire.prompt_text(body))
+        completion = reply.completion_tokens
+        if completion is None:
+            calls = json.dumps([[c.name, c.arguments] for c in reply.tool_calls], default=dict)
+            completion = _estimate_tokens((reply.text or "") + calls)
+        number = next(stub._ids)
+        self._send_json(200, anthropic_wire.message_body(model, reply, number, prompt, completion))
 
 
 class OpenAIStubServer(LocalServer):
@@ -314,12 +361,14 @@ class OpenAIStubServer(LocalServer):
             return list(self._requests)
 
     def completion_requests(self, model: str | None = None) -> list[RecordedRequest]:
-        """The chat completion requests received (optionally only for ``model``)."""
+        """The chat completion requests received, OpenAI's and Anthropic's (optionally only
+        for ``model``)."""
+        paths = ("/v1/chat/completions", anthropic_wire.MESSAGES_PATH)
         return [
             r
             for r in self.requests
             if r.method == "POST"
-            and r.path.rstrip("/") == "/v1/chat/completions"
+            and r.path.split("?", 1)[0].rstrip("/") in paths
             and (model is None or r.model == model)
         ]
 

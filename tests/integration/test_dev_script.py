@@ -86,17 +86,27 @@ def test_without_bubblewrap_or_privileges_the_test_command_stops_first(tmp_path:
     assert not venv.exists(), "it stopped before setting anything up"
 
 
-def fast_venv(folder: Path) -> Path:
+def fast_venv(folder: Path, spec: str = ".[agent]") -> Path:
     """An environment that sees this one's packages (Chimera included) and is marked as
-    holding the plain install, so scripts/dev skips its set-up: made in a fraction of a
-    second, without the package index."""
+    holding the install ``spec`` (the demo's, by default), so scripts/dev skips its set-up:
+    made in a fraction of a second, without the package index."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     (site,) = folder.glob("lib/python*/site-packages")
     ours = sysconfig.get_paths()["purelib"]
     (site / "outer.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    (folder / ".chimera-installed").write_text(f"{digest} .\n")
+    (folder / ".chimera-installed").write_text(f"{digest} {spec}\n")
     return folder
+
+
+def test_the_demo_installs_the_agent_extra_over_a_plain_install(tmp_path: Path) -> None:
+    """The demo runs the agent engine: an environment holding only the plain install is
+    upgraded to the agent extra (a new user's first command once failed here, exit 2)."""
+    path = machine(tmp_path / "bin", uid=1000, leave_out=("sudo", "apt-get"))
+    venv = fast_venv(tmp_path / "venv", spec=".")
+    proc = dev("demo", path, venv, "--quiet")
+    # This environment has no pip, so the install itself fails; what it asked for is the point.
+    assert f"dev: installing Chimera (.[agent]) into {venv}" in proc.stdout
 
 
 @pytest.mark.slow
