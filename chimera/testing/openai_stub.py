@@ -228,6 +228,7 @@ class _Handler(OneShotHandler):
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             },
         )
+
     def _messages(self, stub: OpenAIStubServer, body: Any) -> None:
         """Anthropic's ``POST /v1/messages``: the next scripted reply, in its shape."""
 
