@@ -237,6 +237,15 @@ def _check(
             tail += _github_text(report, root=root, max_evidence=args.max_evidence)
         sys.stdout.write(f"{head}{elapsed:.2f}{tail}")
         parts = [head, tail]
+    from chimera.cli._hints import venv_hints
+
+    hints = venv_hints(root, (r.requirement for r in report), session.engine)
+    if hints:
+        # On stderr (the JSON document stays one object), after the report it belongs to; a
+        # run that writes one is not stored for replay, so every re-check says it again.
+        sys.stdout.flush()
+        for line in hints:
+            err(f"chimera: hint: {line}")
     status = 0 if report.ok else 1
     if recorder is not None:
         # A plugin kind anywhere in the Spec (even unselected) depends on installed code.
