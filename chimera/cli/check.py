@@ -15,7 +15,11 @@ Formats (stdout):
   requirement in its YAML file), so the failure is annotated on the pull request's diff.
 
 With the result cache on, a run whose output the tree alone decides is stored for
-:mod:`chimera.cli._replay`, which prints it again for an unchanged re-check.
+:mod:`chimera.cli._replay`, which prints it again for an unchanged re-check. Hints about the
+tree (a virtual environment the scopes select) come from :mod:`chimera.cli._hints`, on stderr.
+
+Past ~400 lines because the three formats render one report and share its pieces (the text
+parts the replay stores, the annotation targets, the invalid-spec output of each format).
 """
 
 from __future__ import annotations
