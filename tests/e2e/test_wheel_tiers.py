@@ -263,7 +263,9 @@ def test_the_plain_install_names_the_extra_a_command_needs(
     demo = tmp_path / "demo"
     proc = venv.run(["chimera", "demo", "--dir", str(demo)], tmp_path)
     one_line_extra(proc, "agent")
-    assert proc.stderr == "chimera demo runs the agent engine: pip install 'pytest-chimera[agent]'\n"
+    assert proc.stderr == (
+        "chimera demo runs the agent engine: pip install 'pytest-chimera[agent]'\n"
+    )
     assert proc.stdout == "" and not demo.exists()
 
 
