@@ -10,10 +10,16 @@ a minute and without a key or network:
    approved by someone other than the person who started the run;
 4. the audit log's hash chain verified against the head recorded in the run state.
 
+The demo runs the agent engine, so it needs the ``agent`` extra: before anything else (no
+folder made, nothing printed on stdout) it looks each of the extra's top-level modules up
+(:data:`AGENT_MODULES`, found without importing them) and, when one is missing, says in one line
+on stderr which install command to run, with exit status 2.
+
 Exit status 0 when all four happened as described; 1 otherwise (the output says where); 2 when
-the strict sandbox (bubblewrap) cannot start, with the line that installs it and the demo's own
-opt-out, ``--sandbox scrubbed`` (an allowlisted environment only, labelled weaker in the output).
-The temporary project is removed at the end unless ``--dir`` or ``--keep`` is given.
+the agent extra is missing, or when the strict sandbox (bubblewrap) cannot start, with the line
+that installs it and the demo's own opt-out, ``--sandbox scrubbed`` (an allowlisted environment
+only, labelled weaker in the output). The temporary project is removed at the end unless
+``--dir`` or ``--keep`` is given.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ from chimera.cli._base import Subparsers, err
 from chimera.errors import ChimeraError, SandboxError
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+AGENT_MODULES = ("litellm", "github", "cronsim", "unidiff", "dotenv", "jsonschema")
+"""The top-level modules of the ``agent`` extra's distributions (pyproject.toml; a unit test
+keeps the two lists equal)."""
+NEEDS_AGENT = "chimera demo runs the agent engine: pip install 'pytest-chimera[agent]'"
 STARTED_BY = "demo-user"
 APPROVER = "demo-reviewer"
 
@@ -37,11 +47,15 @@ APPROVER = "demo-reviewer"
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="run the whole loop on a bundled example with a scripted model (no key needed)",
+        help=(
+            "run the whole loop on a bundled example with a scripted model (no key needed; "
+            "needs the agent extra)"
+        ),
         description=(
             "Copy a small example project to a temporary folder and run Chimera on it with a "
             "bundled scripted model: red spec → green, a reverted attempt carried forward, a "
-            "risk: high pause and its approval, the audit log verified."
+            "risk: high pause and its approval, the audit log verified. It runs the agent "
+            "engine: pip install 'pytest-chimera[agent]'."
         ),
     )
     parser.add_argument(
@@ -107,7 +121,19 @@ NO_BWRAP = (
 )
 
 
+def missing_agent_modules() -> list[str]:
+    """The modules of :data:`AGENT_MODULES` the interpreter cannot find (none imported)."""
+    import importlib.util
+
+    return [name for name in AGENT_MODULES if importlib.util.find_spec(name) is None]
+
+
 def _demo(args: argparse.Namespace) -> int:
+    if missing_agent_modules():
+        # Before any folder or output: the extra's absence would otherwise surface mid-run,
+        # named after whichever internal step first imported one of its packages.
+        err(NEEDS_AGENT)
+        return 2
     if args.dir:
         root = Path(args.dir)
         if root.exists():

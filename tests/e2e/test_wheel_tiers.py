@@ -259,6 +259,14 @@ def test_the_plain_install_names_the_extra_a_command_needs(
         "GITHUB_API_URL": "http://127.0.0.1:9",
     }
     one_line_extra(venv.run(["chimera", "action", "--mode", "decide"], app, env=env), "github")
+    # The demo runs the agent engine: said in one line before it makes or prints anything.
+    demo = tmp_path / "demo"
+    proc = venv.run(["chimera", "demo", "--dir", str(demo)], tmp_path)
+    one_line_extra(proc, "agent")
+    assert proc.stderr == (
+        "chimera demo runs the agent engine: pip install 'pytest-chimera[agent]'\n"
+    )
+    assert proc.stdout == "" and not demo.exists()
 
 
 # -- each extra -----------------------------------------------------------------------------

@@ -34,13 +34,26 @@ TYPOS = [
         "pyproject.toml: tool.chimera.chek: unknown key (did you mean 'check'?)",
     ),
     (
+        # A key with no close match is refused as well, without a guess.
+        "pyproject.toml",
+        "[tool.chimera]\nfoo = 1\n",
+        "pyproject.toml: tool.chimera.foo: unknown key",
+    ),
+    (
         "pyproject.toml",
         "[tool.chimera.check]\nregex_timout = 1.0\n",
         "pyproject.toml: tool.chimera.check.regex_timout: unknown key "
         "(did you mean 'regex_timeout'?)",
     ),
 ]
-IDS = ["chek", "modles", "models-defualt", "tool-chimera-chek", "check-regex_timout"]
+IDS = [
+    "chek",
+    "modles",
+    "models-defualt",
+    "tool-chimera-chek",
+    "tool-chimera-foo",
+    "check-regex_timout",
+]
 
 SPEC = "requirements:\n  - id: r\n    contains: {path: README.md, pattern: proj}\n"
 
