@@ -78,6 +78,29 @@ def resolve_root(value: str | None) -> Path:
     return root.resolve()
 
 
+def validate_config(root: Path) -> None:
+    """Validate the configuration of the project at ``root`` (``[tool.chimera]`` or
+    ``chimera.toml``), for a command that works on a project without using every setting:
+    a typo is refused on every surface, never silently ignored.
+
+    Raises:
+        ConfigError: ``file: key: message``, with "did you mean" for an unknown key.
+    """
+    from chimera.config import load_config
+
+    load_config(root)
+
+
+def warn_tracked_state(root: Path) -> None:
+    """One warning line on stderr when git tracks files under ``root/.chimera`` (Chimera's
+    local state), with the command that untracks them; nothing otherwise."""
+    from chimera.localstate import tracked_warning
+
+    line = tracked_warning(root)
+    if line:
+        err(f"chimera: warning: {line}")
+
+
 def shown(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` when it lies under it (POSIX separators), else as is."""
     try:
@@ -88,12 +111,15 @@ def shown(path: Path, root: Path) -> str:
 
 def memory_line(report: Mapping[str, Any] | None) -> str:
     """One line on what a run recalled and remembered (its summary's ``memory`` entry:
-    ``{"recalled": [ids], "remembered": [ids], "tainted": bool}``); '' without memory."""
+    ``{"recalled": [ids], "remembered": [ids], "tainted": bool}``); '' without memory. An id
+    without the store's shape is shown as ``(malformed id)``: a tainted item's id is data
+    from an unverified journal line, and a terminal line has no fence to hold it."""
     if not report:
         return ""
+    from chimera.memory.render import shown_id
 
     def ids(key: str) -> str:
-        found = [str(i) for i in report.get(key) or ()]
+        found = [shown_id(str(i)) for i in report.get(key) or ()]
         more = f", +{len(found) - 5} more" if len(found) > 5 else ""
         return f"{len(found)}" + (f" ({', '.join(found[:5])}{more})" if found else "")
 

@@ -305,8 +305,17 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
             return _report(result, fenced=True)
         from chimera.github.trust import Verified
 
-        verified = Verified.from_env(os.environ)
+        no_verdict = ""
+        try:
+            verified: Verified | None = Verified.from_env(os.environ)
+        except ConfigError as exc:
+            if args.mode != "publish":
+                raise
+            # verify died without outputs: publish still says so on the issue and frees the
+            # queue slot (no exit 2 that leaves both to the next drain).
+            verified, no_verdict = None, str(exc)
         if args.mode == "spec-check":
+            assert verified is not None
             results = _env("CHIMERA_VERIFIED_RESULTS")
             return _report(
                 jobs.spec_check_job(ctx, settings, root, decided, verified, results).to_job()
@@ -325,7 +334,7 @@ def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionCont
         )
         return _report(
             jobs.publish_job(
-                ctx, settings, root, artifacts, decided, verified,
+                ctx, settings, root, artifacts, decided, verified, no_verdict=no_verdict,
                 agent_audit_head=audit_head, journal=journal, clock=SystemClock(),
                 store_client=store, store_warning=warning,
                 verified_results=_env("CHIMERA_VERIFIED_RESULTS"),

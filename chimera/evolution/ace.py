@@ -112,7 +112,11 @@ def reflect(
     )
     messages: list[Message] = [
         {"role": "system", "content": _SYSTEM},
-        {"role": "user", "content": f"Task:\n{task}\n\nAttempt:\n{user}"},
+        # The attempt is data: its diff is the agent's, its bullets are model-written lessons.
+        {
+            "role": "user",
+            "content": f"Task:\n{task}\n\nAttempt:\n{fence_untrusted(user, 'attempt record')}",
+        },
     ]
     try:
         answer, _ = ask_structured(

@@ -24,7 +24,7 @@ prompt templates — one home each.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -133,15 +133,18 @@ class Playbook:
         for d in deltas:
             if d.op == "add":
                 text = " ".join(d.text.split())
-                if not text or not d.section:
+                # One line: a section name with a line break would write a second line of
+                # its own into the playbook file.
+                section = " ".join(d.section.split())
+                if not text or not section:
                     refused.append("add: needs a section and text")
                     continue
-                items = self.sections.setdefault(d.section, [])
+                items = self.sections.setdefault(section, [])
                 same = [i for i, b in enumerate(items) if b.text.lower() == text.lower()]
                 if same:
                     items[same[0]] = replace(items[same[0]], helpful=items[same[0]].helpful + 1)
                 else:
-                    items.append(Bullet(self._next_id(d.section), text))
+                    items.append(Bullet(self._next_id(section), text))
                 continue
             where = self._find(d.bullet_id)
             if where is None:
@@ -166,16 +169,27 @@ class Playbook:
                     return name, i
         return None
 
-    def render(self, budget_tokens: int, count: Callable[[str], int] | None = None) -> str:
+    def render(
+        self,
+        budget_tokens: int,
+        count: Callable[[str], int] | None = None,
+        *,
+        exclude: Collection[str] = (),
+    ) -> str:
         """The playbook for a prompt within ``budget_tokens``: best-scoring bullets first
         (score = helpful - harmful, ties in playbook order), negative scores left out, the
         kept bullets shown in their sections' order.
 
-        ``count`` counts a text's tokens (default: 4 characters per token, an estimate).
+        ``count`` counts a text's tokens (default: 4 characters per token, an estimate);
+        ``exclude`` names bullets the lifecycle retired (never shown).
         """
         counter = count or (lambda s: (len(s) + 3) // 4)
         ranked = sorted(
-            ((name, i, b) for i, (name, b) in enumerate(self.bullets()) if b.score >= 0),
+            (
+                (name, i, b)
+                for i, (name, b) in enumerate(self.bullets())
+                if b.score >= 0 and b.id not in exclude
+            ),
             key=lambda t: (-t[2].score, t[1]),
         )
         kept: set[str] = set()
@@ -186,9 +200,12 @@ class Playbook:
                 continue
             kept.add(b.id)
             used += cost
+        from chimera.governance.sanitize import one_line
+
         lines: list[str] = []
         for name, items in self.sections.items():
-            chosen = [b.line() for b in items if b.id in kept]
+            # One line each, whatever a section name or a bullet holds (model-written words).
+            chosen = [one_line(b.line()) for b in items if b.id in kept]
             if chosen:
-                lines += [f"## {name}", *chosen]
+                lines += [f"## {one_line(name, 60)}", *chosen]
         return "\n".join(lines)

@@ -64,21 +64,27 @@ class Proposed:
 
 
 def proposal_messages(evidence: AttemptEvidence) -> list[Message]:
-    """The proposer's prompt for ``evidence`` (the task fenced as data when tainted)."""
-    from chimera.governance.sanitize import fence_untrusted, sanitize
+    """The proposer's prompt for ``evidence``: when the run was tainted, the task, the
+    requirement ids and the diff are each fenced as data (the agent that wrote the diff read
+    untrusted text; the ids may come from an issue's acceptance block)."""
+    from chimera.governance.sanitize import fence_untrusted, one_line, sanitize
 
-    task = (
-        fence_untrusted(evidence.task, "task (untrusted)")
-        if evidence.tainted
-        else sanitize(evidence.task)
-    )
     diff = cut_redacted(evidence.diff, DIFF_CHARS)  # redacted before the cut
     if len(evidence.diff) > DIFF_CHARS:
         diff += f"\n[... {len(evidence.diff) - DIFF_CHARS} more characters]"
-    user = (
-        f"Task:\n{task}\n\nRequirements it made green: {', '.join(evidence.targets) or '-'}\n\n"
-        f"The accepted diff:\n```diff\n{diff}\n```"
-    )
+    targets = ", ".join(evidence.targets) or "-"
+    if evidence.tainted:
+        user = (
+            f"Task:\n{fence_untrusted(evidence.task, 'task (untrusted)')}\n\n"
+            "Requirements it made green:\n"
+            f"{fence_untrusted(targets, 'requirement ids (untrusted)')}\n\n"
+            f"The accepted diff:\n{fence_untrusted(diff, 'diff (untrusted)')}"
+        )
+    else:
+        user = (
+            f"Task:\n{sanitize(evidence.task)}\n\nRequirements it made green: "
+            f"{one_line(targets)}\n\nThe accepted diff:\n```diff\n{diff}\n```"
+        )
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 

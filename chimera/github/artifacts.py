@@ -13,25 +13,31 @@ Layout (one folder, uploaded with ``actions/upload-artifact``)::
     attempts.json     the cards with their attempts and notes (the attempt history)
 
 The agent job holds no write token; the publish job trusts nothing in here beyond what it
-re-checks (it scans the patch and applies it with ``git apply --check`` first). The outcome
-is validated with pydantic, so a damaged artifact is a clear error, not a traceback.
+re-checks (it scans the patch and applies it with ``git apply --check`` first). Every file is
+read without following links (:func:`read_artifact`), and the outcome is parsed once with
+each field's grammar (:mod:`chimera.github.carriers`), so a damaged or forged artifact is a
+one-line refusal, not a traceback or a path.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 from chimera.atomic import atomic_write_json, atomic_write_text
-from chimera.errors import ChimeraError
+from chimera.confine import copy_tree, read_regular
+from chimera.errors import ChimeraError, HandoffError, UnsafePathError
+from chimera.github.carriers import ArtifactName, Branch, Commit, Login, RunId, WorkflowRun
+from chimera.github.handoff import describe_validation
 from chimera.github.report import RunReport, write_report
+from chimera.localstate import make_dirs
 from chimera.orchestration.state import STATE_FILE, RunState, RunStore
 
 __all__ = [
@@ -40,8 +46,10 @@ __all__ = [
     "Outcome",
     "collect_run",
     "make_patch",
+    "read_artifact",
     "read_outcome",
     "read_patch",
+    "read_summary",
     "restore_run",
     "write_outcome",
 ]
@@ -50,46 +58,66 @@ OUTCOME_FILE = "outcome.json"
 PATCH_FILE = "patch.diff"
 RUN_DIR = "run"
 SUMMARY_FILE = "summary.md"
+MAX_OUTCOME_BYTES = 1 << 20
+MAX_STATE_BYTES = 64 << 20
+MAX_SUMMARY_BYTES = 8 << 20
+
+
+RunStatusName = Literal["running", "awaiting_approval", "done", "stopped", "failed"]
+StopReasonName = Literal[
+    "goal_met",
+    "budget_tokens",
+    "budget_usd",
+    "wall_time",
+    "max_iterations",
+    "human_checkpoint",
+    "cards_failed",
+    "rejected_goal",
+    "blocked",
+    "crashed",
+]
 
 
 class Outcome(BaseModel):
-    """What the agent job hands the publish job.
+    """What the agent job hands the publish job: display data, each field parsed once with
+    its grammar (:mod:`chimera.github.carriers`), so a forged value is refused at the door.
 
     ``kind``: ``run`` (a run happened: see ``status``), ``ignored`` (the decision was to do
     nothing: ``explain`` says whether to tell the issue), ``crashed`` (the run could not
-    finish; ``detail`` says why).
+    finish; ``detail`` says why). publish acts on none of it: the issue, base and mode are
+    decide's, the verdict verify's, the run id publish derives itself.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    version: int = 1
-    kind: str
-    mode: str = "new"  # new | resume | rerun
-    issue: int | None = None
-    pull: int | None = None
+    version: Literal[1] = 1
+    kind: Literal["run", "ignored", "crashed"]
+    mode: Literal["new", "resume", "rerun"] = "new"
+    issue: PositiveInt | None = None
+    pull: PositiveInt | None = None
     decision: dict[str, Any] = Field(default_factory=dict)
-    run_id: str | None = None
-    started_by: str | None = None
-    status: str | None = None
-    stop_reason: str | None = None
+    run_id: RunId | None = None
+    started_by: Login | None = None
+    status: RunStatusName | None = None
+    stop_reason: StopReasonName | None = None
     stop_detail: str = ""
     # The agent child's exit status (0: the run ended, its status is above; 2 or 3: it could
     # not run). See chimera.github.agent_child.
     exit_code: int | None = None
-    base_sha: str | None = None
-    base_ref: str | None = None
-    branch: str | None = None
+    base_sha: Commit | None = None
+    base_ref: Branch | None = None
+    branch: Branch | None = None
     # The tip of chimera/issue-<n> when the run started (resume/rerun): publishing pushes with
     # a lease on it, so a person's push in between is never overwritten.
-    branch_head: str | None = None
+    branch_head: Commit | None = None
     empty_patch: bool = True
     risk_reasons: list[str] = Field(default_factory=list)
     spec_change: bool = False
     tainted: bool = True
     detail: str = ""
     explain: bool = False
-    workflow_run: str | None = None
-    artifact: str | None = None
+    workflow_run: WorkflowRun | None = None
+    artifact: ArtifactName | None = None
 
 
 def write_outcome(folder: Path, outcome: Outcome) -> Path:
@@ -100,19 +128,33 @@ def write_outcome(folder: Path, outcome: Outcome) -> Path:
 
 
 def read_outcome(folder: Path) -> Outcome:
-    """Read ``outcome.json``.
+    """Read ``outcome.json`` (never through a link).
 
     Raises:
-        ChimeraError: missing or invalid (names the file and the first problem).
+        HandoffError: missing, a link, or invalid (names the file and the first problem).
     """
     path = folder / OUTCOME_FILE
-    if not path.is_file():
-        raise ChimeraError(f"{path}: no outcome (the agent job did not finish)")
+    raw = read_artifact(folder, OUTCOME_FILE, limit=MAX_OUTCOME_BYTES)
+    if raw is None:
+        raise HandoffError(f"{path}: no outcome (the agent job did not finish)")
     try:
-        return Outcome.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError) as exc:
-        first = str(exc).splitlines()[0]
-        raise ChimeraError(f"{path}: invalid outcome: {first}") from exc
+        return Outcome.model_validate_json(raw)
+    except ValidationError as exc:
+        raise HandoffError(f"{path}: invalid outcome: {describe_validation(exc)}") from exc
+
+
+def read_artifact(folder: Path, name: str, *, limit: int | None = None) -> bytes | None:
+    """The bytes of ``folder/name`` read without following any link (``None``: no such file).
+
+    Raises:
+        HandoffError: a link, a special file or over ``limit`` bytes (one line), or unreadable.
+    """
+    try:
+        return read_regular(folder, name, limit=limit)
+    except UnsafePathError as exc:
+        raise HandoffError(str(exc)) from exc
+    except OSError as exc:
+        raise HandoffError(f"{folder / name}: cannot be read: {exc.strerror or exc}") from exc
 
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -137,8 +179,20 @@ def make_patch(root: Path, base_sha: str) -> str:
         return _git(root, "diff", "--cached", "--binary", "--no-color", base_sha, env=env)
 
 
+def _not_uploaded(folder: str, names: list[str]) -> set[str]:
+    # Snapshots and locks stay behind; so does every link or special file: a link into the
+    # runner (``~/.ssh``) would otherwise be copied as its target's content and uploaded.
+    skipped = set(shutil.ignore_patterns("snapshots", "*.lock")(folder, names))
+    for name in names:
+        mode = (Path(folder) / name).lstat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            skipped.add(name)
+    return skipped
+
+
 def collect_run(root: Path, run_id: str, folder: Path) -> Path | None:
-    """Copy ``.chimera/runs/<run_id>/`` (without ``snapshots/``) to ``folder/run``, plus, from
+    """Copy ``.chimera/runs/<run_id>/`` (without ``snapshots/``, locks, links or special
+    files) to ``folder/run``, plus, from
     its state, ``report.json`` (:class:`~chimera.github.report.RunReport`),
     ``spec-report.json`` and ``attempts.json``. ``None`` when there is no run folder.
 
@@ -152,7 +206,7 @@ def collect_run(root: Path, run_id: str, folder: Path) -> Path | None:
     dest = folder / RUN_DIR
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("snapshots", "*.lock"))
+    shutil.copytree(src, dest, ignore=_not_uploaded)
     if (src / STATE_FILE).is_file():
         report = RunReport.from_state(store.load(run_id))
         write_report(folder, report)
@@ -165,37 +219,60 @@ def collect_run(root: Path, run_id: str, folder: Path) -> Path | None:
 
 def restore_run(folder: Path, root: Path, run_id: str) -> Path:
     """Put an artifact's ``run/`` back as ``<root>/.chimera/runs/<run_id>/`` (for a resume on
-    another runner).
+    another runner). ``run_id`` must pass the run store's rule and its folder is proved to stay
+    under ``.chimera/runs`` before anything is made; the artifact's files are copied without
+    following links (a link anywhere in ``run/`` refuses the whole folder).
 
     Raises:
-        ChimeraError: the artifact holds no run folder, or a different run.
+        ChimeraError: the id is malformed or escapes (``UsageError``), the artifact holds no
+            run folder, a link or special file (``HandoffError``), or a different run.
     """
+    dest = RunStore(root).run_dir(run_id)  # the id rule, and the folder proved confined
     src = folder / RUN_DIR
     state_path = src / STATE_FILE
-    if not state_path.is_file():
-        raise ChimeraError(f"{folder}: the artifact holds no run state (run/state.json)")
+    raw = read_artifact(folder, f"{RUN_DIR}/{STATE_FILE}", limit=MAX_STATE_BYTES)
+    if raw is None:
+        raise HandoffError(f"{folder}: the artifact holds no run state (run/state.json)")
     try:
-        state = RunState.model_validate_json(state_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        first = str(exc).splitlines()[0]
-        raise ChimeraError(f"{state_path}: unreadable run state: {first}") from exc
+        state = RunState.model_validate_json(raw)
+    except ValidationError as exc:
+        raise HandoffError(
+            f"{state_path}: unreadable run state: {describe_validation(exc)}"
+        ) from exc
     if state.run_id != run_id:
-        raise ChimeraError(f"{state_path}: holds run {state.run_id!r}, not {run_id!r}")
-    dest = root / ".chimera" / "runs" / run_id
+        raise HandoffError(f"{state_path}: holds run {state.run_id[:80]!r}, not {run_id!r}")
     if dest.exists():
         shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(src, dest)
+    make_dirs(dest.parent)
+    try:
+        copy_tree(src, dest, what=f"{folder.name}/{RUN_DIR}")
+    except UnsafePathError as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise HandoffError(str(exc)) from exc
     return dest
 
 
 def read_patch(artifacts: Path) -> str:
     """The agent's patch (``""`` when the artifact holds none); bytes are kept as they are
-    (``surrogateescape``), so the hash is of exactly what was uploaded."""
-    path = artifacts / PATCH_FILE
-    if not path.is_file():
-        return ""
-    return path.read_bytes().decode("utf-8", "surrogateescape")
+    (``surrogateescape``), so the hash is of exactly what was uploaded. Never read through a
+    link.
+
+    Raises:
+        HandoffError: ``patch.diff`` is a link or a special file.
+    """
+    raw = read_artifact(artifacts, PATCH_FILE)
+    return "" if raw is None else raw.decode("utf-8", "surrogateescape")
+
+
+def read_summary(artifacts: Path) -> str:
+    """The agent's readable audit summary (display data; ``""`` when there is none). Never
+    read through a link.
+
+    Raises:
+        HandoffError: ``summary.md`` is a link, a special file or too large.
+    """
+    raw = read_artifact(artifacts, SUMMARY_FILE, limit=MAX_SUMMARY_BYTES)
+    return "" if raw is None else raw.decode("utf-8", "replace")
 
 
 def write_summary(folder: Path, text: str) -> Path:

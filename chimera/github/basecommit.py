@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError, ConfigError
+from chimera.runner import stderr_line
 
 if TYPE_CHECKING:
     from chimera.config.check import CheckSettings
@@ -44,8 +45,8 @@ def sha256_text(text: str) -> str:
 def _git(root: Path, *args: str) -> bytes:
     proc = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
     if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ChimeraError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
+        why = stderr_line(proc.stderr, exit_code=proc.returncode)
+        raise ChimeraError(f"git {args[0]} failed: {why}")
     return proc.stdout
 
 
@@ -155,8 +156,8 @@ def changed_since(root: Path, base: str, patch: str, since: str) -> list[tuple[s
                 ["git", *args], cwd=root, env=env, input=stdin, capture_output=True, check=False
             )
             if proc.returncode != 0:
-                err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-                raise ChimeraError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
+                why = stderr_line(proc.stderr, exit_code=proc.returncode)
+                raise ChimeraError(f"git {args[0]} failed: {why}")
             return proc.stdout.decode("utf-8", "surrogateescape")
 
         git("read-tree", base)

@@ -7,7 +7,14 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from chimera.errors import GitHubApiError, GitHubError, GitHubNotFound, GitHubRateLimited
+from chimera.confine import confined
+from chimera.errors import (
+    GitHubApiError,
+    GitHubError,
+    GitHubNotFound,
+    GitHubRateLimited,
+    UnsafePathError,
+)
 from chimera.github.client_core import ClientCore
 
 __all__ = ["ActionsMixin"]
@@ -103,14 +110,15 @@ class ActionsMixin(ClientCore):
             lambda: self._blob(f"/repos/{self.repository}/actions/artifacts/{art_id}/zip"),
         )
         dest.mkdir(parents=True, exist_ok=True)
-        root = dest.resolve()
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             for member in zf.infolist():
-                target = (dest / member.filename).resolve()
-                if not target.is_relative_to(root):
+                try:
+                    confined(dest, member.filename, what=f"artifact {name!r}")
+                except UnsafePathError as exc:
                     raise GitHubError(
-                        f"artifact {name!r} holds a path outside its folder: {member.filename}"
-                    )
+                        f"artifact {name!r} holds a path outside its folder: "
+                        f"{member.filename[:200]!r}"
+                    ) from exc
             zf.extractall(dest)
         return dest
 

@@ -1,7 +1,8 @@
 """``@chimera`` commands in issue and PR comments: parsing, and what each one means.
 
-A comment is a command when one of its lines starts with ``@chimera`` (outside code fences
-and ``>`` quotes, so quoting an earlier command repeats nothing); the first such line counts.
+A comment is a command when one of its visible lines starts with ``@chimera`` (outside code
+fences, ``>`` quotes and HTML comments, so quoting an earlier command repeats nothing and a
+hidden one does nothing); the first such line counts.
 
 =====================  ==========  =====================================================
 command                where       meaning
@@ -47,6 +48,7 @@ __all__ = [
     "Command",
     "comment_decision",
     "parse_command",
+    "visible_lines",
 ]
 
 HANDLE = "@chimera"
@@ -82,13 +84,52 @@ class Command:
     word: str = ""
 
 
+def visible_lines(body: str) -> list[str]:
+    """``body``'s lines as GitHub renders them visibly: every HTML comment (``<!-- ... -->``,
+    across lines too) outside a fenced code block is removed, and an unterminated one hides
+    everything after it, as it does on GitHub. Fenced blocks are kept as they are (their text
+    shows literally; :func:`parse_command` skips them anyway)."""
+    lines = (body or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[str] = []
+    fence: str | None = None
+    hidden = False
+    for raw in lines:
+        if hidden:
+            end = raw.find("-->")
+            if end < 0:
+                out.append("")
+                continue
+            raw = raw[end + 3 :]
+            hidden = False
+        opened = _FENCE.match(raw.strip())
+        if fence is not None:
+            if opened and raw.strip().startswith(fence):
+                fence = None
+            out.append(raw)
+            continue
+        if opened:
+            fence = opened.group(1)
+            out.append(raw)
+            continue
+        while (start := raw.find("<!--")) >= 0:
+            end = raw.find("-->", start + 4)
+            if end < 0:
+                raw, hidden = raw[:start], True
+                break
+            raw = raw[:start] + raw[end + 3 :]
+        out.append(raw)
+    return out
+
+
 def parse_command(body: str) -> Command | None:
     """The first ``@chimera`` command in a comment's ``body``, or ``None`` when there is none.
 
-    Lines inside fenced code blocks and quoted lines (``>``) never count; the handle must start
-    the line (``thanks @chimera`` is not a command) and matches case-insensitively.
+    Only visible text counts (:func:`visible_lines`: a command inside an HTML comment is no
+    command); lines inside fenced code blocks and quoted lines (``>``) never count; the handle
+    must start the line (``thanks @chimera`` is not a command) and matches
+    case-insensitively.
     """
-    lines = (body or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = visible_lines(body)
     fence: str | None = None
     for index, raw in enumerate(lines):
         line = raw.strip()

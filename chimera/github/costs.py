@@ -98,9 +98,11 @@ class RunCost:
 
 
 def latest_artifact(client: GitHubClient, workflow_run: int, base: str) -> str | None:
-    """The name of the newest agent artifact of ``workflow_run``: ``<base>-attempt-<n>`` with
-    the highest ``n`` (a re-run job uploads its own), else ``base`` itself (a local run's);
-    ``None`` when it has neither (the agent job has not ended).
+    """The name of the newest agent artifact of ``workflow_run``:
+    ``<base>-attempt-<n>-<nonce>`` (or, from Actions versions before the nonce,
+    ``<base>-attempt-<n>``) with the highest ``n`` (a re-run job uploads its own), else
+    ``base`` itself (a local run's); ``None`` when it has neither (the agent job has not
+    ended).
 
     Raises:
         GitHubError: the API failed after retries.
@@ -113,7 +115,7 @@ def latest_artifact(client: GitHubClient, workflow_run: int, base: str) -> str |
     listing = client._call(f"GET artifacts of run {workflow_run}", get)
     items = listing.get("artifacts", []) if isinstance(listing, dict) else []
     names = {str(a.get("name")) for a in items if isinstance(a, dict) and not a.get("expired")}
-    pattern = re.compile(re.escape(base) + r"-attempt-(\d+)")
+    pattern = re.compile(re.escape(base) + r"-attempt-(\d+)(?:-[0-9a-f]{16})?")
     attempts = [(int(m.group(1)), n) for n in names if (m := pattern.fullmatch(n))]
     if attempts:
         return max(attempts)[1]
@@ -147,7 +149,9 @@ def run_cost(client: GitHubClient, workflow_run: int, artifact: str, folder: Pat
             report = None
         path = folder / "run" / RECEIPTS_FILE
         try:
-            receipts = read_receipts(path) if path.is_file() else []
+            # Never through a link the artifact planted (the folder or the file).
+            linked = path.parent.is_symlink() or path.is_symlink()
+            receipts = read_receipts(path) if path.is_file() and not linked else []
         except ChimeraError:  # unreadable receipts are display data gone bad, not a crash
             receipts = []
         summary = summarize_delegations(receipts)

@@ -10,12 +10,13 @@ commit on top of the PR's branch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ChimeraError, GitHubApiError, GitHubError
+from chimera.github.carriers import PrMarker
 from chimera.github.report import read_report
 from chimera.github.summary import code
 from chimera.github.untrusted import fence_block
@@ -109,7 +110,7 @@ def feedback_task(
 
 
 def earlier_attempts(
-    client: GitHubClient, marker: Mapping[str, Any], artifact: str, folder: Path
+    client: GitHubClient, marker: PrMarker | None, artifact: str, folder: Path
 ) -> list[str]:
     """One line per card of the run that last updated the PR (its workflow run's artifact,
     named by the PR ``marker``; downloaded into ``folder``): its status, attempts and last
@@ -119,10 +120,9 @@ def earlier_attempts(
     Raises:
         GitHubError: the API failed after retries (other than a missing artifact).
     """
-    run = marker.get("workflow_run")
-    if not isinstance(run, (int, str)) or not str(run).isdigit():
+    if marker is None or marker.workflow_run is None:
         return []
-    name = str(marker.get("artifact") or artifact)
+    run, name = marker.workflow_run, marker.artifact or artifact
     try:
         client.download_artifact(int(run), name, folder)
         report = read_report(folder)

@@ -3,9 +3,10 @@
 The Action's hand-offs (the run report from the agent job to the publish job, the agent
 child's request) are pydantic models with a ``version`` field. :func:`write_model` writes one
 with :mod:`chimera.atomic`, so a reader never sees a torn file; :func:`read_model` parses it
-once at the boundary and turns every failure — a missing or unreadable file, invalid JSON, an
-unknown version, a missing field, a wrong type, an unknown field — into one
-:class:`~chimera.errors.HandoffError` line naming the file and the first problem.
+once at the boundary, never through a link, and turns every failure (a missing or unreadable
+file, a link or special file, invalid JSON, an unknown version, a missing field, a wrong
+type, an unknown field) into one :class:`~chimera.errors.HandoffError` line naming the file
+and the first problem.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from chimera.atomic import atomic_write_text
-from chimera.errors import HandoffError
+from chimera.confine import read_regular
+from chimera.errors import HandoffError, UnsafePathError
 
 __all__ = ["describe_validation", "read_model", "supported_version", "write_model"]
 
@@ -66,9 +68,12 @@ def read_model(path: Path, model: type[M], what: str) -> M:
             unreadable).
     """
     try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise HandoffError(f"{path}: no {what}") from exc
+        data = read_regular(path.parent, path.name, what=str(path))
+        if data is None:
+            raise HandoffError(f"{path}: no {what}")
+        raw = data.decode("utf-8")
+    except UnsafePathError as exc:
+        raise HandoffError(f"cannot read the {what}: {exc}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise HandoffError(f"{path}: cannot read the {what}: {reason}") from exc

@@ -9,29 +9,40 @@ hash verify judged* (any other patch keeps nothing), and the skills of the base 
 (:class:`~chimera.evolution.branchstore.BranchProposals`) as provisional, tainted proposals,
 committed through GitHub's ``createCommitOnBranch`` when publish holds Chimera's App token (so
 GitHub signs it for the App, as memory's commits), else pushed with git.
+
+The run folder's ``uses.json`` — which skills and playbook bullets the agent job *says* its
+prompts held — is counted too, for every verdict (a failure is what demotes): publish keeps the
+skill names and versions and bullet ids (shape-checked, capped) and sets the outcome from
+verify's verdict, never the artifact's; the record (source ``action``) lands in ``uses.jsonl``
+on the same branch (:func:`learn_uses`). Applied locally by ``chimera playbook fetch``, such
+counts may demote or retire a skill, never promote it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.errors import ChimeraError, ConfigError
+from chimera.errors import ChimeraError, ConfigError, HandoffError
 from chimera.evolution.action import publish_acceptance
 from chimera.evolution.branchstore import (
     LEARNING_BRANCH,
     BranchProposals,
     ProposalSink,
 )
+from chimera.evolution.context import USES_NAME
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
 from chimera.evolution.skills import LearnedSkill
-from chimera.github.artifacts import RUN_DIR, read_patch
+from chimera.evolution.usage import UseRecord, claim_from_json
+from chimera.github.artifacts import RUN_DIR, read_artifact, read_patch
 from chimera.github.basecommit import sha256_text
+from chimera.github.carriers import run_label
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
@@ -40,6 +51,7 @@ if TYPE_CHECKING:
     from chimera.github.publish import PublishResult
 
 _FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+MAX_LEARNING_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -75,12 +87,15 @@ def learn_from_artifact(
     Raises:
         ChimeraError: the store failed (git).
     """
-    path = artifacts / RUN_DIR / LEARNING_FILE
-    if not path.is_file():
+    try:
+        raw = read_artifact(artifacts, f"{RUN_DIR}/{LEARNING_FILE}", limit=MAX_LEARNING_BYTES)
+    except HandoffError as exc:  # a link, a special file, too large: never followed
+        return Learned(refused=(f"{LEARNING_FILE}: {str(exc)[-160:]}",))
+    if raw is None:
         return Learned()
     try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+        document = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:
         return Learned(refused=(f"{LEARNING_FILE}: not JSON ({type(exc).__name__})",))
     if not isinstance(document, dict):
         return Learned(refused=(f"{LEARNING_FILE}: not a JSON object",))
@@ -104,6 +119,37 @@ def learn_from_artifact(
     ]
     commit = sink.store(proposals, run_id=run_id, issue=issue) or ""
     return Learned(tuple(p.id for p in proposals), accepted.refused, commit)
+
+
+def claimed_use(artifacts: Path, verified: Verified, *, run_id: str) -> UseRecord | None:
+    """The agent job's ``uses.json`` as a use record with verify's verdict and publish's run id
+    (:func:`~chimera.evolution.usage.claim_from_json`; ``None``: no file, or nothing usable)."""
+    try:
+        # Never through a link: the agent job wrote this folder (the [trust] no-follow rule).
+        raw = read_artifact(artifacts, f"{RUN_DIR}/{USES_NAME}", limit=MAX_LEARNING_BYTES)
+        if raw is None:
+            return None
+        document = json.loads(raw.decode("utf-8"))
+    except (HandoffError, ValueError):
+        return None
+    return claim_from_json(document, run_id=run_id, passed=verified.verdict == "passed")
+
+
+def learn_uses(
+    artifacts: Path, verified: Verified, sink: BranchProposals, *, run_id: str, issue: int | None
+) -> dict[str, object]:
+    """Store the agent job's claimed use (:func:`claimed_use`) on the branch; a JSON-ready
+    report (``{}``: nothing claimed)."""
+    record = claimed_use(artifacts, verified, run_id=run_id)
+    if record is None:
+        return {}
+    commit = sink.store_uses([record], run_id=run_id, issue=issue) or ""
+    return {
+        "skills": [f"{n} v{v}" for n, v in record.skills],
+        "bullets": list(record.bullets),
+        "passed": record.passed,
+        "commit": commit,
+    }
 
 
 def base_skills(root: Path, commit: str) -> dict[str, LearnedSkill]:
@@ -164,19 +210,30 @@ def publish_learning(
     run_id: str,
     issue: int,
     client: GitHubClient | None = None,
+    proposals: bool = True,
 ) -> dict[str, object]:
-    """:func:`learn_from_artifact` into the learning branch of ``root``'s ``origin`` (its git
-    cache at ``cache``; ``client``: see :func:`branch_sink`), as a JSON-ready report (``{}``:
-    the artifact proposes nothing, and the branch is not touched). Learning never fails a
-    publish: an error is the report's ``error``."""
-    if not (artifacts / RUN_DIR / LEARNING_FILE).is_file():
+    """:func:`learn_from_artifact` (when ``proposals``) and :func:`learn_uses` into the
+    learning branch of ``root``'s ``origin`` (its git cache at ``cache``; ``client``: see
+    :func:`branch_sink`), as a JSON-ready report (``{}``: the artifact proposes and claims
+    nothing, and the branch is not touched). Learning never fails a publish: an error is the
+    report's ``error``."""
+    has_proposals = proposals and os.path.lexists(artifacts / RUN_DIR / LEARNING_FILE)
+    has_uses = os.path.lexists(artifacts / RUN_DIR / USES_NAME)
+    if not has_proposals and not has_uses:
         return {}
+    proposed: dict[str, object] = {}
+    used: dict[str, object] = {}
     try:
         sink = branch_sink(root, cache, client=client)
-        learned = learn_from_artifact(root, artifacts, verified, sink, run_id=run_id, issue=issue)
+        if has_proposals:
+            proposed = learn_from_artifact(
+                root, artifacts, verified, sink, run_id=run_id, issue=issue
+            ).to_json()
+        if has_uses:
+            used = learn_uses(artifacts, verified, sink, run_id=run_id, issue=issue)
     except ChimeraError as exc:
-        return {"error": str(exc)[:300]}
-    return learned.to_json()
+        return {**proposed, **({"uses": used} if used else {}), "error": str(exc)[:300]}
+    return {**proposed, **({"uses": used} if used else {})}
 
 
 def learn_after_publish(
@@ -189,18 +246,17 @@ def learn_after_publish(
     *,
     client: GitHubClient | None = None,
 ) -> dict[str, object]:
-    """The publish job's one call, after publishing: only when the verified change was pushed
-    (a PR exists), :func:`publish_learning` (signed by GitHub when ``client`` holds an App
-    token); its report is one ``learning`` event in its own
-    audit log, ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its
-    order), and is returned."""
-    if result.pr_number is None:
-        return {}
+    """The publish job's one call, after publishing: :func:`publish_learning` (signed by
+    GitHub when ``client`` holds an App token) — proposals only when the verified change was
+    pushed (a PR exists), the claimed use with verify's verdict always; its report is one
+    ``learning`` event in its own audit log,
+    ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its order), and
+    is returned."""
     temp = ctx.runner_temp or artifacts.parent
-    run_id = f"gh-{decided.issue}-{ctx.workflow_run or 'local'}"
+    run_id = run_label(decided.issue, ctx.workflow_run)
     report = publish_learning(
         root, artifacts, verified, cache=temp / "chimera-learning.git", run_id=run_id,
-        issue=decided.issue, client=client,
+        issue=decided.issue, client=client, proposals=result.pr_number is not None,
     )  # fmt: skip
     if report:
         from chimera.github.publish_gate import PublishAudit
@@ -215,7 +271,9 @@ __all__ = [
     "Learned",
     "base_skills",
     "branch_sink",
+    "claimed_use",
     "learn_after_publish",
     "learn_from_artifact",
+    "learn_uses",
     "publish_learning",
 ]

@@ -19,16 +19,20 @@ admin"). Rules (DESIGN.md steps 1 and 5):
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
-from typing import Any
 
+from chimera.errors import HandoffError
+from chimera.github.carriers import PrMarker, parse_carrier
 from chimera.github.client import GitHubClient, IssueInfo, PullInfo
 from chimera.github.decision import WRITE_ROLES, Act, Decision
 from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 from chimera.github.starter import queued_starter
 from chimera.github.summary import parse_marker
 
-__all__ = ["Resolution", "chimera_pull", "has_write", "resolve"]
+__all__ = ["Resolution", "chimera_pull", "has_write", "pr_marker", "resolve"]
+
+log = logging.getLogger(__name__)
 
 
 def has_write(role: str) -> bool:
@@ -42,20 +46,37 @@ class Resolution:
     decision: Decision
     issue: IssueInfo | None = None
     pull: PullInfo | None = None
-    marker: dict[str, Any] | None = None
+    marker: PrMarker | None = None
 
     @property
     def proceed(self) -> bool:
         return self.decision.action is not Act.IGNORE
 
 
+def pr_marker(pull: PullInfo, settings: ActionSettings) -> PrMarker | None:
+    """The ``chimera:pr`` marker of ``pull``, parsed once with each field's grammar; ``None``
+    when the PR is not by Chimera's identity or carries no marker in its trailer.
+
+    Raises:
+        HandoffError: the marker is there but a field fails its grammar (one line).
+    """
+    data = parse_marker(pull.body, "pr") if settings.is_self(pull.author) else None
+    if data is None:
+        return None
+    return parse_carrier(data, PrMarker, f"PR #{pull.number}'s chimera:pr marker")
+
+
 def chimera_pull(
     client: GitHubClient, settings: ActionSettings, issue: int
-) -> tuple[PullInfo | None, dict[str, Any] | None]:
-    """The open Chimera PR for ``issue`` and its marker (``(None, None)`` when there is none)."""
+) -> tuple[PullInfo | None, PrMarker | None]:
+    """The open Chimera PR for ``issue`` and its marker (``(None, None)`` when there is none;
+    ``(pull, None)`` when its marker is missing or invalid: it carries no state to act on)."""
     for pull in client.pulls_from(settings.branch(issue)):
-        marker = parse_marker(pull.body, "pr") if settings.is_self(pull.author) else None
-        return pull, marker
+        try:
+            return pull, pr_marker(pull, settings)
+        except HandoffError as exc:
+            log.warning("%s; the PR is treated as carrying no Chimera state", exc)
+            return pull, None
     return None, None
 
 
@@ -179,7 +200,7 @@ def _resolve_issue(
         )
     pull, marker = chimera_pull(client, settings, decision.issue)
     if pull is not None:
-        if marker is not None and marker.get("status") == "awaiting_approval":
+        if marker is not None and marker.awaiting:
             return Resolution(
                 decision.ignore(
                     f"PR #{pull.number} holds a paused run awaiting approval; approve its head "
@@ -219,7 +240,13 @@ def _resolve_review(
                 pull=pull,
             )
         decision = replace(decision, issue=issue, head_sha=pull.head_sha)
-    marker = parse_marker(pull.body, "pr") if settings.is_self(pull.author) else None
+    try:
+        marker = pr_marker(pull, settings)
+    except HandoffError as exc:
+        return Resolution(
+            decision.ignore(f"{exc}; nothing acts on it (close the PR and start over)"),
+            pull=pull,
+        )
     if marker is None:
         return Resolution(
             decision.ignore(
@@ -232,7 +259,7 @@ def _resolve_review(
     if refusal is not None:
         return Resolution(decision.ignore(refusal), pull=pull, marker=marker)
     if approval:
-        if decision.actor == marker.get("started_by") and not settings.allow_self_approval:
+        if decision.actor == marker.started_by and not settings.allow_self_approval:
             return Resolution(
                 decision.ignore(
                     f"{decision.actor} triggered this run and cannot approve it; another person "
@@ -253,8 +280,7 @@ def _resolve_review(
                 marker=marker,
             )
         # Markers written before "paused" existed: a held PR was always a paused run.
-        paused = marker.get("paused", marker.get("status") == "awaiting_approval")
-        if not paused:
+        if not marker.resumes:
             start = replace(
                 decision,
                 action=Act.START_CI,

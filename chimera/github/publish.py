@@ -12,20 +12,37 @@ starts on agent-written code) and no LLM key, and runs no project code. It acts 
   (a mismatch refuses), the Spec digest of the base commit, the risk, ``spec-change`` and
   the scan.
 
-The agent job's artifact is the patch plus untrusted display data: the run report and the
-audit summary are shown (fenced, sanitised), and its status is read for one thing only — a
-paused run whose risky part publish, too, finds risky opens as a held draft. Risky changes
-(``risk:high``), changes with review findings and advisory verdicts (``sandbox: scrubbed``)
-open as drafts; only a low-risk, clean, sandboxed change may get auto-merge.
+Only two verdicts push: ``passed`` and ``paused``. verify says ``paused`` when it re-derives
+that the change is risky from the base commit, that the risky step's requirements pass and
+that nothing green on the base turned red, while the rest of the goal waits for a person's
+approval; publish then checks the risk itself
+(:attr:`~chimera.github.publish_gate.GateResult.pause_reasons`) and opens a
+held draft. The run id the PR's marker names is derived here
+(:meth:`~chimera.github.publish_base.PublisherBase.run_id`).
+
+The agent job's artifact is the patch plus untrusted display data, each part parsed once at
+the door and read without following links: the run report and the audit summary are shown
+(fenced, sanitised), and its status is read for two things only, neither of which can push:
+a ``paused`` verdict is not published when the run did not pause, and a held change whose run
+awaits approval is marked so that an approval resumes it. Risky changes (``risk:high``),
+changes with review findings and advisory verdicts (``sandbox: scrubbed``) open as drafts;
+only a low-risk, clean, sandboxed change may get auto-merge.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied, GitHubRateLimited
+from chimera.errors import (
+    ChimeraError,
+    GitHubError,
+    GitHubPermissionDenied,
+    GitHubRateLimited,
+    HandoffError,
+)
 from chimera.github.artifacts import read_patch
 from chimera.github.client import GitHubClient
 from chimera.github.outcome import outcome_key
@@ -38,7 +55,13 @@ from chimera.github.settings import ActionSettings
 from chimera.github.summary import code
 from chimera.github.trust import Decided, Verified
 
-__all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "publish"]
+__all__ = [
+    "ACTIONS_PR_SETTING",
+    "PublishContext",
+    "PublishResult",
+    "publish",
+    "publish_without_verdict",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +71,14 @@ HELD_DETAIL = (
     "The visible requirements pass, but a held-out check failed; nothing was published, and "
     "the run ends here (no retry). Maintainers: the verify job's summary holds the record's "
     "digest, and its held-out artifact the record, sealed to your key."
+)
+
+
+PAUSE_NOT_RISKY = (
+    "The verify job judged the change a pause after a risky step, but publish finds nothing "
+    "risky in it from the base commit (no deletion, no high-risk path, no risk: high "
+    "requirement of the issue's acceptance block); a pause holds only a risky change for a "
+    "person, so nothing was published."
 )
 
 
@@ -72,7 +103,12 @@ class Publisher(PublishGuards, PullRequestStep):
             # agent's log is display data, never evidence that its job was compromised.
             matches=bool(received) and received == shown,
         )
-        patch = read_patch(self.ctx.artifacts)
+        for reason in self.display.refused:
+            self.audit.record("display_refused", reason=reason)
+        try:
+            patch = read_patch(self.ctx.artifacts)
+        except HandoffError as exc:
+            return self._fail("blocked", f"The agent's patch was refused: {code(str(exc), 300)}.")
         self.adopted_from()  # before the PR's marker is rewritten with this run's digest
         stopped = self._stopped()
         if stopped is not None:
@@ -107,7 +143,6 @@ class Publisher(PublishGuards, PullRequestStep):
             )
         if g.verdict == "held":
             return self._fail("held", HELD_DETAIL)
-        paused = self.outcome is not None and self.outcome.status == "awaiting_approval"
         if not patch.strip():
             return self._fail(
                 "hollow",
@@ -115,9 +150,16 @@ class Publisher(PublishGuards, PullRequestStep):
                 "requirements may already pass on the base; check the issue's acceptance "
                 "requirements.",
             )
-        if g.verdict != "passed" and not (paused and g.risk_high):
+        # Only verify's two verdicts push, whatever the agent's outcome says (it can only
+        # keep a pause from being published: a run that did not pause cannot resume).
+        if g.verdict == "paused":
+            if not g.pause_reasons:
+                return self._fail("blocked", PAUSE_NOT_RISKY)
+            if not self.run_paused:
+                return self._not_met()
+        elif g.verdict != "passed":
             return self._not_met()
-        return self._push_and_pr(g, held_unmet=g.verdict != "passed")
+        return self._push_and_pr(g, held_unmet=g.verdict == "paused")
 
     def _not_met(self) -> PublishResult:
         stopped = self.outcome is not None and self.outcome.status == "stopped"
@@ -215,8 +257,50 @@ def publish(
         GitHubError: the API failed after retries.
     """
     publisher = Publisher(ctx, client, settings, queue, decided, verified)
+    return _reported(publisher, publisher.run)
+
+
+def publish_without_verdict(
+    ctx: PublishContext,
+    client: GitHubClient,
+    settings: ActionSettings,
+    queue: ChangeQueue,
+    decided: Decided,
+    why: str,
+) -> PublishResult:
+    """verify left no usable verdict (it crashed, timed out or was cancelled; ``why`` says
+    what was missing): nothing is published, the issue gets its one outcome comment
+    (``crashed``; ``cancelled`` when the run was stopped meanwhile) and the queue slot is
+    freed here, not left for the next drain.
+
+    Raises:
+        GitHubError: the API failed after retries (reported as :func:`publish` does).
+    """
+    publisher = Publisher(ctx, client, settings, queue, decided, None)
+
+    def report() -> PublishResult:
+        publisher.audit.record("no_verdict", reason=why)
+        stopped = publisher._stopped()
+        if stopped is not None:
+            return publisher._cancelled(stopped)
+        return publisher._fail(
+            "crashed",
+            f"The verify job left no verdict ({code(why, 200)}): it crashed, timed out or was "
+            "cancelled, so nothing was published. Add the label again to retry.",
+        )
+
+    return _reported(publisher, report)
+
+
+def _reported(publisher: Publisher, step: Callable[[], PublishResult]) -> PublishResult:
+    client, decided, queue, ctx = (
+        publisher.client,
+        publisher.decided,
+        publisher.queue,
+        publisher.ctx,
+    )
     try:
-        return publisher.run()
+        return step()
     except GitHubError as exc:
         limited = isinstance(exc, GitHubRateLimited)
         what = "rate-limited Chimera" if limited else "failed"

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chimera.errors import ChimeraError, GitHubError
-from chimera.github.artifacts import SUMMARY_FILE, Outcome, read_outcome
+from chimera.errors import ChimeraError, GitHubError, HandoffError
+from chimera.github.artifacts import Outcome, read_outcome, read_summary
+from chimera.github.carriers import PrMarker, check, derived_run_id
 from chimera.github.client import GitHubClient
 from chimera.github.documents import adopted_section, outcome_comment
 from chimera.github.gitops import PublishGit
@@ -28,7 +29,7 @@ from chimera.github.settings import ActionSettings
 from chimera.github.summary import artifact_link
 from chimera.github.trust import Decided, Verified
 
-__all__ = ["ACTIONS_PR_SETTING", "PublishContext", "PublishResult", "PublisherBase"]
+__all__ = ["ACTIONS_PR_SETTING", "Display", "PublishContext", "PublishResult", "PublisherBase"]
 
 ACTIONS_PR_SETTING = (
     'enable Settings → Actions → General → "Allow GitHub Actions to create and approve pull '
@@ -105,20 +106,42 @@ class PublishResult:
         }
 
 
-def _display(artifacts: Path) -> tuple[Outcome | None, RunReport | None, str]:
-    """The agent job's display data: outcome, report, audit summary (each may be missing or
-    unreadable: it is only shown)."""
+@dataclass(frozen=True)
+class Display:
+    """The agent job's display data, each part parsed once at the door (any may be missing
+    or refused: it is only shown).
+
+    Attributes:
+        outcome: ``outcome.json`` (:class:`~chimera.github.artifacts.Outcome`).
+        report: ``report.json`` (:class:`~chimera.github.report.RunReport`).
+        summary: ``summary.md`` (read without following a link).
+        refused: one line per part refused (a forged field, a link), for publish's audit log.
+    """
+
+    outcome: Outcome | None = None
+    report: RunReport | None = None
+    summary: str = ""
+    refused: tuple[str, ...] = ()
+
+
+def _display(artifacts: Path) -> Display:
+    refused: list[str] = []
+    outcome: Outcome | None = None
+    report: RunReport | None = None
+    summary = ""
     try:
-        outcome: Outcome | None = read_outcome(artifacts)
-    except ChimeraError:
-        outcome = None
+        outcome = read_outcome(artifacts)
+    except ChimeraError as exc:
+        refused.append(str(exc))
     try:
         report = read_report(artifacts)
-    except ChimeraError:
-        report = None
-    path = artifacts / SUMMARY_FILE
-    summary = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-    return outcome, report, summary
+    except ChimeraError as exc:
+        refused.append(str(exc))
+    try:
+        summary = read_summary(artifacts)
+    except ChimeraError as exc:
+        refused.append(str(exc))
+    return Display(outcome, report, summary, tuple(refused))
 
 
 class PublisherBase:
@@ -131,21 +154,69 @@ class PublisherBase:
         settings: ActionSettings,
         queue: ChangeQueue,
         decided: Decided,
-        verified: Verified,
+        verified: Verified | None,
     ) -> None:
         self.ctx = ctx
         self.client = client
         self.settings = settings
         self.queue = queue
         self.decided = decided
-        self.verified = verified
+        self._verified = verified
         self.git = PublishGit(ctx.root)
         self.run_link = artifact_link(ctx.server_url, ctx.repository, ctx.workflow_run)
         self.audit = PublishAudit(
             ctx.audit_dir, f"publish-{decided.issue}-{ctx.workflow_run or 'local'}"
         )
-        self.outcome, self.report, self.audit_summary = _display(ctx.artifacts)
+        self.display = _display(ctx.artifacts)
+        self.outcome, self.report = self.display.outcome, self.display.report
+        self.audit_summary = self.display.summary
         self._adopted: str | None = None
+
+    @property
+    def verified(self) -> Verified:
+        """verify's outputs.
+
+        Raises:
+            ChimeraError: verify left none (only the "no verdict" path runs then).
+        """
+        if self._verified is None:
+            raise ChimeraError("the verify job left no verdict")
+        return self._verified
+
+    @property
+    def run_paused(self) -> bool:
+        """The agent's run says it awaits approval. Never a reason to push: it only keeps a
+        ``paused`` verdict from being published when the run did not pause (it stopped or
+        failed, so an approval would have nothing to resume)."""
+        return self.outcome is not None and self.outcome.status == "awaiting_approval"
+
+    def run_id(self) -> str | None:
+        """The run id the PR's marker names, derived here, never copied from the artifact:
+        this workflow run's agent run (``gh-<issue>-<workflow run>``) for a new run or a
+        re-run; for a resume, the run the PR's own marker (Chimera's, parsed with the run
+        store's id rule) already named.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        d = self.decided
+        if d.mode == "resume":
+            _pull, marker = chimera_pull(self.client, self.settings, d.issue)
+            return marker.run_id if marker is not None else None
+        try:
+            return derived_run_id(d.issue, self.ctx.workflow_run)
+        except HandoffError as exc:
+            self.audit.record("run_id_refused", reason=str(exc))
+            return None
+
+    def marker_artifact(self) -> str | None:
+        """The agent attempt's artifact name for the marker (the ``agent-artifact`` input,
+        a job output of the agent job): ``None`` when it is not an artifact name."""
+        try:
+            return check("artifact", self.settings.run_artifact, "agent-artifact")
+        except HandoffError as exc:
+            self.audit.record("artifact_refused", reason=str(exc))
+            return None
 
     def adopted_from(self) -> str:
         """The acceptance digest this re-run replaced (``""``: it replaced none), re-derived
@@ -160,12 +231,12 @@ class PublisherBase:
             d = self.decided
             before = ""
             if d.mode == "rerun":
-                _pull, marker = chimera_pull(self.client, self.settings, d.issue)
-                marker = marker or {}
-                ours = self.ctx.workflow_run is not None and str(marker.get("workflow_run")) == str(
+                _pull, found = chimera_pull(self.client, self.settings, d.issue)
+                marker = found or PrMarker()
+                ours = self.ctx.workflow_run is not None and marker.workflow_run == str(
                     self.ctx.workflow_run
                 )
-                before = str(marker.get("adopted_from" if ours else "acceptance_sha256") or "")
+                before = (marker.adopted_from if ours else marker.acceptance_sha256) or ""
             self._adopted = before if before != d.acceptance_sha256 else ""
         return self._adopted
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from chimera.github.settings import ActionSettings
     from chimera.governance.audit import AuditLog
 
-__all__ = ["ADVISORY_REASON", "GateResult", "PublishAudit", "gate"]
+__all__ = ["ADVISORY_REASON", "GateResult", "PublishAudit", "gate", "pause_reasons"]
 
 ADVISORY_REASON = "the verdict was not sandboxed (sandbox: scrubbed): it is advisory"
 
@@ -61,11 +61,17 @@ class GateResult:
 
     Attributes:
         refusal: ``None`` when the change may be pushed; else ``(kind, detail)``.
-        verdict: verify's verdict (``passed`` / ``failed`` / ``error``).
+        verdict: verify's verdict (``passed``, ``paused``, ``failed``, ``error``, ``held``).
         advisory: ``sandbox: scrubbed`` — the verdict is advisory.
         patch: the patch text (its hash matched verify's).
         scan: the scan of the patch.
-        risk_reasons: why the change is risky (empty: low risk).
+        risk_reasons: why the change is risky (empty: low risk); for a resume, what changed
+            since the approved head. Spec files the patch adds count here too (they can only
+            hold a change for a person, never let one through).
+        pause_reasons: why the whole patch is risky from the base commit alone — deletions,
+            the base's high-risk paths, ``risk: high`` requirements of decide's acceptance
+            block, never a spec file the patch adds. A ``paused`` verdict is acted on only
+            when this is not empty (:func:`pause_reasons`).
         spec_change: the patch touches the Spec folder.
     """
 
@@ -75,6 +81,7 @@ class GateResult:
     patch: str = ""
     scan: ScanResult = field(default_factory=ScanResult)
     risk_reasons: list[str] = field(default_factory=list)
+    pause_reasons: list[str] = field(default_factory=list)
     spec_change: bool = False
 
     @property
@@ -86,9 +93,35 @@ class GateResult:
         return bool(self.risk_reasons)
 
 
+def _declared_high(reqs: list[dict[str, Any]]) -> list[str]:
+    return sorted({str(r.get("id")) for r in reqs if str(r.get("risk", "")).lower() == "high"})
+
+
+def _acceptance_high(decided: Decided) -> list[str]:
+    """Ids declared ``risk: high`` in decide's acceptance block (read as data)."""
+    # verify already judged an unreadable block; publish only needs the risk here.
+    with contextlib.suppress(ChimeraError):
+        return _declared_high(acceptance_requirements(decided.acceptance))
+    return []
+
+
+def pause_reasons(decided: Decided, patch: str, high_risk_paths: Sequence[str]) -> list[str]:
+    """Why ``patch`` is risky judged from the base commit alone (see
+    :attr:`GateResult.pause_reasons`): its deletions, the base configuration's
+    ``high_risk_paths`` it touches, and the ``risk: high`` requirements of decide's
+    acceptance block. A spec file the patch adds never counts: its author is the agent."""
+    try:
+        rows = [(c.path, c.status) for c in read_changes(patch)[0]] if patch.strip() else []
+    except PatchUnreadable:
+        rows = []
+    return patch_risk(
+        rows, high_risk_paths=high_risk_paths, high_risk_requirements=_acceptance_high(decided)
+    )
+
+
 def _high_risk_requirements(decided: Decided, patch: str, spec_dir: str) -> list[str]:
     """Ids declared ``risk: high`` in decide's acceptance block or in spec files the patch
-    adds (their YAML is read as data; nothing runs)."""
+    adds (their YAML is read as data; nothing runs). Only ever holds a change for a person."""
     import yaml
 
     reqs: list[dict[str, Any]] = []
@@ -107,7 +140,7 @@ def _high_risk_requirements(decided: Decided, patch: str, spec_dir: str) -> list
                 continue
             items = data.get("requirements") if isinstance(data, dict) else None
             reqs += [i for i in items or [] if isinstance(i, dict)]
-    return sorted({str(r.get("id")) for r in reqs if str(r.get("risk", "")).lower() == "high"})
+    return _declared_high(reqs)
 
 
 def gate(
@@ -179,12 +212,17 @@ def gate(
     result.risk_reasons = patch_risk(
         rows, high_risk_paths=base.config.run.high_risk_paths, high_risk_requirements=risky_ids
     )
+    result.pause_reasons = pause_reasons(decided, patch, base.config.run.high_risk_paths)
+    if verified.verdict == "paused":
+        # A paused change is held whatever changed since an approval: say why it is risky.
+        result.risk_reasons += [r for r in result.pause_reasons if r not in result.risk_reasons]
     if advisory:
         result.risk_reasons.append(ADVISORY_REASON)
     result.spec_change = any(f.startswith(spec_dir) for f in result.scan.files)
     audit.record(
         "derived",
         risk_reasons=result.risk_reasons,
+        pause_reasons=result.pause_reasons,
         spec_change=result.spec_change,
         scan=result.scan.to_json(),
     )

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from chimera.errors import ChimeraError, GitHubError, GitHubPermissionDenied
+from chimera.github.carriers import PrMarker
 from chimera.github.checkrun import RequirementLine, claimed_lines, post_spec_check, spec_rows
 from chimera.github.client import PullInfo
 from chimera.github.documents import pr_body
@@ -36,25 +37,29 @@ class PullRequestStep(PublisherBase):
 
     def _pull_request(self, g: GateResult, *, head: str, held_unmet: bool) -> PublishResult:
         d = self.decided
-        awaiting = g.risk_high
-        paused = self.outcome is not None and self.outcome.status == "awaiting_approval"
+        awaiting = g.risk_high or held_unmet
+        # An approval resumes the run when verify found it paused; a held change whose goal
+        # is met resumes only a run that says it awaits approval (else the approval starts
+        # CI): either way a person approves first, and nothing here pushes anything.
+        paused = held_unmet or (awaiting and self.run_paused)
         draft = awaiting or bool(g.scan.flagged) or g.advisory
-        marker = {
-            "issue": d.issue,
-            "run_id": self.outcome.run_id if self.outcome else None,
-            "workflow_run": self.ctx.workflow_run,
-            "artifact": self.settings.run_artifact,
-            "status": "awaiting_approval" if awaiting else "ready",
-            "paused": paused,
-            "started_by": d.started_by,
-            "risk": "high" if awaiting else "low",
-            "spec_change": g.spec_change,
-            "base": d.base_sha,
-            "acceptance_sha256": d.acceptance_sha256,
-            "head": head,
-        }
-        if self.adopted_from():
-            marker["adopted_from"] = self.adopted_from()
+        # Every field derived here or taken from decide (never from the agent's artifact),
+        # and written through the same grammar every reader parses it with.
+        marker = PrMarker(
+            issue=d.issue,
+            run_id=self.run_id(),
+            workflow_run=self.ctx.workflow_run or None,
+            artifact=self.marker_artifact(),
+            status="awaiting_approval" if awaiting else "ready",
+            paused=paused,
+            started_by=d.started_by or None,
+            risk="high" if awaiting else "low",
+            spec_change=g.spec_change,
+            base=d.base_sha,
+            acceptance_sha256=d.acceptance_sha256,
+            head=head,
+            adopted_from=self.adopted_from() or None,
+        ).to_marker()
         body = pr_body(
             issue=d.issue,
             report=self.report,
@@ -79,7 +84,7 @@ class PullRequestStep(PublisherBase):
         )
         if not created and earlier is not None and self.ctx.workflow_run:
             # A re-run of this step finds the PR this run opened: it still "opened" it.
-            created = earlier.get("workflow_run") == self.ctx.workflow_run and d.mode == "run"
+            created = earlier.workflow_run == self.ctx.workflow_run and d.mode == "run"
         labels = [LABEL_RISK_HIGH] if awaiting else []
         if g.spec_change:
             labels.append(LABEL_SPEC_CHANGE)

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from chimera.github.carriers import queued_marker
 from chimera.github.claims import (
     BUSY,
     HOUR,
@@ -52,7 +53,7 @@ from chimera.github.claims import (
 )
 from chimera.github.client import GitHubClient, PullInfo
 from chimera.github.starter import holds_slot
-from chimera.github.summary import code, parse_marker, render_marker
+from chimera.github.summary import code, render_marker
 
 __all__ = [
     "ALL_STATE_LABELS",
@@ -230,9 +231,9 @@ class ChangeQueue:
         for _cid, author, body in self.client.comments(issue):
             if author not in self.identities:
                 continue
-            data = parse_marker(body, "queued")
-            if data is not None and data.get("issue") == issue:
-                entry = QueueEntry(issue, str(data.get("labeller", "")), str(data.get("at", "")))
+            marker = queued_marker(body, issue)  # parsed once, each field's grammar
+            if marker is not None:
+                entry = QueueEntry(issue, marker.labeller, marker.at)
         return entry
 
     def queued(self) -> list[QueueEntry]:

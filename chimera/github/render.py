@@ -21,7 +21,6 @@ on it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,6 +28,9 @@ from typing import Any
 
 from chimera.github.summary import code, render_marker
 from chimera.github.untrusted import fence_block
+from chimera.orchestration.graph import CardStatus
+from chimera.orchestration.state import RunStatus, StopReason
+from chimera.spec.model import Status
 
 __all__ = [
     "SECTION_ORDER",
@@ -43,8 +45,13 @@ __all__ = [
     "untrusted",
 ]
 
-# A bare lowercase status word cannot carry Markdown: shown as is, anything else as a span.
-_WORD = re.compile(r"[a-z_ ]{1,30}")
+# Chimera's own status words are shown as they are; anything else — any word an untrusted field
+# holds, even a harmless-looking one — as a code span.
+_VOCABULARY = frozenset(
+    {*(s.value for s in RunStatus), *(s.value for s in StopReason), *(s.value for s in Status)}
+    | {s.value for s in CardStatus}
+    | {"red", "not checked", "bwrap", "scrubbed", "unknown"}
+)
 
 SECTION_ORDER = (
     "claim",  # what the writer asserts (the Spec verdict it re-derived)
@@ -79,8 +86,9 @@ class Span:
 
 
 def inert(value: Any) -> str:
-    """An untrusted value as inert Markdown: a number or a bare lowercase word as is, anything
-    else as a sanitised one-line code span (:func:`~chimera.github.summary.code`)."""
+    """An untrusted value as inert Markdown: a number or one of Chimera's status words
+    (``passed``, ``failed``, ``red``, a run's or a card's status) as is, anything else as a
+    sanitised one-line code span (:func:`~chimera.github.summary.code`)."""
     if isinstance(value, Span):
         value, limit = value.value, value.limit
     else:
@@ -88,7 +96,7 @@ def inert(value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)  # a number the report model validated carries no Markdown
     text = str(value)
-    return text if _WORD.fullmatch(text) else code(text, limit)
+    return text if text in _VOCABULARY else code(text, limit)
 
 
 @dataclass(frozen=True)

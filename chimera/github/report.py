@@ -15,6 +15,7 @@ the trust-chain work. Keep it that way: a field added here is shown, never acted
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -197,6 +198,6 @@ def read_report(folder: Path) -> RunReport | None:
             version, a missing field, a wrong type, an unknown field).
     """
     path = folder / REPORT_FILE
-    if not path.exists():
+    if not os.path.lexists(path):  # a dangling link is refused by read_model, not skipped
         return None
     return read_model(path, RunReport, "run report")

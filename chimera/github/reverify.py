@@ -8,6 +8,9 @@ again: an acceptance requirement must be red on the base (an ``error`` only for 
 target) and green after; nothing green on the base may turn red; the patch may add
 requirements but not delete or change existing ones (nor the acceptance decide recorded).
 An issue without a ``chimera`` block takes the requirements the patch adds as its acceptance.
+A goal not met yet, whose only red requirements are goal requirements, may still be a
+legitimate pause after a risky step: verify re-derives that itself (``paused``,
+:mod:`chimera.github.pause`).
 
 ``check_drift`` runs on both trees with the sandbox as its command runner, so agent-written
 code (a ``command`` check runs the project's tests) executes only inside it.
@@ -23,6 +26,7 @@ from typing import Any
 
 from chimera.errors import ChimeraError, SpecError
 from chimera.github.basecommit import BaseFiles, export_tree
+from chimera.github.pause import find_pause
 from chimera.github.trust import acceptance_requirements
 from chimera.orchestration.goal import (
     Goal,
@@ -45,7 +49,9 @@ class GoalVerdict:
     """What the goal check found.
 
     Attributes:
-        verdict: ``passed``, ``failed`` or ``error`` (the goal could not be rebuilt).
+        verdict: ``passed``, ``paused`` (a risky step verified, the rest of the goal waiting
+            for approval: :mod:`chimera.github.pause`), ``failed`` or ``error`` (the goal
+            could not be rebuilt).
         reasons: why not ``passed``, one line each.
         goal: the acceptance requirement ids that had to turn green.
         before / after: requirement id → status on the base and on base + patch.
@@ -140,6 +146,7 @@ def judge_patch(
     spec_path: str,
     runner_for: RunnerFor,
     options: Any = None,
+    patch: str = "",
 ) -> GoalVerdict:
     """Judge the patched tree against the goal rebuilt from the base (module docstring).
 
@@ -150,9 +157,13 @@ def judge_patch(
         spec_path: the Spec's path relative to the repository root.
         runner_for: the sandbox runner of ``command`` checks over a tree.
         options: :class:`~chimera.spec.engine.EngineOptions` from the base configuration.
+        patch: the patch the patched tree was built from: its deletions and paths decide
+            whether a goal that is not met yet is a legitimate pause
+            (:func:`chimera.github.pause.find_pause`).
 
     Returns:
-        The verdict; never raises for a goal that cannot be rebuilt (``error``, with why).
+        The verdict (``passed``, ``paused``, ``failed`` or ``error``); never raises for a
+        goal that cannot be rebuilt (``error``, with why).
     """
     base_tree, patched_tree = trees
     folder = base_files.folder / "_acceptance"
@@ -208,16 +219,34 @@ def judge_patch(
         goal_spec, patched_tree, runner=runner_for(patched_tree), options=options, only=runnable
     )
     unmet = goal.unmet(after)
+    blocked = bool(reasons) or bool(goal.regressions(after))
     reasons += [
         f"{rid} is {after.by_id()[rid].status.value} after the patch"
         + (" (it passed on the base)" if rid in goal.protected else "")
         for rid in unmet
     ]
+    statuses = {r.id: r.status.value for r in after}
+    verdict = "failed" if reasons else "passed"
+    if verdict == "failed" and not blocked:
+        # Only goal requirements are red: a risky step verified may be a pause. Requirements
+        # as the base Spec and decide's block define them; never an added file's.
+        defined = {r.id: r for r in base_spec.requirements}
+        block = {str(r.get("id")) for r in reqs}
+        defined |= {r.id: r for r in goal_spec.requirements if r.id in block}
+        pause = find_pause(
+            goal=accepted,
+            defined=defined,
+            after=statuses,
+            patch=patch,
+            high_risk_paths=base_files.config.run.high_risk_paths,
+        )
+        if pause is not None:
+            verdict, reasons = "paused", pause.reasons()
     return GoalVerdict(
-        "failed" if reasons else "passed",
+        verdict,
         reasons,
         goal=accepted,
         before={r.id: r.status.value for r in before},
-        after={r.id: r.status.value for r in after},
+        after=statuses,
         evidence={r.id: r.render(max_evidence=3)[:2000] for r in after if not r.passed},
     )

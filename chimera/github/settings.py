@@ -82,6 +82,17 @@ def _variable(env: Mapping[str, str]) -> str:
     return raw
 
 
+def _artifact_name(env: Mapping[str, str]) -> str:
+    from chimera.errors import HandoffError
+    from chimera.github.carriers import check
+
+    raw = env.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run"
+    try:
+        return check("artifact", raw, "CHIMERA_ARTIFACT_NAME")
+    except HandoffError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
 def _deps_dir(env: Mapping[str, str]) -> str:
     raw = env.get("CHIMERA_DEPS_DIR", "").strip()
     if raw and not raw.startswith("/"):
@@ -142,7 +153,7 @@ class ActionSettings:
         model, spec_path, max_attempts, max_iterations, budget_usd, budget_tokens,
         diff_feedback: passed on to ``chimera run``.
         memory: the run recalls and records memories (input ``memory: false`` turns it off).
-        artifact_name: the run artifact's base name.
+        artifact_name: the run artifact's base name (letters, digits, ``.``, ``_``, ``-``).
         agent_artifact: the artifact the agent job's attempt uploads
             (``<artifact_name>-attempt-<n>``, action.yml names it; verify and publish
             get it as ``agent-artifact``); empty: a local run, :attr:`run_artifact` is
@@ -252,7 +263,7 @@ class ActionSettings:
             budget_tokens=budget_tokens,
             diff_feedback=_bool(e, "CHIMERA_DIFF_FEEDBACK", False),
             memory=_bool(e, "CHIMERA_MEMORY", True),
-            artifact_name=e.get("CHIMERA_ARTIFACT_NAME", "").strip() or "chimera-run",
+            artifact_name=_artifact_name(e),
             agent_artifact=e.get("CHIMERA_AGENT_ARTIFACT", "").strip(),
             sandbox=_sandbox(e),
             runner_ephemeral=_bool(e, "CHIMERA_RUNNER_EPHEMERAL", False),

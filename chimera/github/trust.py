@@ -24,6 +24,7 @@ from typing import Any
 
 from chimera.errors import ChimeraError, ConfigError
 from chimera.github.basecommit import sha256_text
+from chimera.github.carriers import check
 from chimera.orchestration.goal import extract_spec_blocks
 
 __all__ = [
@@ -58,7 +59,7 @@ VERIFY_OUTPUTS = ("base_sha", "patch_sha256", "spec_digest", "verdict", "results
 """verify's outputs publish receives: as the input ``verified-<name>`` (``_`` → ``-``).
 ``results`` (requirement id → status) is data the Spec check cross-checks, not part of
 :class:`Verified`."""
-VERDICTS = ("passed", "failed", "error", "held")
+VERDICTS = ("passed", "paused", "failed", "error", "held")
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -109,6 +110,21 @@ def _need(env: Mapping[str, str], name: str, pattern: re.Pattern[str] | None = N
     return value
 
 
+def _optional(env: Mapping[str, str], name: str, kind: str) -> str:
+    """``env[name]`` stripped (``""`` when unset) when it fits the carriers' grammar ``kind``.
+
+    Raises:
+        ConfigError: one line naming the variable and the problem.
+    """
+    value = env.get(name, "").strip()
+    if not value:
+        return ""
+    try:
+        return check(kind, value, name)
+    except ChimeraError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
 @dataclass(frozen=True)
 class Decided:
     """decide's outputs, as the later jobs receive them.
@@ -145,7 +161,7 @@ class Decided:
             ChimeraError: the acceptance block does not match the hash decide recorded.
         """
         raw_issue = _need(env, "CHIMERA_DECIDED_ISSUE").lstrip("#")
-        if not raw_issue.isdigit():
+        if not (raw_issue.isascii() and raw_issue.isdigit() and int(raw_issue) > 0):
             raise ConfigError(f"CHIMERA_DECIDED_ISSUE: {raw_issue[:20]!r} is not an issue number")
         mode = _need(env, "CHIMERA_DECIDED_MODE")
         if mode not in MODES:
@@ -164,19 +180,23 @@ class Decided:
         if not isinstance(blocks, list) or not all(isinstance(b, str) for b in blocks):
             raise ConfigError("CHIMERA_DECIDED_ACCEPTANCE: expected a JSON list of strings")
         pull = env.get("CHIMERA_DECIDED_PULL", "").strip()
+        if pull and not (pull.isascii() and pull.isdigit() and int(pull) > 0):
+            raise ConfigError(f"CHIMERA_DECIDED_PULL: {pull[:20]!r} is not a PR number")
         head = env.get("CHIMERA_DECIDED_HEAD_SHA", "").strip()
         if head and not _SHA.fullmatch(head):
             raise ConfigError(f"CHIMERA_DECIDED_HEAD_SHA: {head[:80]!r} is not a commit")
+        base_ref = _optional(env, "CHIMERA_DECIDED_BASE_REF", "branch")
+        started_by = _optional(env, "CHIMERA_DECIDED_STARTED_BY", "login")
         return cls(
             issue=int(raw_issue),
             mode=mode,
             base_sha=_need(env, "CHIMERA_DECIDED_BASE_SHA", _SHA),
             acceptance=tuple(blocks),
             acceptance_sha256=digest,
-            pull=int(pull) if pull.isdigit() else None,
+            pull=int(pull) if pull else None,
             head_sha=head or None,
-            base_ref=env.get("CHIMERA_DECIDED_BASE_REF", "").strip() or None,
-            started_by=env.get("CHIMERA_DECIDED_STARTED_BY", "").strip(),
+            base_ref=base_ref or None,
+            started_by=started_by,
         )
 
     def to_outputs(self) -> dict[str, str]:
@@ -196,8 +216,10 @@ class Decided:
 
 @dataclass(frozen=True)
 class Verified:
-    """verify's outputs: what it checked and its verdict (``passed``, ``failed``, ``error``,
-    or ``held``: the visible goal passed and a held-out requirement did not)."""
+    """verify's outputs: what it checked and its verdict (``passed``; ``paused``: a risky
+    change whose risky step is verified while the rest of the goal waits for approval, see
+    :mod:`chimera.github.pause`; ``failed``; ``error``; or ``held``: the visible goal passed
+    and a held-out requirement did not)."""
 
     base_sha: str
     patch_sha256: str

@@ -94,7 +94,8 @@ def render_audit_summary(path: Path, head: str | None = None) -> str:
     out: list[str] = [f"## Chimera audit — run {_code(', '.join(run_ids) or 'unknown', 80)}", ""]
     out.extend(_verification_lines(path, verification, head, len(events), unreadable))
     if events:
-        out.append(f"- Time: {events[0].get('ts', '?')} → {events[-1].get('ts', '?')}")
+        first, last = events[0].get("ts", "?"), events[-1].get("ts", "?")
+        out.append(f"- Time: {_code(first, 40)} → {_code(last, 40)}")
     out.append("")
     out.extend(_outcome(by_event))
     out.extend(_verdicts(by_event))

@@ -1,11 +1,13 @@
-"""SecretRedactor: secret values (credential-named environment variables, dotenv files) and
-known credential formats replaced by ``[REDACTED:<name>]`` in text bound for a model, a
-transcript or the audit log.
+"""SecretRedactor: secret values (credential-named environment variables, the workspace's
+secret files), known credential formats and secrets recognised by their shape (PEM private-key
+blocks, values of credential-named keys: :mod:`chimera.governance.secret_text`) replaced by
+``[REDACTED:<name>]`` in text bound for a model, a transcript or the audit log.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,10 +20,13 @@ class SecretRedactor:
     ``search`` tool may walk into a ``.env`` file, a test may print its environment. Output
     redaction is the second line: every value of a credential-named environment variable
     (``*_TOKEN``, ``*_API_KEY``, ``*PASSWORD*`` ... of at least ``min_length`` characters),
-    every value in the workspace's dotenv files at any depth (``.env``, ``config/.env.local``
-    ...; examples and templates excepted), and every known credential format (AWS, GitHub,
-    OpenAI, Anthropic, Slack ... tokens) is replaced by ``[REDACTED:<name>]`` in the tool's
-    output, so it reaches neither the provider, the transcript nor the audit log.
+    every value in the workspace's secret files at any depth (``.env``, ``config/.env.local``,
+    ``prod.env``, ``secrets.yaml`` ...: :mod:`chimera.sandbox.secret_files`; examples and
+    templates excepted), every known credential format (AWS, GitHub, OpenAI, Anthropic, Slack
+    ... tokens), every PEM private-key block and every value assigned to a credential-named key
+    (``DB_PASSWORD=…``, ``password: …``, ``"client_secret": "…"``, ``oauth_*``) is replaced by
+    ``[REDACTED:<name>]`` in the tool's output, so it reaches neither the provider, the
+    transcript nor the audit log.
 
     Args:
         values: secret values by name.
@@ -43,9 +48,12 @@ class SecretRedactor:
         workspace: Path | str | None = None,
         min_length: int = 8,
     ) -> SecretRedactor:
-        """Secrets from ``environ`` (default ``os.environ``) and, when given, the dotenv files
-        at the workspace root (``.env``, ``.env.local`` ...; read with python-dotenv when
-        installed; a file that cannot be read is skipped)."""
+        """Secrets from ``environ`` (default ``os.environ``) and, when given, the workspace's
+        secret files at any depth (:func:`chimera.sandbox.secret_files.secret_files`): every
+        value of a dotenv-shaped one (``.env``, ``prod.env``; read with python-dotenv when
+        installed), every assigned value of a ``credentials.*`` / ``secrets.*`` data file. A
+        file that cannot be read is skipped; key files need no value: their PEM blocks are
+        found by shape."""
         from chimera.governance.rules import is_secret_name
 
         env = os.environ if environ is None else environ
@@ -54,15 +62,19 @@ class SecretRedactor:
             if is_secret_name(name):
                 redactor.add(name, value)
         if workspace is not None:
-            from chimera.sandbox.layout import dotenv_files
+            from chimera.sandbox.secret_files import is_dotenv_shaped, secret_files
 
             root = Path(workspace)
             # Every depth (config/.env too): the same files the sandbox masks.
-            for path in dotenv_files(root):
+            for path in secret_files(root):
                 label = (
                     path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
                 )
-                for name, value in _dotenv_values(path).items():
+                if is_dotenv_shaped(path.name):
+                    values = _dotenv_values(path)
+                else:
+                    values = _assigned_values(path)
+                for name, value in values.items():
                     redactor.add(f"{label}:{name}", value)
         return redactor
 
@@ -105,6 +117,7 @@ class SecretRedactor:
     def _redact(self, text: str) -> tuple[str, list[tuple[str, bool]]]:
         """The redacted text and ``(name, is a known format)`` for each thing replaced."""
         from chimera.governance.rules import find_secret_formats
+        from chimera.governance.secret_text import PRIVATE_KEY_LABEL, find_secret_spans
 
         found: list[tuple[str, bool]] = []
         for value in sorted(self._values, key=len, reverse=True):
@@ -116,6 +129,17 @@ class SecretRedactor:
             if match in text:
                 text = text.replace(match, f"[REDACTED:{label}]")
                 found.append((label, True))
+        # Found by shape, last: a value or format already replaced reads [REDACTED:...], which
+        # is no literal any more. Replaced from the end so earlier offsets stay valid.
+        marks = [(m.start(), m.end()) for m in _MARK.finditer(text)]
+        spans = [
+            (label, start, end)
+            for label, start, end in find_secret_spans(text, min(self.min_length, 6))
+            if not any(start < m_end and m_start < end for m_start, m_end in marks)
+        ]
+        for label, start, end in reversed(spans):
+            text = f"{text[:start]}[REDACTED:{label}]{text[end:]}"
+        found += [(label, label == PRIVATE_KEY_LABEL) for label, _, _ in spans]
         return text, found
 
     def redact_json(
@@ -179,6 +203,32 @@ def _b64_core(raw: bytes, shift: int) -> str:
     start = 4 if shift else 0
     # The last group may mix in the following bytes (or padding): drop it.
     return text[start:-4]
+
+
+_MAX_SECRET_FILE = 1024 * 1024
+_MARK = re.compile(r"\[REDACTED:[^\]\n]*\]")
+
+
+def _assigned_values(path: Path) -> dict[str, str]:
+    """``{key: value}`` of every ``key: value`` / ``key = value`` / ``"key": "value"`` line of
+    a data file (a ``secrets.yaml``, a ``credentials.json``), whatever the key's name: a file
+    that holds secrets by what it is holds them under any key. Larger than 1 MiB, binary or
+    unreadable: nothing."""
+    try:
+        if path.stat().st_size > _MAX_SECRET_FILE:
+            return {}
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    pair = re.compile(
+        r"""^\s*["']?([A-Za-z0-9_.\-]+)["']?\s*[:=]\s*["']?([^"'\s,#][^"'\n,#]*?)["']?\s*,?\s*$"""
+    )
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        m = pair.match(line)
+        if m:
+            values.setdefault(m.group(1), m.group(2).strip())
+    return values
 
 
 def _dotenv_values(path: Path) -> dict[str, str]:

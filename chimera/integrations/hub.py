@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chimera.errors import ChimeraError
+from chimera.errors import ChimeraError, MissingExtraError
+from chimera.integrations.describe import describe_tool
 from chimera.integrations.model import ConnectorContext, ConnectorDecl, ConnectorTool, OpenConnector
 from chimera.integrations.names import TOOL_NAME, tool_name
 from chimera.protocols import ToolResult, ToolSchema
@@ -26,13 +27,20 @@ __all__ = ["ConnectorHub", "HubTool", "HubTools", "schema_of"]
 
 
 class NamedTool:
-    """A connector tool under its provider-safe name, its description tagged with the source."""
+    """A connector tool under its provider-safe name; its description tagged with the source
+    and its descriptions fenced as data (:func:`~chimera.integrations.describe.describe_tool`).
+
+    Raises:
+        ConnectorError: the tool's schema holds a string the model would read outside the
+            fence that is unsafe (the hub reports it and leaves the tool out).
+    """
 
     def __init__(self, inner: ConnectorTool, name: str, connector: str) -> None:
         self.inner = inner
         self.name: str = name
-        self.description: str = f"[connector {connector}] {inner.description}"[:1024]
-        self.parameters: dict[str, Any] = inner.parameters
+        self.description, self.parameters = describe_tool(
+            connector, str(inner.description or ""), inner.parameters or {}
+        )
         self.sends: bool = inner.sends
 
     def __call__(self, **kwargs: Any) -> ToolResult:
@@ -103,7 +111,12 @@ class ConnectorHub:
         self._lock = threading.Lock()
 
     def tools(self) -> HubTools:
-        """Open every connector (once) and return its named tools and the problems."""
+        """Open every connector (once) and return its named tools and the problems.
+
+        Raises:
+            MissingExtraError: a connector's kind needs an extra that is not installed (a
+                fact about the install, not a problem of one connector).
+        """
         with self._lock:
             if self._result is None:
                 self._result = self._open_all()
@@ -115,6 +128,8 @@ class ConnectorHub:
         for decl in self.decls:
             try:
                 opened = decl.kind.open(self.ctx)
+            except MissingExtraError:
+                raise  # the install lacks the connector's extra: not this connector's problem
             except ChimeraError as exc:
                 result.problems.append(f"connector {decl.name!r} ({decl.location}): {exc}")
                 continue
@@ -141,7 +156,11 @@ class ConnectorHub:
                 quarantined = quarantine is not None and any(
                     fnmatchcase(raw.name, p) for p in quarantine.tools
                 )
-                named = NamedTool(raw, name, decl.name)
+                try:
+                    named = NamedTool(raw, name, decl.name)
+                except ChimeraError as exc:
+                    result.problems.append(f"tool {raw.name!r} of connector {decl.name!r}: {exc}")
+                    continue
                 named.sends = sends
                 result.tools.append(HubTool(named, decl.name, raw.name, sends, quarantined))
         return result

@@ -4,12 +4,15 @@ A stdio server is a child process of Chimera. As a plain child it could read Chi
 environment — the LLM key included — through ``/proc/<parent>/environ``, and every file the
 user can. So it starts under bubblewrap with the command sandbox's filesystem allowlist
 (system and toolchain folders read-only, fresh ``/tmp`` and home, credential stores and
-dotenv files masked) and its own pid namespace with a fresh ``/proc``, but **with** the
+secret files masked) and its own pid namespace with a fresh ``/proc``, but **with** the
 network (``--share-net``): reaching its service is the server's job. The project root is
 mounted read-only; the environment is the sandbox's allowlist plus the variables the
 declaration names (its own credentials), nothing else.
 
-This builds on :mod:`chimera.sandbox`'s parts (``bwrap_argv``, the layout helpers); it does
+Bubblewrap's options reach it through a file descriptor (:mod:`chimera.sandbox.launch`), so
+the server's ``/proc/1/cmdline`` shows no mount, path or variable of the host.
+
+This builds on :mod:`chimera.sandbox`'s parts (``bwrap_options``, the layout helpers); it does
 not construct a :class:`~chimera.sandbox.Sandbox`, whose only builder is the session factory
 and whose profile (no network, writable workspace) is the agent's, not a server's.
 """
@@ -22,17 +25,18 @@ from pathlib import Path
 from typing import Literal
 
 from chimera.errors import ConnectorError, SandboxError
-from chimera.sandbox.bwrap import Mounts, bwrap_argv, probe_bwrap
+from chimera.sandbox.bwrap import Mounts, bwrap_options, probe_bwrap
 from chimera.sandbox.env import build_env
+from chimera.sandbox.launch import new_launch
 from chimera.sandbox.layout import (
     Layout,
     credential_paths,
-    dotenv_files,
     system_dirs,
     toolchain_paths,
     unreadable_in_etc,
 )
 from chimera.sandbox.limits import SandboxLimits
+from chimera.sandbox.secret_files import secret_files
 
 __all__ = ["server_command"]
 
@@ -104,19 +108,24 @@ def server_command(
     env["TMPDIR"] = "/tmp"
     lim = limits or SandboxLimits()
     present = [Path(p).resolve() for p in hidden if os.path.lexists(p)]
-    prefix = bwrap_argv(
+    options = bwrap_options(
         probe,
         layout=_layout(root),
         mounts=Mounts(
             workspace=root,
             read_only=(root,),
-            masked=(*dotenv_files(root), *(p for p in present if not p.is_dir())),
+            masked=(*secret_files(root), *(p for p in present if not p.is_dir())),
             masked_dirs=tuple(p for p in present if p.is_dir()),
         ),
         cwd=root,
         env=env,
         network=True,
         tmpfs_bytes=lim.tmpfs_bytes,
-        limits=lim.prlimit_args(),
     )
-    return [*prefix, *argv], env
+    assert probe.path is not None and probe.prlimit is not None
+    # No write cap: the root is read-only. The launch folder goes with the shell that reads it.
+    launch = new_launch(outside=root)
+    full = launch.finish(
+        probe.path, options, argv, limits=[probe.prlimit, *lim.prlimit_args()], workspace=root
+    )
+    return full, env

@@ -38,7 +38,8 @@ from chimera.orchestration.open_session import FinishingPart, Session, SessionPa
 from chimera.protocols import EventSink, ExperienceStore, SupportsComplete
 from chimera.providers import SCRIPTED_PREFIX, BudgetedBackend, TokenBudget
 from chimera.runner import CommandRunner
-from chimera.sandbox import Sandbox
+from chimera.sandbox import Sandbox, SandboxLimits
+from chimera.sandbox.limits import MIB
 
 if TYPE_CHECKING:
     from chimera.core.heldout import HeldOutDir
@@ -57,6 +58,7 @@ __all__ = [
     "open_audit",
     "read_only_governance",
     "resolve_model",
+    "sandbox_limits",
     "verify_sandbox",
 ]
 
@@ -181,6 +183,8 @@ class SessionFactory:
             network=config.sandbox.network,
             hidden=hidden,
             deps_dir=config.sandbox.deps_path(root),
+            limits=sandbox_limits(config),
+            unmask=config.sandbox.unmask,
         )
         prepared = Prepared(
             root=root,
@@ -308,6 +312,8 @@ class SessionFactory:
                     "run_id": run_id,
                     "run_dir": run_dir.relative_to(root).as_posix(),
                     "sandbox": session.sandbox_description,
+                    "sandbox_mode": session.sandbox.mode
+                    + (" (weaker)" if session.sandbox.weaker else ""),
                 },
             )
         return session
@@ -325,6 +331,13 @@ def read_only_governance(root: Path, audit: AuditLog, *, untrusted: bool, task: 
     return wrap
 
 
+def sandbox_limits(config: ChimeraConfig) -> SandboxLimits:
+    """The sandbox's resource limits with ``[tool.chimera.sandbox] write_cap_mib`` (``0``: no
+    total write cap)."""
+    cap = config.sandbox.write_cap_mib
+    return SandboxLimits(write_cap_bytes=cap * MIB if cap else None)
+
+
 def disposable_checks(config: ChimeraConfig) -> Callable[[Path], CommandRunner]:
     """For a tree's root, the runner of its ``command`` checks: a sandbox over that root (the
     configured mode, environment allowlist and network) running each command in a disposable
@@ -337,6 +350,8 @@ def disposable_checks(config: ChimeraConfig) -> Callable[[Path], CommandRunner]:
             env_allow=config.sandbox.env_allow,
             network=config.sandbox.network,
             deps_dir=config.sandbox.deps_path(root),
+            limits=sandbox_limits(config),
+            unmask=config.sandbox.unmask,
         )
         return sandbox.for_checks(root)
 

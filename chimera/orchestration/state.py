@@ -15,6 +15,7 @@ Action carries it as a workflow artifact), ``chimera resume RUN_ID`` continues i
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +27,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.atomic import atomic_write_json, atomic_write_text
-from chimera.errors import ChimeraError, MissingExtraError, UsageError
+from chimera.confine import confined
+from chimera.errors import ChimeraError, UnsafePathError, UsageError
+from chimera.localstate import ensure_ignored, make_dirs
 
 RUNS_DIR = Path(".chimera") / "runs"
 STATE_FILE = "state.json"
@@ -35,6 +38,8 @@ SUMMARY_FILE = "summary.json"
 AUDIT_FILE = "audit.jsonl"
 LOCK_FILE = "run.lock"
 STATE_VERSION = 1
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+"""The run store's id rule (:func:`check_run_id`)."""
 
 
 class RunStatus(StrEnum):
@@ -126,27 +131,33 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def check_run_id(run_id: object, what: str = "run id") -> str:
+    """``run_id`` when it is a well-formed run id: 1 to 100 characters of letters, digits,
+    ``.``, ``_`` and ``-``, starting with a letter or digit — one plain folder name, never
+    ``..``, a path or a control character. The run store's one rule: every id read from
+    somewhere less trusted (a PR marker, an artifact) passes it before a folder is named.
+
+    Raises:
+        UsageError: one line naming ``what`` and the value.
+    """
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        shown = repr(run_id)[:80]
+        raise UsageError(
+            f"invalid {what} {shown}: a run id is 1-100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return run_id
+
+
 def new_run_id() -> str:
     """A sortable, unique run id: ``YYYYmmdd-HHMMSS-<6 hex>``."""
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-def ensure_ignored(chimera_dir: Path) -> None:
-    """Make git ignore ``.chimera/`` (run state, transcripts, snapshots): a ``.gitignore``
-    inside it holding ``*``, as pytest does for its cache, so ``git add -A`` never commits a
-    run's files and no user ``.gitignore`` needs editing."""
-    chimera_dir.mkdir(parents=True, exist_ok=True)
-    marker = chimera_dir / ".gitignore"
-    if not marker.exists():
-        atomic_write_text(marker, "# Created by Chimera: run state stays out of git.\n*\n")
-
-
 @contextmanager
 def _file_lock(path: Path, busy: str) -> Iterator[None]:
-    try:
-        from filelock import FileLock, Timeout
-    except ImportError as exc:  # pragma: no cover - filelock ships with the agent extra
-        raise MissingExtraError("project runs", "agent") from exc
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(path), timeout=0)
     try:
         lock.acquire()
@@ -189,8 +200,17 @@ class RunStore:
         self.base = root / RUNS_DIR
 
     def run_dir(self, run_id: str) -> Path:
-        if not run_id or "/" in run_id or run_id.startswith("."):
-            raise UsageError(f"invalid run id {run_id!r}")
+        """The folder of run ``run_id`` (not created): the id passes :func:`check_run_id`, and
+        the folder is proved to stay under ``.chimera/runs`` (:func:`chimera.confine.confined`).
+
+        Raises:
+            UsageError: the id is malformed, or its folder would leave the runs folder.
+        """
+        check_run_id(run_id)
+        try:
+            confined(self.base, run_id, what=f"run id {run_id!r}")
+        except UnsafePathError as exc:
+            raise UsageError(str(exc)) from exc
         return self.base / run_id
 
     @contextmanager
@@ -207,10 +227,9 @@ class RunStore:
 
         Raises:
             UsageError: another process holds either lock (names the run that holds it).
-            MissingExtraError: ``filelock`` (the ``agent`` extra) is not installed.
         """
         folder = self.run_dir(run_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
         with (
             workspace_lock(self.root, owner=f"run {run_id}"),
             _file_lock(
@@ -223,10 +242,8 @@ class RunStore:
 
     def is_active(self, run_id: str) -> bool:
         """True when a live process holds the run's lock (it is being worked on now)."""
-        try:
-            from filelock import FileLock, Timeout
-        except ImportError:  # pragma: no cover - filelock ships with the agent extra
-            return False
+        from filelock import FileLock, Timeout
+
         path = self.run_dir(run_id) / LOCK_FILE
         if not path.exists():
             return False

@@ -12,7 +12,9 @@ scratch folders and home, and the workspace writable.
 ``bwrap`` is started through util-linux's ``prlimit`` (the resource limits of
 :mod:`.limits`, inherited by every process inside) and with the allowlisted environment, not
 only told ``--clearenv``: with ``--unshare-pid`` the sandbox's pid 1 is bwrap's own init, whose
-``/proc/1/environ`` (its environment at exec) is readable from inside.
+``/proc/1/environ`` (its environment at exec) is readable from inside. For the same reason
+its options never sit on its command line (``/proc/1/cmdline``): :mod:`.launch` passes them
+through a file descriptor.
 
 Detection probes this layout instead of trusting ``which bwrap``: containers often ship the
 binary but forbid the namespaces (unprivileged user namespaces disabled, Ubuntu 24.04's
@@ -156,7 +158,7 @@ class Mounts:
     carried: tuple[tuple[Path, Path], ...] = ()
 
 
-def bwrap_argv(
+def bwrap_options(
     probe: BwrapProbe,
     *,
     layout: Layout,
@@ -165,24 +167,21 @@ def bwrap_argv(
     env: dict[str, str],
     network: bool,
     tmpfs_bytes: int,
-    limits: list[str] | None = None,
+    workspace_source: Path | None = None,
 ) -> list[str]:
-    """The ``[prlimit ... --] bwrap ... --`` argument list that precedes the command's argv.
+    """Bubblewrap's options for one command (no binary, no ``--``): what
+    :class:`~chimera.sandbox.launch.Launch` passes through a file descriptor.
 
     Mount order matters: later mounts shadow earlier ones. Fresh tmpfs folders and home come
     first, then the read-only system and toolchain folders (a toolchain under home stays
     visible), then the workspace (which may lie under home or ``/tmp``), then the read-only
-    and masked paths inside it.
+    and masked paths inside it. ``workspace_source``: what is bound at the workspace's path
+    (the write cap's overlay; default the workspace itself).
     """
-    assert probe.path is not None
-    argv: list[str] = []
-    if limits is not None:
-        assert probe.prlimit is not None
-        argv += [probe.prlimit, *limits, "--"]
     # Started by root, bubblewrap keeps every capability inside its user namespace: enough to
     # unmount a mask (measured: `umount` of a masked file showed the file) or read a mode-000
     # folder. No command of a run needs one.
-    argv += [probe.path, "--unshare-all", "--cap-drop", "ALL"]
+    argv = ["--unshare-all", "--cap-drop", "ALL"]
     if network:
         argv.append("--share-net")
     argv += ["--die-with-parent", "--new-session"]
@@ -195,7 +194,8 @@ def bwrap_argv(
         argv += [*size, "--tmpfs", str(folder)]
     for folder in layout.read_only:
         argv += ["--ro-bind", str(folder), str(folder)]
-    for path in (mounts.workspace, *mounts.extra_writable):
+    argv += ["--bind", str(workspace_source or mounts.workspace), str(mounts.workspace)]
+    for path in mounts.extra_writable:
         argv += ["--bind", str(path), str(path)]
     for source, dest in mounts.carried:
         argv += ["--ro-bind", str(source), str(dest)]
@@ -212,5 +212,5 @@ def bwrap_argv(
     argv.append("--clearenv")
     for name, value in sorted(env.items()):
         argv += ["--setenv", name, value]
-    argv += ["--chdir", str(cwd), "--"]
+    argv += ["--chdir", str(cwd)]
     return argv

@@ -4,8 +4,9 @@ In the live tree one check could rewrite ``specs/*.yaml``, ``[tool.chimera]`` or
 later check reads, or plant ``.git/hooks/*`` and ``core.fsmonitor`` for Chimera's own git to
 run. So every command of a check runs in a fresh export of the tree — the files git sees
 (tracked, and untracked ones not ignored; outside a repository every file), without ``.git``,
-``.chimera`` or dotenv files — under the same sandbox, and the copy is deleted afterwards:
-whatever the command wrote is gone before the next check starts.
+``.chimera`` or secret files (:mod:`chimera.sandbox.secret_files`) — under the same
+sandbox, and the copy is deleted afterwards: whatever the command wrote is gone before the
+next check starts.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from chimera.errors import RunnerError
 from chimera.runner import DEFAULT_OUTPUT_LIMIT, CommandResult, CommandRunner
 from chimera.sandbox.checkmemo import CheckMemo, tree_digest
 from chimera.sandbox.gitsafe import safe_git_args, safe_git_env
-from chimera.sandbox.layout import is_secret_dotenv
+from chimera.sandbox.secret_files import is_secret_file
 
 _NEVER = frozenset({".git", ".chimera"})
 LIST_TIMEOUT_S = 120.0
@@ -72,14 +73,14 @@ def _walked(root: Path) -> list[str]:
 
 def _skip(rel: str) -> bool:
     parts = rel.split("/")
-    return bool(_NEVER.intersection(parts)) or is_secret_dotenv(parts[-1])
+    return bool(_NEVER.intersection(parts)) or is_secret_file(parts[-1])
 
 
 def export_tree(root: Path, dest: Path, *, exclude: Sequence[Path] = ()) -> int:
     """Copy the files of ``root`` that git sees into ``dest`` (created); returns files copied.
 
     Symlinks are copied as symlinks, executable bits kept; a nested repository or submodule
-    is copied without its ``.git``. ``.git``, ``.chimera`` and dotenv files never are, nor
+    is copied without its ``.git``. ``.git``, ``.chimera`` and secret files never are, nor
     anything at or under an ``exclude`` path (absolute; held-out requirements).
 
     Raises:

@@ -41,6 +41,10 @@ class SandboxLimits:
         tmpfs_bytes: size of each fresh tmpfs (``/tmp``, ``/run``, ``/dev/shm`` ...), bytes.
         wall_s: the longest any command may run, seconds (a command's own timeout is capped
             to it).
+        write_cap_bytes: the most one command may write into the workspace in total, bytes
+            (:mod:`chimera.sandbox.capped`: enforced while it runs; past it the command fails
+            and its writes are reverted); ``None``: no total cap (``file_bytes`` still holds
+            per file).
 
     Raises:
         SandboxError: a limit is not a positive number.
@@ -52,9 +56,12 @@ class SandboxLimits:
     open_files: int = 4096
     tmpfs_bytes: int = 512 * MIB
     wall_s: float = 3600.0
+    write_cap_bytes: int | None = 1 * GIB
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
+            if name == "write_cap_bytes" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise SandboxError(f"sandbox limit {name} must be a positive number, not {value!r}")
 
@@ -80,13 +87,19 @@ class SandboxLimits:
         return [f"--{name}={int(value)}:{int(value)}" for name, value in pairs]
 
     def describe(self) -> str:
-        """One line, e.g. ``512 processes, 4 GiB memory, 1 GiB files, 4096 open files``."""
+        """One line, e.g. ``512 processes, 4 GiB memory, 1 GiB files, 1 GiB written in all,
+        4096 open files, 3600s wall time``."""
         procs = f"{self.processes} processes"
         if not self.process_limit_enforced:
             procs += " (not enforced for root: wall-clock kill only)"
+        written = (
+            "no total write cap"
+            if self.write_cap_bytes is None
+            else f"{size_text(self.write_cap_bytes)} written in all"
+        )
         return (
-            f"{procs}, {_size(self.memory_bytes)} memory, {_size(self.file_bytes)} files, "
-            f"{self.open_files} open files, {self.wall_s:g}s wall time"
+            f"{procs}, {size_text(self.memory_bytes)} memory, {size_text(self.file_bytes)} "
+            f"files, {written}, {self.open_files} open files, {self.wall_s:g}s wall time"
         )
 
 
@@ -110,7 +123,8 @@ def user_task_count(uid: int | None = None, proc: str = "/proc") -> int:
     return count
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """``n`` bytes as ``1 GiB``, ``64 MiB`` or ``1000 bytes``."""
     if n % GIB == 0:
         return f"{n // GIB} GiB"
     if n % MIB == 0:

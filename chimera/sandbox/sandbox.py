@@ -9,14 +9,22 @@ Modes:
 
 * ``bwrap`` (strict): no network, own pid namespace with a fresh ``/proc``, an allowlisted
   filesystem (system and toolchain folders read-only, fresh tmpfs scratch folders and home,
-  the workspace writable with its ``.git`` and ``.chimera`` read-only, its dotenv files
-  masked at every depth and its ``hidden`` paths — held-out requirements — masked whole), the
-  environment built from an allowlist, and resource limits
-  (:mod:`chimera.sandbox.limits`). ``auto`` is the same mode: when bubblewrap cannot start
-  the Sandbox **fails closed** with a one-line :class:`~chimera.errors.SandboxError`.
+  the workspace writable with its ``.git`` and ``.chimera`` read-only, its secret files
+  (:mod:`chimera.sandbox.secret_files`) masked at every depth and its ``hidden`` paths —
+  held-out requirements — masked whole, or with the write cap not in its tree at all), the
+  environment built from an allowlist, and resource limits (:mod:`chimera.sandbox.limits`;
+  the workspace's total write cap, :mod:`chimera.sandbox.capped`). Bubblewrap's options reach
+  it through a file descriptor (:mod:`chimera.sandbox.launch`), never its command line.
+  ``auto`` is the same mode: when bubblewrap cannot start the Sandbox **fails closed** with a
+  one-line :class:`~chimera.errors.SandboxError`.
 * ``scrubbed``: the same allowlisted environment and resource limits, nothing else — the loud
   opt-out. A child can still read its parent's ``/proc/PID/environ``, reach the network and
   write anywhere the user can. It is reported as weaker wherever the mode is shown.
+
+The module is past 400 lines because the Sandbox is one class: its modes, its per-command
+mounts and the result of a capped command belong together; what stands alone has its own
+module (:mod:`.layout`, :mod:`.bwrap`, :mod:`.launch`, :mod:`.capped`, :mod:`.secret_files`,
+:mod:`.limits`).
 
 Every result's output has workflow commands neutralised
 (:func:`chimera.sandbox.workflow_commands.neutralize`): sandboxed text never reaches a CI
@@ -40,21 +48,23 @@ from chimera.runner import (
     run_process,
     to_argv,
 )
-from chimera.sandbox.bwrap import BwrapProbe, Mounts, bwrap_argv, probe_bwrap
+from chimera.sandbox.bwrap import BwrapProbe, Mounts, bwrap_options, probe_bwrap
 from chimera.sandbox.checkmemo import CheckMemo
 from chimera.sandbox.deps import deps_environment
 from chimera.sandbox.env import allowed_names, build_env
 from chimera.sandbox.info import SandboxInfo
+from chimera.sandbox.launch import Launch, WriteCap, new_launch, write_cap_support
 from chimera.sandbox.layout import (
     Layout,
     credential_paths,
-    dotenv_files,
     runner_files,
     system_dirs,
     toolchain_paths,
     unreadable_in_etc,
 )
-from chimera.sandbox.limits import SandboxLimits
+from chimera.sandbox.limits import MIB, SandboxLimits, size_text
+from chimera.sandbox.secret_files import secret_files
+from chimera.sandbox.shims import missing_program_note
 from chimera.sandbox.workflow_commands import neutralize
 
 SandboxMode = Literal["auto", "bwrap", "scrubbed"]
@@ -66,9 +76,11 @@ OPT_OUT = 'set [tool.chimera.sandbox] mode = "scrubbed" to run without isolation
 
 
 def workspace_secret_files(workspace: Path) -> tuple[Path, ...]:
-    """The workspace's dotenv files at every depth (examples and templates excepted), which
-    bubblewrap masks and :class:`chimera.governance.redactor.SecretRedactor` redacts."""
-    return dotenv_files(workspace)
+    """The workspace's secret files at every depth (:mod:`chimera.sandbox.secret_files`:
+    dotenv files, ``*.env``, keys, key stores, credential files; examples and templates
+    excepted), which bubblewrap masks and :class:`chimera.governance.redactor.SecretRedactor`
+    reads values from."""
+    return secret_files(workspace)
 
 
 def _home() -> Path | None:
@@ -101,16 +113,20 @@ class Sandbox:
         deps_dir: the project's dependency folder, filled by the maintainer's set-up step
             before any patch (:mod:`chimera.sandbox.deps`): shown read-only, its ``bin``
             folders first on ``PATH``.
+        unmask: gitignore-style patterns (from the workspace) of files that match a secret
+            file pattern but hold no secret (test fixtures): not masked.
 
     Attributes:
         mode: the mode in effect, ``"bwrap"`` or ``"scrubbed"``.
+        write_cap_unavailable: why the limits' total write cap is not enforced on this
+            machine (``""``: it is, or none was asked for); :meth:`describe` says so.
         weaker: ``True`` in scrubbed mode.
         fallback_reason: always ``""`` (kept for callers: the strict mode never falls back).
 
     Raises:
         SandboxError: strict mode without usable bubblewrap (one line, with the reason and the
-            opt-out); a bad workspace or path; an ``env_allow`` entry that is not a variable
-            name or is a CI runner variable; ``hidden`` paths in scrubbed mode.
+            opt-out); a bad workspace or path; an ``env_allow`` entry that is not a
+            variable name or is a CI runner variable; ``hidden`` paths in scrubbed mode.
     """
 
     def __init__(
@@ -127,6 +143,7 @@ class Sandbox:
         limits: SandboxLimits | None = None,
         hidden: Sequence[Path] = (),
         deps_dir: Path | None = None,
+        unmask: Sequence[str] = (),
     ) -> None:
         root = Path(workspace).resolve()
         if not root.is_dir():
@@ -140,6 +157,7 @@ class Sandbox:
         if mode not in ("auto", "bwrap", "scrubbed"):
             raise SandboxError(f"unknown sandbox mode {mode!r} (auto, bwrap or scrubbed)")
         self.fallback_reason = ""
+        self.write_cap_unavailable = ""
         self._probe: BwrapProbe | None = None
         self._prlimit = shutil.which("prlimit")
         if mode in ("auto", "bwrap"):
@@ -147,6 +165,15 @@ class Sandbox:
             if not probe.usable:
                 raise SandboxError(f"the strict sandbox cannot start: {probe.reason}; {OPT_OUT}")
             self._probe = probe
+            if self.limits.write_cap_bytes is not None:
+                assert probe.path is not None
+                # A kernel without overlays in user namespaces, or without user xattrs on
+                # tmpfs (Linux < 6.6), cannot hold the cap: the run goes on without it and
+                # says so wherever the sandbox is described (the per-file limit still holds).
+                self.write_cap_unavailable = write_cap_support(probe.path, probe.proc)
+        self.unmask = tuple(unmask)
+        if self._probe is None:
+            self.write_cap_unavailable = "the scrubbed mode has no namespaces to hold it"
         self._mode: Literal["bwrap", "scrubbed"] = "bwrap" if self._probe else "scrubbed"
         self.hidden = tuple(dict.fromkeys((root / p).resolve() for p in hidden))
         if self.hidden and self._probe is None:
@@ -208,9 +235,17 @@ class Sandbox:
             proc = "" if self._probe.proc else " (no /proc)"
             return (
                 f"bwrap: {net}, own pid namespace{proc}, allowlisted filesystem, "
-                f"workspace writable; limits: {self.limits.describe()}"
+                f"workspace writable; limits: {self.limits.describe()}{self._cap_note()}"
             )
-        return f"scrubbed environment only (requested): weaker; limits: {self.limits.describe()}"
+        return (
+            "scrubbed environment only (requested): weaker; limits: "
+            f"{self.limits.describe()}{self._cap_note()}"
+        )
+
+    def _cap_note(self) -> str:
+        if self.limits.write_cap_bytes is None or not self.write_cap_unavailable:
+            return ""
+        return f" (the total write cap is not enforced here: {self.write_cap_unavailable})"
 
     def info(self) -> SandboxInfo:
         """The mode as data, for the PR body, the job summary and the outcome comment."""
@@ -283,22 +318,48 @@ class Sandbox:
             fresh=(home,) if home is not None and not home.is_relative_to(self.workspace) else (),
         )
 
-    def _mounts(self) -> Mounts:
+    def _mounts(self, layout: Layout, erased: Sequence[Path] = ()) -> Mounts:
+        """The per-command mounts; ``erased``: hidden paths the write cap's overlay removes
+        from the command's tree (no mask needed, none shown)."""
         # Checked per command: .chimera/ may be created after the sandbox, .env files too.
         protected = [self.workspace / name for name in PROTECTED_DIRS]
         present = [path for path in protected if os.path.lexists(path)]
         visible = [self.workspace, *self.extra_writable, *(d for _s, d in self._carried)]
         runner = [p for p in runner_files(os.environ) if any(p.is_relative_to(v) for v in visible)]
-        hidden = [p for p in self.hidden if os.path.lexists(p)]
+        # A hidden path no mount shows needs no mask: masking it would make bubblewrap create
+        # its folders, and so show its name, in the sandbox.
+        shown = [*visible, *layout.read_only]
+        hidden = [
+            p
+            for p in self.hidden
+            if os.path.lexists(p) and p not in erased and any(p.is_relative_to(v) for v in shown)
+        ]
         files = [p for p in (*runner, *hidden) if not p.is_dir()]
         return Mounts(
             workspace=self.workspace,
             read_only=tuple(dict.fromkeys([*present, *self.read_only_paths])),
             extra_writable=self.extra_writable,
-            masked=(*workspace_secret_files(self.workspace), *files),
+            masked=(*secret_files(self.workspace, self.unmask), *files),
             masked_dirs=tuple(p for p in (*runner, *hidden) if p.is_dir()),
             carried=self._carried,
         )
+
+    def _write_cap(self) -> WriteCap | None:
+        """This command's write cap: held-out paths in the workspace that no read-only bind
+        covers are erased from its tree instead of masked."""
+        if self.limits.write_cap_bytes is None or self._probe is None:
+            return None
+        if self.write_cap_unavailable:
+            return None
+        covered = [self.workspace / name for name in PROTECTED_DIRS] + list(self.read_only_paths)
+        erase = [
+            p.relative_to(self.workspace).as_posix()
+            for p in self.hidden
+            if p.is_relative_to(self.workspace)
+            and p != self.workspace
+            and not any(p.is_relative_to(c) for c in covered)
+        ]
+        return WriteCap(self.limits.write_cap_bytes, hide=tuple(erase), skip=PROTECTED_DIRS)
 
     def _check_cwd(self, cwd: Path) -> Path:
         resolved = (self.workspace / cwd).resolve()
@@ -311,29 +372,50 @@ class Sandbox:
     def command_line(
         self, command: str | Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
     ) -> tuple[list[str], dict[str, str]]:
-        """``(argv, environment)`` that run ``command`` in this sandbox: ``prlimit ... bwrap
-        ... -- command`` (scrubbed: ``prlimit ... -- command``).
+        """``(argv, environment)`` that run ``command`` in this sandbox: ``prlimit ... sh -c
+        'exec bwrap --args 3 ...' -- command`` (:mod:`chimera.sandbox.launch`; with the write
+        cap, through its supervisor), scrubbed: ``prlimit ... -- command``. The launch's
+        private folder is left for the caller (``chimera-launch-*`` in the temporary folder);
+        :meth:`run` removes it.
 
         Raises:
             SandboxError: ``cwd`` is outside the workspace or not a directory.
             RunnerError: ``command`` is empty; in scrubbed mode, its program does not exist.
         """
+        _launch, argv, environment = self._prepare(command, cwd=cwd, env=env)
+        return argv, environment
+
+    def _prepare(
+        self, command: str | Sequence[str], *, cwd: Path, env: Mapping[str, str] | None
+    ) -> tuple[Launch | None, list[str], dict[str, str]]:
         where = self._check_cwd(cwd)
         argv, _display = to_argv(command)
         environment = self.environment(env)
         limits = self.limits.prlimit_args()
         if self._probe is not None:
-            prefix = bwrap_argv(
+            assert self._probe.path is not None and self._probe.prlimit is not None
+            cap = self._write_cap()
+            launch = new_launch(cap, outside=self.workspace)
+            layout = self._layout()
+            erased = [self.workspace / rel for rel in cap.hide] if cap else []
+            options = bwrap_options(
                 self._probe,
-                layout=self._layout(),
-                mounts=self._mounts(),
+                layout=layout,
+                mounts=self._mounts(layout, erased),
                 cwd=where,
                 env=environment,
                 network=self.network,
                 tmpfs_bytes=self.limits.tmpfs_bytes,
-                limits=limits,
+                workspace_source=launch.merged if cap else None,
             )
-            return [*prefix, *argv], environment
+            full = launch.finish(
+                self._probe.path,
+                options,
+                argv,
+                limits=[self._probe.prlimit, *limits],
+                workspace=self.workspace,
+            )
+            return launch, full, environment
         if self._prlimit is not None:
             # prlimit would report a missing program as an exit status; callers expect the
             # RunnerError a direct start raises.
@@ -344,8 +426,8 @@ class Sandbox:
                 found = shutil.which(program, path=environment.get("PATH", os.defpath))
             if found is None or not os.access(found, os.X_OK):
                 raise RunnerError(f"cannot run {argv[0]!r}: no such executable")
-            return [self._prlimit, *limits, "--", *argv], environment
-        return argv, environment
+            return None, [self._prlimit, *limits, "--", *argv], environment
+        return None, argv, environment
 
     def run(
         self,
@@ -365,18 +447,63 @@ class Sandbox:
             SandboxError: ``cwd`` is outside the workspace or not a directory.
             RunnerError: the command (or bwrap) could not be started.
         """
-        argv, environment = self.command_line(command, cwd=cwd, env=env)
-        _argv, display = to_argv(command)
-        where = self._check_cwd(cwd)
-        # bwrap itself also starts from the allowlisted environment: its own /proc entry is
-        # pid 1's in the sandbox, and it must not carry the parent's secrets either.
-        result = run_process(
-            argv,
-            cwd=where,
-            timeout=min(timeout, self.limits.wall_s),
-            env=environment,
-            output_limit=output_limit,
-            display=display,
-            mode=self._mode,
+        launch, argv, environment = self._prepare(command, cwd=cwd, env=env)
+        try:
+            _argv, display = to_argv(command)
+            where = self._check_cwd(cwd)
+            # bwrap itself also starts from the allowlisted environment: its own /proc entry
+            # is pid 1's in the sandbox, and it must not carry the parent's secrets either.
+            result = run_process(
+                argv,
+                cwd=where,
+                timeout=min(timeout, self.limits.wall_s),
+                env=environment,
+                output_limit=output_limit,
+                display=display,
+                mode=self._mode,
+            )
+            if launch is not None and launch.cap is not None:
+                result = _capped(result, launch.cap.limit, launch.outcome())
+        finally:
+            if launch is not None:
+                launch.close()
+        output = result.output
+        if self._probe is not None and result.exit_code == 127:
+            layout = self._layout()
+            note = missing_program_note(
+                command,
+                output,
+                home=_home(),
+                shown=(*layout.read_only, self.workspace, *self.extra_writable),
+            )
+            if note:
+                output = output.rstrip("\n") + "\n" + note + "\n"
+        return dataclasses.replace(result, output=neutralize(output))
+
+
+def _capped(result: CommandResult, limit: int, status: dict[str, object] | None) -> CommandResult:
+    """``result`` as the write cap's supervisor left it: a command past the cap, or whose
+    writes could not be merged, fails with one line saying so (its writes were reverted)."""
+    outcome = status.get("outcome") if status else None
+    if outcome == "merged":
+        return result
+    if result.timed_out and status is None:
+        line = "the command was stopped at its timeout: its workspace writes were reverted"
+    elif outcome == "exceeded":
+        used = status.get("used") if status else None
+        wrote = f"{int(used) / MIB:.1f} MiB" if isinstance(used, int) else "more"
+        line = (
+            f"the command wrote {wrote} into the workspace, past its write cap of "
+            f"{size_text(limit)} ([tool.chimera.sandbox] write_cap_mib): it failed and its "
+            "writes were reverted"
         )
-        return dataclasses.replace(result, output=neutralize(result.output))
+    else:
+        reason = str(status.get("reason") or "") if status else ""
+        line = f"the workspace write cap failed ({reason or 'no status'}): the writes were reverted"
+    code: int | None = result.exit_code if result.exit_code not in (None, 0) else 1
+    if result.timed_out:
+        code = None
+    output = result.output.rstrip("\n")
+    return dataclasses.replace(
+        result, exit_code=code, output=f"{output}\nchimera sandbox: {line}\n".lstrip("\n")
+    )

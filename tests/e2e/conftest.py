@@ -24,6 +24,20 @@ from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
 from chimera.testing.github_fake import FakeRepo, GitHubFake, make_bare_remote
 
 ROOT = Path(__file__).resolve().parents[2]
+MODE_PYTHONS_ENV = "CHIMERA_E2E_MODE_PYTHONS"
+"""A JSON object ``{mode: python}``: each job of those modes runs as its own process with that
+interpreter (an environment made by action.yml's install step, tests/e2e/test_action_modes_wheel.py)
+in a folder outside the checkout, instead of in this process."""
+MODE_LOG_ENV = "CHIMERA_E2E_MODE_LOG"
+"""A file each job run by an installed interpreter appends ``<mode> <exit status> <the last
+line of its stderr>`` to."""
+# The installed copy, never the source tree: a job whose chimera is not under the
+# interpreter's prefix exits 97.
+INSTALLED_MAIN = (
+    "import sys, chimera; "
+    "sys.exit(97) if not chimera.__file__.startswith(sys.prefix) else None; "
+    "from chimera.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 E2E_SPEC = """\
 requirements:
   - id: keeps-add
@@ -258,25 +272,34 @@ class World:
             argv += ["--root", str(root)]
         if artifacts is not None:
             argv += ["--artifacts", str(artifacts)]
-        if separate_process:
+        installed = json.loads(os.environ.get(MODE_PYTHONS_ENV) or "{}").get(mode)
+        if separate_process or installed:
             full = {
                 k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CHIMERA_"))
             }
+            code = "import sys; from chimera.cli import main; sys.exit(main(sys.argv[1:]))"
+            if installed:
+                for leak in ("PYTHONPATH", "VIRTUAL_ENV", "COV_CORE_SOURCE", "COV_CORE_CONFIG"):
+                    full.pop(leak, None)
+                code = INSTALLED_MAIN
             proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import sys; from chimera.cli import main; sys.exit(main(sys.argv[1:]))",
-                    *argv,
-                ],
+                [installed or sys.executable, "-c", code, *argv],
                 env=full | env,
+                cwd=self.tmp if installed else None,
                 capture_output=True,
                 text=True,
                 timeout=240,
                 check=False,
             )
             rc = proc.returncode
-            assert rc == 0, proc.stderr + proc.stdout
+            assert rc != 97, f"{mode}: chimera was not imported from {installed}'s environment"
+            if separate_process:
+                assert rc == 0, proc.stderr + proc.stdout
+            log = os.environ.get(MODE_LOG_ENV)
+            if installed and log:
+                last = (proc.stderr.strip().splitlines() or [""])[-1]
+                with Path(log).open("a", encoding="utf-8") as fh:
+                    fh.write(f"{mode} {rc} {last}\n")
         else:
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)
@@ -298,8 +321,9 @@ class World:
         return int(self.repo.workflow_runs[run]["run_attempt"])
 
     def artifact_name(self, run: int) -> str:
-        """The agent attempt's artifact name, from action.yml's own naming step (run as the
-        runner would, with its ``${{ }}`` values filled in)."""
+        """A new agent artifact name for the run's current attempt, from action.yml's own
+        naming step (run as the runner would, with its ``${{ }}`` values filled in; each call
+        draws a fresh nonce, as each upload does)."""
         return action_step_output(
             "artifact",
             "name",
@@ -368,11 +392,10 @@ class World:
         decided: dict[str, str],
         forge: Callable[[Path], None] | None = None,
     ) -> dict[str, Any]:
-        """The agent job in the run's current attempt: it names its artifact as action.yml
-        does, runs, and uploads (``forge`` edits the folder first); its outputs carry the
-        name (``artifact``)."""
+        """The agent job in the run's current attempt: it runs, names its artifact as
+        action.yml does (after the run, with a nonce drawn then), and uploads (``forge`` edits
+        the folder first); its outputs carry the name (``artifact``)."""
         attempt = self.attempt(run)
-        name = self.artifact_name(run)
         folder = self.tmp / f"agent-{run}-attempt-{attempt}"
         out = self.job(
             "agent",
@@ -384,9 +407,9 @@ class World:
             artifacts=folder,
             separate_process=True,
             GITHUB_RUN_ATTEMPT=str(attempt),
-            CHIMERA_AGENT_ARTIFACT=name,
             **decided,
         )
+        name = self.artifact_name(run)
         if forge is not None:
             forge(folder)
         self.upload(run, name, folder)

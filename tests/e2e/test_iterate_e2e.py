@@ -206,7 +206,7 @@ def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -
         "publish", "pull_request_review", review_event(review.raw_data, pr, head), run=84,
         token=token, root=world.clone(token),
         artifacts=world.tmp / "artifacts-84", GITHUB_RUN_ATTEMPT="1",
-        CHIMERA_AGENT_ARTIFACT=world.artifact_name(84), **world.decided_env(gate),
+        CHIMERA_AGENT_ARTIFACT=jobs["agent"]["artifact"], **world.decided_env(gate),
         **world.verified_env(jobs["verify"]),
     )  # fmt: skip
     assert again["status"] == "pr_updated"

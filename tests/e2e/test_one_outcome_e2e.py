@@ -333,19 +333,19 @@ def test_rerunning_the_agent_job_uploads_its_own_artifact_and_publish_ships_that
     gate = world.job("decide", "issues", world.labeled(1, "alice"), run=71, token=token)
     decided = world.decided_env(gate)
     first = world.agent("issues", world.labeled(1, "alice"), run=71, decided=decided)
-    assert first["artifact"] == "chimera-run-attempt-1"
+    assert re.fullmatch(r"chimera-run-attempt-1-[0-9a-f]{16}", first["artifact"])
     # "Re-run jobs": the agent job again in the same workflow run, now writing a second total().
     second_total = world.total_calc.replace("return sum(xs)", "return sum(xs, 0)")
     model = Path(world.model.removeprefix("scripted:"))
     model.write_text(model.read_text().replace("sum(xs)", "sum(xs, 0)"))
     assert world.fake.rerun("octo/app", 71) == 2
     with pytest.raises(HttpError) as clash:  # what one fixed name did: upload-artifact's 409
-        world.upload(71, "chimera-run-attempt-1", world.tmp / "agent-71-attempt-1")
+        world.upload(71, first["artifact"], world.tmp / "agent-71-attempt-1")
     assert clash.value.status == 409
     again = world.agent("issues", world.labeled(1, "alice"), run=71, decided=decided)
-    assert again["artifact"] == "chimera-run-attempt-2"
+    assert re.fullmatch(r"chimera-run-attempt-2-[0-9a-f]{16}", again["artifact"])
     names = [a["name"] for a in world.repo.artifacts[71]]
-    assert names == ["chimera-run-attempt-1", "chimera-run-attempt-2"]
+    assert names == [first["artifact"], again["artifact"]]
     jobs = world.verify_publish(
         "issues", world.labeled(1, "alice"), run=71, name=again["artifact"], decided=decided,
         audit_head=str(again.get("audit-head", "")),
@@ -359,5 +359,5 @@ def test_rerunning_the_agent_job_uploads_its_own_artifact_and_publish_ships_that
     ).stdout  # fmt: skip
     assert shipped == second_total  # attempt 2's patch, not attempt 1's
     marker = parse_marker(pull["body"], "pr")
-    assert marker is not None and marker["artifact"] == "chimera-run-attempt-2"  # what resumes get
+    assert marker is not None and marker["artifact"] == again["artifact"]  # what resumes get
     assert outcomes(world) == [("pr_opened", "71:1")]

@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from chimera.errors import GitHubPermissionDenied
+from chimera.github.claims import bare_claim, new_token
 from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.jobs.context import ActionContext, GitHubAccess
 from chimera.github.jobs.tick import LABEL, TickResult, journal_for, journal_trust, run_tick
@@ -254,6 +255,9 @@ def test_a_queued_scheduled_issue_says_which_schedule_filed_it(
         "octo/app", title="busy", body="b", user="alice", labels=("chimera:running",),
         labelled_by=APP,
     )  # fmt: skip
+    # The running issue's claim on the one slot: its "running" comment, posted by the App.
+    gh = world.fake.pygithub(world.app_token)
+    gh.get_repo("octo/app").get_issue(1).create_comment(bare_claim(1, new_token()))
     day = datetime(2031, 3, 3, tzinfo=UTC)
     ticker.tick(910, day + timedelta(hours=5))
     ticker.tick(911, day + timedelta(hours=6, minutes=5))

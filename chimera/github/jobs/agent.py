@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chimera.confine import confined
 from chimera.errors import ChimeraError
 from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, write_request
 from chimera.github.artifacts import (
@@ -33,6 +34,7 @@ from chimera.github.artifacts import (
     write_outcome,
     write_summary,
 )
+from chimera.github.carriers import derived_run_id
 from chimera.github.events import Act, decide
 from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
 from chimera.github.jobs.checkout import basis_commit, checkout_commit, git
@@ -126,7 +128,9 @@ def start_child(
     ``-P``: the checkout is the working directory, and a ``chimera/`` folder in it must not
     shadow the installed package.
     """
-    path = write_request(folder / f"chimera-request-{request.run_id}.json", request)
+    path = write_request(
+        confined(folder, f"chimera-request-{request.run_id}.json", what="the run id"), request
+    )
     argv = [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)]
     proc = subprocess.Popen(
         argv,
@@ -236,14 +240,18 @@ def _run(
         # on top of the PR's branch (pushed with a lease on the head decide saw).
         base_sha = checkout_commit(root, branch_head, f"PR #{res.pull.number}'s head")
     if decision.action is Act.RESUME:
-        marker = res.marker or {}
-        run_id = str(marker.get("run_id") or "")
-        source_run = marker.get("workflow_run")
-        if not run_id or not source_run:
+        # The marker was parsed once with each field's grammar (the run store's id rule
+        # among them); both folders built from it are proved to stay under their roots
+        # before either is made.
+        marker = res.marker
+        run_id = marker.run_id if marker else None
+        source_run = marker.workflow_run if marker else None
+        if marker is None or not run_id or not source_run:
             raise ChimeraError(f"PR #{decision.pull}: its marker names no run or workflow run")
-        download = tmp / f"chimera-resume-{run_id}"
+        download = confined(tmp, f"chimera-resume-{run_id}", what=f"PR #{decision.pull}'s run id")
+        RunStore(root).run_dir(run_id)
         client.download_artifact(
-            int(source_run), str(marker.get("artifact") or settings.artifact_name), download
+            int(source_run), marker.artifact or settings.artifact_name, download
         )
         restore_run(download, root, run_id)
         request = AgentRequest(
@@ -255,9 +263,12 @@ def _run(
             model=settings.model,
             memory=settings.memory,
         )
-        started_by = str(marker.get("started_by") or "")
+        started_by = marker.started_by or ""
     else:
-        run_id = f"gh-{decision.issue}-{ctx.workflow_run or uuid.uuid4().hex[:8]}"
+        # The id publish derives too (never read back from this job's artifact).
+        run_id = derived_run_id(decision.issue, ctx.workflow_run) or (
+            f"gh-{decision.issue}-{uuid.uuid4().hex[:8]}"
+        )
         task = f"{issue.title}\n\n{issue.body}"
         if decision.action is Act.RERUN:
             assert decision.pull is not None
@@ -268,7 +279,7 @@ def _run(
             )
             earlier = earlier_attempts(
                 client,
-                res.marker or {},
+                res.marker,
                 settings.artifact_name,
                 tmp / f"chimera-earlier-{decision.pull}-{uuid.uuid4().hex[:8]}",
             )
@@ -281,7 +292,9 @@ def _run(
                 inline=inline,
                 earlier=earlier,
             )
-            basis = basis_commit(root, decided_base or str((res.marker or {}).get("base") or ""))
+            basis = basis_commit(
+                root, decided_base or (res.marker.base if res.marker else "") or ""
+            )
         # Unset or zero limits: the repository's configuration decides.
         request = AgentRequest(
             version=REQUEST_VERSION,

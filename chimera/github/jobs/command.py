@@ -143,7 +143,7 @@ def _stop(
         if not cancelled and not stopped:
             done.append("the running slot")
     pull, marker = chimera_pull(client, settings, issue)
-    if pull is not None and marker is not None and marker.get("status") == "awaiting_approval":
+    if pull is not None and marker is not None and marker.awaiting:
         client.update_pull(pull.number, state="closed")
         done.append(f"its paused draft PR #{pull.number} (closed)")
     if not done:

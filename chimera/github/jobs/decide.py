@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
+from chimera.github.carriers import PrMarker
 from chimera.github.commands import DECIDE_VERBS
 from chimera.github.decision import schedule_of
 from chimera.github.documents import ADOPTED_ACCEPTANCE
@@ -147,11 +148,11 @@ def _decided(
             started_by=final.actor,
         )
     assert res.pull is not None
-    marker = res.marker or {}
+    marker = res.marker or PrMarker()
     if final.action is Act.RERUN:
         # The PR's own base (its marker), so the cumulative diff to its head is the change
         # alone even when the default branch moved on; an older marker: the branch now.
-        base_sha = str(marker.get("base") or "") or client.branch_sha(res.pull.base_ref)
+        base_sha = marker.base or client.branch_sha(res.pull.base_ref)
         started_by = final.actor
         problem = settings.agent_profile and profile_problem(
             client, settings.agent_profile, base_sha
@@ -159,14 +160,14 @@ def _decided(
         if problem:
             return problem
     else:
-        base_sha = str(marker.get("base") or "")
-        started_by = str(marker.get("started_by") or "")
+        base_sha = marker.base or ""
+        started_by = marker.started_by or ""
         if not base_sha:
             return (
                 f"PR #{res.pull.number}'s marker names no base commit (written by an older "
                 "Chimera); close it and add the label again"
             )
-        recorded = marker.get("acceptance_sha256")
+        recorded = marker.acceptance_sha256
         if recorded and recorded != digest:
             return (
                 f"the issue's acceptance block changed since the run started (PR "
@@ -386,7 +387,7 @@ def _gate(
                 authors=settings.identities,
             )
             return DecideResult(decision, refused, proceed=False, status="refused")
-        recorded = (res.marker or {}).get("acceptance_sha256")
+        recorded = res.marker.acceptance_sha256 if res.marker else None
         # A re-run adopts the issue's block as it is now (the documented way to change the
         # goal); said out loud so an edit never slips in unseen. Publish's marker records it.
         adopted = final.action is Act.RERUN and recorded and recorded != decided.acceptance_sha256

@@ -68,12 +68,7 @@ def cancel(
     queue = make_queue(client, settings)
     done = queue.cancel(decision.issue)
     pull, marker = chimera_pull(client, settings, decision.issue)
-    if (
-        pull is not None
-        and marker is not None
-        and marker.get("status") == "awaiting_approval"
-        and decision.event == "issues"
-    ):
+    if pull is not None and marker is not None and marker.awaiting and decision.event == "issues":
         client.update_pull(pull.number, state="closed")
         done.append(f"its paused draft PR #{pull.number} (closed)")
     actor = code(decision.actor or "?", 60)

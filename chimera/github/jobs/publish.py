@@ -26,12 +26,18 @@ from chimera.github.jobs.context import ActionContext, JobResult, make_queue
 from chimera.github.jobs.tick import record_finish, scheduled_run
 from chimera.github.learning import learn_after_publish
 from chimera.github.memory import MemoryNote, memory_sections, remember_run
-from chimera.github.publish import PublishContext, PublishResult, publish
+from chimera.github.publish import (
+    PublishContext,
+    PublishResult,
+    publish,
+    publish_without_verdict,
+)
 from chimera.github.publish_gate import PublishAudit
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
+    from chimera.github.render import Section
     from chimera.github.settings import ActionSettings
     from chimera.scheduler.clock import Clock
     from chimera.scheduler.journal import GitJournal
@@ -85,8 +91,9 @@ def publish_job(
     root: Path,
     artifacts: Path,
     decided: Decided,
-    verified: Verified,
+    verified: Verified | None,
     *,
+    no_verdict: str = "",
     agent_audit_head: str | None = None,
     journal: GitJournal | None = None,
     clock: Clock | None = None,
@@ -112,19 +119,54 @@ def publish_job(
     reads the branch stores only — memory and learning proposals here, the journal through
     ``journal``; ``store_warning`` is shown in the job summary. ``verified_results`` is
     verify's ``results`` output: claims the Spec check cross-checks, never a verdict.
+
+    ``verified`` is ``None`` when verify left no usable outputs (``no_verdict`` says which):
+    nothing is remembered or published; the issue is told the run crashed and the queue slot
+    is freed (:func:`~chimera.github.publish.publish_without_verdict`).
     """
     if decided.mode == "refresh":
         raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
     client = ctx.connect()
     stores = store_client or client
     audit_dir = (ctx.runner_temp or artifacts.parent) / "chimera-publish"
+    if verified is None:
+        crashed = publish_without_verdict(
+            _context(ctx, root, artifacts, audit_dir, agent_audit_head, (), verified_results),
+            client, settings, make_queue(client, settings), decided,
+            no_verdict or "no verdict",
+        )  # fmt: skip
+        if not settings.is_self(decided.started_by):
+            return PublishJobResult(crashed)
+        return PublishJobResult(crashed, _finish(ctx, client, settings, decided, journal, clock))
     # Memory first: the PR body says what was remembered. Its failures are noted, not raised.
     note = remember_run(
         root, artifacts, stores, settings, decided, verified,
         PublishAudit(audit_dir / "memory", f"memory-{decided.issue}-{ctx.workflow_run or 'local'}"),
         workflow_run=ctx.workflow_run, patch=read_patch(artifacts),
     )  # fmt: skip
-    pctx = PublishContext(
+    pctx = _context(
+        ctx, root, artifacts, audit_dir, agent_audit_head, memory_sections(note), verified_results
+    )
+    queue = make_queue(client, settings)
+    result = publish(pctx, client, settings, queue, decided, verified)
+    learn_after_publish(ctx, root, artifacts, decided, verified, result, client=stores)
+    warnings = (store_warning,) if store_warning else ()
+    if not settings.is_self(decided.started_by):
+        return PublishJobResult(result, memory=note, warnings=warnings)
+    finish = _finish(ctx, client, settings, decided, journal, clock)
+    return PublishJobResult(result, finish, note, warnings)
+
+
+def _context(
+    ctx: ActionContext,
+    root: Path,
+    artifacts: Path,
+    audit_dir: Path,
+    agent_audit_head: str | None,
+    sections: tuple[Section, ...],
+    verified_results: str,
+) -> PublishContext:
+    return PublishContext(
         root=root,
         artifacts=artifacts,
         repository=ctx.repository,
@@ -135,17 +177,9 @@ def publish_job(
         audit_dir=audit_dir,
         agent_audit_head=agent_audit_head,
         event_name=ctx.event_name,
-        sections=memory_sections(note),
+        sections=sections,
         verified_results=verified_results,
     )
-    queue = make_queue(client, settings)
-    result = publish(pctx, client, settings, queue, decided, verified)
-    learn_after_publish(ctx, root, artifacts, decided, verified, result, client=stores)
-    warnings = (store_warning,) if store_warning else ()
-    if not settings.is_self(decided.started_by):
-        return PublishJobResult(result, memory=note, warnings=warnings)
-    finish = _finish(ctx, client, settings, decided, journal, clock)
-    return PublishJobResult(result, finish, note, warnings)
 
 
 def store_writer(store: GitHubClient, settings: ActionSettings) -> tuple[GitHubClient | None, str]:

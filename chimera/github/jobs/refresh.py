@@ -118,14 +118,14 @@ def refresh_job(ctx: ActionContext, settings: ActionSettings) -> RefreshResult:
     pull, marker = chimera_pull(client, settings, issue)
     if pull is None or marker is None or pull.number != pull_data.get("number"):
         return RefreshResult(False, f"no open Chimera PR for #{issue} with Chimera's marker")
-    base = str(marker.get("base") or "")
-    if len(base) != 40:
+    base = marker.base or ""
+    if not base:
         return RefreshResult(False, f"PR #{pull.number}'s marker names no base commit")
     acceptance, digest = acceptance_output(client.issue(issue).body)
     # The goal is the one the run started with (the marker's digest, written by Chimera's own
     # publish), never whatever the issue says now: the issue's text is used only while it
     # still hashes to that record. No record (an older marker) proves nothing either.
-    if marker.get("acceptance_sha256") != digest:
+    if marker.acceptance_sha256 != digest:
         return RefreshResult(False, ACCEPTANCE_CHANGED, refused=True)
     decided = Decided(
         issue=issue,
@@ -137,7 +137,7 @@ def refresh_job(ctx: ActionContext, settings: ActionSettings) -> RefreshResult:
         # The head GitHub reports now (a later push's own event judges its own head).
         head_sha=pull.head_sha,
         base_ref=pull.base_ref,
-        started_by=str(marker.get("started_by") or ""),
+        started_by=marker.started_by or "",
     )
     return RefreshResult(True, "refresh", decided)
 

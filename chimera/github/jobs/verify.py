@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chimera.core.heldout.verdict import PUBLIC_MESSAGE
-from chimera.errors import ChimeraError, ConfigError, MissingExtraError, SandboxError
+from chimera.errors import ChimeraError, ConfigError, HandoffError, MissingExtraError, SandboxError
 from chimera.github.artifacts import read_patch
 from chimera.github.basecommit import read_base_files, sha256_text, spec_digest
 from chimera.github.gitops import require_commit
@@ -151,7 +151,12 @@ def verify_job(
         # A person's push: the change is base..head from git itself, not an agent's artifact.
         patch = commit_patch(root, base, decided.head_sha)
     else:
-        patch = read_patch(artifacts)
+        try:
+            patch = read_patch(artifacts)
+        except HandoffError as exc:
+            # A link or special file where the patch should be: judged as no patch at all.
+            refused = GoalVerdict("failed", [f"the agent's patch was refused: {exc}"])
+            return _refused(base, root, settings, decided, refused)
     digest = spec_digest(root, base, settings.spec_path, decided.acceptance_sha256)
     mode = "scrubbed" if settings.sandbox == "scrubbed" else "bwrap"
     temp_parent = ctx.runner_temp if ctx.runner_temp and ctx.runner_temp.is_dir() else None
@@ -176,6 +181,17 @@ def verify_job(
     )
     public = held.public() if held is not None else None
     return VerifyResult(verified, goal, mode, public, sealed)
+
+
+def _refused(
+    base: str, root: Path, settings: ActionSettings, decided: Decided, goal: GoalVerdict
+) -> VerifyResult:
+    digest = spec_digest(root, base, settings.spec_path, decided.acceptance_sha256)
+    mode = "scrubbed" if settings.sandbox == "scrubbed" else "bwrap"
+    verified = Verified(
+        base_sha=base, patch_sha256=sha256_text(""), spec_digest=digest, verdict=goal.verdict
+    )
+    return VerifyResult(verified, goal, mode)
 
 
 def _judge(
@@ -222,6 +238,7 @@ def _judge(
             spec_path=spec_path,
             runner_for=runner_for,
             options=options,
+            patch=patch,
         )
     except SandboxError as exc:
         return GoalVerdict("error", [str(exc)]), None

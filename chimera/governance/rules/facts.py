@@ -42,7 +42,7 @@ def is_network_command(cmd: SimpleCommand) -> bool:
 _SECRET_NAME = re.compile(
     r"(?i)(TOKENS?($|_)|SECRET|PASSW(OR)?D|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL"
     r"|(^|_)AUTH($|_)|(^|_)SESSION($|_)|COOKIE|(^|_)PAT($|_)|(^|_)DSN($|_)|CONN(ECTION)?_?STR"
-    r"|_KEY$)"
+    r"|_KEY$|OAUTH)"
 )
 VAR_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _NON_SECRET_VARS = frozenset({"TOKENIZERS_PARALLELISM", "GITHUB_TOKEN_PERMISSIONS"})

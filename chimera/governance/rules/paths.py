@@ -9,6 +9,7 @@ import pathspec
 from chimera.governance.actions import Action
 from chimera.governance.shell import is_within
 from chimera.sandbox.layout import is_secret_dotenv
+from chimera.sandbox.secret_files import is_key_file, is_secret_file
 
 _KEY_BASENAMES = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)$")
 _HOME_SECRET_FILES = (
@@ -68,6 +69,10 @@ def secret_file_reason(action: Action, resolved: str) -> str | None:
         return f"{resolved} (a dotenv file: holds secrets)"
     if _KEY_BASENAMES.match(base):
         return f"{resolved} (an SSH private key)"
+    # Keys and PEM files by suffix only warn (_key_material): in a workspace they are mostly
+    # test fixtures. The sandbox masks them all the same.
+    if is_secret_file(base) and not is_key_file(base):
+        return f"{resolved} (a secret file: chimera.sandbox.secret_files)"
     for rel in _HOME_SECRET_FILES:
         if resolved == f"{home}/{rel}" or resolved.endswith("/" + rel):
             return f"{resolved} (a credential file)"

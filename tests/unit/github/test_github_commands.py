@@ -48,6 +48,39 @@ def test_quotes_code_and_mentions_inside_text_are_not_commands(body: str) -> Non
     assert parse_command(body) is None
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<!-- @chimera run -->",
+        "<!--\n@chimera run\n-->",
+        "Thanks!\n<!--\n\n@chimera stop\n\n-->",
+        "<!-- one --><!--\n@chimera approve abcdef1\n-->",
+        "looks fine <!-- hidden\n@chimera run",  # unterminated: hides the rest, as on GitHub
+        "<!-- a -->\n<!--\r\n@chimera fix everything\r\n-->",
+    ],
+)
+def test_a_command_inside_an_html_comment_is_not_a_command(body: str) -> None:
+    """Only what GitHub shows counts: a command a person cannot see is never obeyed."""
+    assert parse_command(body) is None
+    d = decide("issue_comment", comment(body, pull="approve" in body or "fix" in body), SETTINGS)
+    assert d.action is Act.IGNORE and d.command is None
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("<!-- note -->\n@chimera run", Command("run", "", "run")),
+        ("<!-- a --> @chimera status", Command("status", "", "status")),
+        ("<!--\nx\n-->@chimera stop", Command("stop", "", "stop")),
+        # A comment opener shown inside a code block hides nothing.
+        ("```\n<!--\n```\n@chimera run", Command("run", "", "run")),
+        ("@chimera fix a <!-- b --> c\n<!--\nd\n-->\ne", Command("fix", "a  c\n\n\n\ne", "fix")),
+    ],
+)
+def test_visible_commands_next_to_html_comments_still_count(body: str, expected: Command) -> None:
+    assert parse_command(body) == expected
+
+
 def comment(
     body: str,
     *,
@@ -101,8 +134,10 @@ def test_approve_needs_a_sha_of_seven_or_more_hex_digits_on_a_pull_request() -> 
 
 
 def test_fix_carries_the_rest_of_the_comment_as_feedback_on_a_pull_request_only() -> None:
-    d = decide("issue_comment", comment("@chimera fix keep add()\n<!-- x -->", pull=True), SETTINGS)
-    assert d.action is Act.RERUN and d.feedback == "keep add()\n<!-- x -->"
+    body = "@chimera fix keep add()\nand <!-- x --> sum()"
+    d = decide("issue_comment", comment(body, pull=True), SETTINGS)
+    # Only what the comment shows is feedback: its hidden HTML comment is not carried.
+    assert d.action is Act.RERUN and d.feedback == "keep add()\nand  sum()"
     empty = decide("issue_comment", comment("@chimera fix", pull=True), SETTINGS)
     assert empty.action is Act.IGNORE and empty.explain
     run_on_pr = decide("issue_comment", comment("@chimera run", pull=True), SETTINGS)

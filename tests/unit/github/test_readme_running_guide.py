@@ -74,17 +74,19 @@ def test_artifacts_and_retention_match_the_action() -> None:
     names = {s["with"]["name"] for s in uploads}
     assert names == {
         "${{ steps.artifact.outputs.name }}",
-        "${{ inputs.artifact-name }}-publish-attempt-${{ github.run_attempt }}",
-        "${{ inputs.artifact-name }}-heldout-attempt-${{ github.run_attempt }}",
+        "${{ steps.publish-artifact.outputs.name }}",
+        "${{ steps.heldout-artifact.outputs.name }}",
     }
-    naming = next(s for s in action["runs"]["steps"] if s.get("id") == "artifact")
-    assert "${CHIMERA_ARTIFACT_NAME}-attempt-${CHIMERA_RUN_ATTEMPT}" in naming["run"]
+    naming = {s.get("id"): s["run"] for s in action["runs"]["steps"] if s.get("id")}
+    assert "${CHIMERA_ARTIFACT_NAME}-attempt-${CHIMERA_RUN_ATTEMPT}-${nonce}" in naming["artifact"]
+    assert "-publish-attempt-${CHIMERA_RUN_ATTEMPT}-${nonce}" in naming["publish-artifact"]
+    assert "-heldout-attempt-${CHIMERA_RUN_ATTEMPT}-${nonce}" in naming["heldout-artifact"]
     assert action["inputs"]["artifact-name"]["default"] == "chimera-run"
     artifacts = HOWTO.split("## Artifacts and retention")[1].split("\n## ")[0]
-    assert "`chimera-run-attempt-<n>`" in artifacts
-    assert "`chimera-run-publish-attempt-<n>`" in artifacts
-    assert "`chimera-run-heldout-attempt-<n>`" in artifacts
-    assert "`chimera-run-attempt-1`" in GUIDE  # what the first run uploads
+    assert "`chimera-run-attempt-<n>-<nonce>`" in artifacts
+    assert "`chimera-run-publish-attempt-<n>-<nonce>`" in artifacts
+    assert "`chimera-run-heldout-attempt-<n>-<nonce>`" in artifacts
+    assert "`chimera-run-attempt-1-<nonce>`" in GUIDE  # what the first run uploads
     (days,) = {s["with"]["retention-days"] for s in uploads}
     assert f"**{days} days**" in artifacts
 

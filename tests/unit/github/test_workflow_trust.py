@@ -213,7 +213,7 @@ def test_the_spec_refresh_runs_pr_code_only_in_verify_and_posts_from_rederived_o
 def test_each_agent_attempt_uploads_its_own_artifact_and_verify_publish_download_it() -> None:
     steps = {s.get("name"): s for s in load(ROOT / "action.yml")["runs"]["steps"]}
     naming = steps["Name the run artifact"]
-    assert naming["id"] == "artifact" and naming["if"] == "inputs.mode == 'agent'"
+    assert naming["id"] == "artifact" and naming["if"] == "always() && inputs.mode == 'agent'"
     assert naming["env"]["CHIMERA_RUN_ATTEMPT"] == "${{ github.run_attempt }}"
     upload = steps["Upload the run artifact"]["with"]
     assert upload["name"] == "${{ steps.artifact.outputs.name }}"
@@ -221,9 +221,68 @@ def test_each_agent_attempt_uploads_its_own_artifact_and_verify_publish_download
     assert download["with"]["name"] == "${{ inputs.agent-artifact }}"
     assert "inputs.agent-artifact != ''" in download["if"]  # never every artifact of the run
     publish_log = steps["Upload publish's audit log"]["with"]["name"]
-    assert "${{ github.run_attempt }}" in publish_log
+    assert publish_log == "${{ steps.publish-artifact.outputs.name }}"
     outputs = load(ROOT / "action.yml")["outputs"]
     assert outputs["artifact"]["value"] == "${{ steps.artifact.outputs.name }}"
+
+
+# Each upload's naming step, the step that uploads under its name, and the name's shape.
+NAMED_UPLOADS = (
+    ("artifact", "Upload the run artifact", r"chimera-run-attempt-3-[0-9a-f]{16}"),
+    (
+        "publish-artifact",
+        "Upload publish's audit log",
+        r"chimera-run-publish-attempt-3-[0-9a-f]{16}",
+    ),
+    (
+        "heldout-artifact",
+        "Upload the sealed held-out record",
+        r"chimera-run-heldout-attempt-3-[0-9a-f]{16}",
+    ),
+)
+
+
+@pytest.mark.parametrize(("step_id", "upload", "shape"), NAMED_UPLOADS, ids=lambda v: str(v)[:16])
+def test_each_job_draws_its_own_artifact_name_nonce_at_upload_time(
+    step_id: str, upload: str, shape: str, tmp_path: Path
+) -> None:
+    """No job can know a later job's artifact name (an agent job that uploaded under it first
+    would have the later upload refused and its log lost): every name ends in a nonce drawn
+    by a step of the uploading job itself, after its Chimera step, right before the upload."""
+    import os
+    import subprocess
+
+    steps = load(ACTION)["runs"]["steps"]
+    index = {s.get("id") or s.get("name"): i for i, s in enumerate(steps)}
+    naming = steps[index[step_id]]
+    assert index["chimera"] < index[step_id] < index[upload]
+    assert naming["if"] == steps[index[upload]]["if"]  # named exactly when it uploads
+    assert steps[index[upload]]["with"]["name"] == f"${{{{ steps.{step_id}.outputs.name }}}}"
+    assert "/dev/urandom" in naming["run"]
+    assert set(naming["env"].values()) == {
+        "${{ inputs.artifact-name }}",
+        "${{ github.run_attempt }}",
+    }
+    names = []
+    for n in range(2):
+        out, summary = tmp_path / f"out-{n}", tmp_path / f"summary-{n}"
+        out.write_text("")
+        subprocess.run(
+            ["bash", "-c", naming["run"]],
+            env={
+                "PATH": os.environ["PATH"],
+                "GITHUB_OUTPUT": str(out),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "CHIMERA_ARTIFACT_NAME": "chimera-run",
+                "CHIMERA_RUN_ATTEMPT": "3",
+            },
+            check=True,
+        )
+        (line,) = out.read_text().splitlines()
+        name = line.removeprefix("name=")
+        assert re.fullmatch(shape, name), name
+        names.append(name)
+    assert names[0] != names[1]  # drawn afresh by each upload, never derivable beforehand
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)

@@ -96,7 +96,9 @@ def test_the_hub_names_filters_and_closes(tmp_path: Path, registry: ConnectorKin
     with ConnectorHub(load.connectors, ctx) as hub:
         result = hub.tools()
         assert [t.name for t in result.tools] == ["web__read_page", "web__post_message"]
-        assert result.tools[0].tool.description.startswith("[connector web] Read a web page")
+        described = result.tools[0].tool.description
+        assert described.startswith("[connector web] <<<UNTRUSTED-DATA tool description")
+        assert "Read a web page" in described
         assert len(result.problems) == 1
         assert result.problems[0].startswith("connector 'gone' (.chimera.d/connectors/a.yaml:5:5):")
         assert hub.tools() is result  # opened once

@@ -108,20 +108,25 @@ def test_own_pid_namespace(workspace: Path) -> None:
     assert int(result.output.strip()) < 10, result.output
 
 
-def test_timeout_kills_processes_inside(workspace: Path) -> None:
-    sandbox = Sandbox(workspace, mode="bwrap")
+def test_timeout_kills_processes_inside(workspace: Path, tmp_path: Path) -> None:
+    # The heartbeat goes to a writable folder outside the workspace: the workspace's writes of
+    # a command stopped at its timeout are reverted with the write cap's overlay.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sandbox = Sandbox(workspace, mode="bwrap", extra_writable=[outside])
     start = time.monotonic()
     result = sandbox.run(
-        "(while true; do date +%s%N > beat; sleep 0.05; done) & sleep 60",
+        f"(while true; do date +%s%N > {outside}/beat; date > beat; sleep 0.05; done) & sleep 60",
         cwd=workspace,
         timeout=1.0,
     )
     assert result.timed_out
     assert time.monotonic() - start < 20
+    assert not (workspace / "beat").exists()
     time.sleep(0.5)
-    first = (workspace / "beat").read_text()
+    first = (outside / "beat").read_text()
     time.sleep(0.5)
-    assert (workspace / "beat").read_text() == first, "a background process survived"
+    assert (outside / "beat").read_text() == first, "a background process survived"
 
 
 def test_extra_writable_and_read_only_paths(workspace: Path, tmp_path: Path) -> None:

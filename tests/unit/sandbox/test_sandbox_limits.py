@@ -186,6 +186,10 @@ def _running(marker: str, wait_s: float = 10.0) -> int:
 
 def _as_nobody(sandbox: Sandbox, command: str, timeout: float) -> CommandResult:
     argv, env = sandbox.command_line(command, cwd=sandbox.workspace)
+    # The launch folder (bubblewrap's options) was made by this process: hand it over.
+    (folder,) = {Path(a).parent for a in argv if "chimera-launch-" in a}
+    for path in (folder, *folder.iterdir()):
+        os.chown(path, NOBODY, NOBODY)
     setpriv = shutil.which("setpriv")
     assert setpriv is not None
     drop = [setpriv, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
@@ -208,7 +212,9 @@ def test_unprivileged_sandbox_runs_as_a_non_zero_uid(
         request.applymarker(mark)
     if SETPRIV_PROBLEM or not bwrap_available():
         pytest.skip(SETPRIV_PROBLEM or probe_bwrap().reason)
-    sandbox = Sandbox(nobody_workspace, toolchain=())
+    # No write cap here: its supervisor is tested as an unprivileged uid in
+    # test_sandbox_write_cap.py (it needs an interpreter that uid can run).
+    sandbox = Sandbox(nobody_workspace, toolchain=(), limits=SandboxLimits(write_cap_bytes=None))
     res = _as_nobody(sandbox, "id -u; echo ok > written", timeout=30)
     assert res.ok, res.output
     assert int(res.output.split()[0]) != 0
@@ -222,7 +228,11 @@ def test_fork_bomb_as_unprivileged_uid_is_capped_and_killed(
         request.applymarker(mark)
     if SETPRIV_PROBLEM or not bwrap_available():
         pytest.skip(SETPRIV_PROBLEM or probe_bwrap().reason)
-    sandbox = Sandbox(nobody_workspace, toolchain=(), limits=SandboxLimits(processes=40))
+    sandbox = Sandbox(
+        nobody_workspace,
+        toolchain=(),
+        limits=SandboxLimits(processes=40, write_cap_bytes=None),
+    )
     # Capped: 100 sleepers asked for; the shell dies at its first failed fork.
     res = _as_nobody(
         sandbox,
