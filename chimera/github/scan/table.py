@@ -204,8 +204,9 @@ TABLE: tuple[FileClass, ...] = (
     FileClass(
         "action-path",
         "every path a workflow or action of the **base** commit `uses:` locally "
-        "(`uses: ./tools/ci` protects all of `tools/ci/`; `uses: ./` the root manifest and "
-        "the files it names)",
+        "(`uses: ./tools/ci` protects all of `tools/ci/`; `uses: ./` the root manifest), and "
+        "every file such an action names to run, wherever it lies (`runs.main`, "
+        "`$GITHUB_ACTION_PATH/x.sh`, `run: python scripts/prep.py` in a composite step)",
         "a base workflow runs this code in CI, with the workflow's token and secrets",
         B,
     ),
