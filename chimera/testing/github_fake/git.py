@@ -92,7 +92,7 @@ class GitBackend(Resource):
                     continue
                 self.fake.emit(repo, req, "push", None, ref=ref, sha=sha)
                 branch = ref.removeprefix("refs/heads/")
-                for pull in repo.open_pulls():
+                for pull in repo.own_open_pulls():
                     if pull["head"] == branch and sha != _ZERO:
                         self.fake.emit(
                             repo, req, "pull_request", "synchronize",
