@@ -4,8 +4,8 @@ issue 32 and the queue's claims): only Chimera's own comments and PRs are queue 
 * a PR from a fork whose branch is named ``chimera/issue-N`` is not a Chimera PR: before the
   fix three of them, opened by anyone, filled every slot of ``max-open-prs`` and no labelled
   issue could start;
-* a person's comment that copies a claim's marker, or a ``chimera:queued`` marker, claims
-  and queues nothing (held before, kept here).
+* a person's comment that copies a claim's marker, a ``chimera:queued`` marker or a stop
+  record claims, queues and stops nothing (held before, kept here).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from chimera.github.claims import claims_on
+from chimera.github.claims import claims_on, stop_after
 from chimera.github.client import GitHubClient
 from chimera.github.queue import LABEL_RUNNING, ChangeQueue, QueueLimits
 from chimera.github.summary import render_marker
@@ -63,6 +63,9 @@ def test_a_persons_copy_of_a_claim_or_a_queued_marker_is_no_queue_state(
     alice.comment(issue, f"**Chimera: Started.**\n\n{forged}", marker=forged)
     queued = render_marker("queued", {"issue": issue, "labeller": "alice", "at": "1970"})
     alice.comment(issue, f"**Chimera: Queued.**\n\n{queued}", marker=queued)
+    stop = render_marker("outcome", {"issue": issue, "key": "999:1", "stop": True})
+    alice.comment(issue, f"**Chimera: Stopped.**\n\n{stop}", marker=stop)
     assert claims_on(bot, issue, IDS) == [] and q.running() == [] and q.queued() == []
+    assert stop_after(bot.comment_records(issue), issue, 0, IDS) is None
     other = _issue(fake)
     assert q.admit(other, "alice").admitted  # the forged claim held no slot
