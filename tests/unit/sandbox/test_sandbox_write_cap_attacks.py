@@ -134,3 +134,36 @@ def test_measure_counts_every_name_in_full_and_the_depth(tmp_path: Path) -> None
     total, depth = measure(str(tmp_path))
     assert total == 5 * MIB + 4 * 1000 + len("a/b/one")
     assert depth == 3
+
+
+@pytest.mark.bwrap
+@bwrap
+def test_what_the_command_can_learn_of_the_cap_it_cannot_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held, kept as the attacker's record: the overlay's upper folder and the launch folder
+    are named in ``/proc/self/mountinfo`` but lie in the host's temporary folder, which the
+    sandbox never mounts; the parent's secrets are in no ``/proc`` entry; a held-out folder
+    is in no mount, no argument and no listing."""
+    monkeypatch.setenv("CHIMERA_CANARY_SECRET", "canary-7f3a")
+    ws = _workspace(tmp_path)
+    (ws / "specs-heldout-q9").mkdir()
+    (ws / "specs-heldout-q9" / "h.yaml").write_text("requirements: []\n")
+    sandbox = Sandbox(
+        ws, mode="bwrap", limits=SandboxLimits(write_cap_bytes=8 * MIB),
+        hidden=[ws / "specs-heldout-q9"],
+    )  # fmt: skip
+    res = sandbox.run(
+        "upper=$(sed -n 's/.*upperdir=\\([^,]*\\).*/\\1/p' /proc/self/mountinfo); "
+        'echo "upper:$upper"; ls -la "$upper" "${upper%/mnt/upper}" 2>&1; '
+        "cat /proc/1/environ /proc/self/environ /proc/1/cmdline /proc/self/mountinfo "
+        "| tr '\\0' '\\n'; ls -la; ls /proc/*/fd 2>&1 | head -50; echo end",
+        cwd=ws,
+        timeout=60,
+    )
+    assert "end" in res.output
+    upper = next(line for line in res.output.splitlines() if line.startswith("upper:"))[6:]
+    assert upper.startswith("/") and "No such file or directory" in res.output
+    assert "canary-7f3a" not in res.output and "CHIMERA_CANARY_SECRET" not in res.output
+    assert "specs-heldout-q9" not in res.output
+    assert (ws / "specs-heldout-q9" / "h.yaml").is_file()  # hidden, not gone
