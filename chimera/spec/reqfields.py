@@ -31,6 +31,7 @@ def is_requirement_id(value: object) -> bool:
     the whole string: no trailing newline)."""
     return isinstance(value, str) and _ID_RE.match(value) is not None
 
+
 # --------------------------------------------------------------------------- common fields
 
 
