@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from chimera.localstate import make_dirs
+
 
 def _fsync_dir(directory: Path) -> None:
     # Some filesystems refuse to open directories; the rename is still atomic there.
@@ -36,7 +38,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
     Raises:
         OSError: the directory is not writable or the disk is full (the target is untouched).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     if mode is None:
         try:
             mode = path.stat().st_mode & 0o7777

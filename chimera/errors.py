@@ -7,6 +7,7 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ChimeraError
     ├── UsageError              bad command-line or option value (CLI exit 2)
     ├── ConfigError             invalid ``[tool.chimera]`` / ``chimera.toml``
+    │   └── FileProblems            a YAML file of Chimera's own formats: every problem found
     ├── MissingExtraError       a feature needs an optional extra that is not installed
     ├── SpecError               a Spec failed validation; carries every SpecProblem found
     │   └── CrewError           a crew file failed validation (same problems, same shape)
@@ -20,7 +21,9 @@ libraries it drives (LiteLLM, PyGithub, git) are mapped onto this tree at the bo
     ├── ToolError               a tool call was refused or failed (fed back to the model)
     │   └── PathEscapeError     a path leaves the workspace or touches .git/ / .chimera/
     ├── ConnectorError          a connector (MCP server, OpenAPI document) cannot start or load
+    ├── InternalError           an operation Chimera runs for itself failed (CLI exit 3)
     ├── WorkspaceError          snapshot / restore of a working tree failed
+    │   └── WorkspaceGitError       a git command of the snapshot store failed (also Internal)
     ├── AuditError              the audit log cannot be written, or does not verify
     ├── GovernanceError         a governance component was misused or misconfigured
     │   ├── QuarantineError     a quarantined model's extraction did not fit its schema
@@ -70,6 +73,22 @@ class UsageError(ChimeraError):
 
 class ConfigError(ChimeraError):
     """The configuration is invalid; the message reads ``file: key: message``."""
+
+
+class FileProblems(ConfigError):
+    """A YAML file of one of Chimera's own formats (a scripted model, a benchmark chain, a task
+    family, an A/B registration) failed validation.
+
+    ``problems`` holds every problem found in the one pass (``file:line:col: message`` each,
+    in file order); the message is the first, with ``(and N more)``. The CLI prints each
+    problem on its own line.
+    """
+
+    def __init__(self, problems: list[SpecProblem]) -> None:
+        self.problems = list(problems)
+        first = str(self.problems[0]) if self.problems else "invalid file"
+        more = len(self.problems) - 1
+        super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
 
 
 class MissingExtraError(ChimeraError):
@@ -168,8 +187,19 @@ class ConnectorError(ChimeraError):
     """A connector could not start or be read (an MCP server, an OpenAPI document); one line."""
 
 
+class InternalError(ChimeraError):
+    """An operation Chimera runs for itself failed — not bad input or configuration: a git
+    command on its private snapshot index, say. The CLI reports it in one line (the tool's
+    whole message) and exits 3, like any internal error."""
+
+
 class WorkspaceError(ChimeraError):
     """A workspace snapshot or restore failed."""
+
+
+class WorkspaceGitError(WorkspaceError, InternalError):
+    """A git command the WorkspaceGuard runs on its own store or index failed; the message
+    holds git's whole error output on one line."""
 
 
 class AuditError(ChimeraError):

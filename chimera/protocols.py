@@ -39,6 +39,8 @@ class Purpose(StrEnum):
     REVIEW = "review"
     REPLAN = "replan"
     SUMMARIZE = "summarize"
+    MEMORY = "memory"
+    """Memory upkeep: what a finished run learned, and ADD / UPDATE / DELETE / NOOP."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +168,9 @@ class Experience:
             ``hollow`` or ``agent_stopped``.
         signature: the failure signature digest ('' for a pass).
         cause: one line naming why it failed ('' for a pass).
+        evidence: the gist of the failure's evidence — the failing requirement ids, the first
+            error line, the first failing tool step — bounded ('' for a pass; see
+            :meth:`chimera.core.attempt_record.AttemptRecord.gist`).
         files_changed, added, removed: diff stats.
         tokens: tokens spent by the attempt.
         cost_usd: USD spent, ``None`` when unknown.
@@ -183,6 +188,7 @@ class Experience:
     verdict: str
     signature: str = ""
     cause: str = ""
+    evidence: str = ""
     files_changed: int = 0
     added: int = 0
     removed: int = 0
@@ -227,7 +233,10 @@ class Experience:
         task = " ".join(self.task.split())[:120]
         if not self.failed:
             return f"- passed ({self.files_changed} file(s) changed) on: {task}"
-        return f"- {self.verdict} on: {task} — {self.cause or self.signature}"
+        why = self.cause or self.signature
+        return f"- {self.verdict} on: {task} — {why}" + (
+            f"; {self.evidence}" if self.evidence else ""
+        )
 
 
 class ExperienceStore(Protocol):
@@ -296,3 +305,12 @@ class SupportsReview(Protocol):
         summary: str,
         plan: str = "",
     ) -> ReviewOutcome: ...
+
+
+class StepProgress(Protocol):
+    """Where long work measured in steps reports how far it is (``chimera bench continuous``,
+    ``meta design``, ``evolve``): called as each step starts, with ``done`` steps finished of
+    ``total`` (an upper bound when the work may stop early) and a short ``label`` of the step
+    starting. The CLI draws it as a bar on a terminal and as plain lines otherwise."""
+
+    def __call__(self, done: int, total: int, label: str) -> None: ...

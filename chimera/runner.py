@@ -72,6 +72,36 @@ def word_safe_tail(tail: str, slack: int = WORD_SLACK) -> str:
     return tail if not found else tail[min(found) :]
 
 
+def clip_words(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace runs folded), cut after about ``limit`` characters
+    between two words and marked `` …`` when longer — never inside a word (a single word
+    running past the limit is kept whole up to its end). For progress and summary lines."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", limit // 2, limit + 1)
+    if cut < 0:
+        cut = flat.find(" ", limit)
+        if cut < 0:
+            return flat
+    return flat[:cut] + " …"
+
+
+def stderr_line(stderr: bytes | str, *, exit_code: int | None = None) -> str:
+    """A failed tool's error output (git's, typically) as one line, whole.
+
+    Git wraps a sentence over several lines (``error: the following file has staged content
+    different from both the`` / ``file and the HEAD:`` / ``    .chimera/memory.db``), so
+    picking one line cuts it mid-sentence; the lines are joined with single spaces instead,
+    and nothing is truncated. Empty output gives ``"exit N"`` (or ``"no output"``).
+    """
+    text = stderr.decode("utf-8", errors="replace") if isinstance(stderr, bytes) else stderr
+    joined = " ".join(text.split())
+    if joined:
+        return joined
+    return f"exit {exit_code}" if exit_code is not None else "no output"
+
+
 @dataclass(frozen=True, slots=True)
 class CommandResult:
     """The outcome of one command.

@@ -319,14 +319,18 @@ class RequirementItem(pytest.Item):
         req = self.requirement
         result = excinfo.value.result
         # The first line is what pytest's short summary shows: the title, else the verdict.
+        body = result.render(max_evidence=state.max_evidence)
+        if not req.title and body.startswith(result.message):
+            # The verdict is already the first line: the evidence follows without repeating it.
+            body = body[len(result.message) :].lstrip("\n")
         lines = [
             req.title or result.message,
             f"  requirement: {req.id} ({result.status.value}, risk {req.risk.value}) "
             f"at {state.show_location(req.location)}",
             f"  check:       {req.check.describe()}",
-            "",
-            result.render(max_evidence=state.max_evidence),
         ]
+        if body:
+            lines += ["", body]
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -159,6 +159,9 @@ def render_cli() -> str:
         "Every `chimera` subcommand with its arguments, as `chimera COMMAND --help` prints",
         "them, and the options the pytest plugin adds. Errors are one line on stderr; exit",
         "status 2 is bad usage, 3 an internal error (`CHIMERA_DEBUG=1` shows its traceback).",
+        "`--json`, wherever a command has it, prints exactly **one JSON object** on stdout",
+        '(a list sits inside it: `chimera memory list --json` prints `{"items": [...]}`);',
+        "JSON Lines are only a file format (audit logs, `chimera memory export`).",
         "",
         "## chimera",
         "",
@@ -390,8 +393,10 @@ def render_configuration() -> str:
         "Every setting is optional. Put them under `[tool.chimera]` in the project's",
         "`pyproject.toml`, or in a `chimera.toml` beside it with the same tables at the top",
         "level (`[check]` instead of `[tool.chimera.check]`) — one or the other. An unknown key",
-        "or a bad value is a one-line error naming the file and the key, never ignored;",
-        "command-line flags override the file. `NAME` in a table's name is yours to choose.",
+        'or a bad value is a one-line error naming the file and the key (with "did you mean"),',
+        "never ignored, on every surface (`chimera check`, the pytest plugin and every command",
+        "that works on a project validate the whole file); command-line flags override the",
+        "file. `NAME` in a table's name is yours to choose.",
         "",
     ]
     for heading, model in _config_sections(ChimeraConfig, ""):

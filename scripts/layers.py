@@ -28,6 +28,8 @@ SPEC_FILE = ROOT / "specs" / "layers.yaml"
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "__init__",
+        # Written by the build (setuptools-scm): the version and the commit built from.
+        "_version",
         "errors",
         "plugins",
         "stats",
@@ -35,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "context",
         "atomic",
         "confine",
+        "localstate",
         "runner",
         "verifier",
     ),
@@ -67,6 +70,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 GROUND = LAYERS[0]
 VENDORED = ("eval/chains/",)
 """Folders (relative to ``chimera/``) of third-party code shipped as benchmark data: not Chimera."""
+GENERATED = ("_version.py",)
+"""Files the build writes (never committed, absent from a fresh clone): not walked."""
 PLUGIN_ALLOWED = frozenset({"errors", "spec"})
 """What ``pytest_chimera`` may import: the Spec and the error tree (it must stay light)."""
 
@@ -92,6 +97,7 @@ def chimera_files(pkg_root: Path) -> list[Path]:
         p
         for p in sorted(pkg_root.rglob("*.py"))
         if not any(p.relative_to(pkg_root).as_posix().startswith(v) for v in VENDORED)
+        and p.relative_to(pkg_root).as_posix() not in GENERATED
     ]
 
 

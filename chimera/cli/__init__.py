@@ -7,9 +7,12 @@ changes; modules whose name starts with ``_`` are helpers. A subcommand imports 
 dependencies inside its handler, never at import time, so ``chimera --help`` stays fast.
 
 Exit status: what the handler returns (``chimera check``: 0 all passed, 1 any requirement
-red); 2 for bad usage, an invalid spec or another Chimera error; 3 for an internal error;
+red); 2 for bad usage, an invalid spec or another Chimera error; 3 for an internal error
+(an unexpected exception, or an :class:`~chimera.errors.InternalError` such as a failed git
+command on Chimera's own snapshot store);
 130 when interrupted. Errors are one line on stderr, never a traceback (set
-``CHIMERA_DEBUG=1`` to see the traceback of an internal error).
+``CHIMERA_DEBUG=1`` to see the traceback of an internal error); a file validated in one pass
+(a Spec, a scripted model, a crew) gets one such line per problem.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from chimera import __version__
-from chimera.errors import ChimeraError
+from chimera.errors import ChimeraError, InternalError
 
 if TYPE_CHECKING:
     import argparse
@@ -96,8 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except InternalError as exc:
+        _err(f"chimera: internal error: {exc}")
+        return EXIT_INTERNAL
     except ChimeraError as exc:
-        _err(f"chimera: error: {exc}")
+        # A file validated in one pass (a Spec, a scripted model, a crew...): every problem,
+        # each on its own line at file:line:col.
+        problems = getattr(exc, "problems", None)
+        if isinstance(problems, list) and len(problems) > 1:
+            for problem in problems:
+                _err(f"chimera: error: {problem}")
+        else:
+            _err(f"chimera: error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         _err("chimera: interrupted")

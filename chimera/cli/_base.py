@@ -78,6 +78,29 @@ def resolve_root(value: str | None) -> Path:
     return root.resolve()
 
 
+def validate_config(root: Path) -> None:
+    """Validate the configuration of the project at ``root`` (``[tool.chimera]`` or
+    ``chimera.toml``), for a command that works on a project without using every setting:
+    a typo is refused on every surface, never silently ignored.
+
+    Raises:
+        ConfigError: ``file: key: message``, with "did you mean" for an unknown key.
+    """
+    from chimera.config import load_config
+
+    load_config(root)
+
+
+def warn_tracked_state(root: Path) -> None:
+    """One warning line on stderr when git tracks files under ``root/.chimera`` (Chimera's
+    local state), with the command that untracks them; nothing otherwise."""
+    from chimera.localstate import tracked_warning
+
+    line = tracked_warning(root)
+    if line:
+        err(f"chimera: warning: {line}")
+
+
 def shown(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` when it lies under it (POSIX separators), else as is."""
     try:

@@ -15,7 +15,11 @@ Formats (stdout):
   requirement in its YAML file), so the failure is annotated on the pull request's diff.
 
 With the result cache on, a run whose output the tree alone decides is stored for
-:mod:`chimera.cli._replay`, which prints it again for an unchanged re-check.
+:mod:`chimera.cli._replay`, which prints it again for an unchanged re-check. Hints about the
+tree (a virtual environment the scopes select) come from :mod:`chimera.cli._hints`, on stderr.
+
+Past ~400 lines because the three formats render one report and share its pieces (the text
+parts the replay stores, the annotation targets, the invalid-spec output of each format).
 """
 
 from __future__ import annotations
@@ -237,6 +241,15 @@ def _check(
             tail += _github_text(report, root=root, max_evidence=args.max_evidence)
         sys.stdout.write(f"{head}{elapsed:.2f}{tail}")
         parts = [head, tail]
+    from chimera.cli._hints import venv_hints
+
+    hints = venv_hints(root, (r.requirement for r in report), session.engine)
+    if hints:
+        # On stderr (the JSON document stays one object), after the report it belongs to; a
+        # run that writes one is not stored for replay, so every re-check says it again.
+        sys.stdout.flush()
+        for line in hints:
+            err(f"chimera: hint: {line}")
     status = 0 if report.ok else 1
     if recorder is not None:
         # A plugin kind anywhere in the Spec (even unselected) depends on installed code.

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from chimera.cli._base import Subparsers
+from chimera.cli._base import Subparsers, validate_config
 from chimera.errors import UsageError
 
 
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root or ".").resolve()
     if not root.is_dir():
         raise UsageError(f"--root {args.root!r} is not a directory")
+    validate_config(root)
     if args.action == "add":
         kind: Literal["mcp", "openapi"]
         if args.openapi is not None:

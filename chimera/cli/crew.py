@@ -50,6 +50,11 @@ def register(subparsers: Subparsers) -> None:
         "--baseline", action="store_true", help="also run one agent alone (the counterfactual)"
     )
     run_p.add_argument("--untrusted", action="store_true", help="TASK came from outside")
+    run_p.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="the roles neither recall from nor write to the project's memory",
+    )
     run_p.add_argument("--json", action="store_true", help="print crew.json instead")
     run_p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     run_p.set_defaults(handler=run)
@@ -163,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         untrusted=args.untrusted,
         baseline=args.baseline,
         events=_Progress(args.quiet or args.json),
+        memory=not args.no_memory,
     )
     outcome = run_crew(request, audit=audit, run_dir=run_dir)
     result = outcome.result

@@ -1,12 +1,18 @@
 """``chimera memory``: inspect and edit the project's memory (``.chimera/memory.db``).
 
-* ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones);
+* ``list [--tier T] [--all] [--json]``: items (``--all`` includes tombstones; ``--json``: one
+  object, ``{"items": [...]}``);
 * ``show ID [--json]``: one item with its history;
-* ``add TEXT [--tier semantic|episodic|persona] [--by NAME]``: a person's memory (trusted;
-  persona only here); prints ``add ID``, or ``noop ID`` when item ``ID`` already says it (a
-  duplicate: nothing else is a noop); a text holding a secret is refused with the reason
-  (exit 2) on every tier;
+* ``add TEXT [--tier semantic|episodic|persona] [--by NAME] [--model M | --no-model]``: a
+  person's memory (trusted; persona only here). With a model (``--model``, else ``[models]
+  default`` when configured) it decides ADD / UPDATE / DELETE / NOOP against the nearest
+  memories, so a changed fact replaces the old one (history kept); prints ``add ID``,
+  ``update ID``, ``delete ID`` (the new item's; the old one is forgotten) or ``noop ID`` when
+  item ``ID`` already says it; a text holding a secret is refused with the reason (exit 2) on
+  every tier;
 * ``promote ID [--by NAME]``: a person marks a tainted item trusted;
+* ``proposals``: the supersession proposals waiting for a person (a tainted source asked to
+  change a trusted item); ``accept ID [--by NAME]`` applies one (``forget ID`` rejects it);
 * ``forget ID --reason TEXT [--undo]``: tombstone an item (``--undo`` restores it);
 * ``export [--output FILE]`` / ``import FILE [--trusted]``: JSONL of ops (imports are tainted
   unless ``--trusted``).
@@ -23,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chimera.cli._base import CliParser, Subparsers, write_text_atomic
+from chimera.cli._base import CliParser, Subparsers, validate_config, write_text_atomic
 from chimera.errors import UsageError
 from chimera.governance.sanitize import one_line, sanitize
 
@@ -33,7 +39,7 @@ TIERS = ("episodic", "semantic", "persona")
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "memory",
-        help="list, show, add, promote, forget, export or import memories",
+        help="list, show, add, promote, forget, accept, export or import memories",
         description="Work with the project's memory (.chimera/memory.db).",
     )
     common = CliParser(add_help=False)
@@ -42,11 +48,13 @@ def register(subparsers: Subparsers) -> None:
     listing = sub.add_parser("list", parents=[common], help="list memories")
     listing.add_argument("--tier", choices=TIERS)
     listing.add_argument("--all", action="store_true", help="include forgotten items")
-    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    listing.add_argument(
+        "--json", action="store_true", help='print one JSON object: {"items": [...]}'
+    )
     listing.set_defaults(handler=_list)
     show = sub.add_parser("show", parents=[common], help="one memory and its history")
     show.add_argument("id")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
     show.set_defaults(handler=_show)
     add = sub.add_parser(
         "add",
@@ -59,7 +67,28 @@ def register(subparsers: Subparsers) -> None:
     add.add_argument("text")
     add.add_argument("--tier", choices=TIERS, default="semantic")
     add.add_argument("--by", help="who writes it (default: the current user)")
+    model = add.add_mutually_exclusive_group()
+    model.add_argument(
+        "--model",
+        help="the model deciding ADD/UPDATE/DELETE/NOOP (default: [models] default, if set)",
+    )
+    model.add_argument("--no-model", action="store_true", help="no model: every new text is an ADD")
     add.set_defaults(handler=_add)
+    proposals = sub.add_parser(
+        "proposals", parents=[common], help="supersession proposals waiting for a person"
+    )
+    proposals.add_argument(
+        "--json", action="store_true", help='print one JSON object: {"proposals": [...]}'
+    )
+    proposals.set_defaults(handler=_proposals)
+    accept = sub.add_parser(
+        "accept",
+        parents=[common],
+        help="accept a supersession proposal: its target takes the proposed text",
+    )
+    accept.add_argument("id")
+    accept.add_argument("--by", help="who accepts it (default: the current user)")
+    accept.set_defaults(handler=_accept)
     promote = sub.add_parser("promote", parents=[common], help="mark a tainted memory trusted")
     promote.add_argument("id")
     promote.add_argument("--by", help="who promotes it (default: the current user)")
@@ -86,7 +115,8 @@ def register(subparsers: Subparsers) -> None:
 
 def _missing_action(args: argparse.Namespace) -> int:
     raise UsageError(
-        "chimera memory: an action is required (list, show, add, promote, forget, export, import)"
+        "chimera memory: an action is required (list, show, add, promote, forget, proposals, "
+        "accept, export, import)"
     )
 
 
@@ -95,6 +125,7 @@ def _manager(args: argparse.Namespace) -> Any:
 
     if not Path(args.root).is_dir():
         raise UsageError(f"--root {args.root}: not a directory")
+    validate_config(Path(args.root))
     return open_local(Path(args.root))
 
 
@@ -107,10 +138,12 @@ def _list(args: argparse.Namespace) -> int:
 
     tiers = [Tier(args.tier)] if args.tier else None
     items = _manager(args).store.items(tiers, include_deleted=args.all)
+    if args.json:
+        # One object, as every --json of the CLI (docs/reference/cli.md).
+        listing = {"items": [item.to_json() for item in items]}
+        sys.stdout.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        return 0
     for item in items:
-        if args.json:
-            sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
-            continue
         mark = " (forgotten)" if item.deleted else ""
         # One line per item whatever its fields hold (an imported item's id is data).
         text = one_line(item.text)
@@ -118,7 +151,7 @@ def _list(args: argparse.Namespace) -> int:
             f"{one_line(item.id, 40)}  {item.tier.value:<8}  {item.provenance:<7}  "
             f"uses {item.uses:<3}  {text[:90]}{'...' if len(text) > 90 else ''}{mark}\n"
         )
-    if not items and not args.json:
+    if not items:
         sys.stdout.write("no memories\n")
     return 0
 
@@ -156,15 +189,50 @@ def _show(args: argparse.Namespace) -> int:
 
 def _add(args: argparse.Namespace) -> int:
     from chimera.memory.items import Candidate, Tier
+    from chimera.orchestration.memory_model import memory_backend
 
     manager = _manager(args)
     if args.tier == "persona":
         sys.stdout.write(manager.add_persona(args.text, by=_by(args)) + "\n")
         return 0
+    manager.backend = None if args.no_model else memory_backend(Path(args.root), args.model)
     result = manager.remember(Candidate(args.text, Tier(args.tier), source_run=_by(args)))
     if result.refused:
         raise UsageError(f"memory: not remembered: {result.overruled}")
     sys.stdout.write(f"{result.op.lower()} {result.item_id or result.target_id}\n")
+    if result.target_id and result.op in ("UPDATE", "DELETE"):
+        sys.stdout.write(f"  supersedes {result.target_id} (its old text is in its history)\n")
+    if result.overruled:
+        sys.stdout.write(f"  the model proposed {result.proposed}: {result.overruled}\n")
+    return 0
+
+
+def _proposals(args: argparse.Namespace) -> int:
+    manager = _manager(args)
+    found = manager.proposals()
+    if args.json:
+        listing = {"proposals": [item.to_json() for item in found]}
+        sys.stdout.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    for item in found:
+        target = manager.store.get(item.supersedes)
+        verb = "forget" if item.kind == "proposed-delete" else "replace"
+        old = " ".join(target.text.split())[:70] if target else "(gone)"
+        new = " ".join(item.text.split())[:70]
+        how = "because" if verb == "forget" else "with"
+        sys.stdout.write(
+            f"{item.id}  would {verb} {item.supersedes} ({old!r}) {how} {new!r}  "
+            f"[{item.provenance}: {', '.join(item.taint_sources) or '?'}; run "
+            f"{item.source_run or '-'}]\n"
+        )
+    if not found:
+        sys.stdout.write("no proposals\n")
+    return 0
+
+
+def _accept(args: argparse.Namespace) -> int:
+    target = _manager(args).accept(args.id, by=_by(args))
+    sys.stdout.write(f"{args.id}: accepted; {target} now says what it proposed\n")
     return 0
 
 

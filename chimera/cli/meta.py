@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.cli._base import Subparsers, err, resolve_root, shown
-from chimera.cli._progress import Progress
+from chimera.cli._progress import Progress, StepBar
 from chimera.errors import UsageError
 
 if TYPE_CHECKING:
@@ -79,17 +79,19 @@ def run_design(args: argparse.Namespace) -> int:
     if not tasks.is_file():
         raise UsageError(f"{args.tasks}: no such file")
     config = load_config(root).with_overrides(sandbox=args.sandbox)
-    outcome = design_agent(
-        DesignRequest(
-            root=root,
-            config=config,
-            tasks_path=tasks.resolve(),
-            output=Path(args.output).resolve(),
-            model=args.model,
-            task_timeout=args.task_timeout,
-            events=Progress(args.quiet),
+    with StepBar("meta design", quiet=args.quiet) as bar:
+        outcome = design_agent(
+            DesignRequest(
+                root=root,
+                config=config,
+                tasks_path=tasks.resolve(),
+                output=Path(args.output).resolve(),
+                model=args.model,
+                task_timeout=args.task_timeout,
+                events=Progress(args.quiet),
+                progress=bar,
+            )
         )
-    )
     out = sys.stdout
     if args.json:
         out.write(json.dumps(outcome.document, indent=2) + "\n")

@@ -36,6 +36,11 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--apply", action="store_true", help="write (default: print the plan)")
     parser.add_argument("--by", metavar="NAME", help="who runs it (default: the login name)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--model",
+        help="a model that decides each curated memory against the nearest ones (a changed "
+        "fact supersedes or is proposed; default: every new item is added)",
+    )
     parser.set_defaults(handler=_handle)
 
 
@@ -58,7 +63,12 @@ def _handle(args: argparse.Namespace) -> int:
     if root.resolve() == home.resolve() or home.resolve() in root.resolve().parents:
         raise UsageError(f"--root {root}: inside the source home {home}; the source is read-only")
     by = str(args.by or getpass.getuser())
-    result = migrate(args.tool, home, found, root, apply=args.apply, by=by)
+    backend = None
+    if args.model:
+        from chimera.orchestration.memory_model import memory_backend
+
+        backend = memory_backend(root, args.model)
+    result = migrate(args.tool, home, found, root, apply=args.apply, by=by, backend=backend)
     if args.json:
         body: dict[str, object] = {"applied": result.applied, "counts": result.counts()}
         body["items"] = [o.to_json() for o in result.outcomes]

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.cli._base import Subparsers, memory_line, resolve_root
+from chimera.cli._base import Subparsers, memory_line, resolve_root, warn_tracked_state
 from chimera.cli._progress import Progress
 from chimera.cli._switches import add_part_switches, part_switches
 from chimera.cli.run_agent import add_agent_flag
@@ -231,6 +231,7 @@ def _run(args: argparse.Namespace) -> int:
     from chimera.orchestration.surfaces import RunRequest
 
     root = _root(args)
+    warn_tracked_state(root)
     config = _config(
         root,
         model=args.model,
@@ -290,6 +291,7 @@ def _continue(args: argparse.Namespace, *, by: str | None = None) -> int:
     from chimera.orchestration.surfaces import ResumeRequest, approve_run, resume_run
 
     root = _root(args)
+    warn_tracked_state(root)
     agent = resume_profile(root, args.run_id, args.agent)
     request = ResumeRequest(
         root=root,

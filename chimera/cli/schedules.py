@@ -8,6 +8,10 @@ declared in ``.chimera.d/schedules/*.yaml``.
   system clock), in UTC and in the schedule's zone; a dry run that changes nothing.
 * ``approve ID [--by NAME]`` — a person enables an agent-proposed schedule (default name:
   ``git config user.name``); the edit is two lines, for review.
+* ``proposals [--timezone TZ] [--dry-run]`` — the CronLearner reads the run history
+  (``.chimera/runs``, verified audit logs only) and proposes a cron for each task people keep
+  starting at regular times; the proposals go to ``.chimera.d/schedules/learned.yaml``
+  disabled (``created_by: agent``) until a person approves one.
 
 Exit status: 0; 2 for invalid schedules or bad usage.
 """
@@ -20,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.cli._base import Subparsers
+from chimera.cli._base import Subparsers, validate_config
 from chimera.errors import UsageError
 
 if TYPE_CHECKING:
@@ -43,6 +47,11 @@ def register(subparsers: Subparsers) -> None:
     nxt.add_argument("id", nargs="?", help="one schedule (default: every time-driven one)")
     nxt.add_argument("--now", metavar="ISO", help="start from this instant (with an offset)")
     nxt.add_argument("--count", type=int, default=3, metavar="N", help="how many (default 3)")
+    props = actions.add_parser(
+        "proposals", help="crons the CronLearner proposes from the run history (disabled)"
+    )
+    props.add_argument("--timezone", default="UTC", help="the zone cadences are read in")
+    props.add_argument("--dry-run", action="store_true", help="print only; write no file")
     approve = actions.add_parser("approve", help="enable an agent-proposed schedule")
     approve.add_argument("id")
     approve.add_argument("--by", metavar="NAME", help="the approver (default: git user.name)")
@@ -55,9 +64,12 @@ def _handle(args: argparse.Namespace) -> int:
     root = Path(args.root)
     if not root.is_dir():
         raise UsageError(f"--root {root}: not a directory")
+    validate_config(root)
     if args.schedules_command == "approve":
         return _approve(root, args)
     load = load_schedules(root)
+    if args.schedules_command == "proposals":
+        return _proposals(root, load, args)
     if args.schedules_command == "check" or not load.ok:
         for problem in load.problems:
             sys.stdout.write(f"{problem}\n")
@@ -112,6 +124,33 @@ def _next(load: ScheduleLoad, args: argparse.Namespace) -> int:
             if following is None:
                 break
             t = following
+    return 0
+
+
+def _proposals(root: Path, load: ScheduleLoad, args: argparse.Namespace) -> int:
+    from chimera.scheduler.history import run_history
+    from chimera.scheduler.learner import CronLearner, write_proposals
+
+    history, skipped = run_history(root)
+    for why in skipped:
+        sys.stderr.write(f"skipped: {why}\n")
+    found = CronLearner(args.timezone).propose(history, existing=load.schedules)
+    if not found:
+        sys.stdout.write(f"no recurring task in {len(history)} recorded run(s)\n")
+        return 0
+    for p in found:
+        sys.stdout.write(
+            f"{p.id}\t{p.cron} ({p.timezone})\t{p.runs} runs, fit {p.precision:.2f}/"
+            f"{p.recall:.2f}\t{_cut(p.task)}\n"
+        )
+    if args.dry_run:
+        sys.stdout.write("dry run: nothing written\n")
+        return 0
+    path = write_proposals(root, found)
+    sys.stdout.write(
+        f"wrote {len(found)} proposal(s) to {path} disabled: a person runs "
+        "`chimera schedules approve ID` (a change to review) to turn one on\n"
+    )
     return 0
 
 

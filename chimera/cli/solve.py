@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from chimera.cli._base import Subparsers, memory_line, resolve_root, shown
+from chimera.cli._base import Subparsers, memory_line, resolve_root, shown, warn_tracked_state
 from chimera.cli._progress import Progress
 from chimera.cli._switches import add_part_switches, part_switches
 
@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     from chimera.orchestration.surfaces import SolveRequest, solve
 
     root = resolve_root(args.root)
+    warn_tracked_state(root)
     config = load_config(root).with_overrides(
         model=args.model,
         escalate=args.escalate,

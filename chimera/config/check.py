@@ -8,9 +8,10 @@ Example (``pyproject.toml``)::
     regex_timeout = 5.0           # seconds one pattern may run on one file
 
 :class:`CheckSettings` is the section's model (``chimera.config.ChimeraConfig.check`` holds
-it); :func:`load_check_settings` reads just this section, so ``chimera check`` and the pytest
-plugin are not stopped by a problem in a section they do not use. The Spec engine turns the
-settings into its options with :func:`chimera.spec.settings.engine_options`.
+it); :func:`load_check_settings` returns it after validating the whole configuration (a typo
+in any section stops ``chimera check`` and the pytest plugin as it stops a run), importing the
+whole schema only when the configuration has more than this section. The Spec engine turns
+the settings into its options with :func:`chimera.spec.settings.engine_options`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.config.limits import DEFAULT_MAX_FILE_BYTES, DEFAULT_REGEX_TIMEOUT_S
+from chimera.config.problems import describe
 from chimera.errors import ConfigError
 
 __all__ = [
@@ -93,20 +95,32 @@ def config_table(root: Path) -> tuple[Any, str, str]:
 
 
 def load_check_settings(root: Path) -> CheckSettings:
-    """The ``check`` section of the configuration of the project at ``root``.
+    """The ``check`` section of the configuration of the project at ``root``, after the whole
+    configuration is validated.
 
     Looks where :func:`chimera.config.load_config` looks (``chimera.toml`` or
-    ``[tool.chimera]`` in ``pyproject.toml``, not both); defaults when there is no section.
+    ``[tool.chimera]`` in ``pyproject.toml``, not both); defaults when there is no
+    configuration. A configuration with more than a ``check`` section is validated by
+    :func:`chimera.config.load_config` (imported only then: the whole schema costs tens of
+    milliseconds), so ``chimera check`` and the pytest plugin refuse a typo anywhere —
+    ``[chek]``, ``[modles]``, ``[models] defualt`` — exactly as the agent commands do.
 
     Raises:
         ConfigError: invalid TOML, configuration in both files, or an invalid value or
-            unknown key in the section, as ``file: key: message``
-            (``pyproject.toml: tool.chimera.check.regex_timeout: Input should be greater
-            than 0``).
+            unknown key anywhere, as ``file: key: message`` with "did you mean"
+            (``pyproject.toml: tool.chimera.chek: unknown key (did you mean 'check'?)``).
     """
     table, file, base = config_table(root)
+    if table is None:
+        return CheckSettings()
+    if not isinstance(table, dict):
+        raise ConfigError(f"{file}: {base.rstrip('.')}: must be a table")
+    if set(table) - {"check"}:
+        from chimera.config.model import load_config
+
+        return load_config(root).check
     prefix = f"{base}check"
-    section = table.get("check") if isinstance(table, dict) else None
+    section = table.get("check")
     if section is None:
         return CheckSettings()
     if not isinstance(section, dict):
@@ -114,8 +128,4 @@ def load_check_settings(root: Path) -> CheckSettings:
     try:
         return CheckSettings.model_validate(section)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        key = ".".join(str(p) for p in first["loc"])
-        where = f"{prefix}.{key}" if key else prefix
-        message = "unknown key" if first["type"] == "extra_forbidden" else str(first["msg"])
-        raise ConfigError(f"{file}: {where}: {message}") from exc
+        raise ConfigError(describe(exc, file, f"{prefix}.", CheckSettings)) from exc

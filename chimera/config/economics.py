@@ -71,6 +71,7 @@ DEFAULT_PURPOSE_LEVELS: dict[Purpose, str] = {
     Purpose.REVIEW: "standard",
     Purpose.REPLAN: "high",
     Purpose.SUMMARIZE: "low",
+    Purpose.MEMORY: "low",
 }
 
 DEFAULT_RISK_LEVELS: dict[Risk, str] = {Risk.HIGH: "high"}

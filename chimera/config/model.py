@@ -34,11 +34,8 @@ Later subsystems add sections by adding fields to :class:`ChimeraConfig`.
 
 from __future__ import annotations
 
-import difflib
-import types
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Self, Union, get_args, get_origin
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -46,6 +43,8 @@ from chimera.config.check import CheckSettings, config_table
 from chimera.config.economics import CascadeConfig, EffortConfig, HierarchyConfig
 from chimera.config.fusion import FusionConfig, RoutingConfig
 from chimera.config.heldout import HeldOutConfig
+from chimera.config.memory import MemoryConfig
+from chimera.config.problems import describe, suggest
 from chimera.config.review import ReviewConfig
 from chimera.config.run import RunConfig
 from chimera.errors import ConfigError
@@ -228,12 +227,14 @@ class ChimeraConfig(Section):
     hierarchy: HierarchyConfig = Field(default_factory=HierarchyConfig)
     # The project run (chimera.config.run).
     run: RunConfig = Field(default_factory=RunConfig)
-    # Spec check limits (chimera.config.check; read alone by `chimera check` and the plugin).
+    # Spec check limits (chimera.config.check; `chimera check` and the plugin use only these).
     check: CheckSettings = Field(default_factory=CheckSettings)
     # Who reviews an attempt (chimera.config.review): a review crew instead of one call.
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     # Requirements the agent never sees (chimera.config.heldout).
     heldout: HeldOutConfig = Field(default_factory=HeldOutConfig)
+    # The memory's optional vector ranking (chimera.config.memory).
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     def with_overrides(self, **cli_values: Any) -> ChimeraConfig:
         """A copy with command-line values applied; ``None`` values (flag not given) are skipped.
@@ -258,7 +259,7 @@ class ChimeraConfig(Section):
             if path is None and "__" in name:
                 path = tuple(name.split("__"))
             if path is None:
-                hint = _suggest(name, [*_CLI_KEYS])
+                hint = suggest(name, [*_CLI_KEYS])
                 raise ConfigError(f"command line: unknown option '{name}'{hint}")
             if path == ("models", "ladder") and isinstance(value, str):
                 value = [part.strip() for part in value.split(",") if part.strip()]
@@ -324,59 +325,6 @@ def _flag(name: str) -> str:
     return name.replace("__", ".").replace("_", "-")
 
 
-def _suggest(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
-def _unwrap(annotation: Any) -> Any:
-    """Strip ``X | None`` down to ``X``."""
-    if get_origin(annotation) in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0]
-    return annotation
-
-
-def _keys_at(root: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
-    """The valid keys of the section that ``loc`` points into (for "did you mean")."""
-    current: Any = root
-    for part in loc:
-        current = _unwrap(current)
-        if isinstance(current, type) and issubclass(current, BaseModel):
-            field = current.model_fields.get(str(part))
-            if field is None:
-                return []
-            current = field.annotation
-        elif get_origin(current) in (dict, Mapping):
-            current = get_args(current)[1]
-        elif get_origin(current) is list:
-            current = get_args(current)[0]
-        else:
-            return []
-    current = _unwrap(current)
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []
-
-
-def _describe(exc: ValidationError, file: str, prefix: str) -> str:
-    errors = exc.errors()
-    lines: list[str] = []
-    for error in errors:
-        loc = tuple(error["loc"])
-        key = ".".join(str(p) for p in loc)
-        where = f"{prefix}{key}" if key else prefix.rstrip(".") or "(top level)"
-        if error["type"] == "extra_forbidden":
-            hint = _suggest(str(loc[-1]), _keys_at(ChimeraConfig, loc[:-1]))
-            lines.append(f"{file}: {where}: unknown key{hint}")
-        else:
-            message = str(error["msg"]).removeprefix("Value error, ")
-            lines.append(f"{file}: {where}: {message}")
-    more = len(lines) - 1
-    return lines[0] + (f" (and {more} more: {'; '.join(lines[1:])})" if more else "")
-
-
 def load_config(root: Path) -> ChimeraConfig:
     """Read the configuration of the project at ``root``.
 
@@ -396,4 +344,4 @@ def load_config(root: Path) -> ChimeraConfig:
     try:
         return ChimeraConfig.model_validate(table)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, file, prefix)) from exc
+        raise ConfigError(describe(exc, file, prefix, ChimeraConfig)) from exc

@@ -44,6 +44,7 @@ from chimera.protocols import (
     ToolResult,
     Usage,
 )
+from chimera.runner import clip_words
 
 Outcome = Literal["finished", "step_limit", "token_limit", "budget", "error"]
 
@@ -120,7 +121,9 @@ class StepRecord:
         if bad is not None:
             first = str(bad["output"]).strip().splitlines()[0] if bad["output"] else "failed"
             # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
-            args, first = cut_redacted(str(bad["arguments"]), 120), cut_redacted(first, 200)
+            # Arguments are code or JSON: cut at their limit. The message is prose: between words.
+            args = cut_redacted(str(bad["arguments"]), 120)
+            first = clip_words(cut_redacted(first, 400), 200)
             return f"step {self.index}: {bad['name']}({args}): {first}"
         names = ", ".join(c["name"] for c in self.calls)
         return f"step {self.index}: {names}"

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,15 @@ DIFF_TRUNCATION_MARKER = "\n[... diff truncated: {dropped} more characters not s
 
 VERIFIER_OUTPUT_CHARS = 1500
 """Cap on the verifier output kept per record (characters)."""
+
+GIST_CHARS = 400
+"""Cap on :meth:`AttemptRecord.gist` (characters)."""
+
+_HEADER = re.compile(r"^\[([^\]\s]+)\] (?:failed|error):")
+_ERROR_LINE = re.compile(
+    r"(?i)\b(error|exception|traceback|assert\w*|failed|failure|fatal|not found|no such|"
+    r"undefined|cannot|refused|denied|timed? ?out|does not define|found:)\b|^E\s"
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,38 @@ class AttemptRecord:
             diff_chars=len(diff),
             **rest,
         )
+
+    def gist(self, limit: int = GIST_CHARS) -> str:
+        """Why it failed, in one bounded line: the failing requirement ids, the first error
+        line of the verifier's evidence (else its first evidence line), and the first failing
+        tool step; '' for a pass or a record with none of these. At most ``limit`` characters
+        (the evidence line cut first).
+
+        The verifier output is the rendering every kind gives a red requirement: a header line
+        ``[id] failed: message`` and the evidence indented below it.
+        """
+        if self.verdict is Verdict.PASSED:
+            return ""
+        ids: list[str] = []
+        evidence: list[str] = []
+        for line in self.verifier_output.splitlines():
+            header = _HEADER.match(line)
+            if header:
+                ids.append(header.group(1))
+            elif line.strip() and line.startswith(" "):
+                evidence.append(" ".join(line.split()))
+        first = next(
+            (e for e in evidence if _ERROR_LINE.search(e)), evidence[0] if evidence else ""
+        )
+        parts = []
+        if ids:
+            parts.append("failing: " + ", ".join(dict.fromkeys(ids)))
+        step = " ".join((self.first_failing_step or "").split())
+        tail = f"; first failing step: {step[:160]}" if step else ""
+        if first:
+            room = max(40, limit - len("; ".join(parts)) - len(tail) - len("; first error: "))
+            parts.append("first error: " + cap_text(first, room, "..."))
+        return cap_text("; ".join(parts) + tail if parts else tail.lstrip("; "), limit, "...")
 
     def diff_stats(self) -> str:
         return f"{self.files_changed} file(s), +{self.added} -{self.removed}"

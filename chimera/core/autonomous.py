@@ -112,6 +112,7 @@ class AutonomousAgent(Attempting):
         self._config_before = _config_fingerprint(self.workspace)
         mode = str(getattr(self.runner, "mode", "unknown"))
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
+        describe = getattr(self.runner, "describe", None)
         self.usage = UsageTotals()
         self._attempt = self._injections = self._reviews_unparsed = 0
         self._untrusted = self._tainted = untrusted
@@ -121,6 +122,7 @@ class AutonomousAgent(Attempting):
             final_report="",
             sandbox_mode=mode,
             sandbox_weaker=weaker,
+            sandbox_description=str(describe()) if callable(describe) else "",
             model=model_name(self.ladder[0]),
             run_dir=self.run_dir,
             tainted=untrusted,

@@ -17,6 +17,7 @@ from chimera.core.deps import AgentDeps, Reviewer
 from chimera.core.solve_state import _Stop, model_name
 from chimera.core.supervisor import ManagerReview
 from chimera.errors import BudgetExceeded, ProviderError, UsageError
+from chimera.localstate import make_dirs
 from chimera.protocols import Completion, Message, Purpose, SupportsComplete
 from chimera.spec.drift import check_drift
 from chimera.spec.model import Spec
@@ -72,7 +73,7 @@ class SolveBase:
         self._purpose: Purpose = Purpose.PLAN
         # Redacts tool calls on their way to the audit log (built per attempt, see Attempting).
         self._audit_redactor: SecretRedactor | None = None
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.run_dir)
         self.transcript_path = self.run_dir / "transcript.jsonl"
         self._attempt_dir = self.run_dir / "attempts" / label
 

@@ -12,6 +12,9 @@ from chimera.errors import BudgetExceeded, ChimeraError
 from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import Experience, Message, Purpose
 
+MEMORY_AUDIT_CHARS = MEMORY_TOKENS * 4
+"""Cap on the memory block a ``plan`` / ``replan`` audit event records (characters)."""
+
 
 class Planning(SolveBase):
     """The plan step and the memory around it (a layer of AutonomousAgent)."""
@@ -43,6 +46,9 @@ class Planning(SolveBase):
             model=model_name(self.ladder[rung]),
             plan=cap_text(plan, 2000),
             ledger=run.ledger.context() if replan else None,
+            # What the prompt held from memory (persona and recalled items, as rendered): the
+            # trajectory exporter carries it beside the attempts this plan led.
+            memory=cap_text(recalled, MEMORY_AUDIT_CHARS) if recalled else None,
         )
         return plan
 
@@ -126,6 +132,7 @@ class Planning(SolveBase):
                 verdict=record.verdict.value,
                 signature=record.signature.digest if failed else "",
                 cause=record.cause if failed else "",
+                evidence=record.gist() if failed else "",
                 files_changed=record.files_changed,
                 added=record.added,
                 removed=record.removed,

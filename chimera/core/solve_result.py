@@ -33,6 +33,7 @@ class SolveResult:
         usage: tokens and cost over every model call (``usage.cost_usd`` ``None`` = unknown).
         sandbox_mode: the runner's mode (``bwrap``, ``scrubbed``, ``local``...).
         sandbox_weaker: True when the sandbox ran in a mode weaker than bubblewrap.
+        sandbox_description: the runner's one-line description (the summary shows it once).
         targets: the requirement ids the run had to turn green.
         history_injections: how many prompts carried the attempt history.
         reviews_unparsed: manager reviews whose answer held no verdict (no review took place).
@@ -53,6 +54,7 @@ class SolveResult:
     usage: UsageTotals = field(default_factory=UsageTotals)
     sandbox_mode: str = ""
     sandbox_weaker: bool = False
+    sandbox_description: str = ""
     targets: tuple[str, ...] = ()
     history_injections: int = 0
     reviews_unparsed: int = 0
@@ -101,6 +103,10 @@ class SolveResult:
 def _report(result: SolveResult) -> str:
     cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     sandbox = result.sandbox_mode + (" (weaker: no bubblewrap)" if result.sandbox_weaker else "")
+    if result.sandbox_description:
+        # The full description, once per run; a weaker mode still says so first.
+        described = result.sandbox_description
+        sandbox = f"{sandbox}; {described}" if result.sandbox_weaker else described
     lines = [
         f"outcome: {result.outcome}",
         f"attempts: {len(result.attempts)}"

@@ -137,17 +137,26 @@ class RoleAgent:
         self.events = events
 
     def run(
-        self, task: str, *, context: str = "", round: int = 1, system_extra: str = ""
+        self,
+        task: str,
+        *,
+        context: str = "",
+        round: int = 1,
+        system_extra: str = "",
+        memory: str = "",
     ) -> RoleOutput:
         """Run the role's loop on ``task`` with ``context`` (a consolidation, never a pile of
-        earlier outputs). Budget refusals and provider errors end the loop with that outcome
-        (the Agent's contract); nothing raises for them."""
+        earlier outputs) and ``memory`` (the crew's shared memory recalled for the task, as
+        :mod:`chimera.memory.render` renders it). Budget refusals and provider errors end the
+        loop with that outcome (the Agent's contract); nothing raises for them."""
         user = f"## Task\n{task}"
         if context.strip():
             # The roles' answers are model output (they may have read untrusted text): the
             # consolidation is data, fenced, never instructions to this role.
             found = fence_untrusted(context, "crew findings")
             user += f"\n\n## What the crew has found so far (consolidated)\n{found}"
+        if memory.strip():
+            user += f"\n\n{memory}"
         messages = [
             {"role": "system", "content": self.role.system_prompt(system_extra)},
             {"role": "user", "content": user},

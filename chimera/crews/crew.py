@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 from chimera.core.agent import UsageTotals
 from chimera.crews.agent import RoleAgent, RoleOutput
 from chimera.crews.consolidate import Consolidation, consolidate
+from chimera.crews.memory import CrewMemory
 from chimera.crews.model import CrewDefinition, Role
 from chimera.governance.redactor import cut_redacted
 from chimera.governance.sanitize import fence_untrusted
@@ -56,6 +57,9 @@ class CrewRuntime:
         audit: the run's audit log (``crew.*`` events).
         events: live progress.
         purpose: the purpose of the roles' calls (``review`` for a review crew).
+        memory: the crew's shared memory (:class:`~chimera.crews.memory.CrewMemory`): each
+            role recalls from it and writes ``REMEMBER:`` lines to it through the memory's
+            gate; ``None``: no memory.
     """
 
     backend_for: Callable[[Role], SupportsComplete]
@@ -63,6 +67,7 @@ class CrewRuntime:
     audit: AuditSink | None = None
     events: EventSink | None = None
     purpose: Purpose = Purpose.ACT
+    memory: CrewMemory | None = None
 
 
 @dataclass
@@ -163,7 +168,14 @@ class Crew:
             events=runtime.events,
             purpose=runtime.purpose,
         )
-        out = agent.run(task, context=context, round=round, system_extra=system_extra)
+        if runtime.memory is None:
+            out = agent.run(task, context=context, round=round, system_extra=system_extra)
+        else:
+            out, written = runtime.memory.run_role(
+                agent, task, context=context, round=round, system_extra=system_extra
+            )
+            if written:
+                self._emit(runtime, "crew.memory", role=role.name, round=round, ops=written)
         self._emit(
             runtime,
             "crew.role",

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.errors import ChimeraError
 from chimera.fusion.accounting import CallRecord, SupportsAudit, sum_records
+from chimera.localstate import make_dirs
 
 if TYPE_CHECKING:
     from chimera.governance.redactor import SecretRedactor
@@ -89,7 +90,7 @@ class ReceiptLog:
         self.audit = audit
         self.price = price
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
 
     def delegation(
         self,

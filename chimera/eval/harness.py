@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from chimera.eval.chain import Chain, ChainTask, scripted_turns
+from chimera.protocols import StepProgress
 
 SCRIPTED = "scripted"
 """The ``--model`` value that makes the harness generate each task's scripted model."""
@@ -188,17 +189,40 @@ def run_task(
 
 
 def run_chain(
-    chain: Chain, workdir: Path, *, model: str, arm: ArmSettings, label: str
+    chain: Chain,
+    workdir: Path,
+    *,
+    model: str,
+    arm: ArmSettings,
+    label: str,
+    progress: StepProgress | None = None,
+    steps: tuple[int, int] | None = None,
 ) -> list[TaskRun]:
-    """Every task of the chain, in order, in ONE persistent workspace (``workdir/label``)."""
+    """Every task of the chain, in order, in ONE persistent workspace (``workdir/label``).
+
+    ``progress`` is told as each task starts; ``steps`` is ``(done before this chain, total)``
+    when the chain is part of longer work (default: this chain alone).
+    """
     ws = prepare_workspace(chain, workdir / label)
     attempts = arm.max_attempts or chain.max_attempts
-    return [
-        run_task(
-            ws, t, model=model, arm=arm, attempts=attempts, scripts_dir=workdir / f"{label}-scripts"
+    before, total = steps or (0, len(chain.tasks))
+    runs: list[TaskRun] = []
+    for i, t in enumerate(chain.tasks):
+        if progress is not None:
+            progress(before + i, total, f"{label}: {t.id}")
+        runs.append(
+            run_task(
+                ws,
+                t,
+                model=model,
+                arm=arm,
+                attempts=attempts,
+                scripts_dir=workdir / f"{label}-scripts",
+            )
         )
-        for t in chain.tasks
-    ]
+    if progress is not None:
+        progress(before + len(runs), total, f"{label}: done")
+    return runs
 
 
 def run_isolated(

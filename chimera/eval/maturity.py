@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chimera.errors import UsageError
+from chimera.localstate import make_dirs
 from chimera.stats import DEFAULT_CONFIDENCE, Interval, wilson_interval
 
 Dimension = Literal["kind", "family", "tool"]
@@ -219,7 +220,7 @@ def read_outcomes(path: Path) -> list[Outcome]:
 
 def write_outcomes(path: Path, outcomes: Iterable[Outcome]) -> None:
     """Append outcome records (one JSON object per line)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     with path.open("a", encoding="utf-8") as fh:
         for o in outcomes:
             fh.write(json.dumps(o.to_json(), sort_keys=True) + "\n")

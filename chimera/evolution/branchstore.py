@@ -28,14 +28,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from chimera.errors import ChimeraError, JournalConflict
 from chimera.evolution.proposals import Proposal
+from chimera.evolution.usage import UseRecord
 from chimera.memory.trust import CommitInfo, TrustPolicy
 
 LEARNING_BRANCH = "chimera-learning"
 PROPOSALS_NAME = "proposals.jsonl"
+USES_NAME = "uses.jsonl"
+"""On the branch: one line per Action run — the skills and bullets its agent job *said* its
+prompts held, with verify's verdict (:class:`~chimera.evolution.usage.UseRecord`, source
+``action``): counts that may demote or retire, never promote."""
 
 
 class BranchReader(Protocol):
@@ -105,14 +111,52 @@ class BranchProposals:
                 continue  # written only by publish; a bad line is skipped, never trusted
         return out
 
+    def uses(self, trust: TrustPolicy | None = None) -> list[UseRecord]:
+        """The use records on the branch (``[]`` when it does not exist), forced to source
+        ``action`` whatever a line claims; read like :meth:`proposals`.
+
+        Raises:
+            ChimeraError: git fails.
+        """
+        tip = self.reader.fetch()
+        if tip is None:
+            return []
+        if trust is None:
+            lines = self.reader.read(tip, USES_NAME).splitlines()
+        else:
+            lines = self._lines_added_by(tip, trust, USES_NAME)
+        out: list[UseRecord] = []
+        for line in lines:
+            try:
+                out.append(replace(UseRecord.from_json(json.loads(line)), source="action"))
+            except (ValueError, KeyError, TypeError):
+                continue  # written only by publish; a bad line is skipped, never trusted
+        return out
+
+    def store_uses(
+        self, records: Sequence[UseRecord], *, run_id: str, issue: int | None
+    ) -> str | None:
+        """One commit appending ``records`` (forced to source ``action``) to ``uses.jsonl``;
+        its sha, or ``None`` when there is nothing to store.
+
+        Raises:
+            ChimeraError: git fails, or the branch kept moving for ``attempts`` tries.
+        """
+        lines = [json.dumps(replace(r, source="action").to_json(), sort_keys=True) for r in records]
+        return self._append(USES_NAME, lines, run_id=run_id, issue=issue, what="uses")
+
     def _trusted_lines(self, tip: str, trust: TrustPolicy) -> list[str]:
+        return self._lines_added_by(tip, trust, PROPOSALS_NAME)
+
+    def _lines_added_by(self, tip: str, trust: TrustPolicy, name: str) -> list[str]:
+        """The lines of ``name`` that commits ``trust`` trusts added, in commit order."""
         kept: list[str] = []
         seen: set[str] = set()
         for commit in self.reader.history(tip):
             if not trust.trusted(commit):
                 continue
-            before = self.reader.read(commit.parent, PROPOSALS_NAME) if commit.parent else ""
-            after = self.reader.read(commit.sha, PROPOSALS_NAME).splitlines()
+            before = self.reader.read(commit.parent, name) if commit.parent else ""
+            after = self.reader.read(commit.sha, name).splitlines()
             added = Counter(after)
             added.subtract(Counter(before.splitlines()))
             for line in after:
@@ -128,34 +172,40 @@ class BranchProposals:
         Raises:
             ChimeraError: git fails, or the branch kept moving for ``attempts`` tries.
         """
-        if not proposals:
-            return None
-        lines = "".join(
+        lines = [
             json.dumps(p.to_json() | {"state": "provisional", "trusted": False}, sort_keys=True)
-            + "\n"
             for p in proposals
-        )
+        ]
+        return self._append(PROPOSALS_NAME, lines, run_id=run_id, issue=issue, what="proposals")
+
+    def _append(
+        self, name: str, lines: Sequence[str], *, run_id: str, issue: int | None, what: str
+    ) -> str | None:
+        if not lines:
+            return None
+        text = "".join(line + "\n" for line in lines)
         where = f" (issue #{issue})" if issue else ""
         trailers = f"Chimera-Run: {run_id}" + (f"\nChimera-Issue: {issue}" if issue else "")
-        message = f"chimera learning: proposals of run {run_id}{where}\n\n{trailers}\n"
+        message = f"chimera learning: {what} of run {run_id}{where}\n\n{trailers}\n"
         tip = self.reader.fetch()
         for _ in range(max(1, self.attempts)):
-            before = self.reader.read(tip, PROPOSALS_NAME) if tip else ""
+            before = self.reader.read(tip, name) if tip else ""
             if before and not before.endswith("\n"):
                 before += "\n"
             try:
-                return self.writer.land(tip, {PROPOSALS_NAME: before + lines}, message)
+                return self.writer.land(tip, {name: before + text}, message)
             except JournalConflict:
                 tip = self.reader.fetch()
         raise ChimeraError(
             f"learning branch: it moved {self.attempts} times while storing (other runs keep "
-            "landing first); the proposals were not stored"
+            f"landing first); the {what} were not stored"
         )
 
 
 __all__ = [
     "LEARNING_BRANCH",
     "PROPOSALS_NAME",
+    "USES_NAME",
     "BranchProposals",
     "BranchReader",
     "Lander",

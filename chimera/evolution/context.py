@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chimera.evolution.lifecycle import retrievable
 from chimera.evolution.playbook import Playbook
@@ -45,6 +45,9 @@ from chimera.protocols import (
     SupportsComplete,
     ToolSchema,
 )
+
+if TYPE_CHECKING:
+    from chimera.governance.redactor import SecretRedactor
 
 SKILLS_DIR = Path(".chimera") / "skills"
 PLAYBOOK_FILE = Path(".chimera") / "playbook.md"
@@ -128,6 +131,13 @@ class EvolutionContext:
     budget: BudgetSplit = field(default_factory=LocalBudgetSplit)
     learning: bool = True
     max_skills: int = 3
+    root: Path | None = None
+
+    @property
+    def repository(self) -> Path:
+        """The repository the context belongs to (``root``, else the skill store's grandparent:
+        ``ROOT/.chimera/skills``)."""
+        return self.root if self.root is not None else self.skills.root.parent.parent
 
     @classmethod
     def open(cls, root: Path, *, learning: bool = True, **parts: Any) -> EvolutionContext:
@@ -135,7 +145,10 @@ class EvolutionContext:
         experience and trajectories (``--no-learning`` implies ``--no-memory``)."""
         if not learning:
             parts = {k: v for k, v in parts.items() if k not in ("memory", "experience")}
-        return cls(SkillStore(root / SKILLS_DIR), root / PLAYBOOK_FILE, learning=learning, **parts)
+        return cls(
+            SkillStore(root / SKILLS_DIR), root / PLAYBOOK_FILE, learning=learning, root=root,
+            **parts,
+        )  # fmt: skip
 
     def playbook(self) -> Playbook:
         """The playbook on disk (empty when there is none).
@@ -147,9 +160,15 @@ class EvolutionContext:
             return Playbook()
         return Playbook.parse(self.playbook_path.read_text("utf-8"), source=str(self.playbook_path))
 
+    def retired_bullets(self) -> set[str]:
+        """Bullets the recorded uses retired (:func:`chimera.evolution.usage.retired_bullets`)."""
+        from chimera.evolution.usage import UsageLedger, retired_bullets
+
+        return retired_bullets(UsageLedger.at(self.repository).records())
+
     def retrieve(self, task: str) -> list[LearnedSkill]:
-        """Retrievable skills (provisional or promoted) sharing words with ``task``, best
-        overlap first (ties by name); at most ``max_skills``."""
+        """Retrievable skills (tested, accepted, provisional or promoted) sharing words with
+        ``task``, best overlap first (ties by name); at most ``max_skills``."""
         words = set(_WORD.findall(task.lower()))
         scored: list[tuple[int, str, LearnedSkill]] = []
         for skill in self.skills.all():
@@ -182,7 +201,9 @@ class EvolutionContext:
             if used + cost <= shares.get("skills", 0):
                 kept.append(skill)
                 used += cost
-        book_text = book.render(shares.get("playbook", 0), estimate_tokens)
+        book_text = book.render(
+            shares.get("playbook", 0), estimate_tokens, exclude=self.retired_bullets()
+        )
         parts = [s.render() for s in kept]
         if book_text:
             # Bullets and section names are lessons a model wrote (a person accepted them,
@@ -253,12 +274,16 @@ class EvolutionPart:
         self.context = context
         self.audit: AuditSink | None = None
         self._shown: dict[str, LearnedBlock] = {}
+        self._last = ""
+        self._root: Path | None = None
+        self._redactor: SecretRedactor | None = None
 
     def attach(self, session: Any) -> None:
         """Open the context on ``session.root``; events go to ``session.audit``."""
         if not self.enabled:
             return
         self.audit = getattr(session, "audit", None)
+        self._root = Path(session.root)
         if self.context is None:
             extra: dict[str, Any] = {"budget": self.budget} if self.budget is not None else {}
             experience = getattr(session, "experience", None)
@@ -271,25 +296,37 @@ class EvolutionPart:
         return replace(deps, ladder=tuple(LearnedContextBackend(b, self) for b in deps.ladder))
 
     def block_for(self, query: str) -> LearnedBlock:
-        """The block for ``query`` (audited once per distinct block)."""
+        """The block for ``query``, audited as a ``learning_context`` event (with its text,
+        redacted) whenever it differs from the block audited last, so the latest such event
+        before a call is the block that call held (what the trajectory exporter reads)."""
         if self.context is None:
             return LearnedBlock("")
         block = self.context.render(query)
-        if block.text and block.text not in self._shown:
-            self._shown[block.text] = block
-            if self.audit is not None:
-                self.audit.append(
-                    "learning_context",
-                    skills=[{"name": n, "version": v, "trusted": t} for n, v, t in block.skills],
-                    bullets=list(block.bullets),
-                    tokens=block.tokens,
-                    shares=dict(block.shares),
-                )
+        if block.text:
+            self._shown.setdefault(block.text, block)
+        if block.text != self._last and self.audit is not None:
+            self._last = block.text
+            self.audit.append(
+                "learning_context",
+                skills=[{"name": n, "version": v, "trusted": t} for n, v, t in block.skills],
+                bullets=list(block.bullets),
+                tokens=block.tokens,
+                shares=dict(block.shares),
+                text=self._redact(block.text),
+            )
         return block
 
+    def _redact(self, text: str) -> str:
+        from chimera.governance.redactor import SecretRedactor
+
+        if self._redactor is None:
+            self._redactor = SecretRedactor.from_environment(workspace=self._root)
+        return self._redactor.redact(text)[0]
+
     def finish(self, session: Any, result: Any) -> dict[str, Any]:
-        """End of the session: skill use / success counters (see :func:`finish_learning`)."""
-        return finish_learning(self, result)
+        """End of the session: the run's use of skills and bullets, counted and applied by the
+        lifecycle (see :func:`finish_learning`)."""
+        return finish_learning(self, result, session)
 
     def shown_bullet_ids(self) -> list[str]:
         """The ids of every playbook bullet a prompt of this session carried, in order."""
@@ -315,23 +352,38 @@ def run_passed(result: Any) -> bool | None:
     return False if status in ("failed", "stopped") else None
 
 
-def finish_learning(part: EvolutionPart, result: Any) -> dict[str, Any]:
-    """Count one use (and a success when ``result`` passed) for every skill ``part`` showed,
-    in the skill store (the counters live in each ``SKILL.md``; the run's audit log is closed
-    by now). Returns ``{"learning": {"skills": [names],
-    "bullets": [ids]}}`` (``{}`` when nothing was shown)."""
+USES_NAME = "uses.json"
+"""In a run folder: the skills and bullets its prompts held (the Action's agent job uploads it;
+publish counts it with verify's verdict, as a claim that may demote, never promote)."""
+
+
+def finish_learning(part: EvolutionPart, result: Any, session: Any = None) -> dict[str, Any]:
+    """Record which skills and bullets ``part`` showed and the run's verified outcome, and
+    apply the lifecycle (:func:`chimera.evolution.usage.apply_use`): counters, the skill's
+    evaluation ledger, promotion / demotion / retirement / rollback. The run's folder gets
+    ``uses.json`` (the Action's claim file). Returns ``{"learning": {"skills": [names],
+    "bullets": [ids], "lifecycle": [lines]}}`` (``{}`` when nothing was shown)."""
+    import json
     from datetime import UTC, datetime
+
+    from chimera.atomic import atomic_write_text
+    from chimera.evolution.usage import UseRecord, apply_use, task_key
 
     if not part._shown or part.context is None:
         return {}
     passed = run_passed(result)
-    names = list(dict.fromkeys(n for b in part._shown.values() for n, _, _ in b.skills))
-    if passed is not None:
-        when = datetime.now(UTC).isoformat(timespec="seconds")
-        store = part.context.skills
-        for name in names:
-            skill = store.get(name)
-            if skill is not None:
-                store.put(skill.record_use(passed=passed, when=when))
+    held = list(dict.fromkeys((n, v) for b in part._shown.values() for n, v, _ in b.skills))
+    names = list(dict.fromkeys(n for n, _ in held))
     bullets = list(dict.fromkeys(i for b in part._shown.values() for i in b.bullets))
-    return {"learning": {"skills": names, "bullets": bullets}}
+    report: dict[str, Any] = {"skills": names, "bullets": bullets}
+    run_id = str(getattr(session, "run_id", "") or getattr(result, "run_id", "") or "")
+    run_dir = getattr(session, "run_dir", None)
+    if run_dir is not None:
+        claim = {"run_id": run_id, "skills": [{"name": n, "version": v} for n, v in held],
+                 "bullets": bullets}  # fmt: skip
+        atomic_write_text(Path(run_dir) / USES_NAME, json.dumps(claim, indent=1) + "\n")
+    if passed is not None and run_id:
+        targets = getattr(result, "targets", None) or getattr(result, "goal_ids", None) or ()
+        record = UseRecord(run_id, tuple(held), tuple(bullets), passed, task_key(targets))
+        report["lifecycle"] = apply_use(part.context.repository, record, datetime.now(UTC))
+    return {"learning": report}

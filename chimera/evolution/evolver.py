@@ -6,13 +6,19 @@
 2. **Propose** (:func:`~chimera.evolution.propose.propose_skill`): one model call answering
    JSON, validated by pydantic, ``SkillValidator`` and the AgentSkills format
    (``skill_rejected`` with every reason otherwise).
-3. **Test**: the origin task and at least one sibling task are re-run with the skill rendered
-   into their prompt (:class:`~chimera.evolution.rerun.TaskRerunner`). Each re-run is a line
-   in the evaluation ledger.
-4. **Keep or discard**: kept (``skill_kept``: stored provisional; a re-mint of an existing
-   name is its next version) only when every re-run passed; otherwise ``skill_discarded``
-   with the per-task results. Voyager (Wang et al., 2023) keeps a skill only on verified
-   success; here "verified" is the Spec's verdict on a fresh re-run, never the model's word.
+3. **Test** — the *re-run gate* (:func:`rerun_gate`): every sibling task (never the origin:
+   a skill is tested on tasks it was not proposed from) is re-run twice, without and with the
+   skill rendered into its prompt (:class:`~chimera.evolution.rerun.TaskRerunner`), and the
+   paired results go through :func:`chimera.eval.gates.paired_gate`: the skill must make the
+   tasks significantly better (one-sided exact McNemar at ``alpha``, at least ``MIN_PAIRS``
+   tasks, a non-degenerate interval). Each re-run with the skill is a ledger line.
+4. **Keep or discard**: kept (``skill_kept``: stored provisional and *tested*; a re-mint of an
+   existing name is its next version) only when the gate passed; otherwise
+   ``skill_discarded`` with the gate's one-line reason. A kept skill still waits for a
+   person's acceptance (``chimera skills accept``) before it reaches a prompt: the gate is
+   required, and so is the person, and neither is enough alone. Voyager (Wang et al., 2023)
+   keeps a skill only on verified success; here "verified" is the Spec's verdict on fresh
+   re-runs, never the model's word.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from chimera.eval.gates import DEFAULT_ALPHA, MIN_PAIRS, PairedVerdict, paired_gate
 from chimera.evolution.evidence import AttemptEvidence, diff_gate
 from chimera.evolution.ledger import SkillEval, SkillEvalLog
 from chimera.evolution.propose import propose_skill
@@ -30,6 +37,67 @@ from chimera.governance.validators import SkillValidator
 from chimera.protocols import AuditSink, SupportsComplete
 
 Decision = Literal["not_minted", "rejected", "untestable", "discarded", "kept"]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The re-run gate's result.
+
+    Attributes:
+        passed: the skill made its tasks significantly better.
+        reason: one line (the paired decision's, or why nothing ran).
+        record: what a passing skill carries as ``tested`` ('' when it failed).
+        verdict: the paired decision (``None`` when nothing ran).
+        baseline, with_skill: the re-runs without and with the skill, in task order.
+    """
+
+    passed: bool
+    reason: str
+    record: str = ""
+    verdict: PairedVerdict | None = None
+    baseline: tuple[Rerun, ...] = ()
+    with_skill: tuple[Rerun, ...] = ()
+
+
+def rerun_gate(
+    skill: LearnedSkill,
+    tasks: Sequence[str],
+    rerunner: TaskRerunner,
+    *,
+    origin: Sequence[str] = (),
+    ledger: SkillEvalLog | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    min_n: int = MIN_PAIRS,
+) -> GateResult:
+    """Re-run ``tasks`` (less ``origin``: the tasks the skill was proposed from) without and
+    with ``skill`` in the prompt and decide on the paired results (module docstring, step 3).
+
+    Raises:
+        KeyError: an unknown task id (from the re-runner).
+    """
+    chosen = [t for t in dict.fromkeys(tasks) if t not in set(origin)]
+    if len(chosen) < min_n:
+        return GateResult(
+            False, f"refused: needs at least {min_n} tasks it was not proposed from, has "
+            f"{len(chosen)}",
+        )  # fmt: skip
+    guidance = skill.render()
+    baseline: list[Rerun] = []
+    with_skill: list[Rerun] = []
+    for task_id in chosen:
+        baseline.append(rerunner.rerun(task_id, ""))
+        run = rerunner.rerun(task_id, guidance)
+        with_skill.append(run)
+        if ledger is not None:
+            ledger.append(SkillEval(skill.name, skill.version, task_id, run.passed, "gate"))
+    verdict = paired_gate(
+        [float(r.passed) for r in baseline], [float(r.passed) for r in with_skill],
+        alpha=alpha, min_n=min_n,
+    )  # fmt: skip
+    record = f"re-run gate on {', '.join(chosen)}: {verdict.reason}" if verdict.established else ""
+    return GateResult(
+        verdict.established, verdict.reason, record, verdict, tuple(baseline), tuple(with_skill)
+    )
 
 
 @dataclass(frozen=True)
@@ -68,7 +136,9 @@ class SkillEvolver:
         audit: every decision is one event here.
         ledger: every re-run is one line here (optional).
         validator: the SkillValidator (default rules when omitted).
-        min_siblings: sibling tasks required besides the origin (at least 1).
+        min_siblings: sibling tasks required besides the origin (at least ``MIN_PAIRS``
+            by default: the gate's minimum sample).
+        alpha: the gate's one-sided level.
     """
 
     def __init__(
@@ -80,10 +150,12 @@ class SkillEvolver:
         *,
         ledger: SkillEvalLog | None = None,
         validator: SkillValidator | None = None,
-        min_siblings: int = 1,
+        min_siblings: int = MIN_PAIRS,
+        alpha: float = DEFAULT_ALPHA,
     ) -> None:
         if min_siblings < 1:
             raise ValueError("a skill is tested on at least one sibling task")
+        self.alpha = alpha
         self.store = store
         self.backend = backend
         self.rerunner = rerunner
@@ -122,24 +194,22 @@ class SkillEvolver:
         skill = proposed.skill
         current = self.store.get(skill.name)
         version = current.version + 1 if current else 1
-        guidance = replace(skill, version=version).render()
-        reruns: list[Rerun] = []
-        for task_id in (origin, *others):
-            result = self.rerunner.rerun(task_id, guidance)
-            reruns.append(result)
-            if self.ledger is not None:
-                self.ledger.append(
-                    SkillEval(skill.name, version, task_id, result.passed, "mint-test")
-                )
+        candidate = replace(skill, version=version)
+        tested_by = rerun_gate(
+            candidate, others, self.rerunner, origin=(origin,), ledger=self.ledger,
+            alpha=self.alpha, min_n=self.min_siblings,
+        )  # fmt: skip
+        reruns = tested_by.with_skill
         results = {r.task_id: r.passed for r in reruns}
-        failed = [r for r in reruns if not r.passed]
-        if failed:
-            reason = "re-run failed: " + ", ".join(f"{r.task_id} ({r.outcome})" for r in failed)
+        if not tested_by.passed:
+            reason = f"re-run gate: {tested_by.reason}"
             self.audit.append(
                 "skill_discarded", name=skill.name, reason=reason, reruns=results, **where
             )
-            return EvolveOutcome("discarded", reason, skill, tuple(reruns), proposed.tokens)
-        tested = replace(skill, uses=len(reruns), successes=len(reruns))
+            return EvolveOutcome("discarded", reason, skill, reruns, proposed.tokens)
+        tested = replace(
+            skill, uses=0, successes=0, tested=tested_by.record, accepted_by="",
+        )  # fmt: skip
         kept = self.store.mint(tested)
         self.audit.append(
             "skill_kept",
@@ -147,7 +217,8 @@ class SkillEvolver:
             version=kept.version,
             trusted=kept.trusted,
             reruns=results,
+            gate=tested_by.reason,
             **where,
         )
-        reason = f"kept v{kept.version}: {len(reruns)} re-run(s) passed with the skill"
-        return EvolveOutcome("kept", reason, kept, tuple(reruns), proposed.tokens)
+        reason = f"kept v{kept.version} (awaiting a person's acceptance): {tested_by.reason}"
+        return EvolveOutcome("kept", reason, kept, reruns, proposed.tokens)

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from chimera.errors import ChimeraError, MissingExtraError, UsageError
+from chimera.errors import ChimeraError, UsageError
+from chimera.localstate import make_dirs
 
 log = logging.getLogger(__name__)
 _THREADS = threading.Lock()
@@ -30,17 +31,14 @@ def append_record(path: Path, record: Mapping[str, Any]) -> None:
 
     Raises:
         ChimeraError: the file cannot be written.
-        MissingExtraError: ``filelock`` (the ``agent`` extra) is missing.
     """
-    try:
-        from filelock import FileLock
-    except ImportError as exc:  # pragma: no cover - filelock ships with the agent extra
-        raise MissingExtraError("the flywheel's ledgers", "agent") from exc
+    from filelock import FileLock
+
     data = (json.dumps(dict(record), ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     if data.count(b"\n") != 1:  # json.dumps escapes newlines; this guards the one-line rule
         raise ChimeraError(f"{path}: a record must serialise to one line")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
         with _THREADS, FileLock(str(path) + ".lock"):
             _cut_torn_tail(path)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -24,7 +24,7 @@ prompt templates — one home each.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -169,16 +169,27 @@ class Playbook:
                     return name, i
         return None
 
-    def render(self, budget_tokens: int, count: Callable[[str], int] | None = None) -> str:
+    def render(
+        self,
+        budget_tokens: int,
+        count: Callable[[str], int] | None = None,
+        *,
+        exclude: Collection[str] = (),
+    ) -> str:
         """The playbook for a prompt within ``budget_tokens``: best-scoring bullets first
         (score = helpful - harmful, ties in playbook order), negative scores left out, the
         kept bullets shown in their sections' order.
 
-        ``count`` counts a text's tokens (default: 4 characters per token, an estimate).
+        ``count`` counts a text's tokens (default: 4 characters per token, an estimate);
+        ``exclude`` names bullets the lifecycle retired (never shown).
         """
         counter = count or (lambda s: (len(s) + 3) // 4)
         ranked = sorted(
-            ((name, i, b) for i, (name, b) in enumerate(self.bullets()) if b.score >= 0),
+            (
+                (name, i, b)
+                for i, (name, b) in enumerate(self.bullets())
+                if b.score >= 0 and b.id not in exclude
+            ),
             key=lambda t: (-t[2].score, t[1]),
         )
         kept: set[str] = set()

@@ -6,8 +6,9 @@ one proposed skill). None of that changes the playbook or the skill store: each 
 :class:`Proposal` line in ``.chimera/learning/proposals.jsonl`` — **provisional** and
 **tainted** (a model wrote it; nobody verified it yet). A person applies one with
 ``chimera playbook accept ID`` (a bullet or counter becomes a playbook delta; a skill is minted
-provisional and untrusted, to be tested by ``chimera evolve`` and promoted by a person or by the
-lifecycle's interval rule) or drops it with ``chimera playbook reject ID``. A decision is a new
+provisional, untrusted and *untested*: it reaches no prompt until ``chimera skills test``'s
+re-run gate passes on tasks it was not proposed from — a person's acceptance is required, never
+sufficient) or drops it with ``chimera playbook reject ID``. A decision is a new
 line naming the proposal, so the file stays append-only (:mod:`chimera.evolution.jsonl`).
 
 The Action's publish job stores the same records on the branch store
@@ -243,7 +244,8 @@ class ProposalLedger:
 def accept(root: Path, proposal_id: str, *, by: str) -> str:
     """A person applies pending proposal ``proposal_id`` of the repository at ``root``: a bullet
     or counter as one playbook delta (untouched bullets keep their lines), a skill minted
-    provisional and untrusted. The decision is a ledger line and a ``proposal_accepted`` event
+    provisional, untrusted and untested (not retrievable until the re-run gate passes). The
+    decision is a ledger line and a ``proposal_accepted`` event
     in the skill store's audit log. Returns one line saying what changed.
 
     Raises:
@@ -281,9 +283,16 @@ def accept(root: Path, proposal_id: str, *, by: str) -> str:
         except ConfigError as exc:
             raise UsageError(str(exc)) from exc
         kept = store.mint(
-            replace(skill, state=SkillState.PROVISIONAL, trusted=False, sources=(found.run_id,))
+            replace(
+                skill, state=SkillState.PROVISIONAL, trusted=False, sources=(found.run_id,),
+                tested="", accepted_by=by, uses=0, successes=0, claimed_uses=0,
+                claimed_successes=0,
+            )
+        )  # fmt: skip
+        done = (
+            f"skill {kept.name} v{kept.version} minted provisional, untrusted and untested "
+            f"(no prompt sees it until `chimera skills test {kept.name}` passes)"
         )
-        done = f"skill {kept.name} v{kept.version} minted provisional and untrusted"
     ledger.decide(proposal_id, "accepted", by)
     store.audit().append("proposal_accepted", proposal=proposal_id, kind=found.kind, by=by)
     return done

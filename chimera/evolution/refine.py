@@ -10,14 +10,22 @@ model is the gateway (any ``SupportsComplete``, purpose ``plan``) wrapped as GEP
 ``reflection_lm`` callable. Every proposed body passes ``SkillValidator`` before it runs; an
 unsafe one scores 0 without running.
 
-The skill's recorded failures are split (seeded): a *search* set GEPA trains on, and a
-*holdout* set it never sees. The best candidate then replaces its parent only when
+The skill's recorded failures are split three ways (seeded): a *train* set GEPA reflects on,
+a *validation* set — disjoint from train — GEPA selects candidates on (its ``valset``), and a
+*holdout* set it never sees, to which the caller may add tasks the skill should help that were
+never recorded (``holdout_extra``: the same family's other tasks of the chain). The best
+candidate then replaces its parent only when
 
-* :class:`~chimera.eval.gates.TransferGate` promotes it: on the holdout failures the lower
-  bound of the paired-bootstrap difference (candidate − parent) is above zero; and
+* :class:`~chimera.eval.gates.TransferGate` promotes it on the holdout: significantly better by
+  the one-sided exact McNemar test, on at least ``MIN_PAIRS`` tasks and a non-degenerate
+  interval (a refusal is the kept parent, with the gate's one-line reason); and
 * it does not regress on the parent's passing set: no significant drop
-  (:func:`~chimera.eval.gates.rollback_verdict`), and with fewer than two passing tasks,
-  every one still passes.
+  (:func:`~chimera.eval.gates.rollback_verdict`) when the set is large enough to test, and
+  with fewer tasks than the gates' minimum, every one still passes.
+
+The candidate that replaces its parent is minted *tested* (the gate's line) and accepted by
+whoever ran the round (``accepted_by``: running ``chimera evolve`` is a person's decision to
+adopt what passes the gate).
 
 **Budget.** ``max_metric_calls`` bounds re-runs — GEPA's search *and* the gate's re-runs
 (both arms on the holdout and passing sets) — and it holds: GEPA checks its own limit only
@@ -83,22 +91,25 @@ class RefineOutcome:
     gate: Mapping[str, Any] = field(default_factory=dict)
 
 
-def split_failing(failing: Sequence[str], *, seed: int = 0) -> tuple[list[str], list[str]]:
-    """The (search, holdout) split of failing task ids: a third (at least one) to search on,
-    the rest held out; seeded, so the same ids give the same split.
+def split_failing(
+    failing: Sequence[str], *, seed: int = 0
+) -> tuple[list[str], list[str], list[str]]:
+    """The (train, validation, holdout) split of failing task ids: a third (at least one)
+    each to train and validate on, the rest held out; pairwise disjoint and seeded, so the
+    same ids give the same split.
 
     Raises:
-        UsageError: fewer than 3 failing tasks (the holdout needs at least 2).
+        UsageError: fewer than 3 failing tasks (one for each set).
     """
     ids = sorted(dict.fromkeys(failing))
     if len(ids) < 3:
         raise UsageError(
-            f"refinement needs at least 3 recorded failures (1 to search on, 2 held out); "
-            f"has {len(ids)}"
+            f"refinement needs at least 3 recorded failures (1 to train on, 1 to validate on, "
+            f"1 held out); has {len(ids)}"
         )
     random.Random(seed).shuffle(ids)
     cut = max(1, len(ids) // 3)
-    return sorted(ids[:cut]), sorted(ids[cut:])
+    return sorted(ids[:cut]), sorted(ids[cut : 2 * cut]), sorted(ids[2 * cut :])
 
 
 class ReflectionLM:
@@ -234,11 +245,18 @@ def refine_skill(
     describe: Callable[[str], str] = str,
     seed: int = 0,
     redactor: SecretRedactor | None = None,
+    holdout_extra: Sequence[str] = (),
+    accepted_by: str = "",
+    alpha: float = 0.05,
 ) -> RefineOutcome:
     """One bounded refinement round of ``parent`` (see the module docstring).
 
     Args:
         failing, passing: task ids where ``parent`` failed / passed (recorded re-runs).
+        holdout_extra: more held-out task ids the skill should help (never recorded, never
+            shown to GEPA); ids in ``failing`` or ``passing`` are ignored.
+        accepted_by: recorded on a candidate that replaces its parent.
+        alpha: the gates' one-sided level.
         max_metric_calls: the most re-runs this round may make, gate included.
         store: when given, a candidate that passes the gates is minted there (the parent
             stays on disk as ``v<N>.md``: ``chimera skills`` can show it, and undo is a
@@ -253,21 +271,25 @@ def refine_skill(
         MissingExtraError: ``gepa`` (the ``eval`` extra) is not installed.
     """
     gepa = _gepa()
-    from chimera.eval.gates import TransferGate, rollback_verdict
+    from chimera.eval.gates import MIN_PAIRS, TransferGate, rollback_verdict
 
-    search, holdout = split_failing(failing, seed=seed)
+    train, validation, holdout = split_failing(failing, seed=seed)
     passing = sorted(dict.fromkeys(p for p in passing if p not in set(failing)))
+    known = {*failing, *passing}
+    holdout = sorted({*holdout, *(t for t in holdout_extra if t not in known)})
     gate_calls = 2 * (len(holdout) + len(passing))
     search_calls = max_metric_calls - gate_calls
-    if search_calls < len(search) + 1:
+    floor = len(train) + len(validation) + 1
+    if search_calls < floor:
         raise UsageError(
             f"max_metric_calls {max_metric_calls} is too small: the gate needs {gate_calls} "
-            f"re-runs and the search at least {len(search) + 1}"
+            f"re-runs and the search at least {floor}"
         )
     checker = validator or SkillValidator()
     audit.append(
-        "skill_refine_started", name=parent.name, version=parent.version, search=search,
-        holdout=holdout, passing=passing, max_metric_calls=max_metric_calls,
+        "skill_refine_started", name=parent.name, version=parent.version, train=train,
+        validation=validation, holdout=holdout, passing=passing,
+        max_metric_calls=max_metric_calls,
     )  # fmt: skip
     budget = MetricBudget(search_calls)
     adapter = SkillAdapter(
@@ -279,13 +301,13 @@ def refine_skill(
     try:
         result = gepa.optimize(
             seed_candidate={COMPONENT: parent.body},
-            trainset=search,
-            valset=search,
+            trainset=train,
+            valset=validation,  # disjoint from train: GEPA selects on tasks it did not see
             adapter=adapter,
             reflection_lm=reflection_lm,
             max_metric_calls=search_calls,
-            # A minibatch larger than the search set repeats tasks: re-runs spent twice.
-            reflection_minibatch_size=min(3, len(search)),
+            # A minibatch larger than the train set repeats tasks: re-runs spent twice.
+            reflection_minibatch_size=min(3, len(train)),
             stop_callbacks=[reflection_lm.stopper],
             logger=logger,
             seed=seed,
@@ -299,7 +321,10 @@ def refine_skill(
         audit.append("skill_refine_stopped", name=parent.name, reason=reason)
         return RefineOutcome("kept_parent", reason, parent, metric_calls=budget.used)
     if best.strip() == parent.body.strip():
-        reason = f"GEPA found no body better than the parent on {len(search)} search task(s)"
+        reason = (
+            f"GEPA found no body better than the parent on {len(train)} train and "
+            f"{len(validation)} validation task(s)"
+        )
         audit.append("skill_refine_nothing", name=parent.name, reason=reason, log=logger.lines[-5:])
         return RefineOutcome("no_candidate", reason, parent, metric_calls=budget.used)
     candidate = adapter.candidate(best)
@@ -318,13 +343,16 @@ def refine_skill(
 
     gate_tasks = [*holdout, *passing]
     before, after = scores(parent, gate_tasks), scores(candidate, gate_tasks)
-    transfer = TransferGate(frozenset(search), frozenset(search), frozenset(holdout), seed=seed)
+    transfer = TransferGate(
+        frozenset(train), frozenset(validation), frozenset(holdout), alpha=alpha, seed=seed
+    )
     verdict = transfer.evaluate(before, after)
     regressed = [t for t in passing if before[t] > after[t]]
-    if len(passing) >= 2:
+    if len(passing) >= MIN_PAIRS:
         drop = rollback_verdict(
-            {t: before[t] for t in passing}, {t: after[t] for t in passing}, seed=seed
-        )
+            {t: before[t] for t in passing}, {t: after[t] for t in passing}, seed=seed,
+            alpha=alpha,
+        )  # fmt: skip
         no_regression, regression_note = not drop.rollback, drop.reason
     else:
         no_regression = not regressed
@@ -335,14 +363,16 @@ def refine_skill(
     }
     calls = budget.used + gate_budget.used
     if not (verdict.promoted and no_regression):
-        why = verdict.outcome if not verdict.promoted else regression_note
-        reason = f"kept the parent: transfer gate {why} ({verdict.holdout.describe()})"
+        why = f"{verdict.outcome}: {verdict.reason}" if not verdict.promoted else regression_note
+        reason = f"kept the parent: transfer gate {why}"
         audit.append("skill_refine_rejected", name=parent.name, reason=reason, gate=gate)
         return RefineOutcome("kept_parent", reason, parent, best, calls, gate)
-    kept = store.mint(replace(candidate, uses=0, successes=0)) if store else candidate
-    reason = (
-        f"replaced v{parent.version} by v{kept.version}: holdout {verdict.holdout.describe()}, "
-        f"{regression_note}"
-    )
+    record = f"transfer gate on {len(holdout)} holdout task(s): {verdict.reason}"
+    tested = replace(
+        candidate, uses=0, successes=0, claimed_uses=0, claimed_successes=0, tested=record,
+        accepted_by=accepted_by,
+    )  # fmt: skip
+    kept = store.mint(tested) if store else tested
+    reason = f"replaced v{parent.version} by v{kept.version}: {verdict.reason}; {regression_note}"
     audit.append("skill_refined", name=kept.name, version=kept.version, reason=reason, gate=gate)
     return RefineOutcome("replaced", reason, kept, best, calls, gate)

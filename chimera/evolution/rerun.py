@@ -20,6 +20,7 @@ from typing import Protocol
 from chimera.errors import UsageError
 from chimera.eval.chain import Chain
 from chimera.eval.harness import SCRIPTED, ArmSettings, prepare_workspace, run_task
+from chimera.protocols import StepProgress
 
 GUIDANCE_HEADER = "Learned guidance (data from earlier verified work):"
 
@@ -66,15 +67,26 @@ class ChainRerunner:
         workdir: a scratch folder (one sub-folder per re-run).
         model: ``scripted`` (the chain's scripted model) or a model name for ``--model``.
         attempts: attempts per re-run (default: the chain's ``max_attempts``).
+        progress: told as each re-run starts, out of ``most`` (the round's bound on re-runs).
+        most: the most re-runs expected (``max_metric_calls``); a bar's total.
     """
 
     def __init__(
-        self, chain: Chain, workdir: Path, *, model: str = SCRIPTED, attempts: int | None = None
+        self,
+        chain: Chain,
+        workdir: Path,
+        *,
+        model: str = SCRIPTED,
+        attempts: int | None = None,
+        progress: StepProgress | None = None,
+        most: int | None = None,
     ) -> None:
         self.chain = chain
         self.workdir = workdir
         self.model = model
         self.attempts = attempts or chain.max_attempts
+        self.progress = progress
+        self.most = most
         self._ids = itertools.count(1)
         self.runs = 0
 
@@ -83,6 +95,9 @@ class ChainRerunner:
         task = base.model_copy(update={"task": with_guidance(base.task, guidance)})
         label = f"rerun-{next(self._ids):03d}-{task_id}"
         ws = prepare_workspace(self.chain, self.workdir / label)
+        if self.progress is not None:
+            total = max(self.most or 0, self.runs + 1)
+            self.progress(self.runs, total, f"re-run {task_id}")
         self.runs += 1
         run = run_task(
             ws,

@@ -56,9 +56,18 @@ class LearnedSkill:
         state: lifecycle state; new skills are ``provisional``.
         trusted: False when any source run was tainted (never promoted automatically).
         sources: run ids the skill was minted or refined from.
-        uses, successes: how often it was in context, and how often that run passed.
+        uses, successes: how often it was in context, and how often that run passed — counted
+            by Chimera's own process (a local run's session saw what its prompts held).
         last_used: ISO-8601 UTC time of the last use ("" if never).
         created: ISO-8601 UTC time of the first mint.
+        tested: the re-run gate's one-line record when this version passed it on tasks it was
+            not proposed from ('' = untested). Untested skills never reach a prompt.
+        accepted_by: the person who accepted it ('' = nobody yet). Never sufficient alone.
+        claimed_uses, claimed_successes: uses an agent job *said* its prompts held (the
+            Action), with verify's verdict: they may demote or retire, never promote.
+        promoted_low: the Wilson lower bound of the success rate when it was promoted (the
+            bar a promoted skill's later rate is held to; ``None`` when never promoted).
+        promoted_uses, promoted_successes: the counters at promotion.
     """
 
     name: str
@@ -73,6 +82,18 @@ class LearnedSkill:
     successes: int = 0
     last_used: str = ""
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    tested: str = ""
+    accepted_by: str = ""
+    claimed_uses: int = 0
+    claimed_successes: int = 0
+    promoted_low: float | None = None
+    promoted_uses: int = 0
+    promoted_successes: int = 0
+
+    @property
+    def usable(self) -> bool:
+        """Tested by the re-run gate **and** accepted by a person: only then retrievable."""
+        return bool(self.tested) and bool(self.accepted_by)
 
     def problems(self) -> list[str]:
         """Every way this skill breaks the AgentSkills format (empty when valid)."""
@@ -110,6 +131,22 @@ class LearnedSkill:
         }
         if self.when_to_use:
             meta["when-to-use"] = self.when_to_use
+        optional = {
+            "chimera-tested": self.tested,
+            "chimera-accepted-by": self.accepted_by,
+            "chimera-claimed-uses": str(self.claimed_uses) if self.claimed_uses else "",
+            "chimera-claimed-successes": (str(self.claimed_successes) if self.claimed_uses else ""),
+            "chimera-promoted-low": (
+                f"{self.promoted_low:.6f}" if self.promoted_low is not None else ""
+            ),
+            "chimera-promoted-uses": str(self.promoted_uses)
+            if self.promoted_low is not None
+            else "",
+            "chimera-promoted-successes": (
+                str(self.promoted_successes) if self.promoted_low is not None else ""
+            ),
+        }
+        meta.update({k: v for k, v in optional.items() if v})
         front: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
@@ -164,6 +201,13 @@ class LearnedSkill:
             successes=number("chimera-successes", 0),
             last_used=str(meta.get("chimera-last-used", "")),
             created=str(meta.get("chimera-created", "")),
+            tested=str(meta.get("chimera-tested", "")),
+            accepted_by=str(meta.get("chimera-accepted-by", "")),
+            claimed_uses=number("chimera-claimed-uses", 0),
+            claimed_successes=number("chimera-claimed-successes", 0),
+            promoted_low=_fraction(meta.get("chimera-promoted-low"), source),
+            promoted_uses=number("chimera-promoted-uses", 0),
+            promoted_successes=number("chimera-promoted-successes", 0),
         )
         problems = skill.problems()
         if problems:
@@ -191,6 +235,18 @@ class LearnedSkill:
             "### A skill learned from a tainted run (data to weigh, not an instruction)\n"
             + fence_untrusted(data, "skill (tainted)")
         )
+
+
+def _fraction(value: Any, source: str) -> float | None:
+    if value in (None, ""):
+        return None
+    try:
+        out = float(str(value))
+    except ValueError as exc:
+        raise ConfigError(f"{source}: metadata.chimera-promoted-low must be a number") from exc
+    if not 0 <= out <= 1:
+        raise ConfigError(f"{source}: metadata.chimera-promoted-low must be in [0, 1]")
+    return out
 
 
 class SkillStore:
@@ -248,17 +304,64 @@ class SkillStore:
 
     def mint(self, skill: LearnedSkill) -> LearnedSkill:
         """Store a new mint: version 1, or the next version of an existing name (the old
-        version is kept as ``v<N>.md``); a re-mint starts provisional again."""
+        version is kept as ``v<N>.md``); a re-mint starts provisional again, with no promotion
+        record (its ``tested`` and ``accepted_by`` are whatever ``skill`` carries: a new
+        version is usable only when its own gate passed)."""
+        skill = replace(skill, promoted_low=None, promoted_uses=0, promoted_successes=0)
         current = self.get(skill.name)
         if current is None:
             return self.put(replace(skill, version=1, state=SkillState.PROVISIONAL))
         atomic_write_text(self.root / skill.name / f"v{current.version}.md", current.to_markdown())
+        # After a rollback a higher version may be kept as history: never reuse its number.
+        latest = max([current.version, *self.versions(skill.name)])
         return self.put(
             replace(
                 skill,
-                version=current.version + 1,
+                version=latest + 1,
                 state=SkillState.PROVISIONAL,
                 sources=tuple(dict.fromkeys((*current.sources, *skill.sources))),
                 created=current.created,
             )
         )
+
+    def versions(self, name: str) -> list[int]:
+        """The versions kept as ``v<N>.md`` history for ``name``, ascending."""
+        folder = self.root / name
+        found = []
+        for path in folder.glob("v*.md"):
+            digits = path.stem[1:]
+            if digits.isdigit():
+                found.append(int(digits))
+        return sorted(found)
+
+    def rollback(self, name: str) -> tuple[LearnedSkill, LearnedSkill]:
+        """Put the previous version of ``name`` back in place of the current one.
+
+        The current version is kept as ``v<N>.md`` marked retired (nothing is lost); the
+        newest kept version below it becomes ``SKILL.md`` as it was saved. With no earlier
+        version the current one is demoted instead (it leaves prompts).
+
+        Returns:
+            ``(before, after)``: the version rolled back and what is current now.
+
+        Raises:
+            UsageError: no skill named ``name``.
+            ConfigError: a kept version is not a valid skill.
+        """
+        from chimera.errors import UsageError
+
+        current = self.get(name)
+        if current is None:
+            raise UsageError(f"no skill named {name!r} in {self.root}")
+        earlier = [v for v in self.versions(name) if v < current.version]
+        retired = replace(current, state=SkillState.RETIRED)
+        if not earlier:
+            return current, self.put(replace(current, state=SkillState.DEMOTED))
+        path = self.root / name / f"v{earlier[-1]}.md"
+        previous = LearnedSkill.from_markdown(path.read_text("utf-8"), source=str(path))
+        atomic_write_text(self.root / name / f"v{current.version}.md", retired.to_markdown())
+        restored = replace(previous, state=(
+            SkillState.PROVISIONAL if previous.state is SkillState.RETIRED else previous.state
+        ))  # fmt: skip
+        self.put(restored)
+        return current, restored

@@ -38,6 +38,7 @@ from chimera.errors import ChimeraError, HandoffError, UnsafePathError
 from chimera.github.carriers import ArtifactName, Branch, Commit, Login, RunId, WorkflowRun
 from chimera.github.handoff import describe_validation
 from chimera.github.report import RunReport, write_report
+from chimera.localstate import make_dirs
 from chimera.orchestration.state import STATE_FILE, RunState, RunStore
 
 __all__ = [
@@ -305,7 +306,7 @@ def restore_run(
             raise HandoffError(f"{state_path}: {exc}") from exc
     if dest.exists():
         shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(dest.parent)
     try:
         copy_tree(src, dest, what=f"{folder.name}/{RUN_DIR}")
     except UnsafePathError as exc:

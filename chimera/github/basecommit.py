@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError, ConfigError
+from chimera.runner import stderr_line
 
 if TYPE_CHECKING:
     from chimera.config.check import CheckSettings
@@ -50,8 +51,8 @@ def _git(
         ["git", *args], cwd=root, capture_output=True, check=False, env=env, input=stdin
     )
     if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ChimeraError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
+        why = stderr_line(proc.stderr, exit_code=proc.returncode)
+        raise ChimeraError(f"git {args[0]} failed: {why}")
     return proc.stdout
 
 
@@ -188,8 +189,8 @@ def changed_since(root: Path, base: str, patch: str, since: str) -> list[tuple[s
                 ["git", *args], cwd=root, env=env, input=stdin, capture_output=True, check=False
             )
             if proc.returncode != 0:
-                err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-                raise ChimeraError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
+                why = stderr_line(proc.stderr, exit_code=proc.returncode)
+                raise ChimeraError(f"git {args[0]} failed: {why}")
             return proc.stdout.decode("utf-8", "surrogateescape")
 
         git("read-tree", base)

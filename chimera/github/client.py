@@ -64,5 +64,5 @@ class GitHubClient(IssuesMixin, PullsMixin, MergeMixin, ActionsMixin, CommitsMix
         sleep: the sleep function (tests pass a recorder).
 
     Raises:
-        MissingExtraError: PyGithub (the ``agent`` extra) is not installed.
+        MissingExtraError: PyGithub (the ``github`` extra) is not installed.
     """

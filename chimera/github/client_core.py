@@ -97,7 +97,7 @@ class ClientCore:
     :class:`~chimera.github.client.GitHubClient`, not this (its docstring lists the arguments).
 
     Raises:
-        MissingExtraError: PyGithub (the ``agent`` extra) is not installed.
+        MissingExtraError: PyGithub (the ``github`` extra) is not installed.
     """
 
     def __init__(
@@ -113,7 +113,7 @@ class ClientCore:
         try:
             import github
         except ImportError as exc:  # pragma: no cover - the dev install has it
-            raise MissingExtraError("the GitHub integration", "agent") from exc
+            raise MissingExtraError("the GitHub integration", "github") from exc
         self.repository = repository
         self.api_url = api_url.rstrip("/")
         self.retry = retry or RetryPolicy()

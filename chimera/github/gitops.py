@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from chimera.errors import ChimeraError
+from chimera.runner import stderr_line
 
 __all__ = ["COMMIT_EMAIL", "COMMIT_NAME", "PublishGit", "require_commit"]
 
@@ -71,8 +72,8 @@ class PublishGit:
             check=False,
         )
         if check and proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise ChimeraError(f"git {args[0]} failed: {' / '.join(tail)}")
+            why = stderr_line(proc.stderr or proc.stdout, exit_code=proc.returncode)
+            raise ChimeraError(f"git {args[0]} failed: {why}")
         return proc
 
     def has_commit(self, sha: str) -> bool:

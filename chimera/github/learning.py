@@ -9,6 +9,13 @@ hash verify judged* (any other patch keeps nothing), and the skills of the base 
 (:class:`~chimera.evolution.branchstore.BranchProposals`) as provisional, tainted proposals,
 committed through GitHub's ``createCommitOnBranch`` when publish holds Chimera's App token (so
 GitHub signs it for the App, as memory's commits), else pushed with git.
+
+The run folder's ``uses.json`` — which skills and playbook bullets the agent job *says* its
+prompts held — is counted too, for every verdict (a failure is what demotes): publish keeps the
+skill names and versions and bullet ids (shape-checked, capped) and sets the outcome from
+verify's verdict, never the artifact's; the record (source ``action``) lands in ``uses.jsonl``
+on the same branch (:func:`learn_uses`). Applied locally by ``chimera playbook fetch``, such
+counts may demote or retire a skill, never promote it.
 """
 
 from __future__ import annotations
@@ -28,9 +35,11 @@ from chimera.evolution.branchstore import (
     BranchProposals,
     ProposalSink,
 )
+from chimera.evolution.context import USES_NAME
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
 from chimera.evolution.skills import LearnedSkill
+from chimera.evolution.usage import UseRecord, claim_from_json
 from chimera.github.artifacts import RUN_DIR, read_artifact, read_patch
 from chimera.github.basecommit import sha256_text
 from chimera.github.carriers import run_label
@@ -112,6 +121,37 @@ def learn_from_artifact(
     return Learned(tuple(p.id for p in proposals), accepted.refused, commit)
 
 
+def claimed_use(artifacts: Path, verified: Verified, *, run_id: str) -> UseRecord | None:
+    """The agent job's ``uses.json`` as a use record with verify's verdict and publish's run id
+    (:func:`~chimera.evolution.usage.claim_from_json`; ``None``: no file, or nothing usable)."""
+    try:
+        # Never through a link: the agent job wrote this folder (the [trust] no-follow rule).
+        raw = read_artifact(artifacts, f"{RUN_DIR}/{USES_NAME}", limit=MAX_LEARNING_BYTES)
+        if raw is None:
+            return None
+        document = json.loads(raw.decode("utf-8"))
+    except (HandoffError, ValueError):
+        return None
+    return claim_from_json(document, run_id=run_id, passed=verified.verdict == "passed")
+
+
+def learn_uses(
+    artifacts: Path, verified: Verified, sink: BranchProposals, *, run_id: str, issue: int | None
+) -> dict[str, object]:
+    """Store the agent job's claimed use (:func:`claimed_use`) on the branch; a JSON-ready
+    report (``{}``: nothing claimed)."""
+    record = claimed_use(artifacts, verified, run_id=run_id)
+    if record is None:
+        return {}
+    commit = sink.store_uses([record], run_id=run_id, issue=issue) or ""
+    return {
+        "skills": [f"{n} v{v}" for n, v in record.skills],
+        "bullets": list(record.bullets),
+        "passed": record.passed,
+        "commit": commit,
+    }
+
+
 def base_skills(root: Path, commit: str) -> dict[str, LearnedSkill]:
     """The skills committed at ``commit`` (``.chimera/skills/<name>/SKILL.md``), by name;
     an unreadable one is left out (it cannot be a promoted skill to protect)."""
@@ -170,19 +210,30 @@ def publish_learning(
     run_id: str,
     issue: int,
     client: GitHubClient | None = None,
+    proposals: bool = True,
 ) -> dict[str, object]:
-    """:func:`learn_from_artifact` into the learning branch of ``root``'s ``origin`` (its git
-    cache at ``cache``; ``client``: see :func:`branch_sink`), as a JSON-ready report (``{}``:
-    the artifact proposes nothing, and the branch is not touched). Learning never fails a
-    publish: an error is the report's ``error``."""
-    if not os.path.lexists(artifacts / RUN_DIR / LEARNING_FILE):
+    """:func:`learn_from_artifact` (when ``proposals``) and :func:`learn_uses` into the
+    learning branch of ``root``'s ``origin`` (its git cache at ``cache``; ``client``: see
+    :func:`branch_sink`), as a JSON-ready report (``{}``: the artifact proposes and claims
+    nothing, and the branch is not touched). Learning never fails a publish: an error is the
+    report's ``error``."""
+    has_proposals = proposals and os.path.lexists(artifacts / RUN_DIR / LEARNING_FILE)
+    has_uses = os.path.lexists(artifacts / RUN_DIR / USES_NAME)
+    if not has_proposals and not has_uses:
         return {}
+    proposed: dict[str, object] = {}
+    used: dict[str, object] = {}
     try:
         sink = branch_sink(root, cache, client=client)
-        learned = learn_from_artifact(root, artifacts, verified, sink, run_id=run_id, issue=issue)
+        if has_proposals:
+            proposed = learn_from_artifact(
+                root, artifacts, verified, sink, run_id=run_id, issue=issue
+            ).to_json()
+        if has_uses:
+            used = learn_uses(artifacts, verified, sink, run_id=run_id, issue=issue)
     except ChimeraError as exc:
-        return {"error": str(exc)[:300]}
-    return learned.to_json()
+        return {**proposed, **({"uses": used} if used else {}), "error": str(exc)[:300]}
+    return {**proposed, **({"uses": used} if used else {})}
 
 
 def learn_after_publish(
@@ -195,18 +246,17 @@ def learn_after_publish(
     *,
     client: GitHubClient | None = None,
 ) -> dict[str, object]:
-    """The publish job's one call, after publishing: only when the verified change was pushed
-    (a PR exists), :func:`publish_learning` (signed by GitHub when ``client`` holds an App
-    token); its report is one ``learning`` event in its own
-    audit log, ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its
-    order), and is returned."""
-    if result.pr_number is None:
-        return {}
+    """The publish job's one call, after publishing: :func:`publish_learning` (signed by
+    GitHub when ``client`` holds an App token) — proposals only when the verified change was
+    pushed (a PR exists), the claimed use with verify's verdict always; its report is one
+    ``learning`` event in its own audit log,
+    ``$RUNNER_TEMP/chimera-publish/learning/audit.jsonl`` (publish's log keeps its order), and
+    is returned."""
     temp = ctx.runner_temp or artifacts.parent
     run_id = run_label(decided.issue, ctx.workflow_run)
     report = publish_learning(
         root, artifacts, verified, cache=temp / "chimera-learning.git", run_id=run_id,
-        issue=decided.issue, client=client,
+        issue=decided.issue, client=client, proposals=result.pr_number is not None,
     )  # fmt: skip
     if report:
         from chimera.github.publish_gate import PublishAudit
@@ -221,7 +271,9 @@ __all__ = [
     "Learned",
     "base_skills",
     "branch_sink",
+    "claimed_use",
     "learn_after_publish",
     "learn_from_artifact",
+    "learn_uses",
     "publish_learning",
 ]

@@ -2,13 +2,14 @@
 
 * The **agent job** (LLM key, read-only token) replays the branch store into the checkout's
   ``.chimera/memory.db`` before the run (:func:`recall_branch`; the run recalls from it) and,
-  after it, writes what the run added as *proposed* ops into its artifact (``memory.json``,
-  :func:`propose`). It never writes the branch.
+  after it, writes what the run added, updated or deleted as *proposed* ops into its artifact
+  (``memory.json``, :func:`propose`). It never writes the branch.
 * The **publish job** (write token, no LLM key) replays the branch, admits the artifact's ops
-  (:func:`chimera.memory.artifact.admit_artifact`: only ADDs, stored tainted; UPDATE, DELETE
-  and persona ops refused, each refusal audited), adds one trusted episodic item it builds
-  from facts it re-derived itself (the verify verdict, the issue's requirement ids that
-  have the Spec's id shape, the re-hashed patch's diff stats) and lands **one commit**
+  against it (:func:`chimera.memory.artifact.admit_artifact`: ADDs stored tainted; an UPDATE
+  or DELETE applied only to a tainted item, and kept as a proposal for a person against a
+  trusted one; persona ops refused; each refusal audited), adds one trusted episodic item it
+  builds from facts it re-derived itself (the verify verdict, the issue's requirement ids
+  that have the Spec's id shape, the re-hashed patch's diff stats) and lands **one commit**
   naming the run and the issue with ``createCommitOnBranch``
   (:class:`chimera.github.branchcommit.ApiWriter`), so GitHub signs it (:func:`remember_run`).
 * Replay on either side trusts only commits GitHub signed for Chimera's App (the bot logins
@@ -35,6 +36,7 @@ from chimera.github.basecommit import sha256_text
 from chimera.github.branchcommit import ApiWriter, chimera_trust
 from chimera.github.carriers import run_label
 from chimera.github.render import Line, Section, Span, Trust, lines_section, trusted
+from chimera.localstate import make_dirs
 from chimera.memory.artifact import admit_artifact, derived_fact, outcome_text, proposal
 from chimera.memory.branch import DEFAULT_BRANCH, GitBranch, publish
 from chimera.memory.items import TRUSTED, JournalOp, OpKind, now
@@ -96,7 +98,7 @@ def _fresh_store(root: Path) -> MemoryStore:
     db = root / MEMORY_DB
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    db.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(db.parent)
     return MemoryStore(db)
 
 
@@ -120,24 +122,33 @@ def recall_branch(
 
 
 def propose(root: Path, artifacts: Path, run_id: str, before: dict[str, int] | None) -> Path | None:
-    """Agent side: write ``memory.json`` into ``artifacts`` — the items the run added, as
-    proposed ADDs, and the ids it recalled (use counts that grew). ``None`` when memory was
-    off."""
+    """Agent side: write ``memory.json`` into ``artifacts`` — the items the run added (its
+    supersession proposals with their targets) as proposed ADDs, the UPDATEs and DELETEs its
+    model-decided memory made (publish re-checks each against the branch), and the ids it
+    recalled (use counts that grew). ``None`` when memory was off."""
     if before is None or not (root / MEMORY_DB).is_file():
         return None
     store = MemoryStore(root / MEMORY_DB)
     try:
         items = store.items()
+        changes = [c for c in store.changes(run_id) if c["op"] in ("update", "delete")]
+        known = {i.id: i for i in store.items(include_deleted=True)}
     finally:
         store.close()
     added = [
         JournalOp(OpKind.ADD, i.id, i.created, run_id, i.tier, i.text, i.provenance,
-                  i.taint_sources, i.kind, i.source_commit)
+                  i.taint_sources, i.kind, i.source_commit, supersedes=i.supersedes)
         for i in items
         if i.id not in before
     ]  # fmt: skip
+    changed = [
+        JournalOp(OpKind(c["op"]), c["item_id"], c["ts"], run_id, known[c["item_id"]].tier,
+                  c["new_text"], c["provenance"], evidence=c["evidence"])
+        for c in changes
+        if c["item_id"] in before and c["item_id"] in known
+    ]  # fmt: skip
     recalled = [i.id for i in items if i.id in before and i.uses > before[i.id]]
-    document = proposal(added, run_id=run_id) | {"recalled": recalled}
+    document = proposal([*added, *changed], run_id=run_id) | {"recalled": recalled}
     path = artifacts / MEMORY_FILE
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
     return path
@@ -150,12 +161,14 @@ class MemoryNote:
     Attributes:
         recalled: item ids the agent job says it recalled (display data, ids only).
         remembered: ``(id, provenance)`` of the ops committed.
+        proposed: ``(proposal id, target id)`` of supersessions waiting for a person.
         refused: ``(what, reason)`` of artifact entries refused.
         commit: the landed commit ('' when nothing landed); error: why not, when it failed.
     """
 
     recalled: list[str] = field(default_factory=list)
     remembered: list[tuple[str, str]] = field(default_factory=list)
+    proposed: list[tuple[str, str]] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
     commit: str = ""
     error: str = ""
@@ -165,6 +178,7 @@ class MemoryNote:
         return {
             "recalled": self.recalled,
             "remembered": [{"id": i, "provenance": p} for i, p in self.remembered],
+            "proposed": [{"id": i, "supersedes": t} for i, t in self.proposed],
             "refused": [{"what": w, "reason": r} for w, r in self.refused],
             "commit": self.commit,
             "error": self.error,
@@ -244,11 +258,6 @@ def remember_run(
     if isinstance(document, dict) and isinstance(document.get("recalled"), list):
         note.recalled = [str(i) for i in document["recalled"] if _ID.fullmatch(str(i))][:200]
     ops: list[JournalOp] = []
-    if document is not None:
-        verdict = admit_artifact(document, run_id=run_id, ts=ts, commit=decided.base_sha)
-        note.refused = [(w, r) for _i, w, r in verdict.refused]
-        audit.record("memory_artifact", run=run_id, **verdict.audit_fields())
-        ops.extend(verdict.accepted)
     if sha256_text(patch) == verified.patch_sha256:
         files, plus, minus = _diff_stats(patch)
         text = outcome_text(
@@ -262,11 +271,23 @@ def remember_run(
         store = MemoryStore(":memory:")
         try:
             replay_into(branch, store, branch_trust(client, settings), tip=tip or "")
+            if document is not None:
+                # Checked against the branch as replayed: an UPDATE or DELETE supersedes only
+                # a tainted item; against a trusted one it becomes a proposal for a person.
+                verdict = admit_artifact(
+                    document, run_id=run_id, ts=ts, commit=decided.base_sha, store=store
+                )
+                note.refused = [(w, r) for _i, w, r in verdict.refused]
+                audit.record("memory_artifact", run=run_id, **verdict.audit_fields())
+                ops = [*verdict.accepted, *ops]
             # A re-run of this publish step finds its commit: nothing is written twice.
             landed = bool(tip) and any(
                 f"Chimera-Run: {run_id}" in c.message for c in branch.history(tip or "")
             )
-            ops = [o for o in ops if store.find_duplicate(o.tier, o.text) is None]
+            ops = [
+                o for o in ops
+                if o.op is not OpKind.ADD or store.find_duplicate(o.tier, o.text) is None
+            ]  # fmt: skip
         finally:
             store.close()
         if not landed and ops:
@@ -277,7 +298,8 @@ def remember_run(
                 )
                 or ""
             )
-            note.remembered = [(o.id, o.provenance) for o in ops]
+            note.remembered = [(o.id, o.provenance) for o in ops if not o.supersedes]
+            note.proposed = [(o.id, o.supersedes) for o in ops if o.supersedes]
     except ChimeraError as exc:
         note.error = str(exc)[:300]
     audit.record(
@@ -313,6 +335,12 @@ def memory_sections(note: MemoryNote | None) -> tuple[Section, ...]:
         if note.remembered
         else ["- Remembered: nothing new"]
     )
+    proposals = [(i, t) for i, t in note.proposed if _ID.fullmatch(i) and _ID.fullmatch(t)]
+    for pid, target in proposals[:_SHOWN]:
+        lines.append(
+            f"- Proposed for a person: `{pid}` would supersede trusted `{target}` "
+            f"(`chimera memory accept {pid}` after a look)"
+        )
     if note.refused:
         lines.append(f"- Refused from the artifact: {len(note.refused)} op(s) (see the audit log)")
     if note.error:

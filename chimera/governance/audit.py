@@ -47,7 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.errors import AuditError, MissingExtraError
+from chimera.errors import AuditError
 from chimera.governance.audit_chain import (
     GENESIS_HASH,
     AuditVerification,
@@ -56,6 +56,7 @@ from chimera.governance.audit_chain import (
     canonical_json,
     verify_audit_log,
 )
+from chimera.localstate import make_dirs
 
 if TYPE_CHECKING:
     from chimera.governance.redactor import SecretRedactor
@@ -134,20 +135,17 @@ class AuditLog:
     Raises:
         AuditError: the file cannot be written, or its last line is not a valid event (a log
             that does not end in a valid event cannot be extended without hiding damage).
-        MissingExtraError: the ``filelock`` package (``agent`` extra) is missing.
     """
 
     def __init__(self, path: Path, run_id: str, *, redactor: SecretRedactor | None = None) -> None:
-        try:
-            from filelock import FileLock
-        except ImportError as exc:
-            raise MissingExtraError("the audit log", "agent") from exc
+        from filelock import FileLock
+
         self.path = Path(path)
         self.run_id = run_id
         self.redactor = redactor
         self._thread_lock = threading.Lock()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.path.parent)
         except OSError as exc:
             raise AuditError(f"{self.path}: cannot create the folder: {exc}") from exc
         self._file_lock = FileLock(str(self.path) + ".lock")

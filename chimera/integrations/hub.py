@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chimera.errors import ChimeraError
+from chimera.errors import ChimeraError, MissingExtraError
 from chimera.integrations.describe import describe_tool
 from chimera.integrations.model import ConnectorContext, ConnectorDecl, ConnectorTool, OpenConnector
 from chimera.integrations.names import TOOL_NAME, tool_name
@@ -111,7 +111,12 @@ class ConnectorHub:
         self._lock = threading.Lock()
 
     def tools(self) -> HubTools:
-        """Open every connector (once) and return its named tools and the problems."""
+        """Open every connector (once) and return its named tools and the problems.
+
+        Raises:
+            MissingExtraError: a connector's kind needs an extra that is not installed (a
+                fact about the install, not a problem of one connector).
+        """
         with self._lock:
             if self._result is None:
                 self._result = self._open_all()
@@ -123,6 +128,8 @@ class ConnectorHub:
         for decl in self.decls:
             try:
                 opened = decl.kind.open(self.ctx)
+            except MissingExtraError:
+                raise  # the install lacks the connector's extra: not this connector's problem
             except ChimeraError as exc:
                 result.problems.append(f"connector {decl.name!r} ({decl.location}): {exc}")
                 continue

@@ -13,6 +13,7 @@ what leaves the machine, so an agent must not be able to declare one for itself.
 
 from __future__ import annotations
 
+import difflib
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,11 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from chimera.errors import SpecProblem
+from chimera.errors import MissingExtraError, SpecProblem
 from chimera.integrations.model import COMMON_FIELDS, ConnectorDecl, ConnectorFields
 from chimera.integrations.registry import ConnectorKindRegistry, get_connector_registry
 from chimera.spec.model import SourceLocation
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
+from chimera.spec.yamlproblems import fields_at
 
 __all__ = ["CONNECTORS_DIR", "ConnectorLoad", "load_connectors"]
 
@@ -179,13 +181,20 @@ class _FileValidator:
         before = len(self.problems)
         common = {k: v for k, v in value.items() if k in COMMON_FIELDS}
         kinds = [k for k in value if k not in COMMON_FIELDS and k in self.kinds]
+        suggested: set[str] = set()
         for key in value:
             if key not in COMMON_FIELDS and key not in self.kinds:
-                expected = ", ".join((*COMMON_FIELDS, *self.kinds.names))
+                allowed = (*COMMON_FIELDS, *self.kinds.names)
+                close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+                suggested.update(close)
+                hint = (
+                    f"did you mean '{close[0]}'?"
+                    if close
+                    else f"expected one of: {', '.join(allowed)}; is the plugin that provides "
+                    "it installed?"
+                )
                 self.add(
-                    doc.key_mark((*path, key)),
-                    f"unknown field or connector kind {key!r} (expected one of: {expected}); "
-                    "is the plugin that provides it installed?",
+                    doc.key_mark((*path, key)), f"unknown field or connector kind {key!r}; {hint}"
                 )
         if not kinds:
             if len(self.problems) == before:
@@ -198,7 +207,8 @@ class _FileValidator:
                 doc.key_mark((*path, kinds[1])),
                 f"connector has {len(kinds)} kinds ({placed}): keep exactly one",
             )
-        fields = self._validate(ConnectorFields, common, path)
+        # A misspelt field is reported once: "did you mean 'name'?" says it is missing too.
+        fields = self._validate(ConnectorFields, common, path, skip_missing=suggested)
         built = [self._validate(self.kinds.kinds[k], value[k], (*path, k), k) for k in kinds]
         if len(self.problems) > before or fields is None or len(built) != 1 or built[0] is None:
             return None
@@ -209,13 +219,22 @@ class _FileValidator:
         )
 
     def _validate(
-        self, model: type[BaseModel], value: Any, path: NodePath, label: str = ""
+        self,
+        model: type[BaseModel],
+        value: Any,
+        path: NodePath,
+        label: str = "",
+        *,
+        skip_missing: set[str] | None = None,
     ) -> BaseModel | None:
         try:
             return model.model_validate(value)
         except ValidationError as exc:
-            for mark, message in _problems(exc, self.doc, path, label):
+            problems = _problems(exc, self.doc, path, label, model, skip_missing or set())
+            for mark, message in problems:
                 self.add(mark, message)
+        except MissingExtraError:
+            raise  # the install lacks an extra: not a problem of the user's file
         except Exception as exc:  # a plugin's validator raised something pydantic does not wrap
             self.add(
                 self.doc.mark(path), f"'{label}': validation failed: {type(exc).__name__}: {exc}"
@@ -224,7 +243,12 @@ class _FileValidator:
 
 
 def _problems(
-    exc: ValidationError, doc: YamlDocument, base: NodePath, label: str
+    exc: ValidationError,
+    doc: YamlDocument,
+    base: NodePath,
+    label: str,
+    model: type[BaseModel],
+    skip_missing: set[str],
 ) -> Iterator[tuple[Mark, str]]:
     for error in exc.errors(include_url=False):
         loc: Sequence[str | int] = tuple(p for p in error["loc"] if isinstance(p, str | int))
@@ -234,8 +258,14 @@ def _problems(
         where = ".".join(str(p) for p in (label, *loc) if p != "")
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
-            yield doc.key_mark(path), f"unknown field {where!r}"
+            close = difflib.get_close_matches(
+                str(loc[-1]), fields_at(model, loc[:-1]), n=1, cutoff=0.6
+            )
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            yield doc.key_mark(path), f"unknown field {where!r}{hint}"
         elif error["type"] == "missing":
+            if len(loc) == 1 and loc[0] in skip_missing:
+                continue
             yield doc.mark(path[:-1]), f"missing required field {where!r}"
         else:
             got = error.get("input")

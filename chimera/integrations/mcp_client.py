@@ -68,6 +68,8 @@ def object_schema(raw: Any) -> dict[str, Any]:
 
 def _import_mcp() -> Any:
     try:
+        # anyio (the SDK's own dependency) runs the client's event loop beside the caller's.
+        import anyio  # noqa: F401 - imported here so its absence says which extra to install
         import mcp
     except ImportError as exc:
         raise MissingExtraError("MCP connectors", "mcp") from exc
@@ -177,19 +179,18 @@ class McpConnection:
             tail = self._stderr_tail()
             stack.close()
             self._client = None
-            raise ConnectorError(
-                f"{self.label}: cannot connect: {type(exc).__name__}: {_first_line(exc)}{tail}"
-            ) from exc
+            raise ConnectorError(f"{self.label}: cannot connect: {_failure(exc, tail)}") from exc
         self._stack, self._portal = stack, portal
 
     def _stderr_tail(self) -> str:
+        """The last line the stdio server wrote to stderr (``""``: none, or not stdio)."""
         if self._errlog is None:
             return ""
         with contextlib.suppress(Exception):
             self._errlog.seek(0)
             lines = [ln for ln in self._errlog.read().splitlines() if ln.strip()]
             if lines:
-                return f" (server stderr: {_cut(lines[-1], 300)})"
+                return _cut(lines[-1].strip(), 300)
         return ""
 
     def _run(self, make: Callable[[], Any]) -> Any:
@@ -229,8 +230,7 @@ class McpConnection:
                     break
         except Exception as exc:
             raise ConnectorError(
-                f"{self.label}: cannot list tools: {type(exc).__name__}: {_first_line(exc)}"
-                f"{self._stderr_tail()}"
+                f"{self.label}: cannot list tools: {_failure(exc, self._stderr_tail())}"
             ) from exc
         return [t for t in tools if t.name]
 
@@ -242,8 +242,7 @@ class McpConnection:
             return CallOutcome(f"{self.label}: {name} timed out after {self.timeout_s:g}s", True)
         except Exception as exc:  # the boundary: a dead server or protocol error is data
             return CallOutcome(
-                f"{self.label}: {name} failed: {type(exc).__name__}: {_first_line(exc)}"
-                f"{self._stderr_tail()}",
+                f"{self.label}: {name} failed: {_failure(exc, self._stderr_tail())}",
                 True,
             )
         return outcome_of(result)
@@ -291,6 +290,23 @@ class _HttpWithHeaders:
 
     async def __aexit__(self, *exc: Any) -> Any:
         return await self._stack.__aexit__(*exc)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups: anyio's task groups wrap the one
+    error that matters in ``ExceptionGroup: unhandled errors in a TaskGroup``."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _failure(exc: BaseException, server_said: str) -> str:
+    """Why a call failed, the useful line first: what the server wrote to stderr (when it
+    did), then the underlying errors (never the wrapping group's own message)."""
+    causes = "; ".join(
+        dict.fromkeys(f"{type(leaf).__name__}: {_first_line(leaf)}" for leaf in _leaves(exc))
+    )
+    return f"the server said: {server_said} ({causes})" if server_said else causes
 
 
 def _first_line(exc: BaseException) -> str:

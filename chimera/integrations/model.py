@@ -220,6 +220,12 @@ class ConnectorKind(_Strict):
         """Environment variable names read at call time (never their values)."""
         return ()
 
+    def files(self) -> tuple[tuple[str, str], ...]:
+        """``(field, path)`` of each project file the connector reads when it starts (paths
+        relative to the project root): ``chimera connectors check`` reports a missing one
+        without starting anything."""
+        return ()
+
     def describe(self) -> str:
         """One line: what it reaches and whether that leaves the machine."""
         return self.kind_name

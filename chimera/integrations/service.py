@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +19,12 @@ from typing import Any, Literal
 
 import yaml
 
-from chimera.errors import UsageError
+from chimera.errors import SpecProblem, UsageError
 from chimera.integrations.hub import ConnectorHub, estimate_tokens, schema_of
 from chimera.integrations.loader import CONNECTORS_DIR, ConnectorLoad, load_connectors
 from chimera.integrations.model import CONNECTOR_NAME, ConnectorContext
 from chimera.integrations.registry import ConnectorKindRegistry
+from chimera.localstate import make_dirs
 
 __all__ = ["ConnectorsReport", "ToolRow", "add_connector", "check_connectors", "list_connectors"]
 
@@ -130,6 +132,7 @@ def check_connectors(
         MissingExtraError / ProviderError: token counting for ``model`` is unavailable.
     """
     load = load_connectors(root, rev=rev, registry=registry)
+    load.problems.extend(_missing_files(Path(root), load, rev))
     report = ConnectorsReport(load)
     if not start or load.problems:
         return report
@@ -152,6 +155,35 @@ def check_connectors(
                 )
             )
     return report
+
+
+def _missing_files(root: Path, load: ConnectorLoad, rev: str | None) -> list[SpecProblem]:
+    """A problem per project file a declaration names that does not exist (in the working
+    tree, or at ``rev``), at the declaration's place: found without starting anything."""
+    problems: list[SpecProblem] = []
+    for decl in load.connectors:
+        for field_name, rel in decl.kind.files():
+            if rev is None:
+                present = (root / rel).is_file()
+            else:
+                probe = subprocess.run(
+                    ["git", "-C", str(root), "cat-file", "-e", f"{rev}:{rel}"],
+                    capture_output=True,
+                    check=False,
+                )
+                present = probe.returncode == 0
+            if not present:
+                where = "in the project" if rev is None else f"at {rev}"
+                loc = decl.location
+                problems.append(
+                    SpecProblem(
+                        loc.file,
+                        loc.line,
+                        loc.col,
+                        f"connector '{decl.name}': {field_name}: {rel}: no such file {where}",
+                    )
+                )
+    return problems
 
 
 def list_connectors(root: Path, **options: Any) -> ConnectorsReport:
@@ -189,7 +221,7 @@ def add_connector(
     entry[kind] = {k: v for k, v in settings.items() if v not in (None, [], (), {})}
     if include:
         entry["tools"] = {"include": list(include)}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     path.write_text(yaml.safe_dump({"connectors": [entry]}, sort_keys=False), encoding="utf-8")
     check = load_connectors(root, registry=registry)
     mine = [p for p in check.problems if p.file.endswith(f"/{name}.yaml")]

@@ -6,7 +6,10 @@
 * :mod:`~chimera.memory.store`: the SQLite FTS5 store of record; :mod:`~chimera.memory.embed`:
   optional vectors; :mod:`~chimera.memory.budget`: the one ``ContextBudget``;
 * :mod:`~chimera.memory.experience`: the experience buffer; :mod:`~chimera.memory.part`: the
-  session part recording every attempt as an episodic item;
+  session part recording every attempt as an episodic item (with why a failure failed), and
+  :mod:`~chimera.memory.reflect`: its end-of-run reflection (facts remembered through the
+  model-decided ADD / UPDATE / DELETE / NOOP); :mod:`~chimera.memory.stopwords`: what a
+  query never matches on;
 * :mod:`~chimera.memory.branch`, :mod:`~chimera.memory.replay`,
   :mod:`~chimera.memory.artifact`: the branch store on GitHub and its trust rules.
 

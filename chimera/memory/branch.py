@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Protocol
 
 from chimera.errors import JournalConflict, JournalError
+from chimera.localstate import make_dirs
 from chimera.memory.items import PERSISTED_TIERS, JournalOp, Tier
 from chimera.memory.trust import CommitInfo
 
@@ -102,7 +103,7 @@ class GitBranch:
         self.config = dict(config or {})
         self.local_ref = f"refs/chimera/tips/{branch}"
         if not ((self.cache / "HEAD").exists() or (self.cache / ".git").exists()):
-            self.cache.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.cache)
             self.git("init", "-q", "--bare")
 
     def git(

@@ -95,7 +95,7 @@ def _numpy() -> Any:
     try:
         import numpy
     except ImportError as exc:
-        raise MissingExtraError("vector memory retrieval", "agent") from exc
+        raise MissingExtraError("vector memory retrieval", "eval") from exc
     return numpy
 
 

@@ -22,7 +22,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from chimera.errors import ChimeraError, MissingExtraError
+from chimera.errors import ChimeraError
+from chimera.localstate import make_dirs
 from chimera.protocols import Experience
 
 _TOKEN_RE = re.compile(r"[a-z0-9_]{2,}")
@@ -51,14 +52,11 @@ class ExperienceBuffer:
 
     Raises:
         ChimeraError: the file cannot be written (on :meth:`append`).
-        MissingExtraError: ``filelock`` (the ``agent`` extra) is missing.
     """
 
     def __init__(self, path: Path, *, workspace: Path | None = None) -> None:
-        try:
-            from filelock import FileLock
-        except ImportError as exc:
-            raise MissingExtraError("the experience buffer", "agent") from exc
+        from filelock import FileLock
+
         self.path = Path(path)
         self.workspace = workspace
         self._lock = threading.Lock()
@@ -75,7 +73,7 @@ class ExperienceBuffer:
         line = json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
         data = line.encode("utf-8")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.path.parent)
             with self._lock, self._file_lock:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:

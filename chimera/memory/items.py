@@ -55,6 +55,20 @@ class OpKind(StrEnum):
 
 PERSISTED_TIERS = (Tier.EPISODIC, Tier.SEMANTIC, Tier.PERSONA)
 
+PROPOSED_UPDATE = "proposed-update"
+PROPOSED_DELETE = "proposed-delete"
+PROPOSAL_KINDS = frozenset({PROPOSED_UPDATE, PROPOSED_DELETE})
+"""Kinds of a supersession proposal: an UPDATE or DELETE of a trusted item that a tainted
+source asked for, kept as a tainted item until a person accepts it."""
+
+_ITEM_ID = re.compile(r"m-[0-9a-f]{12}")
+
+
+def _item_ref(value: Any) -> str:
+    """An item id from untrusted JSON ('' unless it has the ``m-`` + 12 hex digits shape)."""
+    return value if isinstance(value, str) and _ITEM_ID.fullmatch(value) else ""
+
+
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_.+-]*")
 _STOP = frozenset(
     {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "is"}
@@ -123,7 +137,10 @@ class MemoryItem:
         created, updated: ISO-8601 UTC times.
         uses: how many times it was recalled; successes: how many of those runs succeeded.
         deleted: a tombstone (restorable); evidence: the quoted text that contradicted it.
-        kind: a free label (``failure``, ``success``, ``hollow``, ``fact``, ``note``...).
+        kind: a free label (``failure``, ``success``, ``hollow``, ``fact``, ``note``...);
+            a supersession proposal is ``proposed-update`` or ``proposed-delete``
+            (:data:`PROPOSAL_KINDS`).
+        supersedes: for a proposal, the id of the item it would replace ('' otherwise).
     """
 
     id: str
@@ -140,10 +157,16 @@ class MemoryItem:
     deleted: bool = False
     evidence: str = ""
     kind: str = "note"
+    supersedes: str = ""
 
     @property
     def tainted(self) -> bool:
         return self.provenance != TRUSTED
+
+    @property
+    def proposal(self) -> bool:
+        """A supersession proposal a person accepts or rejects (``chimera memory accept``)."""
+        return self.kind in PROPOSAL_KINDS and bool(self.supersedes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +184,7 @@ class MemoryItem:
             "deleted": self.deleted,
             "evidence": self.evidence,
             "kind": self.kind,
+            "supersedes": self.supersedes,
         }
 
 
@@ -200,7 +224,9 @@ class JournalOp:
         run: the run that made it ('' for a person at the CLI).
         tier, text, provenance, taint_sources, kind, commit: the item's fields (``add``;
             ``update`` carries the new ``text``).
-        evidence: ``delete``: the quoted contradicting text; ``promote``: who promoted.
+        evidence: ``delete``: the quoted contradicting text; ``promote``: who promoted;
+            ``update``: why (a supersession's old value, an accepted proposal).
+        supersedes: ``add`` of a proposal: the item it would replace.
     """
 
     op: OpKind
@@ -215,6 +241,7 @@ class JournalOp:
     commit: str = ""
     evidence: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    supersedes: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -231,6 +258,7 @@ class JournalOp:
             ("kind", self.kind if self.op is OpKind.ADD else ""),
             ("commit", self.commit),
             ("evidence", self.evidence),
+            ("supersedes", self.supersedes if self.op is OpKind.ADD else ""),
         ):
             if value:
                 data[key] = value
@@ -256,6 +284,7 @@ class JournalOp:
                 kind=str(data.get("kind", "") or "note"),
                 commit=str(data.get("commit", "")),
                 evidence=str(data.get("evidence", "")),
+                supersedes=_item_ref(data.get("supersedes")),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise UsageError(f"not a memory op: {exc}") from exc
@@ -263,6 +292,9 @@ class JournalOp:
 
 __all__ = [
     "PERSISTED_TIERS",
+    "PROPOSAL_KINDS",
+    "PROPOSED_DELETE",
+    "PROPOSED_UPDATE",
     "TAINTED",
     "TRUSTED",
     "Candidate",

@@ -7,7 +7,12 @@ read and write is an audit event (``memory_read`` / ``memory_write``: ids, op, p
 Provenance is enforced here: a candidate from a tainted run is stored tainted whatever it
 claims; recalling a tainted item taints the reading run (its :class:`TaintLedger` when one is
 attached, and :attr:`MemoryManager.tainted_read` in any case); persona is written only through
-:meth:`add_persona` (people), and promotion to trusted only through :meth:`promote` (people).
+:meth:`add_persona` (people), and promotion to trusted only through :meth:`promote` (people);
+a supersession proposal (a tainted source's UPDATE or DELETE of a trusted item) changes its
+target only through :meth:`accept` (people).
+
+About 440 lines on purpose: every write path of the store (remember and its rulings, the
+people's acts) goes through this one class, so provenance is enforced in one place.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from chimera.governance.redactor import SecretRedactor, cut_redacted
 from chimera.memory.decide import Ruling, propose, rule
 from chimera.memory.embed import Embedder, VectorIndex, fuse, to_bytes
 from chimera.memory.items import (
+    PROPOSED_DELETE,
+    PROPOSED_UPDATE,
     Candidate,
     JournalOp,
     MemoryItem,
@@ -62,6 +69,8 @@ class RememberResult:
         proposed: the model's proposal ('' when no model was asked).
         overruled: why the proposal was not followed, or why the text was refused ('' when
             neither).
+        proposal: the ADD is a supersession proposal of ``target_id`` (a tainted source asked
+            to change a trusted item): a person accepts it with :meth:`MemoryManager.accept`.
     """
 
     op: str
@@ -69,6 +78,7 @@ class RememberResult:
     target_id: str = ""
     proposed: str = ""
     overruled: str = ""
+    proposal: bool = False
 
     @property
     def called_model(self) -> bool:
@@ -171,8 +181,15 @@ class MemoryManager:
             return RememberResult("NOOP", target_id=target.id if target else "", proposed=proposed)
         if ruling.op == "UPDATE" and target is not None:
             op = self._op(OpKind.UPDATE, target.id, candidate, text=ruling.text, tier=target.tier)
-            self.apply(op, proposed=proposed)
+            self.apply(replace(op, evidence=ruling.evidence), proposed=proposed)
             return RememberResult("UPDATE", target.id, target.id, proposed)
+        if ruling.op == "PROPOSE" and target is not None:
+            kind = PROPOSED_DELETE if ruling.proposed == "DELETE" else PROPOSED_UPDATE
+            proposal = replace(candidate, text=ruling.text or candidate.text, kind=kind)
+            added = self._add(
+                proposal, proposed=proposed, overruled=ruling.overruled, supersedes=target.id
+            )
+            return replace(added, target_id=target.id, proposal=True)
         if ruling.op == "DELETE" and target is not None:
             tomb = self._op(OpKind.DELETE, target.id, candidate, text="", tier=target.tier)
             self.apply(replace(tomb, evidence=ruling.evidence), proposed=proposed)
@@ -181,12 +198,18 @@ class MemoryManager:
         return self._add(candidate, proposed=proposed, overruled=ruling.overruled)
 
     def _add(
-        self, candidate: Candidate, *, proposed: str = "", overruled: str = ""
+        self,
+        candidate: Candidate,
+        *,
+        proposed: str = "",
+        overruled: str = "",
+        supersedes: str = "",
     ) -> RememberResult:
         ts = self.clock()
         new_id = item_id(candidate.tier, candidate.text, ts, candidate.source_run)
         op = self._op(OpKind.ADD, new_id, candidate, text=candidate.text, tier=candidate.tier)
-        self.apply(replace(op, ts=ts), proposed=proposed, overruled=overruled)
+        op = replace(op, ts=ts, supersedes=supersedes)
+        self.apply(op, proposed=proposed, overruled=overruled)
         return RememberResult("ADD", new_id, proposed=proposed, overruled=overruled)
 
     def _op(
@@ -280,6 +303,40 @@ class MemoryManager:
             raise UsageError("memory: forgetting needs a reason")
         op = JournalOp(OpKind.DELETE, item.id, self.clock(), by, item.tier, evidence=reason)
         return self.apply(op)
+
+    def proposals(self) -> list[MemoryItem]:
+        """Live supersession proposals (:attr:`MemoryItem.proposal`), oldest first."""
+        return [i for i in self.store.items() if i.proposal]
+
+    def accept(self, proposal_id: str, *, by: str) -> str:
+        """A person accepts a supersession proposal: its target is updated to the proposal's
+        text (``proposed-update``; the old text stays in the target's history) or forgotten
+        with the proposal's text as evidence (``proposed-delete``), as ``by``'s trusted
+        change; the proposal is then closed (a tombstone naming the target). Returns the
+        target's id.
+
+        Raises:
+            UsageError: no such live proposal, its target is gone, or ``by`` is empty.
+        """
+        item = self._require(proposal_id)
+        if not by.strip():
+            raise UsageError("memory: accepting a proposal needs who accepts it")
+        if not item.proposal or item.deleted:
+            raise UsageError(f"memory: {proposal_id} is not an open proposal")
+        target = self.store.get(item.supersedes)
+        if target is None or target.deleted:
+            raise UsageError(f"memory: the target {item.supersedes} of {proposal_id} is gone")
+        why = f"accepted proposal {item.id} (by {by})"
+        if item.kind == PROPOSED_DELETE:
+            op = JournalOp(OpKind.DELETE, target.id, self.clock(), by, target.tier, evidence=why)
+        else:
+            op = JournalOp(
+                OpKind.UPDATE, target.id, self.clock(), by, target.tier, item.text, evidence=why
+            )
+        self.apply(op)
+        closed = f"accepted by {by} into {target.id}"
+        self.apply(JournalOp(OpKind.DELETE, item.id, self.clock(), by, item.tier, evidence=closed))
+        return target.id
 
     def restore(self, target: str, *, by: str) -> bool:
         """Undo a tombstone. Returns whether it was deleted.

@@ -7,7 +7,7 @@ An UPDATE keeps the id and writes a ``history`` row; a DELETE is a tombstone (th
 the only hard removal: tombstones first, then the least-used, oldest episodic items, then
 semantic ones — never persona.
 
-One module of about 410 lines on purpose: one SQLite schema and the class that owns it; split,
+One module of about 450 lines on purpose: one SQLite schema and the class that owns it; split,
 the SQL would sit apart from the tables it reads.
 """
 
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.errors import ChimeraError
+from chimera.localstate import make_dirs
 from chimera.memory.items import (
     TAINTED,
     TRUSTED,
@@ -31,6 +32,7 @@ from chimera.memory.items import (
     Tier,
     content_hash,
 )
+from chimera.memory.stopwords import IGNORED
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS items(
@@ -50,7 +52,8 @@ CREATE TABLE IF NOT EXISTS items(
   last_used TEXT NOT NULL DEFAULT '',
   deleted INTEGER NOT NULL DEFAULT 0,
   evidence TEXT NOT NULL DEFAULT '',
-  kind TEXT NOT NULL DEFAULT 'note'
+  kind TEXT NOT NULL DEFAULT 'note',
+  supersedes TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS items_hash ON items(hash);
 CREATE TABLE IF NOT EXISTS history(
@@ -73,14 +76,19 @@ CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 _COLUMNS = (
     "id, tier, text, provenance, taint_sources, source_run, source_commit, created, updated, "
-    "uses, successes, deleted, evidence, kind"
+    "uses, successes, deleted, evidence, kind, supersedes"
 )
 
 
-def fts_query(text: str, *, limit_terms: int = 32) -> str:
-    """An FTS5 ``MATCH`` expression: the distinct words of ``text`` quoted and OR-ed ('' when
-    there are none). Quoting keeps FTS5 operators in user text from being parsed."""
+def fts_query(text: str, *, limit_terms: int = 32, keep_stop_words: bool = False) -> str:
+    """An FTS5 ``MATCH`` expression: the distinct words of ``text`` quoted and OR-ed, stop
+    words and filler left out (:mod:`chimera.memory.stopwords`; ``keep_stop_words`` keeps them,
+    as before that list existed: the benchmark's baseline). '' when no word is left, so a
+    query of nothing but "what is the..." matches nothing. Quoting keeps FTS5 operators in
+    user text from being parsed."""
     words = list(dict.fromkeys(w.lower() for w in _FTS_WORD.findall(text) if len(w) > 1))
+    if not keep_stop_words:
+        words = [w for w in words if w not in IGNORED]
     return " OR ".join(f'"{w}"' for w in words[:limit_terms])
 
 
@@ -100,6 +108,7 @@ def _row_item(row: Sequence[Any]) -> MemoryItem:
         deleted=bool(row[11]),
         evidence=row[12],
         kind=row[13],
+        supersedes=row[14],
     )
 
 
@@ -118,7 +127,7 @@ class MemoryStore:
     def __init__(self, path: Path | str) -> None:
         self.path = path
         if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(Path(path).parent)
         self._lock = threading.RLock()
         self.version = 0
         """Incremented by every write that changes items or vectors (caches key on it)."""
@@ -133,9 +142,19 @@ class MemoryStore:
                 # synchronous=NORMAL; a crash may lose the last commits, never consistency.
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.executescript(_SCHEMA)
+            else:
+                self._upgrade()
             self._db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as exc:
             raise ChimeraError(f"{path}: cannot open the memory store: {exc}") from exc
+
+    def _upgrade(self) -> None:
+        """Add what a store written by an older Chimera lacks (the ``supersedes`` column);
+        a store that has it is not written to."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(items)")}
+        if "supersedes" not in columns:
+            with self._db:
+                self._db.execute("ALTER TABLE items ADD COLUMN supersedes TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         with self._lock:
@@ -171,11 +190,17 @@ class MemoryStore:
         return [_row_item(r) for r in rows]
 
     def search(
-        self, query: str, k: int = 5, tiers: Iterable[Tier] | None = None
+        self,
+        query: str,
+        k: int = 5,
+        tiers: Iterable[Tier] | None = None,
+        *,
+        keep_stop_words: bool = False,
     ) -> list[tuple[float, MemoryItem]]:
         """The ``k`` live items BM25 ranks best for ``query``, best first, as ``(score,
-        item)`` with a score > 0 (higher is better)."""
-        match = fts_query(query)
+        item)`` with a score > 0 (higher is better). Stop words and filler in ``query`` match
+        nothing (``keep_stop_words``: they do, as before; the benchmark's baseline)."""
+        match = fts_query(query, keep_stop_words=keep_stop_words)
         if not match or k <= 0:
             return []
         where, args = self._where(tiers, False, prefix="i.")
@@ -188,6 +213,18 @@ class MemoryStore:
                 (match, *args, k),
             ).fetchall()
         return [(-float(r[-1]), _row_item(r[:-1])) for r in rows]
+
+    def changes(self, run: str) -> list[dict[str, str]]:
+        """The history rows written by ops of ``run``, oldest first, each with its
+        ``item_id`` (what the Action's agent job proposes besides its new items)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT item_id, op, old_text, new_text, provenance, evidence, run, ts FROM "
+                "history WHERE run = ? ORDER BY seq",
+                (run,),
+            ).fetchall()
+        keys = ("item_id", "op", "old_text", "new_text", "provenance", "evidence", "run", "ts")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def history(self, item_id: str) -> list[dict[str, str]]:
         """The item's history rows, oldest first."""
@@ -254,7 +291,8 @@ class MemoryStore:
                 return False
             cur = db.execute(
                 "INSERT INTO items(id, tier, text, hash, provenance, taint_sources, source_run,"
-                " source_commit, created, updated, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " source_commit, created, updated, kind, supersedes)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     op.id,
                     op.tier.value,
@@ -267,6 +305,7 @@ class MemoryStore:
                     op.ts,
                     op.ts,
                     op.kind,
+                    op.supersedes,
                 ),
             )
             db.execute("INSERT INTO items_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, op.text))

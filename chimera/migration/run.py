@@ -40,6 +40,7 @@ import yaml
 
 from chimera.atomic import atomic_write_text
 from chimera.errors import ChimeraError
+from chimera.localstate import make_dirs
 from chimera.migration.model import (
     Found,
     MigrationResult,
@@ -49,6 +50,7 @@ from chimera.migration.model import (
     redact_lines,
 )
 from chimera.migration.report import write_report
+from chimera.protocols import SupportsComplete
 
 __all__ = ["MigrationResult", "migrate"]
 
@@ -57,7 +59,7 @@ _DB_FILES = ("memory.db", "memory.db-wal", "memory.db-shm")
 
 
 def _copy_db(src_dir: Path, dst_dir: Path) -> None:
-    dst_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(dst_dir)
     for name in _DB_FILES:
         if (src_dir / name).is_file():
             shutil.copy2(src_dir / name, dst_dir / name)
@@ -102,10 +104,22 @@ def _memory(run: _Run, manager: Any, f: Found) -> Outcome:
     candidate = Candidate(
         text=f.text, tier=tier, provenance=TAINTED, taint_sources=(run.tag(f),), kind=f.name
     )
-    result = manager.remember(candidate, decide=False)
-    why = "tainted" if result.op == "ADD" else result.overruled or result.op
-    status = {"ADD": Status.MIGRATED, "REFUSED": Status.REFUSED}.get(result.op, Status.SKIPPED)
+    # Curated memory is facts: with a model (``--model``) each is decided against the nearest
+    # memories (a changed fact supersedes a tainted one, and is proposed against a trusted
+    # one); daily logs are events, added as they are.
+    result = manager.remember(candidate, decide=tier is Tier.SEMANTIC)
+    why = _why(result)
+    status = {"REFUSED": Status.REFUSED, "NOOP": Status.SKIPPED}.get(result.op, Status.MIGRATED)
     return Outcome("memory", f.source, status, f"{tier.value} {result.item_id}", why, preview)
+
+
+def _why(result: Any) -> str:
+    """An outcome's reason for what ``remember`` did with a migrated (tainted) memory."""
+    if result.proposal:
+        return f"tainted; proposed to supersede {result.target_id} (chimera memory accept)"
+    if result.op in ("UPDATE", "DELETE"):
+        return f"tainted; superseded {result.target_id}"
+    return "tainted" if result.op == "ADD" else result.overruled or result.op
 
 
 def _persona(run: _Run, manager: Any, f: Found) -> Outcome:
@@ -274,7 +288,14 @@ def _handlers(run: _Run, manager: Any) -> dict[str, Callable[[Found], Outcome]]:
 
 
 def migrate(
-    tool: str, home: Path, found: list[Found], root: Path, *, apply: bool, by: str
+    tool: str,
+    home: Path,
+    found: list[Found],
+    root: Path,
+    *,
+    apply: bool,
+    by: str,
+    backend: SupportsComplete | None = None,
 ) -> MigrationResult:
     """Map ``found`` (read from ``home``) onto the Chimera project at ``root``.
 
@@ -283,6 +304,8 @@ def migrate(
         apply: False: a plan; nothing is written anywhere (memory is planned on a temporary
             copy of the store). True: write, after backing up the memory store.
         by: the person running it (recorded on persona items and in the audit log).
+        backend: the model deciding ADD / UPDATE / DELETE / NOOP for curated memory against
+            the nearest memories (``None``: every new item is an ADD).
 
     Raises:
         ChimeraError: the memory store cannot be opened.
@@ -307,6 +330,7 @@ def migrate(
         else:
             _copy_db(db_dir, Path(tmp) / ".chimera")
             manager = open_local(Path(tmp))
+        manager.backend = backend
         try:
             handlers = _handlers(run, manager)
             for f in found:

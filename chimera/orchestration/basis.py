@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError
+from chimera.localstate import make_dirs
+from chimera.runner import stderr_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,8 +49,8 @@ _REV = re.compile(r"[0-9A-Za-z][0-9A-Za-z._/^~-]{0,199}")
 def _git(root: Path, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
-        raise ChimeraError(f"git {args[0]} failed: {' / '.join(tail)}")
+        why = stderr_line(proc.stderr or proc.stdout, exit_code=proc.returncode)
+        raise ChimeraError(f"git {args[0]} failed: {why}")
     return proc.stdout.strip()
 
 
@@ -99,7 +101,7 @@ def basis_tree(root: Path, commit: str) -> Iterator[Path]:
     if place.exists():
         _git(root, "worktree", "remove", "--force", str(place))
         shutil.rmtree(place, ignore_errors=True)
-    place.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(place.parent)
     _git(root, "worktree", "add", "--quiet", "--detach", str(place), sha)
     try:
         yield place

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from chimera.crews.agent import RoleAgent, RoleBackends, RoleOutput
 from chimera.crews.crew import CrewResult, CrewRuntime
 from chimera.crews.loader import load_crew
+from chimera.crews.memory import CrewMemory
 from chimera.crews.model import READ_ONLY_TOOLS, CrewDefinition, Role
 from chimera.errors import UsageError
 from chimera.protocols import EventSink, SupportsComplete, ToolCaller
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from chimera.config import ChimeraConfig
     from chimera.economics.workers import WorkerSpend
     from chimera.governance.audit import AuditLog
+    from chimera.providers import TokenBudget
 
 __all__ = ["MODEL_ENV", "CrewRunOutcome", "CrewRunRequest", "run_crew"]
 
@@ -48,6 +50,9 @@ class CrewRunRequest:
         untrusted: the task came from outside: the run is tainted from its first byte.
         baseline: also run one agent alone on the task (the counterfactual, measured).
         events: live progress.
+        memory: the roles share the project's memory (``.chimera/memory.db``): each recalls
+            from it and writes ``REMEMBER:`` lines through the memory's gate (``--no-memory``:
+            neither).
     """
 
     root: Path
@@ -57,6 +62,7 @@ class CrewRunRequest:
     untrusted: bool = False
     baseline: bool = False
     events: EventSink | None = None
+    memory: bool = True
 
 
 @dataclass
@@ -70,6 +76,7 @@ class CrewRunOutcome:
     spend: list[WorkerSpend]
     baseline: RoleOutput | None = None
     document: dict[str, Any] = field(default_factory=dict)
+    memory: dict[str, Any] | None = None
 
 
 def resolve_model(config: ChimeraConfig) -> str:
@@ -173,15 +180,43 @@ def run_crew(request: CrewRunRequest, *, audit: AuditLog, run_dir: Path) -> Crew
         task=cut_redacted(request.task, 2000, redactor=redactor),
         untrusted=request.untrusted,
     )
-    runtime = CrewRuntime(backends.for_role, tools, audit, request.events)
-    result = definition.build().run(request.task, runtime)
+    memory = _memory(request, audit, run_dir, model, run_budget) if request.memory else None
+    runtime = CrewRuntime(backends.for_role, tools, audit, request.events, memory=memory)
+    try:
+        result = definition.build().run(request.task, runtime)
+    finally:
+        if memory is not None:
+            memory.manager.store.close()
     outcome = CrewRunOutcome(definition, model, result, backends.spend())
+    outcome.memory = memory.to_json() if memory is not None else None
     if request.baseline:
         outcome.baseline = _baseline(request, definition, backends, tools, audit)
     outcome.document, _ = redactor.redact_json(_document(outcome))
     audit.append("crew.receipt", **outcome.document["receipt"])
     atomic_write_text(run_dir / "crew.json", json.dumps(outcome.document, indent=2) + "\n")
     return outcome
+
+
+def _memory(
+    request: CrewRunRequest,
+    audit: AuditLog,
+    run_dir: Path,
+    model: str,
+    run_budget: TokenBudget,
+) -> CrewMemory:
+    """The crew's shared memory: the project's store, audited to the run's log, its decisions
+    made by the crew's model on the run's budget (the same gate a single agent's run uses)."""
+    from chimera.memory.part import open_local
+    from chimera.orchestration.memory_model import DECISION_TOKENS
+    from chimera.providers import budgeted_backend
+
+    manager = open_local(request.root)
+    manager.audit = audit
+    manager.run_id = run_dir.name
+    manager.backend = budgeted_backend(
+        model, request.config, run_budget, audit=audit, max_tokens=DECISION_TOKENS
+    )
+    return CrewMemory(manager, tainted=request.untrusted)
 
 
 def _baseline(
@@ -238,4 +273,5 @@ def _document(o: CrewRunOutcome) -> dict[str, Any]:
         **r.to_json(),
         "baseline": base.to_json() if base else None,
         "receipt": receipt,
+        "memory": o.memory,
     }

@@ -37,7 +37,7 @@ from chimera.orchestration.session import (
     read_only_governance,
     resolve_model,
 )
-from chimera.protocols import EventSink, ToolCaller
+from chimera.protocols import EventSink, StepProgress, ToolCaller
 from chimera.providers import SCRIPTED_PREFIX
 
 __all__ = ["DesignOutcome", "DesignRequest", "design_agent"]
@@ -56,6 +56,8 @@ class DesignRequest:
             configuration's).
         task_timeout: seconds per candidate task run.
         events: live progress.
+        progress: told as each candidate task run starts (candidates × tasks steps; the
+            held-out checks of a candidate's runs follow its last run).
     """
 
     root: Path
@@ -65,6 +67,7 @@ class DesignRequest:
     model: str | None = None
     task_timeout: float = 600.0
     events: EventSink | None = None
+    progress: StepProgress | None = None
 
 
 @dataclass
@@ -144,7 +147,11 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
     backend = budgeted_backend(model, config, budget, audit=audit)
     tools = _designer_tools(family, config, designer_ws, audit, design_prompt(family))
     emit("meta.designer", {"model": model})
+    step = request.progress or (lambda _d, _t, _l: None)
+    step(0, 1, f"designer ({model})")
     design = run_designer(family, backend, tools=tools, audit=audit)
+    total = len(design.candidates) * len(family.tasks)
+    done = 0
     checks = disposable_checks(config)
     reports: list[CandidateReport] = []
     for proposed in design.candidates:
@@ -163,6 +170,8 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
             ws = prepare_workspace(family, task, work / profile.name / task.id)
             trial = TaskTrial(profile.name, task.id)
             emit("meta.trial", {"candidate": profile.name, "task": task.id})
+            step(done, total, f"{profile.name}: {task.id}")
+            done += 1
             run_solve(
                 ws,
                 task,
@@ -194,6 +203,7 @@ def design_agent(request: DesignRequest, factory: SessionFactory | None = None) 
                 suspected_reward_hacking=trial.suspected_hacking,
             )
         reports.append(score(profile, denied, [t for t, _ in trials]))
+    step(done, max(total, done), "scored")
     chosen = choose(reports)
     outcome = DesignOutcome(run_id, run_dir, design, reports, chosen)
     outcome.document, _ = redactor.redact_json(_document(family, model, outcome, request.output))

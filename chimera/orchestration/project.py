@@ -23,6 +23,7 @@ the lock it clears what a killed process left in the snapshot store (stale git l
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from chimera.errors import UsageError
 from chimera.governance.wiring import trusted_commands
@@ -169,7 +170,30 @@ class ProjectOrchestrator(CardLoop):
             unrelated_red=list(goal.unrelated_red),
         )
         self._save(state, graph)
-        return self._loop(state, graph)
+        return self._guarded_loop(state, graph)
+
+    def _guarded_loop(self, state: RunState, graph: TaskGraph) -> RunState:
+        return self._guarded(state, graph, lambda: self._loop(state, graph))
+
+    def _guarded(self, state: RunState, graph: TaskGraph, work: Callable[[], RunState]) -> RunState:
+        """``work()`` (the card loop, or resume's revert and loop); an error that escapes it
+        stops the run (``stopped``, reason ``crashed``, the error as its detail) before it
+        propagates, so a failed run is never left marked ``running``. The card in flight
+        stays recorded: ``chimera resume`` reverts and redoes it once the cause is fixed.
+        (``kill -9`` cannot be caught: that run stays ``running`` and ``chimera status``
+        names it interrupted.)"""
+        try:
+            return work()
+        except Exception as exc:
+            detail = (
+                f"{type(exc).__name__}: {exc}; fix the cause, then continue with "
+                f"'chimera resume {state.run_id}'"
+            )
+            try:
+                self._stop(state, graph, RunStatus.STOPPED, StopReason.CRASHED, detail)
+            except Exception as nested:  # the disk or the audit log failed as well
+                exc.add_note(f"the run state could not be saved: {nested}")
+            raise
 
     def resume(self, run_id: str) -> RunState:
         """Continue a run after a crash (reverting the card in flight) or a stop.
@@ -193,6 +217,9 @@ class ProjectOrchestrator(CardLoop):
             )
         if state.status in (RunStatus.DONE, RunStatus.FAILED):
             return state
+        return self._guarded(state, graph, lambda: self._continue(state, graph))
+
+    def _continue(self, state: RunState, graph: TaskGraph) -> RunState:
         if state.in_flight is not None:
             flight = state.in_flight
             self.snapshots.restore(flight.snapshot_id)
@@ -260,7 +287,7 @@ class ProjectOrchestrator(CardLoop):
         self._emit("approved", by=by, cards=approved)
         self.solver.rewind(state.backend_position)
         self._save(state, graph)
-        return self._loop(state, graph)
+        return self._guarded_loop(state, graph)
 
 
 __all__ = [

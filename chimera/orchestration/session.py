@@ -312,6 +312,8 @@ class SessionFactory:
                     "run_id": run_id,
                     "run_dir": run_dir.relative_to(root).as_posix(),
                     "sandbox": session.sandbox_description,
+                    "sandbox_mode": session.sandbox.mode
+                    + (" (weaker)" if session.sandbox.weaker else ""),
                 },
             )
         return session

@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chimera.atomic import atomic_write_json, atomic_write_text
 from chimera.confine import confined
-from chimera.errors import ChimeraError, MissingExtraError, UnsafePathError, UsageError
+from chimera.errors import ChimeraError, UnsafePathError, UsageError
+from chimera.localstate import ensure_ignored, make_dirs
 
 RUNS_DIR = Path(".chimera") / "runs"
 STATE_FILE = "state.json"
@@ -153,22 +154,10 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-def ensure_ignored(chimera_dir: Path) -> None:
-    """Make git ignore ``.chimera/`` (run state, transcripts, snapshots): a ``.gitignore``
-    inside it holding ``*``, as pytest does for its cache, so ``git add -A`` never commits a
-    run's files and no user ``.gitignore`` needs editing."""
-    chimera_dir.mkdir(parents=True, exist_ok=True)
-    marker = chimera_dir / ".gitignore"
-    if not marker.exists():
-        atomic_write_text(marker, "# Created by Chimera: run state stays out of git.\n*\n")
-
-
 @contextmanager
 def _file_lock(path: Path, busy: str) -> Iterator[None]:
-    try:
-        from filelock import FileLock, Timeout
-    except ImportError as exc:  # pragma: no cover - filelock ships with the agent extra
-        raise MissingExtraError("project runs", "agent") from exc
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(path), timeout=0)
     try:
         lock.acquire()
@@ -238,10 +227,9 @@ class RunStore:
 
         Raises:
             UsageError: another process holds either lock (names the run that holds it).
-            MissingExtraError: ``filelock`` (the ``agent`` extra) is not installed.
         """
         folder = self.run_dir(run_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
         with (
             workspace_lock(self.root, owner=f"run {run_id}"),
             _file_lock(
@@ -254,10 +242,8 @@ class RunStore:
 
     def is_active(self, run_id: str) -> bool:
         """True when a live process holds the run's lock (it is being worked on now)."""
-        try:
-            from filelock import FileLock, Timeout
-        except ImportError:  # pragma: no cover - filelock ships with the agent extra
-            return False
+        from filelock import FileLock, Timeout
+
         path = self.run_dir(run_id) / LOCK_FILE
         if not path.exists():
             return False

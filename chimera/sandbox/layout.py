@@ -11,7 +11,8 @@ So the sandbox's root is bubblewrap's own empty tmpfs, and only these are mounte
 * the interpreter and toolchain prefixes read-only (:func:`toolchain_paths`): the running
   Python's prefixes and site-packages, Chimera's own package folders, and each ``PATH``
   folder — a ``bin`` folder brings its prefix (``lib``, ``share``) when that lies outside
-  the home folder; inside it only the ``bin`` folder itself;
+  the home folder; inside it only the ``bin`` folder itself, and a version manager's root
+  for its ``shims`` folder (:mod:`chimera.sandbox.shims`);
 * fresh, empty, size-capped tmpfs mounts on :data:`FRESH_DIRS` and on the home folder;
 * then (in :mod:`chimera.sandbox.bwrap`) the workspace writable, its ``.git`` and
   ``.chimera`` read-only, and its dotenv files masked.
@@ -34,6 +35,8 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from chimera.sandbox.shims import manager_paths
 
 SYSTEM_DIRS: tuple[str, ...] = (
     "/usr",
@@ -229,6 +232,8 @@ def toolchain_paths(
         if _under(resolved, system_all) or _under(resolved, system):
             continue
         found.append(resolved)
+    # A version manager's shims need the manager and its versions (chimera.sandbox.shims).
+    found.extend(manager_paths(home=home, workspace=workspace, path_env=path_env))
     outer = [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
     return tuple(sorted(dict.fromkeys(outer)))
 

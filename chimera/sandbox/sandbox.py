@@ -64,6 +64,7 @@ from chimera.sandbox.layout import (
 )
 from chimera.sandbox.limits import MIB, SandboxLimits, size_text
 from chimera.sandbox.secret_files import secret_files
+from chimera.sandbox.shims import missing_program_note
 from chimera.sandbox.workflow_commands import neutralize
 
 SandboxMode = Literal["auto", "bwrap", "scrubbed"]
@@ -466,7 +467,18 @@ class Sandbox:
         finally:
             if launch is not None:
                 launch.close()
-        return dataclasses.replace(result, output=neutralize(result.output))
+        output = result.output
+        if self._probe is not None and result.exit_code == 127:
+            layout = self._layout()
+            note = missing_program_note(
+                command,
+                output,
+                home=_home(),
+                shown=(*layout.read_only, self.workspace, *self.extra_writable),
+            )
+            if note:
+                output = output.rstrip("\n") + "\n" + note + "\n"
+        return dataclasses.replace(result, output=neutralize(output))
 
 
 def _capped(result: CommandResult, limit: int, status: dict[str, object] | None) -> CommandResult:

@@ -49,7 +49,7 @@ def _cronsim(expr: str, start: datetime) -> CronSim:
     try:
         from cronsim import CronSim, CronSimError
     except ImportError as exc:  # pragma: no cover - the dev install has it
-        raise MissingExtraError("schedules", "agent") from exc
+        raise MissingExtraError("schedules", "github") from exc
     try:
         return CronSim(expr, start)
     except CronSimError as exc:

@@ -38,6 +38,7 @@ import yaml
 
 from chimera.atomic import atomic_write_text
 from chimera.governance.validators import ScheduleValidator
+from chimera.localstate import make_dirs
 from chimera.scheduler.clock import aware
 from chimera.scheduler.cron import CronExpr, zone
 from chimera.scheduler.loader import SCHEDULES_DIR
@@ -262,6 +263,6 @@ def write_proposals(root: Path, proposals: Sequence[Proposal]) -> Path:
         "# Proposed by Chimera's CronLearner: disabled until a person runs\n"
         "# `chimera schedules approve ID` (or edits the file) in a reviewed change.\n"
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     atomic_write_text(path, header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
     return path

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from chimera.errors import SpecProblem
+from chimera.errors import MissingExtraError, SpecProblem
 from chimera.governance.validators import ScheduleValidator
 from chimera.scheduler.model import (
     COMMON_FIELDS,
@@ -76,6 +76,7 @@ def load_schedules(
 
     Raises:
         PluginError: the default registry could not be built.
+        MissingExtraError: a cron trigger needs cronsim (the ``github`` extra).
     """
     kinds = registry if registry is not None else get_registry()
     checks = validator if validator is not None else ScheduleValidator()
@@ -209,6 +210,8 @@ class _File:
                 elif error["type"] == "missing":
                     message = "missing required field"
                 self.add(where, f"{label}: {message}")
+        except MissingExtraError:
+            raise  # the install lacks an extra: not a problem of the user's file
         except Exception as exc:  # a plugin's validator raised something pydantic does not wrap
             self.add(self.doc.mark(path), f"{path[-1]}: {type(exc).__name__}: {exc}")
         return None

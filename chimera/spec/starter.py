@@ -8,7 +8,9 @@ Three sources, all read statically (nothing is imported or run):
 * the install command a README names (``pip install ...``, ``uv add ...``) → a literal
   ``contains`` requirement, so the documentation cannot silently drop it;
 * the test command (``make test`` when the Makefile has a ``test`` target, else
-  ``python -m pytest -q`` when the project has pytest configuration or tests) → ``command``.
+  ``python -m pytest -q`` when the project has pytest configuration or test files pytest
+  collects by default — ``test_*.py`` / ``*_test.py`` at the root or under ``tests/`` or
+  ``test/``; pytest is installed wherever Chimera is, so such files are enough) → ``command``.
 
 Every inferred requirement holds on the tree it was inferred from, except possibly the test
 command, which is as green as the test suite.
@@ -20,6 +22,7 @@ import ast
 import configparser
 import re
 import tomllib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,7 +129,9 @@ def infer_requirements(root: Path) -> Inference:
 
     test = test_command(root)
     if test is None:
-        inference.notes.append("no test command found (Makefile test target, pytest config)")
+        inference.notes.append(
+            "no test command found (Makefile test target, pytest config, test_*.py files)"
+        )
     else:
         add(
             StarterRequirement(
@@ -307,10 +312,19 @@ def _uses_pytest(root: Path) -> bool:
                 continue
             if parser.has_section(section):
                 return True
+    # pytest's default python_files: a bare test file needs no configuration to be collected.
+    if any(_test_files(root.glob)):
+        return True
     for tests in (root / "tests", root / "test"):
-        if tests.is_dir() and any(tests.rglob("test_*.py")):
+        if tests.is_dir() and any(_test_files(tests.rglob)):
             return True
     return False
+
+
+def _test_files(glob: Callable[[str], Iterator[Path]]) -> Iterator[Path]:
+    """Files pytest collects by default (``test_*.py``, ``*_test.py``) found by ``glob``."""
+    for pattern in ("test_*.py", "*_test.py"):
+        yield from (p for p in glob(pattern) if p.is_file())
 
 
 # --------------------------------------------------------------------------- rendering

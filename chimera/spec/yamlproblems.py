@@ -8,8 +8,9 @@ suggestion from the model's own fields, and a missing field is reported on its p
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,15 +33,34 @@ def node_label(path: NodePath) -> str:
     return out
 
 
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` as ``X``."""
+    if get_origin(annotation) in (Union, UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
 def fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    """The field names of the model found by following ``loc`` from ``model`` ([] if none)."""
+    """The field names of the model found by following ``loc`` from ``model`` ([] if none):
+    through fields, list items (an ``int`` part) and mapping values (a ``str`` part of a
+    ``dict[str, X]``), ``X | None`` unwrapped."""
     current: Any = model
     for part in loc:
-        if isinstance(part, str) and isinstance(current, type) and issubclass(current, BaseModel):
+        current = _unwrap(current)
+        origin = get_origin(current)
+        if isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
             info = current.model_fields.get(part)
             current = info.annotation if info else None
+        elif origin in (list, tuple, Sequence) and isinstance(part, int):
+            current = get_args(current)[0] if get_args(current) else None
+        elif origin in (dict, Mapping) and isinstance(part, str):
+            args = get_args(current)
+            current = args[1] if len(args) == 2 else None
         else:
             return []
+    current = _unwrap(current)
     if isinstance(current, type) and issubclass(current, BaseModel):
         return list(current.model_fields)
     return []

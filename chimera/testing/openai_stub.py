@@ -5,6 +5,12 @@ It speaks enough of the OpenAI REST API for LiteLLM (``model="openai/<name>"``,
 
 * ``POST /v1/chat/completions`` (non-streaming): the next scripted reply for the requested
   model, as text and/or tool calls with the given usage numbers;
+* ``POST /v1/embeddings``: a vector per input — the one set with
+  :meth:`OpenAIStubServer.add_embedding` for that text, else a deterministic feature-hashing
+  vector of its words (``embedding_dim`` long), so texts sharing words point alike;
+* ``POST /v1/messages`` (Anthropic's Messages API, non-streaming): the same scripted replies
+  in Anthropic's shape (:mod:`chimera.testing.anthropic_wire`), for LiteLLM's
+  ``anthropic/<name>`` with ``api_base=server.url``; the key is checked as ``x-api-key``;
 * ``GET /v1/models``: the models that have replies;
 * faults, queued and consumed in order before replies: an HTTP status (429 with
   ``retry-after``, 500, 401, 400 with an error ``code``...) and/or a delay (to provoke
@@ -25,8 +31,10 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -35,6 +43,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from chimera.testing import anthropic_wire
 from chimera.testing._server import LocalServer, OneShotHandler
 
 __all__ = ["OpenAIStubServer", "RecordedRequest", "StubFault", "StubReply", "StubToolCall"]
@@ -157,8 +166,15 @@ class _Handler(OneShotHandler):
         stub = self._owner
         body = self._read_body()
         stub._record(self, body)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == anthropic_wire.MESSAGES_PATH:
+            self._messages(stub, body)
+            return
+        if path not in ("/v1/chat/completions", "/v1/embeddings"):
             self._error(404, f"no route for POST {self.path}")
+            return
+        if path == "/v1/embeddings":
+            self._embeddings(body)
             return
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             self._error(400, "the body must be a JSON object with 'messages'")
@@ -187,6 +203,72 @@ class _Handler(OneShotHandler):
             return
         self._send_json(200, stub._completion_body(model, body, reply))
 
+    def _embeddings(self, body: Any) -> None:
+        stub = self._owner
+        raw = body.get("input") if isinstance(body, dict) else None
+        texts = [raw] if isinstance(raw, str) else raw
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            self._error(400, "the body must be a JSON object with 'input': a string or strings")
+            return
+        expected = f"Bearer {stub.api_key}"
+        if stub.api_key is not None and self.headers.get("Authorization", "") != expected:
+            self._error(401, "Incorrect API key provided", "invalid_api_key")
+            return
+        data = [
+            {"object": "embedding", "index": i, "embedding": stub.embedding(text)}
+            for i, text in enumerate(texts)
+        ]
+        tokens = sum(_estimate_tokens(t) for t in texts)
+        self._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": str(body.get("model", "")),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
+
+    def _messages(self, stub: OpenAIStubServer, body: Any) -> None:
+        """Anthropic's ``POST /v1/messages``: the next scripted reply, in its shape."""
+
+        def fail(status: int, message: str, **headers: str) -> None:
+            self._send_json(status, anthropic_wire.error_body(status, message), headers)
+
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            fail(400, "messages: field required")
+            return
+        if body.get("stream"):
+            fail(400, "the stub server does not stream")
+            return
+        model = str(body.get("model", ""))
+        if stub.api_key is not None and self.headers.get("x-api-key", "") != stub.api_key:
+            fail(401, "invalid x-api-key")
+            return
+        fault = stub._take_fault(model)
+        if fault is not None:
+            if fault.delay > 0 and stub._stopping.wait(fault.delay):
+                return
+            if fault.status is not None:
+                extra = (
+                    {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
+                )
+                fail(fault.status, fault.message, **extra)
+                return
+        reply = stub._take_reply(model)
+        if reply is None:
+            fail(404, f"model: {model}")
+            return
+        prompt = reply.prompt_tokens
+        if prompt is None:
+            prompt = _estimate_tokens(anthropic_wire.prompt_text(body))
+        completion = reply.completion_tokens
+        if completion is None:
+            calls = json.dumps([[c.name, c.arguments] for c in reply.tool_calls], default=dict)
+            completion = _estimate_tokens((reply.text or "") + calls)
+        number = next(stub._ids)
+        self._send_json(200, anthropic_wire.message_body(model, reply, number, prompt, completion))
+
 
 class OpenAIStubServer(LocalServer):
     """A threaded OpenAI-compatible stub on ``127.0.0.1`` (an ephemeral port).
@@ -196,6 +278,7 @@ class OpenAIStubServer(LocalServer):
             ``openai/`` prefix): one :class:`StubReply` or several, served in order; once a
             model's queue is empty, the reply served last repeats.
         api_key: when set, requests without ``Authorization: Bearer <api_key>`` get a 401.
+        embedding_dim: the length of the hashed vectors ``/v1/embeddings`` answers with.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`.
     """
@@ -205,8 +288,11 @@ class OpenAIStubServer(LocalServer):
         replies: Mapping[str, StubReply | Iterable[StubReply]] | None = None,
         *,
         api_key: str | None = None,
+        embedding_dim: int = 32,
     ) -> None:
         self.api_key = api_key
+        self.embedding_dim = embedding_dim
+        self._vectors: dict[str, list[float]] = {}
         self._lock = threading.Lock()
         self._replies: dict[str, deque[StubReply]] = {}
         self._last: dict[str, StubReply] = {}
@@ -236,6 +322,29 @@ class OpenAIStubServer(LocalServer):
         with self._lock:
             self._replies.setdefault(model, deque()).extend(replies)
 
+    def add_embedding(self, text: str, vector: Iterable[float]) -> None:
+        """Answer ``/v1/embeddings`` for exactly ``text`` with ``vector`` (any length; every
+        vector a test compares should have the same one)."""
+        with self._lock:
+            self._vectors[text] = [float(v) for v in vector]
+
+    def embedding(self, text: str) -> list[float]:
+        """The vector ``/v1/embeddings`` answers for ``text`` (see the module docstring)."""
+        with self._lock:
+            if text in self._vectors:
+                return list(self._vectors[text])
+        vec = [0.0] * self.embedding_dim
+        for word in re.findall(r"\w+", text.lower()):
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            vec[int.from_bytes(digest[:4], "little") % self.embedding_dim] += (
+                1.0 if digest[4] & 1 else -1.0
+            )
+        return vec
+
+    def embedding_requests(self) -> list[RecordedRequest]:
+        """The ``/v1/embeddings`` requests received."""
+        return [r for r in self.requests if r.path.rstrip("/") == "/v1/embeddings"]
+
     def add_fault(self, *faults: StubFault) -> None:
         """Queue faults; each is consumed by the next request for its model (or any)."""
         with self._lock:
@@ -253,12 +362,14 @@ class OpenAIStubServer(LocalServer):
             return list(self._requests)
 
     def completion_requests(self, model: str | None = None) -> list[RecordedRequest]:
-        """The chat completion requests received (optionally only for ``model``)."""
+        """The chat completion requests received, OpenAI's and Anthropic's (optionally only
+        for ``model``)."""
+        paths = ("/v1/chat/completions", anthropic_wire.MESSAGES_PATH)
         return [
             r
             for r in self.requests
             if r.method == "POST"
-            and r.path.rstrip("/") == "/v1/chat/completions"
+            and r.path.split("?", 1)[0].rstrip("/") in paths
             and (model is None or r.model == model)
         ]
 

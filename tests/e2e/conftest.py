@@ -24,6 +24,20 @@ from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
 from chimera.testing.github_fake import FakeRepo, GitHubFake, make_bare_remote
 
 ROOT = Path(__file__).resolve().parents[2]
+MODE_PYTHONS_ENV = "CHIMERA_E2E_MODE_PYTHONS"
+"""A JSON object ``{mode: python}``: each job of those modes runs as its own process with that
+interpreter (an environment made by action.yml's install step, tests/e2e/test_action_modes_wheel.py)
+in a folder outside the checkout, instead of in this process."""
+MODE_LOG_ENV = "CHIMERA_E2E_MODE_LOG"
+"""A file each job run by an installed interpreter appends ``<mode> <exit status> <the last
+line of its stderr>`` to."""
+# The installed copy, never the source tree: a job whose chimera is not under the
+# interpreter's prefix exits 97.
+INSTALLED_MAIN = (
+    "import sys, chimera; "
+    "sys.exit(97) if not chimera.__file__.startswith(sys.prefix) else None; "
+    "from chimera.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 E2E_SPEC = """\
 requirements:
   - id: keeps-add
@@ -258,25 +272,34 @@ class World:
             argv += ["--root", str(root)]
         if artifacts is not None:
             argv += ["--artifacts", str(artifacts)]
-        if separate_process:
+        installed = json.loads(os.environ.get(MODE_PYTHONS_ENV) or "{}").get(mode)
+        if separate_process or installed:
             full = {
                 k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CHIMERA_"))
             }
+            code = "import sys; from chimera.cli import main; sys.exit(main(sys.argv[1:]))"
+            if installed:
+                for leak in ("PYTHONPATH", "VIRTUAL_ENV", "COV_CORE_SOURCE", "COV_CORE_CONFIG"):
+                    full.pop(leak, None)
+                code = INSTALLED_MAIN
             proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import sys; from chimera.cli import main; sys.exit(main(sys.argv[1:]))",
-                    *argv,
-                ],
+                [installed or sys.executable, "-c", code, *argv],
                 env=full | env,
+                cwd=self.tmp if installed else None,
                 capture_output=True,
                 text=True,
                 timeout=240,
                 check=False,
             )
             rc = proc.returncode
-            assert rc == 0, proc.stderr + proc.stdout
+            assert rc != 97, f"{mode}: chimera was not imported from {installed}'s environment"
+            if separate_process:
+                assert rc == 0, proc.stderr + proc.stdout
+            log = os.environ.get(MODE_LOG_ENV)
+            if installed and log:
+                last = (proc.stderr.strip().splitlines() or [""])[-1]
+                with Path(log).open("a", encoding="utf-8") as fh:
+                    fh.write(f"{mode} {rc} {last}\n")
         else:
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)

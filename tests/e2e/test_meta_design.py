@@ -26,11 +26,17 @@ def test_meta_design_catches_the_overfit_and_isolates_the_tools(tmp_path: Path) 
     out = tmp_path / "PROFILE.yaml"
     proc = subprocess.run(
         [sys.executable, "-m", "chimera", "meta", "design", str(EXAMPLE), "-o", str(out),
-         "--root", str(tmp_path), "--quiet"],
+         "--root", str(tmp_path)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "suspected reward hacking on slug" in proc.stdout
+    # Progress on stderr (not a terminal: plain lines): the designer, each candidate's task
+    # runs out of candidates × tasks, then the scoring.
+    steps = [line for line in proc.stderr.splitlines() if line.startswith("chimera: meta design [")]
+    assert steps[0].startswith("chimera: meta design [0/1] designer (")
+    assert steps[-1].endswith("] scored")
+    assert any("general: " in line for line in steps)
     assert "title: edited what the visible checks run: tests/check_title.py" in proc.stdout
     assert "tool isolation: not granted run_command" in proc.stdout
     assert "* general:" in proc.stdout

@@ -97,6 +97,8 @@ def _seed_learning(root: Path) -> None:
             "Totals in calc.py: add a total function next to add.",
             "[calc-rule] total sums a list with the builtin sum.\n",
             trusted=True,
+            tested="re-run gate passed",
+            accepted_by="alice",
         )
     )
 
@@ -128,10 +130,26 @@ def test_learning_reaches_the_plan_and_counts_the_skill_use(tmp_path: Path) -> N
     _seed_learning(root)
     expect = ["Learned context", "str-00001", "calc-totals"]
     summary, events = _solve(root, _script(tmp_path, plan_expect=expect))
-    assert summary["learning"] == {"skills": ["calc-totals"], "bullets": ["str-00001"]}
+    assert summary["learning"] == {
+        "skills": ["calc-totals"],
+        "bullets": ["str-00001"],
+        "lifecycle": [],
+    }
     assert "learning_context" in _kinds(events)
     skill = SkillStore(root / ".chimera" / "skills").get("calc-totals")
     assert skill is not None and (skill.uses, skill.successes) == (1, 1)
+    # The use is recorded with the verified outcome, and lands in the skill's ledger.
+    from chimera.evolution.ledger import SkillEvalLog
+    from chimera.evolution.usage import UsageLedger
+
+    (use,) = UsageLedger.at(root).records()
+    assert use.skills == (("calc-totals", 1),) and use.bullets == ("str-00001",) and use.passed
+    (entry,) = SkillEvalLog(root / ".chimera" / "skills" / "evals.jsonl").entries()
+    assert (entry.skill, entry.passed, entry.source) == (
+        "calc-totals",
+        True,
+        f"local-run:{use.run_id}",
+    )
 
 
 def test_no_memory_and_no_learning_turn_the_parts_off(tmp_path: Path) -> None:

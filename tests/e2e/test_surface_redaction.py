@@ -220,33 +220,35 @@ def test_evolve_keeps_the_reflection_models_token_out_of_the_skill_store_and_run
 ) -> None:
     from chimera.evolution.ledger import SkillEval, SkillEvalLog
     from chimera.evolution.skills import LearnedSkill, SkillStore
+    from chimera.testing.chains import IRREGULAR, write_rule_chain
 
-    chain = Path(__file__).resolve().parents[2] / "chimera/eval/chains/inflection/chain.yaml"
+    # Three recorded failures plus four of the family never recorded: a holdout of five,
+    # enough for the transfer gate to act on (the shipped chain has too few per family).
+    chain = write_rule_chain(tmp_path / "chain", {"[irregular-plural-rule]": IRREGULAR[:7]})
     store = SkillStore(tmp_path / ".chimera" / "skills")
     store.mint(
         LearnedSkill(
-            "inflection-conventions",
-            "How this project inflects words. Use for any inflection task.",
-            "Use the inflection library where it helps.\n",
+            "plural-nouns",
+            "How this project writes plural nouns. Use for any plural noun task.",
+            "Plural nouns take -s.\n",
             trusted=True,
+            tested="re-run gate passed",
+            accepted_by="alice",
         )
     )
     ledger = SkillEvalLog(store.root / "evals.jsonl")
-    for task in ("t04-inventory", "t06-podium", "t09-stock"):  # the fewest re-runs: no passing
-        ledger.append(SkillEval("inflection-conventions", 1, task, False, "recorded"))
-    # The reflection model's new body: the rules the chain checks, and a pasted token.
-    body = (
-        "Use inflection: [plural-rule] pluralize, [ordinal-rule] ordinalize, [slug-rule] slugs."
-        f"\nPublish with {TOKEN}."
-    )
+    for task in ("b1", "b2", "b3"):  # the fewest re-runs: no passing
+        ledger.append(SkillEval("plural-nouns", 1, task, False, "recorded"))
+    # The reflection model's new body: the rule the chain checks, and a pasted token.
+    body = f"Plural nouns: [irregular-plural-rule] irregular ones.\nPublish with {TOKEN}."
     script = tmp_path / "reflect.yaml"
     script.write_text(yaml.safe_dump({"turns": [{"purpose": "plan", "text": f"```\n{body}\n```"}]}))
     code = main(["evolve", "--chain", str(chain), "--model", f"scripted:{script}",
-                 "--max-metric-calls", "8", "--root", str(tmp_path)])  # fmt: skip
+                 "--max-metric-calls", "16", "--root", str(tmp_path)])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err + out
-    assert "inflection-conventions: replaced" in out  # the refined body was kept ...
-    skill = store.get("inflection-conventions")
+    assert "plural-nouns: replaced" in out  # the refined body was kept ...
+    skill = store.get("plural-nouns")
     assert skill is not None and skill.version == 2 and MARK in skill.body  # ... redacted
     assert leaks(tmp_path / ".chimera", texts={"stdout": out, "stderr": err}) == []
 

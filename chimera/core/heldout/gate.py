@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from chimera.core.heldout.evaluate import check_heldout
 from chimera.core.heldout.place import HeldOutDir
 from chimera.core.heldout.verdict import HeldOutVerdict
+from chimera.localstate import make_dirs
 from chimera.runner import CommandRunner
 from chimera.spec.model import Spec
 
@@ -78,7 +79,7 @@ class HeldOutGate:
         )
         self.verdicts.append((label, verdict))
         line = json.dumps({"label": label, **verdict.private()}, ensure_ascii=False) + "\n"
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.run_dir)
         fd = os.open(self.record_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode("utf-8"))

@@ -42,7 +42,9 @@ from chimera.core.workspace.records import (
     _manifest,
     _parse_diff,
 )
-from chimera.errors import WorkspaceError
+from chimera.errors import WorkspaceError, WorkspaceGitError
+from chimera.localstate import make_dirs
+from chimera.runner import stderr_line
 from chimera.sandbox.gitsafe import safe_git_args
 
 
@@ -135,16 +137,14 @@ class WorkspaceGuard:
     ) -> bytes:
         proc = self._run_git(args, index=index, stdin=stdin, env=env)
         if proc.returncode not in ok_codes:
-            lines = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-            why = next((ln for ln in reversed(lines) if ln.startswith(("fatal", "error"))), "")
-            why = why or (lines[-1] if lines else f"exit {proc.returncode}")
-            raise WorkspaceError(f"git {args[0]} failed in {self.root}: {why}")
+            why = stderr_line(proc.stderr, exit_code=proc.returncode)
+            raise WorkspaceGitError(f"git {args[0]} failed in {self.root}: {why}")
         return proc.stdout
 
     def _ensure_store(self) -> None:
         if (self._gitdir / "objects").is_dir():
             return
-        self.store.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.store)
         staging = self.store / f".git-init-{secrets.token_hex(4)}"
         # The layout `git init --bare --template=` makes, written directly (one process less
         # on the first snapshot): HEAD, config, objects/, refs/, plus our info/attributes.
@@ -236,7 +236,18 @@ class WorkspaceGuard:
         )
         if private:
             self._git(
-                ["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *self._pathspec_private()],
+                # -f: this is a private copy of the index, and a tracked .chimera/memory.db
+                # staged with content unlike both HEAD and the file must still leave it.
+                [
+                    "rm",
+                    "--cached",
+                    "-f",
+                    "-r",
+                    "-q",
+                    "--ignore-unmatch",
+                    "--",
+                    *self._pathspec_private(),
+                ],
                 index=target,
             )
         return True

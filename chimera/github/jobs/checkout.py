@@ -9,6 +9,7 @@ from pathlib import Path
 
 from chimera.errors import ChimeraError
 from chimera.github.gitops import require_commit
+from chimera.runner import stderr_line
 
 __all__ = ["basis_commit", "checkout_commit", "git"]
 
@@ -21,7 +22,9 @@ def git(root: Path, *args: str) -> str:
     """
     proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        raise ChimeraError(f"git {args[0]} failed: {proc.stderr.strip()}")
+        raise ChimeraError(
+            f"git {args[0]} failed: {stderr_line(proc.stderr, exit_code=proc.returncode)}"
+        )
     return proc.stdout.strip()
 
 

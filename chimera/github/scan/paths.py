@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera.errors import ChimeraError
+from chimera.runner import stderr_line
 
 __all__ = [
     "FileChange",
@@ -253,8 +254,7 @@ def rescan(patch: str, repo: Path, base: str) -> list[TreeChange] | str:
         for args, stdin in steps:
             proc = _git(args, cwd=repo, stdin=stdin, env=env)
             if proc.returncode != 0:
-                tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
-                return f"git {args[0]}: {tail[0][:200]}"
+                return f"git {args[0]}: {stderr_line(proc.stderr, exit_code=proc.returncode)}"
     assert proc is not None
     tokens = proc.stdout.split(b"\0")
     entries: list[TreeChange] = []

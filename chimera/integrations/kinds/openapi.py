@@ -167,6 +167,9 @@ class OpenApiConnector(ConnectorKind):
     def credentials(self) -> tuple[str, ...]:
         return (self.auth.env,) if self.auth is not None else ()
 
+    def files(self) -> tuple[tuple[str, str], ...]:
+        return (("openapi.document", self.document),)
+
     def describe(self) -> str:
         return f"OpenAPI {self.document} over HTTP to {self.base_url}"
 

@@ -65,6 +65,10 @@ class Trajectory:
         model, tokens, cost_usd: from the ``attempt`` event (``cost_usd`` ``None`` = unknown).
         files_changed, added, removed: the diff's stats.
         tainted: the run read untrusted input (an ``--untrusted`` task, an issue, a taint source).
+        prompt_context: what the plan prompt this attempt followed held besides the task —
+            ``memory`` (persona and recalled items, as rendered), ``skills`` and ``playbook``
+            (the learned context) — from the run's audit log ('' for each it did not hold, and
+            ``{}`` for runs that did not record it).
     """
 
     run_id: str
@@ -86,6 +90,7 @@ class Trajectory:
     added: int
     removed: int
     tainted: bool
+    prompt_context: dict[str, str] = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -189,6 +194,7 @@ class _Attempt:
     tool_calls: list[tuple[str, str, str]] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
     card_status: str | None = None
+    context: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -197,6 +203,28 @@ class _Walk:
     tainted: bool = False
     project: bool = False
     """A ``chimera run`` (cards): a passing attempt also needs its card's verdict."""
+    learned: str | None = None
+    """The learned-context text of the last ``learning_context`` event (``None``: none yet)."""
+    context: dict[str, str] = field(default_factory=dict)
+    """What the last plan prompt held (see :attr:`Trajectory.prompt_context`)."""
+
+
+_LEARNED_HEADER = "Learned context"
+_PLAYBOOK = "## Playbook\n"
+
+
+def plan_context(memory: object, learned: str | None) -> dict[str, str]:
+    """A plan prompt's context: its memory block and its learned block split into skills and
+    playbook (the shape :class:`chimera.evolution.context.EvolutionContext` renders)."""
+    text = learned or ""
+    if text.startswith(_LEARNED_HEADER):
+        text = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    skills, _, playbook = text.partition(_PLAYBOOK)
+    return {
+        "memory": memory if isinstance(memory, str) else "",
+        "skills": skills.strip(),
+        "playbook": playbook.strip(),
+    }
 
 
 def _walk(events: list[dict[str, Any]]) -> _Walk:
@@ -212,6 +240,10 @@ def _walk(events: list[dict[str, Any]]) -> _Walk:
             walk.tainted = True
         elif name == "card_started":
             walk.project = True
+        elif name == "learning_context":
+            walk.learned = str(f.get("text") or "")
+        elif name in ("plan", "replan"):
+            walk.context = plan_context(f.get("memory"), walk.learned)
         elif name == "card_finished":
             for acc in walk.finished:
                 if acc.label == f.get("card") and acc.card_status is None:
@@ -219,6 +251,7 @@ def _walk(events: list[dict[str, Any]]) -> _Walk:
         elif name == "attempt_started":
             # A resumed card starts its interrupted attempt again: the last start wins.
             current = _Attempt(str(f.get("label", "")), int(f.get("attempt", 0)), task)
+            current.context = dict(walk.context)
         elif current is None:
             continue
         elif name == "attempt" and f.get("number") == current.number:
@@ -284,6 +317,7 @@ def _build(
         added=int(rec.get("added") or 0),
         removed=int(rec.get("removed") or 0),
         tainted=run.tainted,
+        prompt_context=dict(acc.context),
     )
 
 

@@ -2,7 +2,8 @@
 the metadata line kept beside each row.
 
 The training file holds only what the trainer reads; what Chimera knows about a row (run,
-card, attempts, verdicts, model, tokens, cost, taint, provenance, pairing mode) goes to a
+card, attempts, verdicts, model, tokens, cost, taint, provenance, pairing mode, and the
+memory, skill and playbook text the attempt's plan prompt held) goes to a
 metadata file, one line per row in the same order, so neither trainer sees unknown keys.
 """
 
@@ -160,6 +161,8 @@ def _attempt(t: Trajectory) -> Row:
         "files_changed": t.files_changed,
         "added": t.added,
         "removed": t.removed,
+        # The memory, skills and playbook the attempt's plan prompt held (redacted on export).
+        "prompt_context": dict(t.prompt_context),
     }
 
 

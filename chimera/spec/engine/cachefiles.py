@@ -13,6 +13,8 @@ import logging
 import os
 from pathlib import Path
 
+from chimera.localstate import make_dirs
+
 __all__ = ["prune_oldest", "write_cache_file"]
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,7 @@ def write_cache_file(path: str, data: bytes, *, what: str) -> bool:
 
     directory = Path(path).parent
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_dirs(directory)
         ignore = directory / ".gitignore"
         if not ignore.exists():
             ignore.write_text(_IGNORE, encoding="utf-8")

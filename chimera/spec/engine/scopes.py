@@ -56,6 +56,12 @@ class ScopeSelection:
             self._scopes[skey] = scope
         return scope
 
+    def selected(self, paths: tuple[str, ...], exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The relative names (POSIX) a ``paths`` scope selects minus ``exclude`` — the same
+        selection, made once per session, that a scan of that scope reads — targets first, then
+        the unscannable ones; ``()`` when it selects nothing or the tree cannot be listed."""
+        return self._scope((None, paths, exclude)).names
+
     def _select(
         self, path: str | None, paths: tuple[str, ...] | None, exclude: tuple[str, ...]
     ) -> _Scope:

@@ -27,8 +27,9 @@ What it models:
   requests" is off), list by ``head``/``base``/``state``, update, close and reopen, draft,
   requested reviewers, reviews (each of a ``commit_id``), a head commit read from a local bare
   git repository (the remote) when one is attached;
-* git over smart HTTP at ``fake.clone_url(full_name, token)``: pushes are authenticated and
-  recorded as ``push`` (and ``pull_request`` ``synchronize``) events;
+* git over smart HTTP at ``fake.clone_url(full_name, token)`` and at ``<origin>/<owner>/<repo>``
+  (the URL ``actions/checkout`` builds): pushes are authenticated and recorded as ``push`` (and
+  ``pull_request`` ``synchronize``) events;
 * check runs (Apps and the ``GITHUB_TOKEN`` only: a personal token gets GitHub's 403) and
   commit statuses, with the combined status of a ref;
 * branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip;
@@ -36,7 +37,15 @@ What it models:
   workflow runs (read, cancel: 409 once completed; "Re-run jobs" starts the next attempt,
   :mod:`.runs`);
 * ``GET /user`` (403 "Resource not accessible by integration" for an installation token or
-  the ``GITHUB_TOKEN``) and ``GET /app`` (401 for every token: GitHub wants the App's JWT);
+  the ``GITHUB_TOKEN``);
+* GitHub Apps (:meth:`~GitHubFake.add_app`, :mod:`.apps`): with the App's JWT, ``GET /app``,
+  the installation of a repository or owner, and installation tokens narrowed to the
+  repositories and permissions asked for (``DELETE /installation/token`` revokes one); every
+  other credential gets 401 there;
+* an attached runner artifact folder (``FakeRepo.artifact_store``, act's layout) whose
+  artifacts the REST endpoints list and serve beside the arranged ones;
+* every recorded event keeps the webhook payload GitHub would deliver (``event.payload``), so
+  a test can replay it as the event of a workflow run;
 * webhook payloads built from its state (:mod:`.webhooks`: ``issue_comment``,
   ``pull_request``);
 * GraphQL: ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
@@ -47,11 +56,12 @@ What it models:
   merge);
 * faults, consumed in order: an HTTP status (500, secondary rate limit 403/429 with
   ``retry-after``), optionally *after* the write happened (the reply is lost, the change is
-  not), and delays (client timeouts);
+  not), delays (client timeouts), and a ``before`` hook (a test's side effect at a chosen
+  request of a run it does not drive);
 * a record of every request (method, path, status, acting login, token kind).
 
 Handlers live in one module per resource (:mod:`.repos`, :mod:`.issues`, :mod:`.pulls`,
-:mod:`.checks`, :mod:`.actions`, :mod:`.graphql`, :mod:`.git`); each takes one
+:mod:`.checks`, :mod:`.actions`, :mod:`.apps`, :mod:`.graphql`, :mod:`.git`); each takes one
 :class:`FakeRequest` and returns one :class:`FakeResponse` (:mod:`.routing`).
 
 Example::

@@ -50,7 +50,7 @@ class Actions(Resource):
                 "updated_at": a["created_at"],
                 "workflow_run": {"id": run},
             }
-            for a in repo.artifacts.get(run, [])
+            for a in self.fake.artifacts_of(repo, run)
             if req.query.get("name") in (None, a["name"])
         ]
         return FakeResponse(200, {"total_count": len(items), "artifacts": items})
@@ -60,8 +60,9 @@ class Actions(Resource):
         repo = self.repo(req)
         if req.login is None:
             raise HttpError(401, "Requires authentication")
-        for arts in repo.artifacts.values():
-            for art in arts:
+        runs = set(repo.artifacts) | set(repo.workflow_runs) | self.fake.stored_runs(repo)
+        for run in sorted(runs):
+            for art in self.fake.artifacts_of(repo, run):
                 if art["id"] == req.number("aid"):
                     return FakeResponse(200, raw=art["data"], content_type="application/zip")
         raise HttpError(404, "Not Found")
@@ -84,6 +85,12 @@ class Actions(Resource):
                 "conclusion": run.get("conclusion"),
                 "run_attempt": run.get("run_attempt", 1),
                 "url": base,
+                "artifacts_url": f"{base}/artifacts",
+                "cancel_url": f"{base}/cancel",
+                "rerun_url": f"{base}/rerun",
+                "jobs_url": f"{base}/jobs",
+                "logs_url": f"{base}/logs",
+                "path": run.get("path", ".github/workflows/chimera-fix.yml"),
                 "html_url": f"{self.fake.web_url}/{repo.full_name}/actions/runs/{run['id']}",
                 "created_at": run.get("created_at", "2026-01-01T00:00:00Z"),
                 "updated_at": run.get("created_at", "2026-01-01T00:00:00Z"),

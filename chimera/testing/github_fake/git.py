@@ -11,6 +11,7 @@ branch is recorded as a ``push`` event, and an open PR whose head moved as ``pul
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,10 +20,22 @@ from chimera.testing.github_fake.routing import FakeRequest, FakeResponse, HttpE
 from chimera.testing.github_fake.state import FakeRepo
 
 _ZERO = "0" * 40
+# <owner>/<name>, optionally .git, then one of the smart-HTTP endpoints, optionally under /web.
+_GIT_PATH = re.compile(
+    r"(?:/web)?/(?P<repo>[^/]+/[^/]+?)(?:\.git)?/(?P<rest>info/refs|git-upload-pack|git-receive-pack)"
+)
+
+
+def git_request(path: str) -> tuple[str, str] | None:
+    """``(owner/name, endpoint)`` when ``path`` is a smart-HTTP request (``info/refs``,
+    ``git-upload-pack``, ``git-receive-pack``), else ``None`` (a REST path)."""
+    match = _GIT_PATH.fullmatch(path)
+    return (match["repo"], match["rest"]) if match else None
 
 
 class GitBackend(Resource):
-    """Answers the smart-HTTP requests under ``/web/``; not routed like the REST handlers."""
+    """Answers the smart-HTTP requests (:func:`git_request`); not routed like the REST
+    handlers."""
 
     def serve(self, req: FakeRequest, body: bytes) -> FakeResponse:
         """Answer one git request; records the call and, for a push, its events."""
@@ -34,7 +47,10 @@ class GitBackend(Resource):
         return resp
 
     def _serve(self, req: FakeRequest, body: bytes) -> FakeResponse:
-        head, _, rest = req.path.removeprefix("/web/").partition(".git/")
+        target = git_request(req.path)
+        if target is None:
+            raise HttpError(404, "Repository not found.")
+        head, rest = target
         with self.fake.lock:
             repo = self.fake.repos.get(head)
         if repo is None or repo.remote is None:
@@ -90,7 +106,8 @@ class GitBackend(Resource):
                 sha = after.get(ref, _ZERO)
                 if before.get(ref, _ZERO) == sha:
                     continue
-                self.fake.emit(repo, req, "push", None, ref=ref, sha=sha)
+                before_sha = before.get(ref, _ZERO)
+                self.fake.emit(repo, req, "push", None, ref=ref, sha=sha, before=before_sha)
                 branch = ref.removeprefix("refs/heads/")
                 for pull in repo.own_open_pulls():
                     if pull["head"] == branch and sha != _ZERO:

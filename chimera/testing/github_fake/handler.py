@@ -1,8 +1,8 @@
 """The HTTP side of the fake: parse a request into a :class:`FakeRequest`, apply injected
 faults, hand it to :meth:`GitHubFake.handle`, write the :class:`FakeResponse` back.
 
-Paths under ``/web/<owner>/<name>.git/`` are git's smart HTTP protocol (clone, fetch, push),
-served by :mod:`chimera.testing.github_fake.git`.
+Paths ``[/web]/<owner>/<name>[.git]/{info/refs,git-upload-pack,git-receive-pack}`` are git's
+smart HTTP protocol (clone, fetch, push), served by :mod:`chimera.testing.github_fake.git`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from chimera.testing._server import OneShotHandler
+from chimera.testing.github_fake.git import git_request
 from chimera.testing.github_fake.routing import DOCS_URL, FakeRequest, FakeResponse
 from chimera.testing.github_fake.state import SECONDARY_RATE_MESSAGE, FakeFault
 
@@ -59,7 +60,7 @@ class Handler(OneShotHandler):
         split = urlsplit(self.path)
         path = split.path.removeprefix("/api/v3")
         raw = self.read_body()
-        is_git = path.startswith("/web/") and ".git/" in path
+        is_git = git_request(path) is not None
         req = FakeRequest(
             method=method,
             path=path,
@@ -72,6 +73,8 @@ class Handler(OneShotHandler):
             self.send(fake.git.serve(req, raw))
             return
         fault = fake.take_fault(method, path)
+        if fault is not None and fault.before is not None:
+            fault.before()
         if fault is not None and fault.delay > 0 and fake.stopping.wait(fault.delay):
             return
         if fault is not None and fault.status is not None and not fault.after_write:

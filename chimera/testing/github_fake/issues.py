@@ -135,7 +135,9 @@ class Issues(Resource):
             "updated_at": stamp,
         }
         repo.comments[comment["id"]] = comment
-        self.fake.emit(repo, req, "issue_comment", "created", number=issue["number"])
+        self.fake.emit(
+            repo, req, "issue_comment", "created", number=issue["number"], comment=comment["id"]
+        )
         return FakeResponse(201, self.json.comment(repo, comment))
 
     @route("GET", "{repo}/issues/comments")
@@ -205,7 +207,9 @@ class Issues(Resource):
             self.need(repo, req, "write", "issues|pull-requests")
         comment["body"] = req.data.get("body", comment["body"])
         comment["updated_at"] = now()
-        self.fake.emit(repo, req, "issue_comment", "edited", number=comment["issue"])
+        self.fake.emit(
+            repo, req, "issue_comment", "edited", number=comment["issue"], comment=comment["id"]
+        )
         return FakeResponse(200, self.json.comment(repo, comment))
 
     # -- labels ----------------------------------------------------------------------------
@@ -246,7 +250,7 @@ class Issues(Resource):
     def _labeled(
         self, repo: FakeRepo, req: FakeRequest, issue: dict[str, Any], act: str, label: str
     ) -> None:
-        self.fake.emit(repo, req, _event(issue), act, number=issue["number"])
+        self.fake.emit(repo, req, _event(issue), act, number=issue["number"], label=label)
         actor = req.identity.login if req.identity is not None else repo.owner
         self.fake.record_issue_event(repo, issue["number"], act, actor, label)
 

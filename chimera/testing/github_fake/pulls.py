@@ -193,6 +193,7 @@ class Pulls(Resource):
         self.fake.emit(
             repo, req, "pull_request_review", "submitted",
             number=pull["number"], ref=pull["head"], sha=review["commit_id"],
+            review=review["id"],
         )  # fmt: skip
         return FakeResponse(200, self.json.review(repo, pull["number"], review))
 

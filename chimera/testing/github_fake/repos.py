@@ -34,12 +34,6 @@ class Repos(Resource):
             raise HttpError(403, "Resource not accessible by integration")
         return FakeResponse(200, self.json.full_user(who.login))
 
-    @route("GET", "/app")
-    def get_app(self, _req: FakeRequest) -> FakeResponse:
-        """GitHub answers this only to the App's JWT, which the fake never issues: an
-        installation token, a workflow's ``GITHUB_TOKEN`` and a person's token all get 401."""
-        raise HttpError(401, "A JSON web token could not be decoded")
-
     @route("GET", "/users/{who}")
     def get_user(self, req: FakeRequest) -> FakeResponse:
         if req.params["who"] not in self.fake.users:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chimera.testing.github_fake.actions import Actions
+from chimera.testing.github_fake.apps import Apps
 from chimera.testing.github_fake.checks import Checks
 from chimera.testing.github_fake.commits import Commits
 from chimera.testing.github_fake.graphql import GraphQL
@@ -16,8 +17,9 @@ from chimera.testing.github_fake.routing import Resource
 if TYPE_CHECKING:
     from chimera.testing.github_fake.server import GitHubFake
 
-# Checks before Commits: ``commits/{ref}`` would otherwise swallow ``commits/{ref}/status``.
-_ORDER: tuple[type[Resource], ...] = (Repos, Issues, Pulls, Checks, Commits, Actions, GraphQL)
+# Checks before Commits: ``commits/{ref}`` would otherwise swallow ``commits/{ref}/status``;
+# Apps before Repos: its ``GET /app`` answers the App's JWT.
+_ORDER: tuple[type[Resource], ...] = (Apps, Repos, Issues, Pulls, Checks, Commits, Actions, GraphQL)
 
 
 def all_resources(fake: GitHubFake) -> list[Resource]:

@@ -52,6 +52,11 @@ class FakeRequest:
     def login(self) -> str | None:
         return self.identity.login if self.identity is not None else None
 
+    def header(self, name: str) -> str:
+        """A request header by name, any case (HTTP names are case-insensitive); ``""``."""
+        wanted = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), "")
+
     @property
     def data(self) -> dict[str, Any]:
         """The body when it is a JSON object, else ``{}``."""

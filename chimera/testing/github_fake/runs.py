@@ -5,7 +5,11 @@
 * an artifact's name is unique within a run, across all its attempts: uploading a name an
   earlier attempt used fails with GitHub's 409 (``actions/upload-artifact`` v4), which is why a
   re-run's artifact needs a name of its own;
-* ``actions/download-artifact`` takes exactly one name (:meth:`RunsMixin.download_artifact`).
+* ``actions/download-artifact`` takes exactly one name (:meth:`RunsMixin.download_artifact`);
+* a repository may have an artifact store attached (``FakeRepo.artifact_store``: the folder
+  of act's artifact server, ``<run id>/<name>/<name>.zip``): what a workflow run executed by
+  act uploaded there is listed and downloaded through the REST endpoints like the artifacts
+  added here, read when asked for (:meth:`RunsMixin.artifacts_of`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import io
 import itertools
 import threading
 import zipfile
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -31,6 +36,45 @@ class RunsMixin:
     repos: dict[str, FakeRepo]
     _lock: threading.RLock
     _ids: itertools.count[int]
+    # (repository, run, name) → the id an artifact of an attached store is listed under.
+    _store_ids: dict[tuple[str, int, str], int]
+
+    def stored_runs(self, repo: FakeRepo) -> set[int]:
+        """The runs that have a folder in the repository's attached artifact store."""
+        store = repo.artifact_store
+        if store is None or not store.is_dir():
+            return set()
+        return {int(p.name) for p in store.iterdir() if p.is_dir() and p.name.isdigit()}
+
+    def artifacts_of(self, repo: FakeRepo, run_id: int) -> list[dict[str, Any]]:
+        """Run ``run_id``'s artifacts, oldest first: those added with :meth:`add_artifact`,
+        then those in the repository's attached store (each ``{"id", "name", "data",
+        "created_at", "run_attempt"}``; a stored one's ``data`` is its zip as it is now)."""
+        with self._lock:
+            found = list(repo.artifacts.get(run_id, []))
+            store = repo.artifact_store
+        if store is None:
+            return found
+        folder = store / str(run_id)
+        stored = list(folder.iterdir()) if folder.is_dir() else []
+        for entry in sorted(stored, key=lambda p: p.stat().st_mtime):
+            archive = entry / f"{entry.name}.zip"
+            if not archive.is_file():
+                continue
+            with self._lock:
+                key = (repo.full_name, run_id, entry.name)
+                art_id = self._store_ids.setdefault(key, next(self._ids))
+            stamp = datetime.fromtimestamp(archive.stat().st_mtime, UTC)
+            found.append(
+                {
+                    "id": art_id,
+                    "name": entry.name,
+                    "data": archive.read_bytes(),
+                    "created_at": stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "run_attempt": int(repo.workflow_runs.get(run_id, {}).get("run_attempt", 1)),
+                }
+            )
+        return found
 
     def add_workflow_run(
         self,
@@ -83,9 +127,10 @@ class RunsMixin:
                 if path.is_file():
                     zf.write(path, path.relative_to(folder).as_posix())
         repo = self.repos[full_name]
+        taken = {a["name"] for a in self.artifacts_of(repo, run_id)}
         with self._lock:
             arts = repo.artifacts.setdefault(run_id, [])
-            if any(a["name"] == name for a in arts):
+            if name in taken:
                 raise HttpError(409, ARTIFACT_CONFLICT)
             run = repo.workflow_runs.get(run_id) or {}
             art_id = next(self._ids)
@@ -106,10 +151,7 @@ class RunsMixin:
         Raises:
             HttpError: 404 when the run holds no artifact ``name``.
         """
-        with self._lock:
-            found = [
-                a for a in self.repos[full_name].artifacts.get(run_id, []) if a["name"] == name
-            ]
+        found = [a for a in self.artifacts_of(self.repos[full_name], run_id) if a["name"] == name]
         if not found:
             raise HttpError(404, f"Artifact not found for name: {name}")
         dest.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,8 @@
-"""The :class:`GitHubFake` server: its state, the arranging helpers tests call, and routing."""
+"""The :class:`GitHubFake` server: its state, the arranging helpers tests call, and routing.
+
+Slightly past 400 lines: the arranging helpers are the one API tests read, so they stay
+together; the App, run and artifact helpers already live in mixins (:mod:`.apps`,
+:mod:`.runs`)."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from chimera.testing._server import LocalServer
+from chimera.testing.github_fake.apps import AppsMixin, FakeApp
 from chimera.testing.github_fake.git import GitBackend
 from chimera.testing.github_fake.handler import Handler
 from chimera.testing.github_fake.payloads import Payloads
@@ -33,12 +38,13 @@ from chimera.testing.github_fake.state import (
     now,
     set_clock_offset,
 )
+from chimera.testing.github_fake.webhooks import delivery
 
 if TYPE_CHECKING:
     import github
 
 
-class GitHubFake(RunsMixin, LocalServer):
+class GitHubFake(AppsMixin, RunsMixin, LocalServer):
     """A threaded, stateful GitHub API fake on ``127.0.0.1`` (see the package docstring).
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. ``api_url`` is the
@@ -62,6 +68,8 @@ class GitHubFake(RunsMixin, LocalServer):
         self.repos: dict[str, FakeRepo] = {}
         self.users: dict[str, dict[str, Any]] = {}
         self.identities: dict[str, Identity] = {}
+        self.apps: dict[str, FakeApp] = {}
+        self._store_ids: dict[tuple[str, int, str], int] = {}
         self.calls: list[RecordedCall] = []
         self.events: list[RepoEvent] = []
         self.internal_errors: list[str] = []
@@ -175,14 +183,16 @@ class GitHubFake(RunsMixin, LocalServer):
         *,
         repos: tuple[str, ...] = (),
         permissions: Mapping[str, str] | None = None,
+        repo: str | None = None,
     ) -> str:
         """An installation token of the GitHub App ``slug`` (acts as ``<slug>[bot]``), installed
-        with write access on ``repos``; its writes start workflows."""
+        with write access on ``repos``; its writes start workflows. ``repo``: the one
+        repository it may write to (``None``: any its role allows)."""
         login = f"{slug}[bot]"
         for full_name in repos:
             self.repos[full_name].collaborators.setdefault(login, "write")
         token = f"ghs_app_{slug}_{next(self._ids)}"
-        return self.add_token(login, token, kind=TokenKind.APP, permissions=permissions)
+        return self.add_token(login, token, kind=TokenKind.APP, permissions=permissions, repo=repo)
 
     def add_repo(
         self, full_name: str, *, remote: Path | None = None, default_branch: str = "main"
@@ -337,7 +347,8 @@ class GitHubFake(RunsMixin, LocalServer):
     def writes(self, full_name: str | None = None) -> list[RecordedCall]:
         """The successful writes (see :attr:`RecordedCall.is_write`), optionally to one
         repository's REST or git paths; each names its login and token kind."""
-        prefixes = (f"/repos/{full_name}/", f"/web/{full_name}.git/") if full_name else ("/",)
+        git = (f"/web/{full_name}.git/", f"/{full_name}/", f"/{full_name}.git/")
+        prefixes = (f"/repos/{full_name}/", *git) if full_name else ("/",)
         with self._lock:
             return [c for c in self.calls if c.is_write and c.path.startswith(prefixes)]
 
@@ -384,12 +395,14 @@ class GitHubFake(RunsMixin, LocalServer):
     def emit(
         self, repo: FakeRepo, req: FakeRequest, event: str, action: str | None, **about: Any
     ) -> None:
-        """Record the webhook event a write caused (``about``: number, ref, sha)."""
+        """Record the webhook event a write caused (``about``: the :class:`RepoEvent` fields
+        number, ref, sha, label, comment, review, before), with its delivery payload."""
         who = req.identity
         actor = who.login if who is not None else repo.owner
         kind = who.kind if who is not None else None
         with self._lock:
-            self.events.append(RepoEvent(event, action, repo.full_name, actor, kind, **about))
+            bare = RepoEvent(event, action, repo.full_name, actor, kind, **about)
+            self.events.append(replace(bare, payload=delivery(self, repo, bare)))
 
     def handle(self, req: FakeRequest) -> FakeResponse:
         """Route ``req`` (first match wins) and answer it; errors become GitHub's error body."""

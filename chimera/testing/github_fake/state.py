@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -125,6 +125,13 @@ class RepoEvent:
         number: the issue or pull request number, when there is one.
         ref: the branch (``push``: ``refs/heads/<b>``; ``pull_request``: the head branch).
         sha: the commit the event is about, when there is one.
+        label: the label a ``labeled``/``unlabeled`` event is about.
+        comment: the comment id of an ``issue_comment`` event.
+        review: the review id of a ``pull_request_review`` event.
+        before: a ``push``'s previous commit of the branch.
+        payload: the webhook payload GitHub delivers for it, built from the fake's state when
+            the write happened (:func:`chimera.testing.github_fake.webhooks.delivery`): what a
+            test replays as the event that starts a workflow run.
     """
 
     event: str
@@ -135,6 +142,11 @@ class RepoEvent:
     number: int | None = None
     ref: str | None = None
     sha: str | None = None
+    label: str | None = None
+    comment: int | None = None
+    review: int | None = None
+    before: str | None = None
+    payload: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def triggers_workflows(self) -> bool:
@@ -156,6 +168,9 @@ class FakeFault:
         after_write: perform the request first, then answer with ``status`` (a lost reply).
         secondary_rate_limit: answer with GitHub's secondary-rate-limit message.
         times: how many requests it affects.
+        before: called (in the server's thread) before the request is answered: a test's
+            side effect at a chosen point of a run it does not drive itself (``status=None``
+            to answer normally afterwards).
     """
 
     method: str = "*"
@@ -166,6 +181,7 @@ class FakeFault:
     after_write: bool = False
     secondary_rate_limit: bool = False
     times: int = 1
+    before: Callable[[], None] | None = None
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method in ("*", method)) and re.search(self.path, path) is not None
@@ -227,6 +243,9 @@ class FakeRepo:
     # Commits GitHub verified (sha → the account it attributes them to): what it reports for
     # a commit an App made through the API, which GitHub signs itself.
     verified_commits: dict[str, str] = field(default_factory=dict)
+    # The folder of a runner's artifact service (act's: <run id>/<name>/<name>.zip) whose
+    # artifacts the REST endpoints list and serve beside `artifacts` (runs.RunsMixin).
+    artifact_store: Path | None = None
 
     @property
     def full_name(self) -> str:

@@ -22,8 +22,14 @@ PKG = Path(__file__).resolve().parents[3] / "chimera"
 BUILDERS: dict[str, set[str]] = {
     # make_backend + budget in one function; WorkerBudgets wraps a worker's own child budget.
     "BudgetedBackend": {"providers/factory.py", "economics/workers.py"},
-    # A run's log; the A/B registry's and the skill store's own logs belong to no run.
-    "AuditLog": {"orchestration/session.py", "eval/ab.py", "evolution/skills.py"},
+    # A run's log; the A/B registry's, the continuous bench's (binding its task runs) and the
+    # skill store's own logs belong to no run.
+    "AuditLog": {
+        "orchestration/session.py",
+        "eval/ab.py",
+        "eval/continuous.py",
+        "evolution/skills.py",
+    },
     # The open session (orchestration/open_session.py, split out of session.py) builds the
     # agent and the project orchestrator from the parts the factory made.
     "AutonomousAgent": {"orchestration/open_session.py"},

@@ -101,7 +101,8 @@ def test_a_bad_setting_is_one_line_with_file_and_key(
         "[tool.chimera.check]\nmax_bytes = 1\n", encoding="utf-8"
     )
     assert run(capsys, "check")[2] == (
-        "chimera: error: pyproject.toml: tool.chimera.check.max_bytes: unknown key\n"
+        "chimera: error: pyproject.toml: tool.chimera.check.max_bytes: unknown key "
+        "(did you mean 'max_file_bytes'?)\n"
     )
 
 

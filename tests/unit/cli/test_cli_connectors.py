@@ -91,3 +91,23 @@ def test_add_needs_a_base_url_for_openapi(
 ) -> None:
     code, _, err = run(capsys, "add", "x", "--root", str(tmp_path), "--openapi", "a.yaml")
     assert code == 2 and "--openapi needs --base-url" in err
+
+
+def test_a_missing_extra_is_one_line_and_exit_2_not_a_connector_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /items:\n    get:\n"
+        "      operationId: listItems\n      responses: {'200': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    root = str(tmp_path)
+    add = ("add", "items", "--root", root, "--openapi", "api.yaml")
+    assert run(capsys, *add, "--base-url", "http://127.0.0.1:9")[0] == 0
+    monkeypatch.setitem(sys.modules, "openapi_pydantic", None)  # as on the plain install
+    code, _out, err = run(capsys, "list", "--root", root)
+    assert code == 2
+    assert err == (
+        "chimera: error: OpenAPI connectors needs the 'openapi' extra: "
+        "pip install 'pytest-chimera[openapi]'\n"
+    )

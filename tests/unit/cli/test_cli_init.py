@@ -193,3 +193,120 @@ def test_inference_on_installed_packages(tmp_path: Path) -> None:
     spec = load_spec([spec_file])
     report = check_drift(spec, site)
     assert report.ok, [r.render() for r in report.red]
+
+
+# -- a new user's project: a module and a bare test file at the root (the first tutorial) ----
+
+CART_PY = "def total(prices: list[int]) -> int:\n    return sum(prices)\n"
+TEST_CART = "from cart import total\n\n\ndef test_total() -> None:\n    assert total([2, 3]) == 5\n"
+TUTORIAL_SPEC = """\
+requirements:
+  - id: cents-not-floats
+    absent: {pattern: '\\bfloat\\(', paths: ['**/*.py']}
+  - id: tests-pass
+    command: {run: 'python -m pytest -q'}
+"""
+
+
+@pytest.fixture
+def tutorial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "cart.py").write_text(CART_PY, encoding="utf-8")
+    (tmp_path / "test_cart.py").write_text(TEST_CART, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["test_cart.py", "cart_test.py"])
+def test_a_bare_test_file_at_the_root_is_a_test_command(
+    tutorial: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tutorial / "test_cart.py").rename(tutorial / name)
+    assert main(["init"]) == 0
+    data = yaml.safe_load((tutorial / "specs" / "starter.yaml").read_text(encoding="utf-8"))
+    assert [(r["id"], r["command"]["run"]) for r in data["requirements"]] == [
+        ("tests-pass", "python -m pytest -q")
+    ]
+    assert "next: chimera check" in capsys.readouterr().out
+    assert main(["check", "--no-cache"]) == 0  # and it runs the test file, green
+    assert "1 passed" in capsys.readouterr().out
+
+
+def test_a_test_file_under_tests_without_configuration_counts(tmp_path: Path) -> None:
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    (tmp_path / "tests" / "unit" / "cart_test.py").write_text(TEST_CART, encoding="utf-8")
+    ids = [r.id for r in infer_requirements(tmp_path).requirements]
+    assert ids == ["tests-pass"]
+
+
+def test_a_python_file_that_is_not_a_test_is_no_test_command(tutorial: Path) -> None:
+    (tutorial / "test_cart.py").rename(tutorial / "check_cart.py")
+    inference = infer_requirements(tutorial)
+    assert inference.requirements == []
+    assert any("test_*.py" in note for note in inference.notes)
+
+
+def test_init_leaves_out_an_id_the_spec_already_has(
+    tutorial: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tutorial / "specs").mkdir()
+    (tutorial / "specs" / "cart.yaml").write_text(TUTORIAL_SPEC, encoding="utf-8")
+    pkg = tutorial / "shop"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("class Cart:\n    pass\n", encoding="utf-8")
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    data = yaml.safe_load((tutorial / "specs" / "starter.yaml").read_text(encoding="utf-8"))
+    assert [r["id"] for r in data["requirements"]] == ["shop-defines-cart"]
+    assert (
+        "note: left out tests-pass: specs/cart.yaml already has a requirement with that id"
+        in out.splitlines()
+    )
+    assert out.splitlines()[-1].startswith("next: chimera check")
+    # The Spec chimera check is told to load next is valid: no duplicate id.
+    assert [r.id for r in load_spec([tutorial / "specs"])] == [
+        "cents-not-floats",
+        "tests-pass",
+        "shop-defines-cart",
+    ]
+    assert main(["check", "--no-cache", "--only", "shop-defines-cart"]) == 0
+
+
+def test_init_writes_nothing_when_the_spec_has_every_inferred_id(
+    tutorial: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tutorial / "specs").mkdir()
+    (tutorial / "specs" / "cart.yaml").write_text(TUTORIAL_SPEC, encoding="utf-8")
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "note: left out tests-pass: specs/cart.yaml already has a requirement with that id",
+        f"wrote nothing: specs/ already has every requirement inferred for {tutorial}",
+    ]
+    assert sorted(p.name for p in (tutorial / "specs").iterdir()) == ["cart.yaml"]
+
+
+def test_init_refuses_to_add_to_a_spec_that_does_not_load(
+    tutorial: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tutorial / "specs").mkdir()
+    (tutorial / "specs" / "cart.yaml").write_text(
+        "requirements:\n  - id: a\n    defines: {path: cart.py}\n", encoding="utf-8"
+    )
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("specs/cart.yaml:3:")
+    assert err[-1].startswith("chimera: error: ")
+    assert err[-1].endswith(
+        "holds an invalid spec (1 problem); fix it before chimera init adds a starter file to it"
+    )
+    assert not (tutorial / "specs" / "starter.yaml").exists()
+
+
+def test_force_replaces_the_starter_without_counting_its_own_ids(
+    tutorial: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init"]) == 0
+    assert main(["init", "--force"]) == 0
+    assert "wrote specs/starter.yaml (1 requirement):" in capsys.readouterr().out
+    assert [r.id for r in load_spec([tutorial / "specs"])] == ["tests-pass"]

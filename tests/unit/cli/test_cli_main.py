@@ -101,3 +101,25 @@ def test_cli_imports_nothing_heavy() -> None:
     modules = set(json.loads(out))
     heavy = {"litellm", "github", "openai", "httpx", "pydantic", "yaml", "regex", "pathspec"}
     assert {m.split(".")[0] for m in modules} & heavy == set()
+
+
+def test_every_json_flag_promises_one_json_object() -> None:
+    # One convention (issue 38, row 9): `--json` prints one JSON object, never JSON Lines.
+    import argparse
+
+    from chimera.cli import build_parser
+
+    def walk(parser: argparse.ArgumentParser, prog: str) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found += walk(sub, f"{prog} {name}")
+            elif "--json" in action.option_strings:
+                found.append((prog, str(action.help or "")))
+        return found
+
+    flags = walk(build_parser(), "chimera")
+    assert len(flags) > 10
+    lines = [(prog, text) for prog, text in flags if "per line" in text or "lines" in text]
+    assert lines == []

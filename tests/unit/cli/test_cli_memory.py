@@ -60,11 +60,11 @@ def test_cli_memory_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     other = tmp_path / "other"
     other.mkdir()
     assert "imported 3 op(s)" in run(capsys, "import", str(export), "--root", str(other))[1]
-    lines = [
-        json.loads(x)
-        for x in run(capsys, "list", "--json", "--all", "--root", str(other))[1].splitlines()
-    ]
+    # --json is one object, as on every command (docs/reference/cli.md).
+    listing = json.loads(run(capsys, "list", "--json", "--all", "--root", str(other))[1])
+    lines = listing["items"]
     assert {x["provenance"] for x in lines} == {"tainted"} and len(lines) == 2
+    assert json.loads(run(capsys, "list", "--json", "--root", str(tmp_path / "other"))[1])
 
 
 def test_cli_memory_bad_input_is_one_line(
@@ -109,3 +109,30 @@ def test_remember_reports_a_refusal_not_a_noop(tmp_path: Path) -> None:
     added = manager.remember(Candidate("Money is in cents.", Tier.SEMANTIC))
     again = manager.remember(Candidate("money is in CENTS", Tier.SEMANTIC))
     assert (again.op, again.target_id) == ("NOOP", added.item_id) and not again.refused
+
+
+def test_cli_memory_add_with_a_model_supersedes_a_changed_fact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = str(tmp_path)
+    code, out, _ = run(capsys, "add", "Tests run with pytest -n 2.", "--root", root)
+    old = out.split()[1]
+    decision = {"op": "UPDATE", "target_id": old, "text": "Tests run with pytest -n 4."}
+    script = tmp_path / "m.yaml"
+    script.write_text(
+        json.dumps({"model": "m", "turns": [{"purpose": "memory", "text": json.dumps(decision)}]})
+    )
+    code, out, _ = run(
+        capsys, "add", "Tests run with pytest -n 4.", "--root", root, "--model",
+        f"scripted:{script}",
+    )  # fmt: skip
+    assert code == 0 and out.startswith(f"update {old}\n") and "supersedes" in out
+    listing = run(capsys, "list", "--root", root)[1]
+    assert "pytest -n 4" in listing and "pytest -n 2" not in listing
+    history = json.loads(run(capsys, "show", old, "--root", root, "--json")[1])["history"]
+    assert [h["op"] for h in history] == ["add", "update"]
+    assert history[-1]["old_text"] == "Tests run with pytest -n 2."
+    # --no-model: the same kind of change is a plain ADD (both stay).
+    out = run(capsys, "add", "Tests run with pytest -n 8.", "--root", root, "--no-model")[1]
+    assert out.startswith("add m-")
+    assert run(capsys, "proposals", "--root", root)[1] == "no proposals\n"

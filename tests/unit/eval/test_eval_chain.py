@@ -29,7 +29,9 @@ def test_a_bad_chain_names_file_line_and_column(tmp_path: Path) -> None:
         "name: c\nproject: p\ntasks:\n  - id: t1\n    task: x\n"
         "    requirements: [{id: r}]\n    famly: f\n"
     )
-    with pytest.raises(ConfigError, match=r"c\.yaml:7:5: tasks\.0\.famly: Extra inputs"):
+    with pytest.raises(
+        ConfigError, match=r"c\.yaml:7:5: tasks\.0\.famly: unknown field; did you mean 'family'\?"
+    ):
         Chain.load(path)
     path.write_text(
         "name: c\nproject: nowhere\ntasks:\n  - {id: t1, task: x, requirements: [{id: r}]}\n"

@@ -35,7 +35,7 @@ def test_rollback_compares_the_same_tasks() -> None:
 
 def _gate(holdout: int = 12) -> TransferGate:
     return TransferGate(
-        frozenset({"a1", "a2", "a3", "a4"}),
+        frozenset({"a1", "a2", "a3", "a4", "a5", "a6"}),
         frozenset({"v1"}),
         frozenset(f"h{i}" for i in range(holdout)),
     )
@@ -54,8 +54,9 @@ def test_a_clear_holdout_win_promotes() -> None:
 
 
 def test_no_difference_on_holdout_is_insufficient_evidence_and_train_wins_are_flagged() -> None:
-    parent = {**{f"a{i}": 0.0 for i in range(1, 5)}, **{f"h{i}": 1.0 for i in range(12)}}
-    candidate = {**{f"a{i}": 1.0 for i in range(1, 5)}, **{f"h{i}": 1.0 for i in range(12)}}
+    # Six train tasks: with four, even 4/4 flips is not significant (exact p = 0.0625).
+    parent = {**{f"a{i}": 0.0 for i in range(1, 7)}, **{f"h{i}": 1.0 for i in range(12)}}
+    candidate = {**{f"a{i}": 1.0 for i in range(1, 7)}, **{f"h{i}": 1.0 for i in range(12)}}
     verdict = _gate().evaluate(parent, candidate)
     assert verdict.outcome == "insufficient evidence" and not verdict.promoted
     assert verdict.overfit
@@ -70,3 +71,33 @@ def test_a_significant_holdout_loss_rejects() -> None:
 def test_missing_holdout_scores_are_an_error() -> None:
     with pytest.raises(UsageError, match="no paired score"):
         _gate(2).evaluate({"h0": 1.0}, {"h0": 1.0, "h1": 1.0})
+
+
+def test_twenty_of_twenty_to_seventeen_is_not_a_significant_drop() -> None:
+    """The exact McNemar test says p = 0.125 one-sided (0.25 two-sided): no rollback."""
+    verdict = rollback_verdict(_scores([1] * 20), _scores([1] * 17 + [0] * 3))
+    assert not verdict.rollback
+    assert verdict.test.p_value == pytest.approx(0.125)
+    assert "not significantly worse" in verdict.reason
+
+
+def test_two_holdout_tasks_that_both_flip_are_refused_with_a_reason() -> None:
+    gate = TransferGate(frozenset({"s1"}), frozenset({"v1"}), frozenset({"h1", "h2"}))
+    verdict = gate.evaluate({"h1": 0.0, "h2": 0.0}, {"h1": 1.0, "h2": 1.0})
+    assert not verdict.promoted
+    assert verdict.reason == "refused: needs at least 5 paired tasks, has 2"
+    assert verdict.holdout.high > verdict.holdout.low  # never a zero-width interval
+
+
+def test_no_changed_task_is_a_degenerate_interval_and_refuses() -> None:
+    gate = TransferGate(frozenset(), frozenset(), frozenset(f"h{i}" for i in range(6)))
+    same = {f"h{i}": 1.0 for i in range(6)}
+    verdict = gate.evaluate(same, same)
+    assert not verdict.promoted and "degenerate interval" in verdict.reason
+
+
+def test_five_of_five_flips_promote_and_the_interval_agrees() -> None:
+    gate = TransferGate(frozenset(), frozenset(), frozenset(f"h{i}" for i in range(5)))
+    verdict = gate.evaluate({f"h{i}": 0.0 for i in range(5)}, {f"h{i}": 1.0 for i in range(5)})
+    assert verdict.promoted and verdict.holdout.low > 0
+    assert verdict.test is not None and verdict.test.p_value == pytest.approx(1 / 32)

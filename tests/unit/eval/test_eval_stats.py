@@ -71,3 +71,42 @@ def test_mcnemar_exact_is_a_binomial_test_on_discordant_pairs() -> None:
     assert (got.only_a, got.only_b) == (10, 2)
     assert got.p_value == pytest.approx(158 / 4096)
     assert mcnemar_exact([True, False], [True, False]).p_value == 1.0
+
+
+def test_one_sided_mcnemar_is_the_binomial_tail_of_the_winning_side() -> None:
+    from chimera.stats import mcnemar_counts
+
+    assert mcnemar_counts(0, 5, alternative="greater").p_value == pytest.approx(1 / 32)
+    assert mcnemar_counts(0, 5, alternative="less").p_value == 1.0
+    assert mcnemar_counts(3, 0, alternative="less").p_value == pytest.approx(1 / 8)
+    assert mcnemar_counts(3, 0).p_value == pytest.approx(0.25)  # 20/20 -> 17/20, two-sided
+
+
+def test_holm_steps_down_and_stops_at_the_first_non_rejection() -> None:
+    from chimera.stats import holm
+
+    assert holm([0.01, 0.04, 0.03], 0.05) == [True, False, False]
+    assert holm([0.01, 0.02, 0.03], 0.05) == [True, True, True]  # 0.01<=.0167, .02<=.025, .03<=.05
+    assert holm([0.04], 0.05) == [True]
+    assert holm([], 0.05) == []
+
+
+def test_exact_binomial_p_and_clopper_pearson_are_dual() -> None:
+    from chimera.stats import binomial_p, clopper_pearson
+
+    # 18/20 against 0.6: the 90% exact lower bound clears 0.6 exactly when p <= 0.05.
+    for k in range(21):
+        p = binomial_p(k, 20, 0.6)
+        low = clopper_pearson(k, 20, confidence=0.9).low
+        assert (p <= 0.05) == (low > 0.6), k
+
+
+def test_the_smallest_detectable_effect_grows_as_n_shrinks() -> None:
+    from chimera.stats import min_detectable_effect
+
+    at = {n: min_detectable_effect(n, 0.05) for n in (5, 12, 20, 50)}
+    assert at[5] is not None and at[50] is not None
+    assert at[5] > at[12] > at[20] > at[50]  # type: ignore[operator]
+    assert min_detectable_effect(4, 0.05) is None  # 0.5^4 > 0.05: never significant
+    # n = 20 at 80% power: P(Bin(20, d) >= 5) first reaches 0.8 at d = 0.314.
+    assert at[20] == pytest.approx(0.314)

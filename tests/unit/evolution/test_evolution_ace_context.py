@@ -81,6 +81,8 @@ def _context(tmp_path: Path, total: int = 1500) -> EvolutionContext:
         "Ordinal suffixes come from inflection.ordinalize; use for ordinal places and podiums.",
         "[ordinal-rule] ordinal suffixes come from inflection.ordinalize.\n",
         trusted=True,
+        tested="re-run gate passed",
+        accepted_by="alice",
     )
     store.mint(rule)
     store.put(replace(store.mint(replace(rule, name="retired-ordinals")), state=SkillState.RETIRED))

@@ -30,6 +30,8 @@ def _setup(tmp_path: Path) -> SkillStore:
             "How this project inflects words. Use for any inflection task.",
             "Use the inflection library where it helps.\n",
             trusted=True,
+            tested="re-run gate passed",
+            accepted_by="alice",
         )
     )
     ledger = SkillEvalLog(store.root / "evals.jsonl")
@@ -59,21 +61,29 @@ def test_a_budget_below_the_gate_is_a_usage_error(
 
 
 @pytest.mark.slow
-def test_one_round_replaces_the_skill_through_the_gate_within_budget(
+def test_the_shipped_chain_is_too_small_for_the_gate_to_replace_the_skill(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Three failures split 1/1/1 and the chain has one more ordinal task to hold out: two
+    holdout tasks both flip, and the gate refuses (they once promoted on a zero-width
+    interval). The full loop on a chain large enough is tests/e2e/test_flywheel_e2e.py."""
     store = _setup(tmp_path)
     script = tmp_path / "reflect.yaml"
     script.write_text(yaml.safe_dump({"turns": [{"purpose": "plan", "text": f"```\n{BODY}\n```"}]}))
     code = main(["evolve", "--chain", str(SHIPPED / "chain.yaml"), "--model", f"scripted:{script}",
                  "--max-metric-calls", "12", "--root", str(tmp_path)])  # fmt: skip
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 0, out
-    assert "inflection-conventions: replaced" in out
+    assert "inflection-conventions: kept_parent" in out
+    assert "needs at least 5 paired tasks" in out
+    # Progress, one plain line per re-run (not a terminal), out of the round's bound.
+    steps = [line for line in err.splitlines() if line.startswith("chimera: evolve [")]
+    assert steps and all(line.split("] ", 1)[1].startswith("re-run ") for line in steps)
+    assert all(line.startswith("chimera: evolve [") and "/12] " in line for line in steps)
     skill = store.get("inflection-conventions")
-    assert skill is not None and skill.version == 2 and "[ordinal-rule]" in skill.body
+    assert skill is not None and skill.version == 1
     (run_dir,) = (tmp_path / ".chimera" / "runs").iterdir()
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["decision"] == "replaced" and summary["metric_calls"] <= 12
-    assert summary["gate"]["transfer"]["outcome"] == "promote"
+    assert summary["decision"] == "kept_parent" and summary["metric_calls"] <= 12
+    assert summary["gate"]["transfer"]["outcome"] == "insufficient evidence"
     assert verify_audit_log(run_dir / "audit.jsonl", summary["audit_head"]).ok

@@ -70,6 +70,31 @@ def test_an_accepted_skill_is_minted_provisional_and_untrusted_whatever_it_claim
     assert (kept.state, kept.trusted, kept.sources) == (SkillState.PROVISIONAL, False, ("r9",))
 
 
+def test_a_persons_acceptance_alone_never_puts_a_skill_in_a_prompt(tmp_path: Path) -> None:
+    """Accepted but untested: no prompt sees it; only the re-run gate's pass (``tested``)
+    together with the acceptance makes it retrievable."""
+    from dataclasses import replace
+
+    from chimera.evolution.context import EvolutionContext
+
+    root = _root(tmp_path)
+    claimed = LearnedSkill(
+        "list-totals", "Sum lists next to helpers.", "Use the builtin sum.\n",
+        tested="claimed by the proposal", accepted_by="someone",
+    )  # fmt: skip
+    p = Proposal.make("r9", "skill", "reflection", "passed", skill=claimed.to_markdown())
+    ProposalLedger.at(root).record([p])
+    assert "untested" in accept(root, p.id, by="ann")
+    store = SkillStore(root / ".chimera" / "skills")
+    kept = store.get("list-totals")
+    assert kept is not None and (kept.accepted_by, kept.tested) == ("ann", "")
+    assert EvolutionContext.open(root).retrieve("sum lists totals") == []
+    store.put(replace(kept, tested="re-run gate on t1..t5: significantly better"))
+    assert [s.name for s in EvolutionContext.open(root).retrieve("sum lists totals")] == [
+        "list-totals"
+    ]
+
+
 def test_a_recorded_line_claiming_trust_reads_back_untrusted(tmp_path: Path) -> None:
     p = Proposal.make("r1", "bullet", "action", "passed", section="S", text="y" * 9)
     forged = p.to_json() | {"trusted": True, "state": "promoted"}

@@ -25,7 +25,10 @@ NEEDS = {
     "t04": "[plural-rule]", "t09": "[plural-rule]", "t06": "[ordinal-rule]",
     "t10": "[ordinal-rule]", "t08": "[slug-rule]", "t12": "[slug-rule]",
     "t02": "", "t07": "", "t11": "",
+    "t13": "[plural-rule]", "t14": "[ordinal-rule]", "t15": "[slug-rule]", "t16": "[plural-rule]",
+    **{f"t{i}": "[case-rule]" for i in range(17, 22)},
 }  # fmt: skip
+EXTRA = ["t13", "t14", "t15", "t16"]  # never recorded: held out with the split's holdout
 FAILING = ["t04", "t06", "t08", "t09", "t10", "t12"]
 PASSING = ["t02", "t07", "t11"]
 ALL_RULES = "Use inflection: [plural-rule] pluralize, [ordinal-rule] ordinalize, [slug-rule]."
@@ -85,12 +88,36 @@ def _events(path: Path) -> list[str]:
     return [json.loads(line)["event"] for line in path.read_text().splitlines()]
 
 
-def test_the_split_is_seeded_and_holds_out_two_thirds() -> None:
-    search, holdout = split_failing(FAILING, seed=3)
-    assert (search, holdout) == split_failing(list(reversed(FAILING)), seed=3)
-    assert len(search) == 2 and len(holdout) == 4 and not set(search) & set(holdout)
+def test_the_split_is_seeded_and_three_way_disjoint() -> None:
+    train, validation, holdout = split_failing(FAILING, seed=3)
+    assert (train, validation, holdout) == split_failing(list(reversed(FAILING)), seed=3)
+    assert (len(train), len(validation), len(holdout)) == (2, 2, 2)
+    assert not set(train) & set(validation) and not (set(train) | set(validation)) & set(holdout)
+    assert [len(part) for part in split_failing(["a", "b", "c"])] == [1, 1, 1]
     with pytest.raises(UsageError, match="at least 3 recorded failures"):
         split_failing(["a", "b"])
+
+
+def test_gepa_validates_on_tasks_disjoint_from_its_training_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gepa
+    from gepa.api import optimize as real
+
+    seen: dict[str, object] = {}
+
+    def spy(**kwargs: object) -> object:
+        seen.update(kwargs)
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gepa, "optimize", spy)
+    refine_skill(
+        _parent(), failing=FAILING, passing=PASSING, rerunner=KnownEffect(),
+        reflection=Reflection([ALL_RULES]), max_metric_calls=40,
+        audit=AuditLog(tmp_path / "audit.jsonl", "evolve"), holdout_extra=EXTRA,
+    )  # fmt: skip
+    train, validation = set(seen["trainset"]), set(seen["valset"])  # type: ignore[call-overload]
+    assert train and validation and not train & validation
 
 
 def test_a_refinement_that_transfers_replaces_its_parent(tmp_path: Path) -> None:
@@ -102,29 +129,32 @@ def test_a_refinement_that_transfers_replaces_its_parent(tmp_path: Path) -> None
     outcome = refine_skill(
         parent, failing=FAILING, passing=PASSING, rerunner=rerunner,
         reflection=Reflection([ALL_RULES]), max_metric_calls=40, audit=audit, store=store,
-        ledger=ledger, describe=lambda t: f"task {t}",
+        ledger=ledger, describe=lambda t: f"task {t}", holdout_extra=EXTRA, accepted_by="alice",
     )  # fmt: skip
     assert outcome.decision == "replaced", outcome.reason
+    assert outcome.skill.usable and outcome.skill.accepted_by == "alice"
     assert outcome.skill.version == 2 and "[slug-rule]" in outcome.skill.body
     assert (tmp_path / "skills" / parent.name / "v1.md").is_file()
     assert outcome.gate["transfer"]["outcome"] == "promote"
     assert outcome.metric_calls == rerunner.calls <= 40
-    _, holdout = split_failing(FAILING)
+    holdout = sorted([*split_failing(FAILING)[2], *EXTRA])
     assert ledger.split(parent.name, 2) == ([], sorted([*holdout, *PASSING]))
     assert ledger.split(parent.name, 1) == (holdout, PASSING)
     assert _events(tmp_path / "audit.jsonl")[-1] == "skill_refined"
 
 
 def test_winning_on_search_but_not_on_holdout_keeps_the_parent(tmp_path: Path) -> None:
-    # Only the plural rule: it fixes the search tasks of this split, not the held-out ones.
-    search, holdout = split_failing(FAILING)
-    rules = {NEEDS[t] for t in search}
+    # The rules of the train and validation tasks: the held-out tasks that need another rule
+    # ([case-rule]) stay red, so the holdout gains too little to be significant.
+    train, validation, _ = split_failing(FAILING)
+    rules = {NEEDS[t] for t in (*train, *validation)}
     body = "Use inflection: " + " ".join(sorted(rules))
-    assert not all(NEEDS[t] in body for t in holdout)
+    cases = [f"t{i}" for i in range(17, 22)]
+    assert not any(NEEDS[t] in body for t in cases)
     audit = AuditLog(tmp_path / "audit.jsonl", "evolve")
     outcome = refine_skill(
         _parent(), failing=FAILING, passing=PASSING, rerunner=KnownEffect(),
-        reflection=Reflection([body]), max_metric_calls=40, audit=audit,
+        reflection=Reflection([body]), max_metric_calls=40, audit=audit, holdout_extra=cases,
     )  # fmt: skip
     assert outcome.decision == "kept_parent" and outcome.skill == _parent()
     assert outcome.gate["transfer"]["outcome"] != "promote"
@@ -173,7 +203,7 @@ def test_max_metric_calls_holds_whatever_gepa_does(tmp_path: Path, budget: int) 
 
 def test_a_budget_below_the_gate_is_refused_before_any_rerun(tmp_path: Path) -> None:
     rerunner = KnownEffect()
-    with pytest.raises(UsageError, match="too small: the gate needs 14"):
+    with pytest.raises(UsageError, match="too small: the gate needs 10"):
         refine_skill(
             _parent(), failing=FAILING, passing=PASSING, rerunner=rerunner,
             reflection=Reflection([ALL_RULES]), max_metric_calls=12,

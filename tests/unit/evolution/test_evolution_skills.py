@@ -26,6 +26,8 @@ def _skill(**kw: object) -> LearnedSkill:
         sources=("run-1",),
         created=NOW.isoformat(),
         last_used=NOW.isoformat(),
+        tested="re-run gate passed",
+        accepted_by="alice",
     )
     return replace(base, **kw)  # type: ignore[arg-type]
 
@@ -94,10 +96,10 @@ def test_tainted_skills_are_never_promoted_automatically() -> None:
 
 def test_bad_skills_demote_then_retire_and_idle_ones_decay() -> None:
     policy = SkillLifecyclePolicy()
-    bad = _skill(uses=20, successes=0)
+    bad = _skill(uses=20, successes=2)  # upper bound 0.30: bad, not yet retirement-bad
     demoted, decision = policy.apply(bad, NOW)
     assert demoted.state is SkillState.DEMOTED and decision.interval is not None
-    assert policy.decide(demoted, NOW).state is SkillState.RETIRED
+    assert policy.decide(replace(demoted, uses=40), NOW).state is SkillState.RETIRED
     old = (NOW - timedelta(days=45)).isoformat()
     idle = _skill(state=SkillState.PROMOTED, last_used=old)
     assert policy.decide(idle, NOW).state is SkillState.DEMOTED

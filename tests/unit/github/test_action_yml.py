@@ -24,6 +24,9 @@ PINNED = {
     "actions/download-artifact": ("d3f86a106a0bac45b974a628896c90dbdf5c8093", "v4.3.0"),
     # Verified from public workflows pinning the same SHA with the same version comment.
     "actions/create-github-app-token": ("df432ceedc7162793a195dd1713ff69aefc7379e", "v2.0.6"),
+    # The release workflow's publisher (trusted publishing). Verified from a copy of its
+    # repository: `git rev-list -n1 v1.8.14` is this commit.
+    "pypa/gh-action-pypi-publish": ("81e9d935c883d0b210363ab89cf05f3894778450", "v1.8.14"),
 }
 # Contexts an attacker can write (issue/PR/review/comment text, branch names, dispatch inputs).
 UNTRUSTED = re.compile(r"\$\{\{[^}]*\b(github\.event\.|github\.head_ref|inputs\.|env\.)")
@@ -146,7 +149,7 @@ def test_third_party_actions_are_pinned_by_sha_with_the_version(path: Path) -> N
         if "zizmor: ignore" in line:  # only the documented placeholder pin of Chimera itself
             assert ref == "chimera-dev/chimera@v0.1.0" and "ignore[unpinned-uses]" in line, line
         name, _, version = ref.partition("@")
-        if name.startswith("actions/"):
+        if name.startswith("actions/") or name in PINNED:
             sha, tag = PINNED[name]
             assert version == sha, line
             assert line.rstrip().endswith(f"# {tag}"), f"missing version comment: {line}"

@@ -123,3 +123,69 @@ def test_no_learning_file_touches_no_branch_and_junk_is_refused(tmp_path: Path) 
     art = _artifacts(tmp_path, ["not", "an", "object"])
     learned = learn_from_artifact(root, art, _verified(base), ListSink(), run_id="r", issue=1)
     assert learned.refused == ("learning.json: not a JSON object",)
+
+
+def _remote_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote, and a local repository whose origin it is."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    local = tmp_path / "local"
+    local.mkdir()
+    subprocess.run(["git", "-C", str(local), "init", "-q"], check=True)
+    subprocess.run(["git", "-C", str(local), "remote", "add", "origin", str(remote)], check=True)
+    return remote, local
+
+
+def _claim(tmp_path: Path, name: str, skills: object) -> Path:
+    folder = tmp_path / name
+    (folder / "run").mkdir(parents=True)
+    (folder / "patch.diff").write_text(PATCH)
+    (folder / "run" / "uses.json").write_text(json.dumps({"skills": skills, "bullets": []}))
+    return folder
+
+
+def test_the_agent_jobs_claimed_use_counts_with_verifys_verdict_and_never_promotes(
+    tmp_path: Path,
+) -> None:
+    """Which skills a run used is the agent job's word; the outcome is verify's. Thirty
+    claimed failures retire a skill; forty claimed successes never promote one."""
+    from dataclasses import replace
+
+    from chimera.cli import main
+    from chimera.evolution.lifecycle import retrievable
+    from chimera.evolution.skills import SkillStore
+    from chimera.github.learning import branch_sink, claimed_use, learn_uses
+
+    _, local = _remote_pair(tmp_path)
+    good = replace(_skill("list-sums", trusted=True), tested="gate", accepted_by="ana")
+    bad = replace(_skill("bad-sums", trusted=True), tested="gate", accepted_by="ana")
+    store = SkillStore(local / ".chimera" / "skills")
+    store.put(good)
+    store.put(bad)
+    sink = branch_sink(local, tmp_path / "publish-cache.git")
+    claims = [{"name": "list-sums", "version": 1}, {"name": "Not A Name", "version": 1}]
+    art = _claim(tmp_path, "a", claims)
+    record = claimed_use(art, _verified("b" * 40, "failed"), run_id="gh-1-1")
+    assert record is not None and record.skills == (("list-sums", 1),) and not record.passed
+    ok = _claim(tmp_path, "ok", [{"name": "list-sums", "version": 1}])
+    report = learn_uses(ok, _verified("b" * 40, "passed"), sink, run_id="gh-1-0", issue=1)
+    assert report["passed"] is True and report["commit"]
+    bad_art = _claim(tmp_path, "bad", [{"name": "bad-sums", "version": 1}])
+    learn_uses(bad_art, _verified("b" * 40, "failed"), sink, run_id="gh-2-0", issue=2)
+    # The rest in two commits (one per run on GitHub; fewer here to keep the test quick).
+    more_ok = [replace(record, run_id=f"gh-1-{n}", skills=(("list-sums", 1),), passed=True)
+               for n in range(1, 40)]  # fmt: skip
+    more_bad = [replace(record, run_id=f"gh-2-{n}", skills=(("bad-sums", 1),))
+                for n in range(1, 30)]  # fmt: skip
+    sink.store_uses(more_ok, run_id="gh-1", issue=1)
+    sink.store_uses(more_bad, run_id="gh-2", issue=2)
+    assert main(["playbook", "fetch", "--root", str(local)]) == 0
+    kept = store.get("list-sums")
+    assert kept is not None and kept.claimed_uses == 40 and kept.uses == 0
+    assert kept.state is SkillState.PROVISIONAL  # claims never promote
+    retired = store.get("bad-sums")
+    assert retired is not None and retired.state is SkillState.RETIRED
+    assert not retrievable(retired)
+    assert main(["playbook", "fetch", "--root", str(local)]) == 0  # counted once
+    again = store.get("list-sums")
+    assert again is not None and again.claimed_uses == 40

@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from chimera.cli.action import MODES
+from chimera.testing.dist import run_install_step
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "workflows"
 PROVIDERS = sorted((ROOT / "examples" / "providers").glob("*.yml"))
@@ -161,15 +164,52 @@ def test_without_a_set_up_script_the_folder_is_empty_and_said_so(tmp_path: Path)
     assert list((temp / "chimera-deps").iterdir()) == []
 
 
-def test_check_mode_installs_the_plain_package() -> None:
-    action = load(ROOT / "action.yml")
-    (install,) = [s for s in action["runs"]["steps"] if s.get("name") == "Install Chimera"]
-    # verify adds only PyNaCl, and only when it seals held-out evidence to a key.
-    assert install["env"]["CHIMERA_EXTRA"] == (
-        "${{ inputs.mode == 'agent' && '[agent]' || (inputs.mode == 'verify' && "
-        "inputs.heldout-public-key != '' && '[heldout]') || '' }}"
-    )
-    assert "[agent]" not in install["run"], "the extra comes from CHIMERA_EXTRA only"
+# What each mode installs: the plain package for the spec check and verify (no API call), the
+# GitHub client without the LLM stack for every mode that calls GitHub, the LLM stack for agent.
+INSTALLS = {mode: "[github]" for mode in MODES} | {
+    "check": "",
+    "verify": "",
+    "agent": "[agent]",
+}
+
+
+def recording_python(folder: Path) -> Path:
+    """A ``python`` on PATH that records each call's arguments (one line each) and succeeds:
+    the step's choice is read without reaching an index (CI installs each choice for real,
+    tests/e2e/test_action_modes_wheel.py)."""
+    folder.mkdir()
+    program = folder / "python"
+    program.write_text(f'#!/bin/sh\necho "$*" >> {folder}/calls\n', "utf-8")
+    program.chmod(0o755)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("mode", "seals"), [(m, False) for m in MODES] + [("verify", True)], ids=str
+)
+@pytest.mark.parametrize("version", ["", "1.2.3"], ids=["source", "index"])
+def test_the_install_step_installs_each_mode_its_own_extra(
+    tmp_path: Path, mode: str, seals: bool, version: str
+) -> None:
+    fake = recording_python(tmp_path / "bin")
+    proc = run_install_step(
+        ROOT / "action.yml", mode, python_bin=fake, version=version, seals_heldout=seals,
+        action_path=Path("/action"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    extra = "[heldout]" if seals else INSTALLS[mode]
+    target = f"pytest-chimera{extra}=={version}" if version else f"/action{extra}"
+    calls = (fake / "calls").read_text("utf-8").splitlines()
+    assert calls[-1] == f"-m pip install --disable-pip-version-check -q {target}"
+    assert f"Chimera {mode}: pip install {target}" in proc.stdout
+
+
+def test_the_install_step_refuses_an_unknown_mode(tmp_path: Path) -> None:
+    fake = recording_python(tmp_path / "bin")
+    proc = run_install_step(ROOT / "action.yml", "deploy", python_bin=fake)
+    assert proc.returncode == 2
+    assert "::error::Chimera: unknown mode 'deploy'" in proc.stdout
+    assert not (fake / "calls").exists(), "nothing is installed"
 
 
 def splice(workflow: str, provider: Path) -> dict[Any, Any]:

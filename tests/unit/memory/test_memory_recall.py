@@ -132,7 +132,8 @@ def test_memory_export_import_keeps_tombstones_and_taints_imports(tmp_path: Path
 
 
 def test_memory_fts_query_quotes_operators() -> None:
-    assert fts_query('NEAR(a b) OR "x" -y') == '"near" OR "or"'
+    assert fts_query('NEAR(a b) OR "x" -y', keep_stop_words=True) == '"near" OR "or"'
+    assert fts_query('NEAR(a b) OR "x" -y') == '"near"'  # "or" is a stop word too
     assert fts_query("") == ""
     store = MemoryStore(":memory:")
     assert store.search("AND OR NOT", 5) == []

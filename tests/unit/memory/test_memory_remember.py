@@ -17,7 +17,7 @@ from chimera.providers.scripted import ScriptedBackend
 
 
 def answer(**decision: Any) -> dict[str, Any]:
-    return {"purpose": "summarize", "text": json.dumps(decision)}
+    return {"purpose": "memory", "text": json.dumps(decision)}
 
 
 def manager(tmp_path: Path, *turns: dict[str, Any]) -> tuple[MemoryManager, ScriptedBackend]:
@@ -173,8 +173,8 @@ def test_memory_tainted_text_cannot_change_a_trusted_item(tmp_path: Path) -> Non
 def test_memory_invalid_model_answer_adds_after_one_repair(tmp_path: Path) -> None:
     mm, _ = manager(
         tmp_path,
-        {"purpose": "summarize", "text": "I think ADD"},
-        {"purpose": "summarize", "text": '{"op": "MERGE"}'},
+        {"purpose": "memory", "text": "I think ADD"},
+        {"purpose": "memory", "text": '{"op": "MERGE"}'},
     )
     seed(mm, "Tests run with pytest.")
     result = mm.remember(Candidate("Tests need the network off.", Tier.SEMANTIC))

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-HEAVY = ("litellm", "github", "openai", "httpx", "aiohttp", "tiktoken", "unidiff", "dotenv")
+HEAVY = ("litellm", "github", "openai", "httpx", "aiohttp", "tiktoken", "unidiff", "dotenv", "rich")
 
 
 def heavy(modules: list[str]) -> list[str]:

@@ -144,7 +144,7 @@ def test_scripted_is_thread_safe() -> None:
     [
         (
             "- text: a\n- txt: b\n",
-            r"script\.yaml:2:3: turns\.1\.txt: Extra inputs are not permitted",
+            r"script\.yaml:2:3: turns\.1\.txt: unknown field; did you mean 'text'\?",
         ),
         ("- purpose: dream\n", r"script\.yaml:1:12: turns\.0\.purpose: Input should be 'act'"),
         (
