@@ -62,6 +62,12 @@ _LINE = re.compile(r"^@chimera(?:\[bot\])?[:,]?(?=\s|$)(?P<rest>.*)$", re.IGNORE
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 _TAG_OPEN = re.compile(r"<[A-Za-z][A-Za-z0-9-]*(?=[\s/>]|$)")
+# A link's title (a tooltip, never shown): after `](url ` inline, or `[label]: url ` in a
+# reference definition; the group is its opening quote.
+_TITLE_OPEN = re.compile(
+    r"\]\(\s*(?:<[^>]*>|[^\s()]+)\s+(?P<q>[\"'(])|^\s{0,3}\[[^\]]+\]:\s*(?:<[^>]*>|\S+)\s+(?P<r>[\"'(])"
+)
+_CLOSE = {'"': '"', "'": "'", "(": ")"}
 HELP = (
     "Chimera understands `@chimera run` or `@chimera retry` (on an issue), "
     "`@chimera approve <head sha>` and `@chimera fix <what to change>` (on a Chimera PR), "
@@ -87,7 +93,14 @@ class Command:
 
 def _hide(raw: str) -> tuple[str, str | None]:
     """``raw`` without its HTML comments, and what ends a hidden part it leaves open: ``-->``
-    (a comment) or ``>`` (a tag whose attributes go on to the next line; ``None``: none)."""
+    (a comment), ``>`` (a tag whose attributes go on to the next line) or a quote (a link's
+    title that does); ``None``: none."""
+    title = _TITLE_OPEN.search(raw)
+    if title is not None:
+        quote = title.group("q") or title.group("r")
+        if _CLOSE[quote] not in raw[title.end() :]:
+            shown, hidden = _hide(raw[: title.end() - 1])  # the text before the quote
+            return shown, hidden or _CLOSE[quote]
     out = ""
     while True:
         comment = raw.find("<!--")
@@ -111,7 +124,8 @@ def visible_lines(body: str) -> list[str]:
     """``body``'s lines as GitHub renders them visibly: every HTML comment (``<!-- ... -->``,
     across lines too) outside a fenced code block is removed, and an unterminated one hides
     everything after it, as it does on GitHub; so are the lines inside an HTML tag that spans
-    lines (``<img alt="`` ... ``">``: its attributes are never shown). Fenced blocks are kept
+    lines (``<img alt="`` ... ``">``: its attributes are never shown), and a link's title that
+    does (``[x](url "`` ... ``")``, a tooltip). Fenced blocks are kept
     as they are (their text shows literally; :func:`parse_command` skips them anyway)."""
     lines = (body or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     out: list[str] = []
