@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,39}$"
-_NAME_RE = re.compile(NAME_PATTERN)
+_NAME_RE = re.compile(NAME_PATTERN.replace("$", r"\Z"))
 
 READ_ONLY_TOOLS: tuple[str, ...] = ("read_file", "list_dir", "search")
 """The tools a role may be allowed. A crew answers; changes go through ``chimera solve``,

@@ -29,7 +29,7 @@ from chimera.errors import ConfigError
 if TYPE_CHECKING:
     from chimera.governance.audit import AuditLog
 
-NAME = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*$")
+NAME = re.compile(r"^(?=.{1,64}\Z)[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 MAX_DESCRIPTION = 1024
 

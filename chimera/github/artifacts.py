@@ -26,6 +26,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,7 @@ __all__ = [
     "read_patch",
     "read_summary",
     "restore_run",
+    "resumed_state",
     "write_outcome",
 ]
 
@@ -217,15 +219,71 @@ def collect_run(root: Path, run_id: str, folder: Path) -> Path | None:
     return dest
 
 
-def restore_run(folder: Path, root: Path, run_id: str) -> Path:
+def base_commands(root: Path, base: str, spec_path: str, work: Path) -> list[str]:
+    """The ``command`` runs of the Spec at commit ``base`` of ``root`` (what a tainted run may
+    execute, :func:`chimera.governance.wiring.trusted_commands`); ``[]`` when the commit or
+    its Spec cannot be read: a resumed run then executes only what needs no allowlist."""
+    import tempfile
+
+    from chimera.github.basecommit import read_base_files
+    from chimera.governance.wiring import trusted_commands
+    from chimera.spec.loader import load_spec
+
+    if not base:
+        return []
+    with tempfile.TemporaryDirectory(prefix="chimera-resume-base-", dir=work.parent) as tmp:
+        try:
+            files = read_base_files(root, base, spec_path, Path(tmp) / "base")
+            if not files.spec_dir.exists():
+                return []
+            return trusted_commands(load_spec([files.spec_dir]))
+        except ChimeraError:
+            return []
+
+
+def resumed_state(state: RunState, *, spec_path: str, trusted_commands: list[str]) -> RunState:
+    """The run state an Action resume continues from: the artifact's, with what the resuming
+    job re-derives put in place of what the agent job wrote. Every run the Action starts read
+    an issue (``untrusted``) and judges the Spec at ``spec_path``; the commands a tainted run
+    may execute are the base Spec's (``trusted_commands``, read by the resuming job from the
+    base commit), never the artifact's list.
+
+    Raises:
+        HandoffError: the state says the run read no untrusted text, or names another Spec.
+    """
+    if not state.untrusted:
+        raise HandoffError(
+            "the artifact's run state says the run read no untrusted text; every run the "
+            "Action starts reads its issue, so it is refused"
+        )
+    wanted = [spec_path.strip("/") or "."]
+    if [p.strip("/") or "." for p in state.spec_paths] != wanted:
+        shown = ", ".join(state.spec_paths)[:120]
+        raise HandoffError(
+            f"the artifact's run state judges the Spec at {shown!r}, not {wanted[0]!r}"
+        )
+    extra = dict(state.extra) | {"trusted_commands": list(trusted_commands)}
+    return state.model_copy(update={"extra": extra})
+
+
+def restore_run(
+    folder: Path,
+    root: Path,
+    run_id: str,
+    *,
+    vet: Callable[[RunState], RunState] | None = None,
+) -> Path:
     """Put an artifact's ``run/`` back as ``<root>/.chimera/runs/<run_id>/`` (for a resume on
     another runner). ``run_id`` must pass the run store's rule and its folder is proved to stay
     under ``.chimera/runs`` before anything is made; the artifact's files are copied without
-    following links (a link anywhere in ``run/`` refuses the whole folder).
+    following links (a link anywhere in ``run/`` refuses the whole folder). ``vet`` (see
+    :func:`resumed_state`) may refuse the state or put re-derived fields in it before anything
+    is copied; the folder then holds its result.
 
     Raises:
         ChimeraError: the id is malformed or escapes (``UsageError``), the artifact holds no
-            run folder, a link or special file (``HandoffError``), or a different run.
+            run folder, a link or special file (``HandoffError``), a different run, or a
+            state ``vet`` refuses.
     """
     dest = RunStore(root).run_dir(run_id)  # the id rule, and the folder proved confined
     src = folder / RUN_DIR
@@ -241,6 +299,11 @@ def restore_run(folder: Path, root: Path, run_id: str) -> Path:
         ) from exc
     if state.run_id != run_id:
         raise HandoffError(f"{state_path}: holds run {state.run_id[:80]!r}, not {run_id!r}")
+    if vet is not None:
+        try:
+            state = vet(state)
+        except HandoffError as exc:
+            raise HandoffError(f"{state_path}: {exc}") from exc
     if dest.exists():
         shutil.rmtree(dest)
     make_dirs(dest.parent)
@@ -249,6 +312,8 @@ def restore_run(folder: Path, root: Path, run_id: str) -> Path:
     except UnsafePathError as exc:
         shutil.rmtree(dest, ignore_errors=True)
         raise HandoffError(str(exc)) from exc
+    if vet is not None:
+        atomic_write_json(dest / STATE_FILE, state.model_dump(mode="json"))
     return dest
 
 

@@ -2,18 +2,20 @@
 
 The verify and publish jobs never take the Spec or ``[tool.chimera]`` from a working tree,
 a PR head or the agent's artifact: they read the blobs of the base commit decide recorded
-(``git archive`` of that commit, extracted with tar's ``data`` filter, so no link, device or
-absolute path leaves the folder). :func:`spec_digest` names exactly what was read — the blob
-ids of the spec files and configuration files at the base commit, plus the acceptance
+(checked out of that commit through a temporary index — ``git checkout-index``, as a checkout
+writes them, so ``export-ignore`` and ``export-subst`` in the commit's ``.gitattributes``,
+which ``git archive`` obeys, cannot leave the Spec or the tests out of the tree verify judges;
+a link that leaves the folder is refused). :func:`spec_digest` names exactly what was read —
+the blob ids of the spec files and configuration files at the base commit, plus the acceptance
 block's hash — so publish can check that verify judged the same goal it is about to act on.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
+import os
 import subprocess
-import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,8 +44,12 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _git(root: Path, *args: str) -> bytes:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+def _git(
+    root: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> bytes:
+    proc = subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, check=False, env=env, input=stdin
+    )
     if proc.returncode != 0:
         why = stderr_line(proc.stderr, exit_code=proc.returncode)
         raise ChimeraError(f"git {args[0]} failed: {why}")
@@ -80,23 +86,50 @@ def spec_digest(root: Path, sha: str, spec_path: str, acceptance_sha256: str) ->
 
 
 def export_tree(root: Path, sha: str, dest: Path, paths: tuple[str, ...] = ()) -> Path:
-    """Extract ``paths`` (all when empty; missing ones skipped) of commit ``sha`` into
-    ``dest``; returns ``dest``.
+    """Check out ``paths`` (all when empty; missing ones skipped) of commit ``sha`` into
+    ``dest``, as a checkout writes them (the commit's ``.gitattributes`` line endings and
+    filters apply; ``export-ignore`` and ``export-subst`` do not: every file of the commit is
+    there, as committed); returns ``dest``. ``root``'s own index and work tree are untouched.
 
     Raises:
-        ChimeraError: ``sha`` is not a commit, or the archive cannot be extracted.
+        ChimeraError: ``sha`` is not a commit, the files cannot be written, or a link in them
+            points outside ``dest``.
     """
     dest.mkdir(parents=True, exist_ok=True)
     wanted = tuple(p for p, _ in _listing(root, sha, paths)) if paths else ()
     if paths and not wanted:
         return dest
-    data = _git(root, "archive", "--format=tar", sha, *(["--", *wanted] if wanted else []))
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            tar.extractall(dest, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise ChimeraError(f"cannot extract {sha[:12]}: {exc}") from exc
+    prefix = f"{dest.resolve()}/"
+    with tempfile.TemporaryDirectory(prefix="chimera-export-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _git(root, "read-tree", f"{sha}^{{tree}}", env=env)
+        if wanted:
+            listed = "".join(f"{p}\0" for p in wanted).encode("utf-8", "surrogateescape")
+            _git(root, "checkout-index", "-f", "-z", "--stdin", f"--prefix={prefix}",
+                 env=env, stdin=listed)  # fmt: skip
+        else:
+            _git(root, "checkout-index", "-f", "-a", f"--prefix={prefix}", env=env)
+    _refuse_escaping_links(dest, sha)
     return dest
+
+
+def _refuse_escaping_links(dest: Path, sha: str) -> None:
+    """Refuse a link in ``dest`` whose target is absolute or leaves ``dest`` (what tar's
+    ``data`` filter refused when the tree came from ``git archive``)."""
+    top = dest.resolve()
+    for folder, dirs, files in os.walk(top):
+        for name in (*dirs, *files):
+            path = Path(folder) / name
+            if not path.is_symlink():
+                continue
+            target = path.readlink()
+            resolved = Path(os.path.normpath(Path(folder) / target))
+            if target.is_absolute() or not resolved.is_relative_to(top):
+                rel = path.relative_to(top).as_posix()
+                raise ChimeraError(
+                    f"cannot extract {sha[:12]}: {rel!r} is a link to {str(target)!r}, outside "
+                    "the tree"
+                )
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,13 @@ COMMAND_VERBS = frozenset({"stop", "status", "unknown"})
 _LINE = re.compile(r"^@chimera(?:\[bot\])?[:,]?(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
+_TAG_OPEN = re.compile(r"<[A-Za-z][A-Za-z0-9-]*(?=[\s/>]|$)")
+# A link's title (a tooltip, never shown): after `](url ` inline, or `[label]: url ` in a
+# reference definition; the group is its opening quote.
+_TITLE_OPEN = re.compile(
+    r"\]\(\s*(?:<[^>]*>|[^\s()]+)\s+(?P<q>[\"'(])|^\s{0,3}\[[^\]]+\]:\s*(?:<[^>]*>|\S+)\s+(?P<r>[\"'(])"
+)
+_CLOSE = {'"': '"', "'": "'", "(": ")"}
 HELP = (
     "Chimera understands `@chimera run` or `@chimera retry` (on an issue), "
     "`@chimera approve <head sha>` and `@chimera fix <what to change>` (on a Chimera PR), "
@@ -84,23 +91,54 @@ class Command:
     word: str = ""
 
 
+def _hide(raw: str) -> tuple[str, str | None]:
+    """``raw`` without its HTML comments, and what ends a hidden part it leaves open: ``-->``
+    (a comment), ``>`` (a tag whose attributes go on to the next line) or a quote (a link's
+    title that does); ``None``: none."""
+    title = _TITLE_OPEN.search(raw)
+    if title is not None:
+        quote = title.group("q") or title.group("r")
+        if _CLOSE[quote] not in raw[title.end() :]:
+            shown, hidden = _hide(raw[: title.end() - 1])  # the text before the quote
+            return shown, hidden or _CLOSE[quote]
+    out = ""
+    while True:
+        comment = raw.find("<!--")
+        tag = _TAG_OPEN.search(raw)
+        if comment < 0 and tag is None:
+            return out + raw, None
+        if tag is None or 0 <= comment < tag.start():
+            end = raw.find("-->", comment + 4)
+            if end < 0:
+                return out + raw[:comment], "-->"
+            raw = raw[:comment] + raw[end + 3 :]
+            continue
+        end = raw.find(">", tag.end())
+        if end < 0:
+            # An attribute value (an image's alt text, a title) shows nowhere.
+            return out + raw[: tag.start()], ">"
+        out, raw = out + raw[: end + 1], raw[end + 1 :]
+
+
 def visible_lines(body: str) -> list[str]:
     """``body``'s lines as GitHub renders them visibly: every HTML comment (``<!-- ... -->``,
     across lines too) outside a fenced code block is removed, and an unterminated one hides
-    everything after it, as it does on GitHub. Fenced blocks are kept as they are (their text
-    shows literally; :func:`parse_command` skips them anyway)."""
+    everything after it, as it does on GitHub; so are the lines inside an HTML tag that spans
+    lines (``<img alt="`` ... ``">``: its attributes are never shown), and a link's title that
+    does (``[x](url "`` ... ``")``, a tooltip). Fenced blocks are kept
+    as they are (their text shows literally; :func:`parse_command` skips them anyway)."""
     lines = (body or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     out: list[str] = []
     fence: str | None = None
-    hidden = False
+    hidden: str | None = None
     for raw in lines:
-        if hidden:
-            end = raw.find("-->")
+        if hidden is not None:
+            end = raw.find(hidden)
             if end < 0:
                 out.append("")
                 continue
-            raw = raw[end + 3 :]
-            hidden = False
+            raw = raw[end + len(hidden) :]
+            hidden = None
         opened = _FENCE.match(raw.strip())
         if fence is not None:
             if opened and raw.strip().startswith(fence):
@@ -111,12 +149,7 @@ def visible_lines(body: str) -> list[str]:
             fence = opened.group(1)
             out.append(raw)
             continue
-        while (start := raw.find("<!--")) >= 0:
-            end = raw.find("-->", start + 4)
-            if end < 0:
-                raw, hidden = raw[:start], True
-                break
-            raw = raw[:start] + raw[end + 3 :]
+        raw, hidden = _hide(raw)
         out.append(raw)
     return out
 

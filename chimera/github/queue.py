@@ -178,9 +178,13 @@ class ChangeQueue:
         return f"{self.branch_prefix}{issue}"
 
     def open_pulls(self) -> list[PullInfo]:
-        """Open PRs from Chimera's branches (Chimera PRs)."""
+        """Open PRs from Chimera's branches opened by Chimera's identities (Chimera PRs). A
+        branch name proves nothing: anyone can open a PR from a fork's ``chimera/issue-1``,
+        and three of those would otherwise fill every slot."""
         return [
-            p for p in self.client.pulls(state="open") if p.head_ref.startswith(self.branch_prefix)
+            p
+            for p in self.client.pulls(state="open")
+            if p.head_ref.startswith(self.branch_prefix) and p.author in self.identities
         ]
 
     def _pr_issues(self) -> set[int]:

@@ -45,7 +45,7 @@ from chimera.governance.cron_grammar import CronSchedule, parse_cron_field
 from chimera.governance.kernel import TrustKernel
 from chimera.governance.sanitize import sanitize
 
-_NAME = re.compile(r"^[a-z][a-z0-9_-]{1,63}$")
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{1,63}\Z")
 _PROBE_WORKSPACE = "/workspace"
 _PROBE_HOME = "/home/agent"
 

@@ -51,7 +51,7 @@ __all__ = [
     "ToolFilter",
 ]
 
-CONNECTOR_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}$")
+CONNECTOR_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}\Z")
 """A connector's name: it prefixes every tool name, so it is short and provider-safe."""
 
 COMMON_FIELDS: tuple[str, ...] = ("name", "description", "tools", "quarantine", "egress")

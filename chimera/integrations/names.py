@@ -15,7 +15,7 @@ import re
 __all__ = ["MAX_TOOL_NAME", "TOOL_NAME", "tool_name"]
 
 MAX_TOOL_NAME = 64
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}\Z")
 _BAD = re.compile(r"[^a-zA-Z0-9_-]+")
 SEPARATOR = "__"
 

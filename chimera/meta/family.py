@@ -28,7 +28,6 @@ designer itself reads with the read-only part of it.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -38,14 +37,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from chimera.errors import ConfigError, SpecError
 from chimera.meta.profile import AGENT_TOOLS, ProfileBudget
-from chimera.spec.reqfields import ID_PATTERN
+from chimera.spec.reqfields import is_requirement_id
 from chimera.spec.yamlload import parse_yaml
 from chimera.spec.yamlmodel import load_yaml_model
 
 __all__ = ["DesignerSettings", "FamilyTask", "TaskFamily"]
-
-# The Spec's id grammar (one for every id a person writes in a YAML file).
-_ID = re.compile(ID_PATTERN)
 
 
 class _Model(BaseModel):
@@ -87,7 +83,8 @@ class FamilyTask(_Model):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not _ID.match(value):
+        # The Spec's id grammar (one for every id a person writes in a YAML file).
+        if not is_requirement_id(value):
             raise ValueError("ids use letters, digits, '_', '.' and '-'")
         return value
 

@@ -72,8 +72,8 @@ COMMON_FIELDS: tuple[str, ...] = (
 """Top-level keys of a profile besides its one kind key; no kind may take these names."""
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,39}$"
-_NAME = re.compile(NAME_PATTERN)
-_SKILL = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*$")
+_NAME = re.compile(NAME_PATTERN.replace("$", r"\Z"))
+_SKILL = re.compile(r"^(?=.{1,64}\Z)[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 MAX_INSTRUCTIONS = 8000
 
 

@@ -15,20 +15,24 @@ cap on a command's *total* workspace writes is enforced by the kernel while the 
    command's tree does not hold them at all: no folder name, no mount point;
 4. the command's own bubblewrap (the strict sandbox, unchanged) runs with the overlay bound
    at the workspace's path, its arguments read from a file descriptor;
-5. when it ends, the upper layer is measured. Past the cap — a write failed with ``ENOSPC``
-   because the tmpfs was full — nothing is copied back: the command's writes are reverted
-   with the namespace. Within it, the upper layer is merged into the real workspace (new and
-   changed files, deletions, replaced folders), never following a link, never touching
-   ``.git``, ``.chimera`` or a held-out path.
+5. when it ends, the upper layer is measured twice: the pages its tmpfs holds, and the bytes
+   the merge would write — every name's size, so a sparse file (``truncate -s 1G``: no pages)
+   or a thousand hard links to one file (one inode's pages) count for what they become in
+   the workspace. Past the cap by either — or nested deeper than :data:`MAX_DEPTH` folders —
+   nothing is copied back: the command's writes are reverted with the namespace. Within it,
+   the upper layer is merged into the real workspace (new and changed files, deletions,
+   replaced folders), never following a link, never touching ``.git``, ``.chimera`` or a
+   held-out path. A merge that fails half-way says so (``partial``): what it applied stays.
 
 What it costs is measured by ``bench/sandbox_write_cap.py``. Copy-up counts: changing one byte
 of a 100 MiB file that existed before writes the whole file to the upper layer. A command
 killed at its timeout leaves nothing behind (its namespace goes with it).
 
 The outcome is written to ``status`` in the launch folder (outside every tree the command
-sees), three lines: ``merged`` | ``exceeded`` | ``error``, the bytes used, the reason; the exit
-status is the command's. Plain files, plain ``os.posix_spawn``: the supervisor imports no
-``json`` or ``subprocess``, so each command pays for as little start-up as it can.
+sees), three lines: ``merged`` | ``exceeded`` | ``error`` (nothing merged) | ``partial`` (the
+merge stopped part-way), the bytes used, the reason; the exit status is the command's.
+Plain files, plain ``os.posix_spawn``: the supervisor imports no ``json`` or ``subprocess``,
+so each command pays for as little start-up as it can.
 """
 
 # A script run by path with -I -S: the standard library only, no chimera imports.
@@ -52,6 +56,9 @@ EXIT_SETUP = 125
 
 _OPAQUE = ("user.overlay.opaque", "trusted.overlay.opaque")
 _CHUNK = 1 << 20
+MAX_DEPTH = 256
+"""The deepest folder nesting a command's writes may have to be merged (the merge recurses
+per folder; a deeper tree is refused whole, before anything is applied)."""
 
 
 def _mount(source: str, target: str, fstype: str, data: str) -> None:
@@ -64,6 +71,26 @@ def _mount(source: str, target: str, fstype: str, data: str) -> None:
 def _used(path: str) -> int:
     info = os.statvfs(path)
     return (info.f_blocks - info.f_bfree) * info.f_frsize
+
+
+def measure(upper: str) -> tuple[int, int]:
+    """``(bytes, depth)`` of the upper layer ``upper``: what merging it would write (the size
+    of every regular file *name*, hard links and sparse files counted in full, and of every
+    link's target) and its deepest folder nesting. Iterative, never following a link."""
+    total = 0
+    deepest = 0
+    stack = [(upper, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        deepest = max(deepest, depth)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    stack.append((entry.path, depth + 1))
+                elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                    total += info.st_size
+    return total, deepest
 
 
 def _whiteout(info: os.stat_result) -> bool:
@@ -276,25 +303,43 @@ def main(folder: str) -> int:
     argv = [plan["bwrap"][0], "--unshare-user", *ids, "--args", str(args_fd), "--", *command]
     code = _run(argv, args_fd)
     os.close(args_fd)
-    used = _used(scratch)
+    upper = os.path.join(scratch, "upper")
+    try:
+        used = _used(scratch)
+        # What the merge would write: a sparse file or a hard link holds few pages here and
+        # its whole size there.
+        written, depth = measure(upper)
+    except OSError as exc:
+        os.close(lower_fd)
+        _write_status(folder, "error", 0, f"measuring the writes failed ({_errno(exc)})")
+        return code or EXIT_SETUP
     # The tmpfs holds the cap and a little headroom: past the cap the command failed, whether
     # or not a write of its already met ENOSPC at the headroom's end.
-    if used > cap:
+    if used > cap or written > cap:
         os.close(lower_fd)
-        _write_status(folder, "exceeded", used, "write cap reached")
+        _write_status(folder, "exceeded", max(used, written), "write cap reached")
         return code
+    if depth > MAX_DEPTH:
+        os.close(lower_fd)
+        why = f"the writes nest {depth} folders deep (more than {MAX_DEPTH}); nothing was merged"
+        _write_status(folder, "error", used, why)
+        return code or EXIT_SETUP
     try:
-        merge(os.path.join(scratch, "upper"), lower_fd, [*hide, *plan.get("skip", [])])
-    except OSError as exc:
-        import errno
-
-        name = errno.errorcode.get(exc.errno or 0, "error")
-        _write_status(folder, "error", used, f"merging the writes failed ({name})")
+        merge(upper, lower_fd, [*hide, *plan.get("skip", [])])
+    except Exception as exc:  # anything: the status must say a merge stopped half-way
+        name = _errno(exc) if isinstance(exc, OSError) else type(exc).__name__
+        _write_status(folder, "partial", used, f"merging the writes failed ({name})")
         return code or EXIT_SETUP
     finally:
         os.close(lower_fd)
     _write_status(folder, "merged", used, "")
     return code
+
+
+def _errno(exc: OSError) -> str:
+    import errno
+
+    return errno.errorcode.get(exc.errno or 0, "error")
 
 
 if __name__ == "__main__":

@@ -497,9 +497,18 @@ def _capped(result: CommandResult, limit: int, status: dict[str, object] | None)
             f"{size_text(limit)} ([tool.chimera.sandbox] write_cap_mib): it failed and its "
             "writes were reverted"
         )
-    else:
+    elif outcome == "partial":
         reason = str(status.get("reason") or "") if status else ""
-        line = f"the workspace write cap failed ({reason or 'no status'}): the writes were reverted"
+        line = (
+            f"the workspace write cap's merge stopped part-way ({reason}): some of the "
+            "command's writes are in the workspace, the rest were not applied"
+        )
+    elif status is None:
+        # No status at all: the supervisor died without writing one, merging or not.
+        line = "the workspace write cap left no status: the command's writes may be partial"
+    else:
+        reason = str(status.get("reason") or "")
+        line = f"the workspace write cap failed ({reason or 'no reason'}): the writes were reverted"
     code: int | None = result.exit_code if result.exit_code not in (None, 0) else 1
     if result.timed_out:
         code = None

@@ -63,7 +63,11 @@ DATA_SUFFIXES: tuple[str, ...] = (
 
 SECRET_FILE_PATTERNS: tuple[tuple[str, str], ...] = (
     (".env, .env.*, .envrc", "dotenv files (templates such as .env.example excepted)"),
-    ("*.env", "dotenv files named by environment: prod.env, secrets.env (example.env excepted)"),
+    (
+        "*.env, *.env.*",
+        "dotenv files named by environment: prod.env, secrets.env, config.env.local "
+        "(example.env and code such as my.env.py excepted)",
+    ),
     ("*.pem, *.key", "PEM files and private keys"),
     ("*.p12, *.pfx, *.jks, *.keystore, *.kdbx", "key stores and password databases"),
     ("id_rsa, id_dsa, id_ecdsa, id_ed25519 (and their _sk forms)", "SSH private keys"),
@@ -98,15 +102,27 @@ _EXAMPLE_STEMS = frozenset(EXAMPLE_DOTENV_SUFFIXES)
 _PRUNE = frozenset({".git", ".chimera"})
 
 
+# The last suffix of a name that is code or prose, never a dotenv file (``my.env.py``).
+_NOT_DATA = frozenset(
+    {"py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "rb", "go", "rs", "java", "kt", "php",
+     "sh", "bash", "zsh", "ps1", "md", "rst", "html", "j2", "jinja", "tpl", "tmpl", "dist"}
+)  # fmt: skip
+
+
 def is_dotenv_shaped(name: str) -> bool:
     """True for a secret file that holds ``KEY=value`` lines: ``.env``, ``.env.local``,
-    ``.envrc``, ``prod.env`` (templates excepted). The redactor reads values from these."""
+    ``.envrc``, ``prod.env``, ``PROD.ENV``, ``config.env.local`` (an ``env`` part after a
+    stem; templates, code and prose excepted). The redactor reads values from these."""
     if name.startswith(".env"):
         return not is_example_dotenv(name)
-    if name.endswith(".env") and len(name) > len(".env"):
-        stem = name[: -len(".env")].rstrip(".").rsplit(".", 1)[-1].lower()
-        return stem not in _EXAMPLE_STEMS
-    return False
+    parts = name.casefold().split(".")
+    if "env" not in parts[1:]:
+        return False
+    at = parts.index("env", 1)
+    stem, after = parts[at - 1], parts[at + 1 :]
+    if not stem or stem in _EXAMPLE_STEMS or any(p in _EXAMPLE_STEMS for p in after):
+        return False
+    return not (after and after[-1] in _NOT_DATA)
 
 
 def is_key_file(name: str) -> bool:

@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 DEFAULT_BRANCH = "chimera/journal"
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_FILE = re.compile(r"^runs/[A-Za-z0-9][A-Za-z0-9._-]{0,127}\.jsonl$")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+_FILE = re.compile(r"^runs/[A-Za-z0-9][A-Za-z0-9._-]{0,127}\.jsonl\Z")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,16 @@ from chimera.spec.model import Risk
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 """A requirement id: safe in pytest node ids (``file::id``), shell arguments and URLs."""
 
-_ID_RE = re.compile(ID_PATTERN)
+# ``\Z``, not ``$``: Python's ``$`` also matches before a final newline, so ``"abc\n"`` would
+# pass as an id and carry a line break into every surface that shows one.
+_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+
+
+def is_requirement_id(value: object) -> bool:
+    """True when ``value`` is a string with the shape of a requirement id (:data:`ID_PATTERN`,
+    the whole string: no trailing newline)."""
+    return isinstance(value, str) and _ID_RE.match(value) is not None
+
 
 # --------------------------------------------------------------------------- common fields
 

@@ -28,9 +28,11 @@ from chimera.errors import ChimeraError
 from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, write_request
 from chimera.github.artifacts import (
     Outcome,
+    base_commands,
     collect_run,
     make_patch,
     restore_run,
+    resumed_state,
     write_outcome,
     write_summary,
 )
@@ -253,7 +255,14 @@ def _run(
         client.download_artifact(
             int(source_run), marker.artifact or settings.artifact_name, download
         )
-        restore_run(download, root, run_id)
+        # The artifact's state is the agent job's word: what a tainted run may execute is
+        # read again from the base commit the marker names, never copied.
+        spec_path = settings.spec_path
+        allowed = base_commands(root, decided_base or marker.base or "", spec_path, download)
+        restore_run(
+            download, root, run_id,
+            vet=lambda state: resumed_state(state, spec_path=spec_path, trusted_commands=allowed),
+        )  # fmt: skip
         request = AgentRequest(
             version=REQUEST_VERSION,
             action="approve",

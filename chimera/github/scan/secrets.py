@@ -34,6 +34,7 @@ from chimera.github.scan.model import Finding, finding
 from chimera.governance.rules import Verdict, find_secret_formats
 from chimera.governance.rules.credentials import has_private_key_block
 from chimera.sandbox.layout import is_dotenv_name, is_example_dotenv
+from chimera.sandbox.secret_files import is_secret_file
 
 __all__ = [
     "LOCKFILES",
@@ -215,6 +216,9 @@ def secret_file_findings(path: str, status: str) -> Iterator[Finding]:
         yield finding(B, "secret-file", path, "a credential file")
     elif name.endswith(".pem"):
         yield finding(R, "secret-file", path, "a PEM file may hold a private key")
+    elif is_secret_file(name):
+        # The sandbox's list: what it masks in a run is never published either.
+        yield finding(B, "secret-file", path, "a secret file by its name (prod.env, .npmrc, ...)")
     for f in text_findings(path, path):
         yield finding(B, "secret-in-name", path, f.reason.split(": ", 1)[1] + " in the path")
 

@@ -111,6 +111,7 @@ _HOOK_NAMES = frozenset(
         "usercustomize.py",
         ".pre-commit-config.yaml",
         "justfile",
+        ".justfile",
     }
 )
 _MANIFESTS = frozenset(
@@ -161,6 +162,17 @@ _RENOVATE = frozenset(
         ".gitlab/renovate.json5",
     }
 )
+_GIT_HOOK_MANAGERS = frozenset(
+    {
+        f"{dot}{name}.{ext}"
+        for dot in ("", ".")
+        for name in ("lefthook", "lefthook-local")
+        for ext in ("yml", "yaml", "json", "toml")
+    }
+    | {".overcommit.yml", ".simple-git-hooks.json", ".simple-git-hooks.js", ".simple-git-hooks.cjs"}
+)
+_DEV_ENVIRONMENTS = frozenset({".devcontainer.json", ".gitpod.yml", ".gitpod.yaml"})
+_DEPLOY_PREVIEWS = frozenset({"netlify.toml", "vercel.json", "now.json"})
 _READTHEDOCS = frozenset(
     {".readthedocs.yaml", ".readthedocs.yml", "readthedocs.yaml", "readthedocs.yml"}
 )
@@ -204,8 +216,9 @@ TABLE: tuple[FileClass, ...] = (
     FileClass(
         "action-path",
         "every path a workflow or action of the **base** commit `uses:` locally "
-        "(`uses: ./tools/ci` protects all of `tools/ci/`; `uses: ./` the root manifest and "
-        "the files it names)",
+        "(`uses: ./tools/ci` protects all of `tools/ci/`; `uses: ./` the root manifest), and "
+        "every file such an action names to run, wherever it lies (`runs.main`, "
+        "`$GITHUB_ACTION_PATH/x.sh`, `run: python scripts/prep.py` in a composite step)",
         "a base workflow runs this code in CI, with the workflow's token and secrets",
         B,
     ),
@@ -218,6 +231,15 @@ TABLE: tuple[FileClass, ...] = (
         path=is_ci_path,
         on_delete=True,
         shadowed_by=("github-dir", "action-manifest"),
+    ),
+    FileClass(
+        "deploy-preview",
+        "`netlify.toml`, `vercel.json` (`now.json`) at any depth (a monorepo's site folder)",
+        "Netlify and Vercel build every pushed branch and pull request with the project's "
+        "build settings and secrets as soon as it is pushed, before any person looks at it",
+        B,
+        path=lambda key: _name(key) in _DEPLOY_PREVIEWS,
+        on_delete=True,
     ),
     FileClass(
         "codeowners",
@@ -266,7 +288,8 @@ TABLE: tuple[FileClass, ...] = (
     FileClass(
         "build-hook",
         "`conftest.py`, `Makefile`/`*.mk`, `setup.py`, `noxfile.py`, `tox.ini`, `pytest.ini`, "
-        "`justfile`, `sitecustomize.py`/`usercustomize.py`, `*.pth`, `.pre-commit-config.yaml`",
+        "`justfile`/`.justfile`, `sitecustomize.py`/`usercustomize.py`, `*.pth`, "
+        "`.pre-commit-config.yaml`",
         "runs code during builds or tests (pytest, make, pip, nox, tox, pre-commit, Python "
         "at start-up)",
         R,
@@ -376,6 +399,22 @@ TABLE: tuple[FileClass, ...] = (
         "husky makes git run these hooks on a person's commits and pushes",
         R,
         path=lambda key: _parts(key)[0] == ".husky",
+    ),
+    FileClass(
+        "git-hook",
+        "Lefthook (`lefthook.yml`, `.lefthook.yml`, `lefthook-local.yml` ...), Overcommit "
+        "(`.overcommit.yml`), simple-git-hooks (`.simple-git-hooks.json`)",
+        "these managers install and run git hooks on a person's commits and pushes",
+        R,
+        path=lambda key: _name(key) in _GIT_HOOK_MANAGERS,
+    ),
+    FileClass(
+        "dev-environment",
+        "anything under `.devcontainer/`, `.devcontainer.json`, `.gitpod.yml`",
+        "a dev container's `initializeCommand` runs on a person's own machine when the folder "
+        "is opened, its other commands in the container; Gitpod runs its tasks on open",
+        R,
+        path=lambda key: _parts(key)[0] == ".devcontainer" or key in _DEV_ENVIRONMENTS,
     ),
     FileClass(
         "container-build",

@@ -12,9 +12,18 @@ patch, which could drop the ``uses:`` line in the same change:
 2. each local action found, its ``action.yml`` / ``action.yaml`` at the base, read the same
    way for the local actions its composite steps use, until none is new;
 3. a folder other than the root is protected whole; the root (``uses: ./``) protects its
-   manifest and the files the manifest names: ``runs.main`` / ``pre`` / ``post`` (JavaScript
-   actions), a local ``runs.image`` (Docker), and ``${{ github.action_path }}/FILE`` in its
-   steps — protecting the whole root would block every change to an action's own repository.
+   manifest — protecting the whole root would block every change to an action's own
+   repository;
+4. every action, the root's included, also protects the files its manifest names, wherever
+   they lie: ``runs.main`` / ``pre`` / ``post`` (JavaScript actions) and a local
+   ``runs.image`` (Docker), relative to the action's folder; in the ``run:`` of its composite
+   steps, a path after the action's folder (``${{ github.action_path }}/FILE``,
+   ``$GITHUB_ACTION_PATH/FILE``, ``${GITHUB_ACTION_PATH}/FILE``, or a step variable set to
+   ``${{ github.action_path }}``), and a path from the step's working folder (the checkout's
+   root unless ``working-directory`` says otherwise: ``run: bash scripts/prep.sh``) — one
+   that names a script (a ``.sh``, ``.py``, ... file, or one starting ``./``) or a file of
+   the base commit. A composite step runs such a file with the workflow's token and secrets
+   as surely as a file inside the action's folder.
 
 Paths are resolved as GitHub does for a step's ``uses: ./`` (against the checkout's root) and
 compared case-folded. (GitHub Docs: "Workflow syntax — jobs.<job_id>.steps[*].uses", "Metadata
@@ -40,6 +49,30 @@ WORKFLOWS = ".github/workflows"
 _MANIFESTS = ("action.yml", "action.yaml")
 _USES_LINE = re.compile(r"""^\s*(?:-\s*)?["']?uses["']?\s*:\s*["']?(\.[^\s"'#]*)""", re.M)
 _ACTION_PATH = re.compile(r"github\.action_path\s*\}\}[/\\]+([^\s\"'`;|&)]+)")
+_ACTION_PATH_EXPR = re.compile(r"\$\{\{\s*github\.action_path\s*\}\}")
+# A path after the action's folder in a step's `run:`: the expression, `$NAME/` or `${NAME}/`
+# (`name` is the variable; the caller keeps GITHUB_ACTION_PATH and the step's aliases of it).
+_ACTION_REF = re.compile(
+    r"(?:\$\{\{\s*github\.action_path\s*\}\}|\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?)"
+    r"[/\\]+(?P<path>[^\s\"'`;|&)]+)"
+)
+# Words of a `run:` script (shell separators and quotes split them) that look like a path.
+_WORD_SPLIT = re.compile(r"[\s\"'`;|&()<>=]+")
+_PATH_WORD = re.compile(r"(?:\./)?[A-Za-z0-9_.-][A-Za-z0-9_./-]*")
+_SCRIPT_SUFFIXES = (
+    ".sh",
+    ".bash",
+    ".zsh",
+    ".py",
+    ".js",
+    ".mjs",
+    ".cjs",
+    ".ts",
+    ".rb",
+    ".pl",
+    ".ps1",
+    ".php",
+)
 _MAX_ACTIONS = 200
 _RUNS = "never changed by Chimera: a base workflow runs it"
 
@@ -118,24 +151,69 @@ def _uses_in(text: str) -> list[str]:
     return list(dict.fromkeys(targets))
 
 
-def _root_files(manifest: str, text: str) -> list[str]:
-    """Files of the root action's manifest that run: ``runs.main/pre/post``, a local image,
-    and ``${{ github.action_path }}/FILE`` anywhere in it."""
+def _inside(folder: str, name: str) -> str | None:
+    """``name`` (relative to ``folder``) as a repository path, or ``None`` when it is not a
+    plain path inside the repository (absolute, an expression, or leaving it)."""
+    name = name.strip()
+    if not name or "${{" in name or "$" in name or "://" in name or name.startswith("/"):
+        return None
+    resolved = posixpath.normpath(posixpath.join(folder, name))
+    if resolved in (".", "..") or resolved.startswith(("../", "/")):
+        return None
+    return resolved
+
+
+def _step_files(folder: str, step: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """``(named, maybe)``: files a composite step's ``run:`` runs — ``named`` certainly
+    (after the action's folder, or a script path), ``maybe`` only when the base commit holds
+    them (a path-like word from the working folder)."""
+    run = step.get("run")
+    if not isinstance(run, str):
+        return [], []
+    env = step.get("env")
+    aliases = {"GITHUB_ACTION_PATH"}
+    if isinstance(env, dict):
+        aliases |= {
+            str(k) for k, v in env.items() if isinstance(v, str) and _ACTION_PATH_EXPR.search(v)
+        }
+    named: list[str] = []
+    for match in _ACTION_REF.finditer(run):
+        ours = match.group("name") is None or match.group("name") in aliases
+        if ours and (path := _inside(folder, match.group("path"))) is not None:
+            named.append(path)
+    cwd = step.get("working-directory")
+    where = _inside("", cwd) if isinstance(cwd, str) and cwd.strip() else ""
+    maybe: list[str] = []
+    if where is not None:
+        for word in _WORD_SPLIT.split(run):
+            if not _PATH_WORD.fullmatch(word) or (path := _inside(where, word)) is None:
+                continue
+            script = word.startswith("./") or word.lower().endswith(_SCRIPT_SUFFIXES)
+            (named if script else maybe).append(path)
+    return named, maybe
+
+
+def _action_files(folder: str, manifest: str, text: str) -> tuple[list[str], list[str]]:
+    """``(named, maybe)`` (see :func:`_step_files`): the files an action's manifest makes run
+    — ``runs.main/pre/post``, a local image, ``${{ github.action_path }}/FILE`` anywhere in
+    it, and what its composite steps run."""
     doc = _parse(text)
     runs = doc.get("runs") if isinstance(doc, dict) else None
     named: list[str] = [manifest]
+    maybe: list[str] = []
     if isinstance(runs, dict):
         for key in ("main", "pre", "post", "image"):
             value = runs.get(key)
-            if isinstance(value, str) and "://" not in value:
-                named.append(value)
-    named += _ACTION_PATH.findall(text)
-    out: list[str] = []
-    for name in named:
-        resolved = posixpath.normpath(name.strip())
-        if resolved not in (".", "..") and not resolved.startswith(("../", "/")):
-            out.append(resolved)
-    return out
+            if isinstance(value, str) and (path := _inside(folder, value)) is not None:
+                named.append(path)
+        steps = runs.get("steps")
+        for step in steps if isinstance(steps, list) else []:
+            if isinstance(step, dict):
+                sure, unsure = _step_files(folder, step)
+                named += sure
+                maybe += unsure
+    named += [p for m in _ACTION_PATH.findall(text) if (p := _inside(folder, m)) is not None]
+    return named, maybe
 
 
 def _tree(repo: Path, base: str, under: str) -> dict[str, str] | None:
@@ -173,6 +251,7 @@ def used_paths(repo: Path, base: str) -> UsedPaths | str:
         queue += [(t, f"`uses: {t}` in {path}") for t in _uses_in(text)]
     folders: dict[str, str] = {}
     files: dict[str, str] = {}
+    maybe: list[tuple[str, str]] = []  # path-like words of `run:` steps, kept if at the base
     seen: set[str] = set()
     while queue and len(seen) < _MAX_ACTIONS:
         target, where = queue.pop(0)
@@ -193,8 +272,21 @@ def used_paths(repo: Path, base: str) -> UsedPaths | str:
         texts = read_blobs(repo, list(manifests.values()))
         for manifest, blob in manifests.items():
             text = texts.get(blob, b"").decode("utf-8", "replace")
-            if not folder:
-                for name in _root_files(manifest, text):
-                    files.setdefault(name.casefold(), where)
+            named, unsure = _action_files(folder, manifest, text)
+            for name in named:
+                files.setdefault(name.casefold(), f"{where}, which runs it")
+            maybe += [(name, f"{where}, which runs it") for name in unsure]
             queue += [(t, f"{where}, then `uses: {t}` in {manifest}") for t in _uses_in(text)]
+    for name, where in _existing(repo, base, maybe):
+        files.setdefault(name.casefold(), where)
     return UsedPaths(folders, files)
+
+
+def _existing(repo: Path, base: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The ``(path, where)`` pairs whose path is a file of ``base`` (one ``git ls-tree``)."""
+    paths = list(dict.fromkeys(p for p, _ in wanted))
+    if not paths:
+        return []
+    args = ["ls-tree", "-r", "-z", "--full-tree", "--name-only", base, "--", *paths]
+    found = {normalise(raw) for raw in git_lines(repo, args) or []}
+    return [(p, w) for p, w in wanted if p in found]

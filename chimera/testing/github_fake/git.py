@@ -109,7 +109,7 @@ class GitBackend(Resource):
                 before_sha = before.get(ref, _ZERO)
                 self.fake.emit(repo, req, "push", None, ref=ref, sha=sha, before=before_sha)
                 branch = ref.removeprefix("refs/heads/")
-                for pull in repo.open_pulls():
+                for pull in repo.own_open_pulls():
                     if pull["head"] == branch and sha != _ZERO:
                         self.fake.emit(
                             repo, req, "pull_request", "synchronize",

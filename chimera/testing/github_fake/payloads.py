@@ -222,7 +222,14 @@ class Payloads:
             out["draft"] = issue["draft"]
         return out
 
-    def _branch_ref(self, repo: FakeRepo, ref: str, sha: str) -> dict[str, Any]:
+    def _branch_ref(
+        self, repo: FakeRepo, ref: str, sha: str, owner: str | None = None
+    ) -> dict[str, Any]:
+        if owner is not None and owner != repo.owner:  # a fork's branch
+            fork = self.repo(repo) | {"full_name": f"{owner}/{repo.name}", "fork": True}
+            fork["owner"] = self.user(owner)
+            return {"label": f"{owner}:{ref}", "ref": ref, "sha": sha,
+                    "user": self.user(owner), "repo": fork}  # fmt: skip
         return {
             "label": f"{repo.owner}:{ref}",
             "ref": ref,
@@ -277,7 +284,7 @@ class Payloads:
             "assignees": [],
             "requested_reviewers": [self.user(u) for u in pull["requested_reviewers"]],
             "requested_teams": [],
-            "head": self._branch_ref(repo, pull["head"], sha),
+            "head": self._branch_ref(repo, pull["head"], sha, pull.get("head_owner")),
             "base": self._branch_ref(repo, pull["base"], repo.head_sha(pull["base"]) or "0" * 40),
             "_links": {key: {"href": href} for key, href in links.items()},
             "author_association": "CONTRIBUTOR",

