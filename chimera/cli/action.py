@@ -187,8 +187,6 @@ def _context(args: argparse.Namespace) -> ActionContext:
         runner_temp=Path(temp) if temp else None,
         base_ref=_env("CHIMERA_BASE_REF") or None,
         dispatch_ref=_env("CHIMERA_DISPATCH_REF") or None,
-        decided_base=_env("CHIMERA_DECIDED_BASE_SHA") or None,
-        decided_head=_env("CHIMERA_DECIDED_HEAD_SHA") or None,
         github=_github(),
     )
 
@@ -312,9 +310,16 @@ def _tick(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext
 
 def _agent(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
     from chimera.github.jobs.agent import agent_job
+    from chimera.github.trust import Decided
 
     root = _root(args)
-    return _report(agent_job(ctx, settings, root, _artifacts(args, root)).to_job())
+    try:
+        decided = Decided.from_env(os.environ)
+    except ConfigError as exc:
+        # No gate, no run: decide's outputs are what admitted it (a workflow that starts the
+        # agent without them, or when decide said no, runs nothing).
+        raise ConfigError(f"the agent job starts only from decide's outputs: {exc}") from exc
+    return _report(agent_job(ctx, settings, root, _artifacts(args, root), decided).to_job())
 
 
 def _verify(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
