@@ -9,6 +9,14 @@ folder, audit summary) for the publish job, and the audit summary for the job su
 
 The job's steps (checkout, basis, child, artifacts) run in one order here; the git steps on
 the checkout live in :mod:`~chimera.github.jobs.checkout`, the child in its own module.
+
+It starts from decide's outputs only (:class:`~chimera.github.trust.Decided`, parsed once by
+``chimera action``) and does not make decide's API checks again; the PR's marker, which a
+person could change after decide, it reads and parses again itself.
+
+Why one module past ~400 lines: the job is one sequence (what decide admitted → the checkout
+→ the child → the artifacts) whose steps hand each other the same few values; cut in two, a
+reader would follow one run across files.
 """
 
 from __future__ import annotations
