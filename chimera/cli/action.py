@@ -40,8 +40,9 @@ Modes (``--mode``):
 object, with the API checks it would still make, and changes nothing.
 
 This module only reads argv and the environment into typed objects, calls one job of
-:mod:`chimera.github.jobs`, and writes the job's result back (step outputs, one JSON line on
-stdout, the job summary); the jobs hold the logic.
+:mod:`chimera.github.jobs` through :data:`JOB_MODES` (one row per mode; each mode's runner
+imports its own job, so a mode loads nothing of the others), and writes the job's result back
+(step outputs, one JSON line on stdout, the job summary); the jobs hold the logic.
 
 Environment: ``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH``, ``GITHUB_REPOSITORY``,
 ``GITHUB_SERVER_URL``, ``GITHUB_API_URL`` (``CHIMERA_GITHUB_API_URL`` overrides it, for GitHub
@@ -413,8 +414,6 @@ JOB_MODES: dict[str, JobMode] = {
 """Every job mode, in ``action.yml``'s order; ``check`` (the spec in CI) is the one mode that
 reads no event and runs no job."""
 MODES = ("check", *JOB_MODES)
-# Modes that run model-written code: a reused self-hosted runner would keep what it left.
-UNTRUSTED_CODE_MODES = tuple(name for name, mode in JOB_MODES.items() if mode.untrusted_code)
 
 
 def _store_client(ctx: ActionContext, settings: ActionSettings) -> tuple[GitHubClient | None, str]:
