@@ -22,7 +22,8 @@ turns:
 """
 
 PROBLEMS = [
-    "2:14: turns.0.purpose: Input should be 'act', 'plan', 'review', 'replan', 'summarize' or 'memory'",
+    "2:14: turns.0.purpose: Input should be 'act', 'plan', 'review', 'replan', 'summarize' "
+    "or 'memory'",
     "3:5: turns.0.txt: unknown field; did you mean 'text'?",
     "5:9: turns.1.tool_calls.0.nme: unknown field; did you mean 'name'?",
     "7:13: turns.1.usage.prompt_token: unknown field; did you mean 'prompt_tokens'?",
