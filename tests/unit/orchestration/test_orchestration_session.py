@@ -111,8 +111,8 @@ def test_session_parts_plug_in_and_one_guard_serves_the_snapshot_folder(
     assert agent.tool_wrapper is not None  # untrusted implies the TrustKernel around the tools
     assert session.guard.store == (project / ".chimera/runs/r1/snapshots").resolve()
     orchestrator, solver = session.project(["specs"])
-    assert isinstance(orchestrator.snapshots, GuardSnapshots)
-    assert orchestrator.snapshots.guard is session.guard
+    assert isinstance(orchestrator.kit.snapshots, GuardSnapshots)
+    assert orchestrator.kit.snapshots.guard is session.guard
     assert solver.build_agent == session.agent
 
 
