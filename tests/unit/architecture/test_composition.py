@@ -63,10 +63,6 @@ NOT_YET_COMPOSED: dict[tuple[str, str], str] = {
     ("EngineSession", "ScopeSelection"): "the engine session's scope half",
     ("GitHubFake", "AppsMixin"): "the fake's App helpers",
     ("GitHubFake", "RunsMixin"): "the fake's workflow-run helpers",
-    ("Publisher", "PublishGuards"): "being composed: guards and a PR step",
-    ("Publisher", "PullRequestStep"): "being composed: guards and a PR step",
-    ("PublishGuards", "PublisherBase"): "being composed: guards and a PR step",
-    ("PullRequestStep", "PublisherBase"): "being composed: guards and a PR step",
 }
 
 
