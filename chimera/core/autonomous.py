@@ -117,10 +117,8 @@ class AutonomousAgent:
         self.runner = deps.runner
         self.run_dir = self.ctx.run_dir
         self.config = config
-        self.experience = deps.experience
         self.tool_wrapper = deps.tool_wrapper
         self.cursor = deps.cursor
-        self.label = label
 
     # -- the loop ------------------------------------------------------------------------------
 
