@@ -46,12 +46,12 @@ from chimera.core.attempts import TaskLedger, Verdict
 from chimera.core.checkpoint import SolveCheckpoint
 from chimera.core.deps import AgentDeps
 from chimera.core.heldout.suspicion import checked_paths
-from chimera.core.solve_attempt import Attempt, _config_fingerprint
+from chimera.core.solve_attempt import Attempt, config_fingerprint
 from chimera.core.solve_context import SolveContext
 from chimera.core.solve_planning import Planner
 from chimera.core.solve_prompts import ACT_SYSTEM
-from chimera.core.solve_result import SolveOutcome, SolveResult, _report
-from chimera.core.solve_state import _Run, _Stop, model_name
+from chimera.core.solve_result import SolveOutcome, SolveResult, render_report
+from chimera.core.solve_state import SolveRun, SolveStop, model_name
 from chimera.core.spine import Spine
 from chimera.errors import UsageError
 from chimera.governance.sanitize import fence_untrusted, sanitize
@@ -152,7 +152,7 @@ class AutonomousAgent:
         if unknown:
             raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
         ctx = self.ctx
-        ctx.start(untrusted=untrusted, config_before=_config_fingerprint(self.workspace))
+        ctx.start(untrusted=untrusted, config_before=config_fingerprint(self.workspace))
         mode = str(getattr(self.runner, "mode", "unknown"))
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
         describe = getattr(self.runner, "describe", None)
@@ -193,7 +193,7 @@ class AutonomousAgent:
                     "Nothing to change: every target requirement already passes. "
                     "A pass without a change is hollow, not a success."
                 )
-        except _Stop as stop:
+        except SolveStop as stop:
             result.outcome = stop.outcome
             result.final_report = stop.reason
             result.budget_limit = stop.budget_limit
@@ -204,7 +204,7 @@ class AutonomousAgent:
 
     def _prepare(
         self, task: str, targets: Sequence[str] | None, held: DriftReport | None = None
-    ) -> _Run:
+    ) -> SolveRun:
         """Base check, goal, tools, snapshot store and the Spine: everything before the plan."""
         from chimera.core.workspace import WorkspaceGuard
         from chimera.tools import native_tools
@@ -239,7 +239,7 @@ class AutonomousAgent:
         if self.tool_wrapper is not None:
             # Governance (GovernedTool / taint) wraps the tools without changing the loop.
             tools = self.tool_wrapper(registry)
-        return _Run(
+        return SolveRun(
             guard=self.deps.guard or WorkspaceGuard(self.workspace, self.run_dir / "snapshots"),
             tools=tools,
             task_block=fence_untrusted(task, "task"),
@@ -252,7 +252,7 @@ class AutonomousAgent:
             checked=checked_paths(self.spec, self.workspace),
         )
 
-    def _loop(self, run: _Run, result: SolveResult, *, resume: bool = False) -> None:
+    def _loop(self, run: SolveRun, result: SolveResult, *, resume: bool = False) -> None:
         """The attempts. A repeated failure signature replans, then escalates (module doc).
 
         Every call runs under a :func:`~chimera.context.call_context` naming
@@ -317,7 +317,7 @@ class AutonomousAgent:
             replanned_on_rung = True
 
     def _checkpoint(
-        self, number: int, run: _Run, rung: int, replanned_on_rung: bool, repeated: str | None
+        self, number: int, run: SolveRun, rung: int, replanned_on_rung: bool, repeated: str | None
     ) -> None:
         ctx = self.ctx
         SolveCheckpoint(
@@ -334,7 +334,7 @@ class AutonomousAgent:
             backend_position=self.cursor.checkpoint() if self.cursor is not None else None,
         ).save(ctx.attempt_dir, ctx.redactor())
 
-    def _restore(self, saved: SolveCheckpoint, run: _Run, result: SolveResult) -> int:
+    def _restore(self, saved: SolveCheckpoint, run: SolveRun, result: SolveResult) -> int:
         """Take up an interrupted solve where its checkpoint stood; returns the next attempt."""
         run.history, run.ledger, run.plan = saved.history, saved.ledger, saved.plan
         result.attempts = list(saved.history.records)
@@ -359,9 +359,9 @@ class AutonomousAgent:
     def _finish(self, result: SolveResult) -> None:
         result.tainted = result.tainted or self.ctx.tainted
         if not result.final_report:
-            result.final_report = _report(result)
+            result.final_report = render_report(result)
         else:
-            result.final_report = result.final_report + "\n" + _report(result)
+            result.final_report = result.final_report + "\n" + render_report(result)
         self.ctx.event(
             "run_finished",
             outcome=result.outcome,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from chimera.core.workspace import Snapshot, WorkspaceDiff
 from chimera.core.solve_context import SolveContext
 from chimera.core.solve_prompts import ACT_SYSTEM
-from chimera.core.solve_state import _Run, _Seen, _Stop, _write_json, model_name
+from chimera.core.solve_state import AttemptSeen, SolveRun, SolveStop, model_name, write_transcript
 
 _AUDITED_CHARS = 2000
 """How much of a tool call's arguments and output its audit event keeps (the trajectory
@@ -43,7 +43,7 @@ class Attempt:
     """
 
     def __init__(
-        self, ctx: SolveContext, number: int, backend: SupportsComplete, run: _Run
+        self, ctx: SolveContext, number: int, backend: SupportsComplete, run: SolveRun
     ) -> None:
         self.ctx = ctx
         self.number = number
@@ -77,7 +77,7 @@ class Attempt:
         """Snapshot, act, review, verify; revert unless it passed. Returns the record.
 
         Raises:
-            _Stop: the budget refused a call or the provider failed (the workspace reverted).
+            SolveStop: the budget refused a call or the provider failed (the workspace reverted).
         """
         ctx, run, number = self.ctx, self.run, self.number
         ctx.event(
@@ -93,7 +93,7 @@ class Attempt:
         except BaseException as exc:
             # A budget refusal, provider failure or crash is not an attempt: undo and stop.
             run.guard.restore(snapshot)
-            reason = exc.outcome if isinstance(exc, _Stop) else "exception"
+            reason = exc.outcome if isinstance(exc, SolveStop) else "exception"
             ctx.event("revert", attempt=number, reason=reason)
             raise
         cost = None
@@ -113,7 +113,7 @@ class Attempt:
             ctx.event("revert", attempt=number, reason=record.verdict.value)
         return record
 
-    def _act_review_verify(self, messages: list[Message], snapshot: Snapshot) -> _Seen:
+    def _act_review_verify(self, messages: list[Message], snapshot: Snapshot) -> AttemptSeen:
         ctx, run, number, backend = self.ctx, self.run, self.number, self.backend
         ctx.purpose = Purpose.ACT
         # The tools as the model saw them: a trajectory export's `tools` column.
@@ -126,9 +126,9 @@ class Attempt:
         acted = agent.run(messages)
         ctx.usage.add(acted.usage)
         saved, _ = ctx.redactor().redact_json(acted.transcript.to_json())
-        _write_json(ctx.attempt_dir / f"{number}.transcript.json", saved)
+        write_transcript(ctx.attempt_dir / f"{number}.transcript.json", saved)
         if acted.outcome in ("budget", "error"):
-            raise _Stop(
+            raise SolveStop(
                 acted.outcome, f"attempt {number} stopped: {acted.error}", acted.budget_limit
             )
         diff, leaked = self._redact_diff(run.guard.diff(snapshot))
@@ -136,7 +136,7 @@ class Attempt:
             ctx.event("secret_in_change", attempt=number, names=list(leaked))
         # The sandbox mode, environment allowlist and budgets are read again by later runs:
         # an agent must never loosen them (``chimera run`` blocks the same at card acceptance).
-        config_changed = _config_fingerprint(ctx.workspace) != ctx.config_before
+        config_changed = config_fingerprint(ctx.workspace) != ctx.config_before
         if config_changed:
             ctx.event("config_changed", attempt=number)
         diff_rel = Path("attempts") / ctx.label / f"{number}.diff"
@@ -177,7 +177,7 @@ class Attempt:
             # Acceptance alone asks; the agent hears only PUBLIC_MESSAGE (see _judge).
             label = f"{ctx.label}-attempt-{number}"
             heldout = gate.check(ctx.spec, report.green_ids, label=label)
-        return _Seen(acted, diff, diff_rel, review, report, leaked, heldout, config_changed)
+        return AttemptSeen(acted, diff, diff_rel, review, report, leaked, heldout, config_changed)
 
     def _redact_diff(self, diff: WorkspaceDiff) -> tuple[WorkspaceDiff, tuple[str, ...]]:
         """``diff`` with secret values replaced, and their names (never values).
@@ -196,7 +196,7 @@ class Attempt:
             return diff, ()
         return dataclasses.replace(diff, text=text), tuple(dict.fromkeys(names))
 
-    def _judge(self, model: str, seen: _Seen) -> AttemptRecord:
+    def _judge(self, model: str, seen: AttemptSeen) -> AttemptRecord:
         """The verdict: a secret in the change first (never accepted), then the checks (they
         decide), then emptiness, then the review."""
         run = self.run
@@ -308,7 +308,7 @@ class _ReviewBackend:
         return self.owner.call(self.inner, list(messages), purpose, max_tokens)
 
 
-def _suspicion(configured: bool, run: _Run, seen: _Seen) -> Suspicion:
+def _suspicion(configured: bool, run: SolveRun, seen: AttemptSeen) -> Suspicion:
     """The attempt's signals (see :mod:`chimera.core.heldout.suspicion`); blocked calls
     count over every attempt of the solve so far."""
     if not configured:
@@ -370,7 +370,7 @@ def _cause(
     return "passed"
 
 
-def _config_fingerprint(root: Path) -> str:
+def config_fingerprint(root: Path) -> str:
     """Chimera's effective configuration at ``root`` as text (or the error that stops it
     loading): what a later run would read."""
     from chimera.config import load_config

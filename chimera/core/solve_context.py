@@ -15,7 +15,7 @@ from chimera.config import AgentConfig
 from chimera.core.agent import UsageTotals
 from chimera.core.attempts import approx_tokens
 from chimera.core.deps import AgentDeps, Reviewer
-from chimera.core.solve_state import _Stop, model_name
+from chimera.core.solve_state import SolveStop, model_name
 from chimera.core.supervisor import ManagerReview
 from chimera.errors import BudgetExceeded, ProviderError, UsageError
 from chimera.localstate import make_dirs
@@ -158,7 +158,7 @@ class SolveContext:
         effort level under ``[tool.chimera.effort]`` (a fixed cap here would bound both).
 
         Raises:
-            _Stop: the budget refused the call, or the provider failed.
+            SolveStop: the budget refused the call, or the provider failed.
         """
         self.purpose = purpose
         for i, m in enumerate(messages):
@@ -167,12 +167,12 @@ class SolveContext:
             completion = backend.complete(messages, purpose=purpose, max_tokens=max_tokens)
         except BudgetExceeded as exc:
             self.event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop(
+            raise SolveStop(
                 "budget", f"budget refused the {purpose.value} call: {exc}", exc.limit
             ) from exc
         except ProviderError as exc:
             self.event("provider_error", purpose=purpose.value, error=str(exc))
-            raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
+            raise SolveStop("error", f"{type(exc).__name__}: {exc}") from exc
         self.usage.add(completion.usage)
         self.transcript("response", message=completion.as_message(), model=completion.model)
         self.event(

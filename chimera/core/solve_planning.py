@@ -7,7 +7,7 @@ from __future__ import annotations
 from chimera.core.attempts import AttemptRecord, Verdict, cap_text
 from chimera.core.solve_context import SolveContext
 from chimera.core.solve_prompts import MEMORY_TOKENS, PLAN_SYSTEM, REPLAN_SYSTEM
-from chimera.core.solve_state import _Run, _Stop, model_name
+from chimera.core.solve_state import SolveRun, SolveStop, model_name
 from chimera.errors import BudgetExceeded, ChimeraError
 from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import Experience, Message, Purpose
@@ -26,11 +26,11 @@ class Planner:
     def __init__(self, ctx: SolveContext) -> None:
         self.ctx = ctx
 
-    def plan(self, rung: int, run: _Run, *, replan: bool) -> str:
+    def plan(self, rung: int, run: SolveRun, *, replan: bool) -> str:
         """A plan (or a replan, with the ledger) from rung ``rung``'s model; audited.
 
         Raises:
-            _Stop: the budget refused the call, or the provider failed.
+            SolveStop: the budget refused the call, or the provider failed.
         """
         ctx = self.ctx
         purpose = Purpose.REPLAN if replan else Purpose.PLAN
@@ -65,7 +65,7 @@ class Planner:
         )
         return plan
 
-    def _plan_delegated(self, rung: int, run: _Run, *, replan: bool) -> str:
+    def _plan_delegated(self, rung: int, run: SolveRun, *, replan: bool) -> str:
         """The plan step over a Spine too big for one context: delegated reading."""
         ctx = self.ctx
         assert ctx.deps.big_planner is not None
@@ -76,10 +76,12 @@ class Planner:
             plan = ctx.deps.big_planner(run.task_block, run.spine_scope, failures).strip()
         except BudgetExceeded as exc:
             ctx.event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop("budget", f"budget refused the delegated plan: {exc}", exc.limit) from exc
+            raise SolveStop(
+                "budget", f"budget refused the delegated plan: {exc}", exc.limit
+            ) from exc
         except ChimeraError as exc:
             ctx.event("provider_error", purpose=purpose.value, error=str(exc))
-            raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
+            raise SolveStop("error", f"{type(exc).__name__}: {exc}") from exc
         plan = plan or "(the planner returned no plan)"
         run.ledger.note_plan(plan)
         ctx.event(
@@ -138,7 +140,7 @@ class Planner:
             blocks.append(fence_untrusted(text, "experience from untrusted runs - tainted"))
         return "\n".join(blocks)
 
-    def remember(self, run: _Run, record: AttemptRecord) -> None:
+    def remember(self, run: SolveRun, record: AttemptRecord) -> None:
         """Write the attempt's experience (a lesson when it failed), with its provenance."""
         experience = self.ctx.experience
         if experience is None:
