@@ -89,7 +89,8 @@ class SolveContext:
         self.untrusted = self.tainted = untrusted
 
     def redactor(self) -> SecretRedactor:
-        """The attempt's redactor (built on first use; rebuilt per attempt, see :meth:`renew`)."""
+        """The attempt's redactor (built on first use; rebuilt per attempt by
+        :meth:`renew_redactor`)."""
         if self._audit_redactor is None:
             from chimera.governance.redactor import SecretRedactor
 
@@ -103,6 +104,7 @@ class SolveContext:
         self._audit_redactor = SecretRedactor.from_environment(workspace=self.workspace)
 
     def event(self, event: str, **fields: Any) -> None:
+        """Append ``event`` to the audit log (every field redacted) and tell the event sink."""
         # An attempt record carries a failing call's arguments, a review its model's words:
         # every audited field passes the redactor, not only the tool calls'.
         from chimera.governance.audit_chain import jsonable

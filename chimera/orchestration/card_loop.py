@@ -9,6 +9,7 @@ from typing import Any
 import pathspec
 
 from chimera.core.heldout import HELD_OUTCOME, PUBLIC_MESSAGE
+from chimera.core.solve_attempt import config_fingerprint
 from chimera.errors import ChimeraError
 from chimera.orchestration.collaborators import ChangeSummary
 from chimera.orchestration.goal import Goal, spec_tampering
@@ -171,7 +172,7 @@ class CardLoop:
         kit.emit("card_started", card=card.id, requirement=card.requirement_id, snapshot=snap)
         kit.save(state, graph)
 
-        config_before = self._config_fingerprint()
+        config_before = config_fingerprint(self.kit.root)
         outcome = kit.solver.solve_card(card, requirement, state=state, spec=spec, base=before)
         state.iterations += 1
         card.attempts += outcome.attempts
@@ -205,7 +206,7 @@ class CardLoop:
             )
             # Chimera's own configuration (sandbox mode, environment allowlist, budgets) is
             # read again on resume and approval: a card must not loosen it for later steps.
-            if self._config_fingerprint() != config_before:
+            if config_fingerprint(self.kit.root) != config_before:
                 tampering.append("Chimera's configuration ([tool.chimera] / chimera.toml) changed")
             # Requirements the agent added are untrusted text like a task's spec block: a
             # `command` the TrustKernel denies must never run (the next check_drift of the
@@ -305,15 +306,6 @@ class CardLoop:
         green = (before.green_ids - checked) | report.green_ids
         verdict = gate.check(after, green, label=f"card {card.id}")
         return verdict.passed
-
-    def _config_fingerprint(self) -> str:
-        """The effective configuration as text (or the error that stops it loading)."""
-        from chimera.config import load_config
-
-        try:
-            return load_config(self.kit.root).model_dump_json()
-        except ChimeraError as exc:
-            return f"invalid: {exc}"
 
     def _spec_or_none(self) -> Spec | None:
         try:
