@@ -59,8 +59,6 @@ NOT_YET_COMPOSED: dict[tuple[str, str], str] = {
     ("MergeMixin", "ClientCore"): "the REST client's per-resource mixins over ClientCore",
     ("ActionsMixin", "ClientCore"): "the REST client's per-resource mixins over ClientCore",
     ("CommitsMixin", "ClientCore"): "the REST client's per-resource mixins over ClientCore",
-    ("EngineSession", "ReadRecording"): "the engine session's recording half",
-    ("EngineSession", "ScopeSelection"): "the engine session's scope half",
     ("GitHubFake", "AppsMixin"): "the fake's App helpers",
     ("GitHubFake", "RunsMixin"): "the fake's workflow-run helpers",
 }
