@@ -26,6 +26,10 @@ Usage::
 it fails). Output is independent of the terminal's width and of the Python version's help
 formatting: usage lines are formatted at a fixed width and option tables are built from the
 parsers' actions.
+
+Past ~400 lines because every generated page is here beside the one ``--check`` that compares
+them all: each page's renderer is short and reads only its own source, and one script keeps the
+pages and their check from drifting apart.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from chimera.spec.engine.scopes import ScopeSelection
+    from chimera.spec.engine.scopes import Scopes
     from chimera.spec.model import Requirement
 
 VENV_MARKER = "pyvenv.cfg"
@@ -43,9 +43,7 @@ def virtual_environments(root: Path) -> list[str]:
     return sorted(found)
 
 
-def venv_hints(
-    root: Path, requirements: Iterable[Requirement], selection: ScopeSelection
-) -> list[str]:
+def venv_hints(root: Path, requirements: Iterable[Requirement], selection: Scopes) -> list[str]:
     """One line per virtual environment folder of ``root`` (:func:`virtual_environments`)
     whose files a ``paths`` scope of ``requirements`` selects: ``"N files under .venv/ (a
     virtual environment) were selected: add it to .gitignore"``; ``[]`` when there is none.

@@ -249,7 +249,7 @@ def _check(
         parts = [head, tail]
     from chimera.cli._hints import venv_hints
 
-    hints = venv_hints(root, (r.requirement for r in report), session.engine)
+    hints = venv_hints(root, (r.requirement for r in report), session.engine.scopes)
     if hints:
         # On stderr (the JSON document stays one object), after the report it belongs to; a
         # run that writes one is not stored for replay, so every re-check says it again.

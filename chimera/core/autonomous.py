@@ -38,25 +38,30 @@ event the benchmark arm uses to prove injection happened.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from chimera.core.agent import ToolCaller, UsageTotals
+from chimera.config import AgentConfig
+from chimera.core.agent import ToolCaller
 from chimera.core.attempts import TaskLedger, Verdict
 from chimera.core.checkpoint import SolveCheckpoint
+from chimera.core.deps import AgentDeps
 from chimera.core.heldout.suspicion import checked_paths
-from chimera.core.solve_attempt import Attempting, _config_fingerprint
+from chimera.core.solve_attempt import Attempt, config_fingerprint
+from chimera.core.solve_context import SolveContext
+from chimera.core.solve_planning import Planner
 from chimera.core.solve_prompts import ACT_SYSTEM
-from chimera.core.solve_result import SolveOutcome, SolveResult, _report
-from chimera.core.solve_state import _Run, _Stop, model_name
+from chimera.core.solve_result import SolveOutcome, SolveResult, render_report
+from chimera.core.solve_state import SolveRun, SolveStop, model_name
 from chimera.core.spine import Spine
 from chimera.errors import UsageError
 from chimera.governance.sanitize import fence_untrusted, sanitize
-from chimera.spec.model import Risk
+from chimera.spec.model import Risk, Spec
 from chimera.spec.results import DriftReport
 
 _RISK_ORDER = [Risk.LOW, Risk.MEDIUM, Risk.HIGH]
 
 
-class AutonomousAgent(Attempting):
+class AutonomousAgent:
     """Verify-or-revert over an escalation ladder, with failure carry-forward.
 
     Args:
@@ -77,6 +82,43 @@ class AutonomousAgent(Attempting):
     Raises:
         UsageError: the ladder is empty.
     """
+
+    def __init__(
+        self,
+        deps: AgentDeps,
+        *,
+        workspace: Path,
+        spec: Spec,
+        run_dir: Path,
+        config: AgentConfig,
+        review: bool = True,
+        spine_tokens: int = 8000,
+        output_limit: int = 20_000,
+        label: str = "solve",
+    ) -> None:
+        # The run context the planner and each attempt share (SWE-agent's retry agent owns a
+        # fresh agent per attempt; this agent owns its planner and builds an Attempt each time).
+        self.ctx = SolveContext(
+            deps,
+            workspace=workspace,
+            spec=spec,
+            run_dir=run_dir,
+            config=config,
+            review=review,
+            spine_tokens=spine_tokens,
+            output_limit=output_limit,
+            label=label,
+        )
+        self.planner = Planner(self.ctx)
+        self.deps = deps
+        self.ladder = self.ctx.ladder
+        self.workspace = self.ctx.workspace
+        self.spec = spec
+        self.runner = deps.runner
+        self.run_dir = self.ctx.run_dir
+        self.config = config
+        self.tool_wrapper = deps.tool_wrapper
+        self.cursor = deps.cursor
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -109,13 +151,11 @@ class AutonomousAgent(Attempting):
         unknown = [t for t in targets or () if t not in self.spec.by_id()]
         if unknown:
             raise UsageError(f"--target: unknown requirement id(s): {', '.join(unknown)}")
-        self._config_before = _config_fingerprint(self.workspace)
+        ctx = self.ctx
+        ctx.start(untrusted=untrusted, config_before=config_fingerprint(self.workspace))
         mode = str(getattr(self.runner, "mode", "unknown"))
         weaker = bool(getattr(self.runner, "weaker", mode != "bwrap"))
         describe = getattr(self.runner, "describe", None)
-        self.usage = UsageTotals()
-        self._attempt = self._injections = self._reviews_unparsed = 0
-        self._untrusted = self._tainted = untrusted
         result = SolveResult(
             outcome="failed",
             attempts=[],
@@ -126,11 +166,11 @@ class AutonomousAgent(Attempting):
             model=model_name(self.ladder[0]),
             run_dir=self.run_dir,
             tainted=untrusted,
-            usage=self.usage,
+            usage=ctx.usage,
         )
-        self._event(
+        ctx.event(
             "run_started",
-            task=self._redactor().cut(sanitize(task), 4000),  # redacted before the cut
+            task=ctx.redactor().cut(sanitize(task), 4000),  # redacted before the cut
             tainted=untrusted,
             sandbox=mode,
             sandbox_weaker=weaker,
@@ -153,34 +193,35 @@ class AutonomousAgent(Attempting):
                     "Nothing to change: every target requirement already passes. "
                     "A pass without a change is hollow, not a success."
                 )
-        except _Stop as stop:
+        except SolveStop as stop:
             result.outcome = stop.outcome
             result.final_report = stop.reason
             result.budget_limit = stop.budget_limit
-        result.history_injections = self._injections
-        result.reviews_unparsed = self._reviews_unparsed
+        result.history_injections = ctx.injections
+        result.reviews_unparsed = ctx.reviews_unparsed
         self._finish(result)
         return result
 
     def _prepare(
         self, task: str, targets: Sequence[str] | None, held: DriftReport | None = None
-    ) -> _Run:
+    ) -> SolveRun:
         """Base check, goal, tools, snapshot store and the Spine: everything before the plan."""
         from chimera.core.workspace import WorkspaceGuard
         from chimera.tools import native_tools
 
-        base = self._check(None, "base") if held is None else self._checked(held, "base")
+        ctx = self.ctx
+        base = ctx.check(None, "base") if held is None else ctx.checked(held, "base")
         red_now = {r.id for r in base.red}
         wanted = list(dict.fromkeys(targets)) if targets else [r.id for r in base.red]
         goal = [t for t in wanted if t in red_now]
         keep_green = sorted(base.green_ids - set(goal))
         already = [t for t in wanted if t not in red_now]
-        self._event("targets", targets=goal, already_passing=already, keep_green=keep_green)
+        ctx.event("targets", targets=goal, already_passing=already, keep_green=keep_green)
         hidden = self.deps.heldout.hidden if self.deps.heldout is not None else ()
-        spine = Spine(self.workspace, token_budget=self.spine_tokens, hidden=hidden).build(
+        spine = Spine(self.workspace, token_budget=ctx.spine_tokens, hidden=hidden).build(
             self.spec, base, goal
         )
-        self._event(
+        ctx.event(
             "spine",
             tokens=spine.tokens,
             files=[f.path for f in spine.files],
@@ -191,14 +232,14 @@ class AutonomousAgent(Attempting):
             self.workspace,
             self.runner,
             command_timeout=self.config.command_timeout,
-            output_limit=self.output_limit,
+            output_limit=ctx.output_limit,
             hidden=hidden,
         )
         tools: ToolCaller = registry
         if self.tool_wrapper is not None:
             # Governance (GovernedTool / taint) wraps the tools without changing the loop.
             tools = self.tool_wrapper(registry)
-        return _Run(
+        return SolveRun(
             guard=self.deps.guard or WorkspaceGuard(self.workspace, self.run_dir / "snapshots"),
             tools=tools,
             task_block=fence_untrusted(task, "task"),
@@ -211,7 +252,7 @@ class AutonomousAgent(Attempting):
             checked=checked_paths(self.spec, self.workspace),
         )
 
-    def _loop(self, run: _Run, result: SolveResult, *, resume: bool = False) -> None:
+    def _loop(self, run: SolveRun, result: SolveResult, *, resume: bool = False) -> None:
         """The attempts. A repeated failure signature replans, then escalates (module doc).
 
         Every call runs under a :func:`~chimera.context.call_context` naming
@@ -224,26 +265,27 @@ class AutonomousAgent(Attempting):
         by_id = self.spec.by_id()
         risks = [by_id[t].risk for t in run.goal if t in by_id]
         risk = max(risks, key=_RISK_ORDER.index) if risks else Risk.LOW
-        saved = SolveCheckpoint.load(self._attempt_dir) if resume else None
+        ctx = self.ctx
+        saved = SolveCheckpoint.load(ctx.attempt_dir) if resume else None
         rung = 0
         replanned_on_rung = False
         repeated: str | None = None
         first = 1
         if saved is None:
             with call_context(risk=risk, attempt=1):
-                run.plan = self._plan(rung, run, replan=False)
+                run.plan = self.planner.plan(rung, run, replan=False)
         else:
             first = self._restore(saved, run, result)
             rung = min(saved.rung, len(self.ladder) - 1)
             replanned_on_rung, repeated = saved.replanned_on_rung, saved.repeated
         for number in range(first, self.config.max_attempts + 1):
             self._checkpoint(number, run, rung, replanned_on_rung, repeated)
-            self._attempt = number
-            result.model = self._model = model_name(self.ladder[rung])
+            ctx.attempt = number
+            result.model = ctx.model = model_name(self.ladder[rung])
             with call_context(risk=risk, attempt=number, repeated_signature=repeated):
-                record = self._one_attempt(number, self.ladder[rung], run)
+                record = Attempt(ctx, number, self.ladder[rung], run).perform()
             result.attempts.append(record)
-            self._remember(run, record)
+            self.planner.remember(run, record)
             if record.verdict is Verdict.PASSED:
                 result.outcome = "solved"
                 result.files_changed, result.added = record.files_changed, record.added
@@ -263,7 +305,7 @@ class AutonomousAgent(Attempting):
             if replanned_on_rung and rung + 1 < len(self.ladder):
                 rung += 1
                 replanned_on_rung = False
-                self._event(
+                ctx.event(
                     "escalate",
                     attempt=number,
                     signature=record.signature.digest,
@@ -271,12 +313,13 @@ class AutonomousAgent(Attempting):
                     model=model_name(self.ladder[rung]),
                 )
             with call_context(risk=risk, attempt=number + 1, repeated_signature=repeated):
-                run.plan = self._plan(rung, run, replan=True)
+                run.plan = self.planner.plan(rung, run, replan=True)
             replanned_on_rung = True
 
     def _checkpoint(
-        self, number: int, run: _Run, rung: int, replanned_on_rung: bool, repeated: str | None
+        self, number: int, run: SolveRun, rung: int, replanned_on_rung: bool, repeated: str | None
     ) -> None:
+        ctx = self.ctx
         SolveCheckpoint(
             next_attempt=number,
             history=run.history,
@@ -285,26 +328,26 @@ class AutonomousAgent(Attempting):
             rung=rung,
             replanned_on_rung=replanned_on_rung,
             repeated=repeated,
-            usage=self.usage.to_json(),
-            history_injections=self._injections,
-            reviews_unparsed=self._reviews_unparsed,
+            usage=ctx.usage.to_json(),
+            history_injections=ctx.injections,
+            reviews_unparsed=ctx.reviews_unparsed,
             backend_position=self.cursor.checkpoint() if self.cursor is not None else None,
-        ).save(self._attempt_dir, self._redactor())
+        ).save(ctx.attempt_dir, ctx.redactor())
 
-    def _restore(self, saved: SolveCheckpoint, run: _Run, result: SolveResult) -> int:
+    def _restore(self, saved: SolveCheckpoint, run: SolveRun, result: SolveResult) -> int:
         """Take up an interrupted solve where its checkpoint stood; returns the next attempt."""
         run.history, run.ledger, run.plan = saved.history, saved.ledger, saved.plan
         result.attempts = list(saved.history.records)
-        usage = saved.usage
-        self.usage.prompt_tokens = int(usage.get("prompt_tokens", 0))
-        self.usage.completion_tokens = int(usage.get("completion_tokens", 0))
-        self.usage.cost_usd = usage.get("cost_usd", 0.0)
-        self.usage.calls = int(usage.get("calls", 0))
-        self._injections = saved.history_injections
-        self._reviews_unparsed = saved.reviews_unparsed
+        usage, ctx = saved.usage, self.ctx
+        ctx.usage.prompt_tokens = int(usage.get("prompt_tokens", 0))
+        ctx.usage.completion_tokens = int(usage.get("completion_tokens", 0))
+        ctx.usage.cost_usd = usage.get("cost_usd", 0.0)
+        ctx.usage.calls = int(usage.get("calls", 0))
+        ctx.injections = saved.history_injections
+        ctx.reviews_unparsed = saved.reviews_unparsed
         if self.cursor is not None:
             self.cursor.rewind(saved.backend_position)
-        self._event(
+        ctx.event(
             "history_resumed",
             attempt=saved.next_attempt,
             records=len(saved.history.records),
@@ -314,12 +357,12 @@ class AutonomousAgent(Attempting):
         return saved.next_attempt
 
     def _finish(self, result: SolveResult) -> None:
-        result.tainted = result.tainted or self._tainted
+        result.tainted = result.tainted or self.ctx.tainted
         if not result.final_report:
-            result.final_report = _report(result)
+            result.final_report = render_report(result)
         else:
-            result.final_report = result.final_report + "\n" + _report(result)
-        self._event(
+            result.final_report = result.final_report + "\n" + render_report(result)
+        self.ctx.event(
             "run_finished",
             outcome=result.outcome,
             attempts=len(result.attempts),

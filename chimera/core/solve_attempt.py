@@ -1,5 +1,6 @@
-"""One attempt of the AutonomousAgent: prompt, snapshot, act, review, verify, judge and
-revert unless it passed (:mod:`chimera.core.autonomous`, flow step 4).
+"""One Attempt of the AutonomousAgent: prompt, snapshot, act, review, verify, judge and
+revert unless it passed (:mod:`chimera.core.autonomous`, flow step 4). The agent builds a fresh
+:class:`Attempt` per attempt over its run context.
 """
 
 from __future__ import annotations
@@ -22,34 +23,49 @@ from chimera.spec.results import RequirementResult
 
 if TYPE_CHECKING:
     from chimera.core.workspace import Snapshot, WorkspaceDiff
-from chimera.core.solve_base import SolveBase
-from chimera.core.solve_planning import Planning
+from chimera.core.solve_context import SolveContext
 from chimera.core.solve_prompts import ACT_SYSTEM
-from chimera.core.solve_state import _Run, _Seen, _Stop, _write_json, model_name
+from chimera.core.solve_state import AttemptSeen, SolveRun, SolveStop, model_name, write_transcript
 
 _AUDITED_CHARS = 2000
 """How much of a tool call's arguments and output its audit event keeps (the trajectory
 exporter's ``AUDITED_CHARS`` caps the transcript side alike)."""
 
 
-class Attempting(Planning):
-    """One attempt and its verdict (a layer of AutonomousAgent)."""
+class Attempt:
+    """One attempt and its verdict: built by the agent per attempt, run once by :meth:`perform`.
 
-    def _prompt(self, number: int, run: _Run) -> list[Message]:
+    Args:
+        ctx: the agent's run context (audit, transcript, usage, checks).
+        number: the attempt's number (1-based) in the solve.
+        backend: the ladder rung's model that acts.
+        run: the solve's state (tools, guard, goal, plan, history).
+    """
+
+    def __init__(
+        self, ctx: SolveContext, number: int, backend: SupportsComplete, run: SolveRun
+    ) -> None:
+        self.ctx = ctx
+        self.number = number
+        self.backend = backend
+        self.run = run
+
+    def _prompt(self) -> list[Message]:
         """The attempt's messages: task, Spine, plan and — from attempt 2 — the history."""
+        ctx, run, config = self.ctx, self.run, self.ctx.config
         user = [f"# Task\n{run.task_block}", run.spine, f"# Plan\n{run.plan}"]
         if run.history.records:
             rendered = run.history.render(
-                diff_feedback=self.config.diff_feedback,
-                token_ceiling=self.config.history_token_ceiling,
-                count_tokens=self._count_tokens,
+                diff_feedback=config.diff_feedback,
+                token_ceiling=config.history_token_ceiling,
+                count_tokens=ctx.count_tokens,
             )
             user.append(rendered.text)
-            self._injections += 1
-            self._event(
+            ctx.injections += 1
+            ctx.event(
                 "history_injected",
-                attempt=number,
-                diff_feedback=self.config.diff_feedback,
+                attempt=self.number,
+                diff_feedback=config.diff_feedback,
                 **rendered.audit_fields(),
             )
         return [
@@ -57,81 +73,78 @@ class Attempting(Planning):
             {"role": "user", "content": "\n\n".join(user)},
         ]
 
-    def _one_attempt(self, number: int, backend: SupportsComplete, run: _Run) -> AttemptRecord:
-        """Snapshot, act, review, verify; revert unless it passed. Returns the record."""
-        self._event("attempt_started", attempt=number, model=model_name(backend), label=self.label)
-        messages = self._prompt(number, run)
-        snapshot = run.guard.snapshot(f"{self.label}-attempt-{number}")
+    def perform(self) -> AttemptRecord:
+        """Snapshot, act, review, verify; revert unless it passed. Returns the record.
+
+        Raises:
+            SolveStop: the budget refused a call or the provider failed (the workspace reverted).
+        """
+        ctx, run, number = self.ctx, self.run, self.number
+        ctx.event(
+            "attempt_started", attempt=number, model=model_name(self.backend), label=ctx.label
+        )
+        messages = self._prompt()
+        snapshot = run.guard.snapshot(f"{ctx.label}-attempt-{number}")
         # A crash from here on is undone on resume with WorkspaceGuard.load(store, id).
-        self._event("snapshot", attempt=number, snapshot=snapshot.id, store="snapshots")
-        tokens_before, cost_before = self.usage.total_tokens, self.usage.cost_usd
+        ctx.event("snapshot", attempt=number, snapshot=snapshot.id, store="snapshots")
+        tokens_before, cost_before = ctx.usage.total_tokens, ctx.usage.cost_usd
         try:
-            seen = self._act_review_verify(number, backend, run, messages, snapshot)
+            seen = self._act_review_verify(messages, snapshot)
         except BaseException as exc:
             # A budget refusal, provider failure or crash is not an attempt: undo and stop.
             run.guard.restore(snapshot)
-            reason = exc.outcome if isinstance(exc, _Stop) else "exception"
-            self._event("revert", attempt=number, reason=reason)
+            reason = exc.outcome if isinstance(exc, SolveStop) else "exception"
+            ctx.event("revert", attempt=number, reason=reason)
             raise
         cost = None
-        if self.usage.cost_usd is not None and cost_before is not None:
-            cost = self.usage.cost_usd - cost_before
-        record = self._judge(number, model_name(backend), run, seen)
+        if ctx.usage.cost_usd is not None and cost_before is not None:
+            cost = ctx.usage.cost_usd - cost_before
+        record = self._judge(model_name(self.backend), seen)
         record = dataclasses.replace(
-            record, tokens=self.usage.total_tokens - tokens_before, cost_usd=cost
+            record, tokens=ctx.usage.total_tokens - tokens_before, cost_usd=cost
         )
-        self._event("attempt", **record.to_json())
+        ctx.event("attempt", **record.to_json())
         if record.verdict is Verdict.PASSED:
             run.guard.discard(snapshot)
         else:
             # The diff was captured before this revert: after it, nothing on disk remembers
             # the bad path.
             run.guard.restore(snapshot)
-            self._event("revert", attempt=number, reason=record.verdict.value)
+            ctx.event("revert", attempt=number, reason=record.verdict.value)
         return record
 
-    def _act_review_verify(
-        self,
-        number: int,
-        backend: SupportsComplete,
-        run: _Run,
-        messages: list[Message],
-        snapshot: Snapshot,
-    ) -> _Seen:
-        self._purpose = Purpose.ACT
+    def _act_review_verify(self, messages: list[Message], snapshot: Snapshot) -> AttemptSeen:
+        ctx, run, number, backend = self.ctx, self.run, self.number, self.backend
+        ctx.purpose = Purpose.ACT
         # The tools as the model saw them: a trajectory export's `tools` column.
-        self._transcript("tools", tools=run.tools.schemas())
-        from chimera.governance.redactor import SecretRedactor
-
+        ctx.transcript("tools", tools=run.tools.schemas())
         # Per attempt: a dotenv file written by an earlier attempt's command counts too.
-        self._audit_redactor = SecretRedactor.from_environment(workspace=self.workspace)
+        ctx.renew_redactor()
         agent = Agent(
-            backend, run.tools, max_steps=self.config.max_steps, on_event=self._agent_event
+            backend, run.tools, max_steps=ctx.config.max_steps, on_event=self._agent_event
         )
         acted = agent.run(messages)
-        self.usage.add(acted.usage)
-        saved, _ = self._redactor().redact_json(acted.transcript.to_json())
-        _write_json(self._attempt_dir / f"{number}.transcript.json", saved)
+        ctx.usage.add(acted.usage)
+        saved, _ = ctx.redactor().redact_json(acted.transcript.to_json())
+        write_transcript(ctx.attempt_dir / f"{number}.transcript.json", saved)
         if acted.outcome in ("budget", "error"):
-            raise _Stop(
+            raise SolveStop(
                 acted.outcome, f"attempt {number} stopped: {acted.error}", acted.budget_limit
             )
         diff, leaked = self._redact_diff(run.guard.diff(snapshot))
         if leaked:
-            self._event("secret_in_change", attempt=number, names=list(leaked))
+            ctx.event("secret_in_change", attempt=number, names=list(leaked))
         # The sandbox mode, environment allowlist and budgets are read again by later runs:
         # an agent must never loosen them (``chimera run`` blocks the same at card acceptance).
-        config_changed = _config_fingerprint(self.workspace) != getattr(
-            self, "_config_before", None
-        )
+        config_changed = config_fingerprint(ctx.workspace) != ctx.config_before
         if config_changed:
-            self._event("config_changed", attempt=number)
-        diff_rel = Path("attempts") / self.label / f"{number}.diff"
-        atomic_write_bytes(self.run_dir / diff_rel, diff.text.encode("utf-8"))
+            ctx.event("config_changed", attempt=number)
+        diff_rel = Path("attempts") / ctx.label / f"{number}.diff"
+        atomic_write_bytes(ctx.run_dir / diff_rel, diff.text.encode("utf-8"))
         review: ReviewVerdict | None = None
-        if self.review_enabled and not diff.is_empty:
-            review = self.reviewer.review(
-                _ReviewBackend(self, backend),
+        if ctx.review_enabled and not diff.is_empty:
+            review = ctx.reviewer.review(
+                _ReviewBackend(ctx, backend),
                 task=run.task_block,
                 targets=run.goal,
                 diff=diff.text,
@@ -139,32 +152,32 @@ class Attempting(Planning):
                 plan=run.plan,
             )
             if review.parsed:
-                self._event(
+                ctx.event(
                     "review",
                     attempt=number,
                     approved=review.approved,
                     parsed=True,
-                    reason=self._redactor().cut(review.reason, 500),
+                    reason=ctx.redactor().cut(review.reason, 500),
                 )
             else:
                 # No verdict in the answer: no review took place (never an approval).
-                self._reviews_unparsed += 1
-                self._event(
+                ctx.reviews_unparsed += 1
+                ctx.event(
                     "review_unparsed",
                     attempt=number,
                     model=review.model,
                     answer=cap_text(sanitize(review.raw), 300),
                 )
                 review = None
-        report = self._check([*run.goal, *run.keep_green], f"attempt-{number}")
+        report = ctx.check([*run.goal, *run.keep_green], f"attempt-{number}")
         heldout = None
-        gate = self.deps.heldout
+        gate = ctx.deps.heldout
         visible_pass = set(run.goal) | set(run.keep_green) <= report.green_ids
         if gate is not None and not diff.is_empty and not leaked and visible_pass:
             # Acceptance alone asks; the agent hears only PUBLIC_MESSAGE (see _judge).
-            label = f"{self.label}-attempt-{number}"
-            heldout = gate.check(self.spec, report.green_ids, label=label)
-        return _Seen(acted, diff, diff_rel, review, report, leaked, heldout, config_changed)
+            label = f"{ctx.label}-attempt-{number}"
+            heldout = gate.check(ctx.spec, report.green_ids, label=label)
+        return AttemptSeen(acted, diff, diff_rel, review, report, leaked, heldout, config_changed)
 
     def _redact_diff(self, diff: WorkspaceDiff) -> tuple[WorkspaceDiff, tuple[str, ...]]:
         """``diff`` with secret values replaced, and their names (never values).
@@ -177,15 +190,16 @@ class Attempting(Planning):
         """
         from chimera.governance.redactor import SecretRedactor
 
-        redactor = SecretRedactor.from_environment(workspace=self.workspace)
+        redactor = SecretRedactor.from_environment(workspace=self.ctx.workspace)
         text, names = redactor.redact(diff.text)
         if not names:
             return diff, ()
         return dataclasses.replace(diff, text=text), tuple(dict.fromkeys(names))
 
-    def _judge(self, number: int, model: str, run: _Run, seen: _Seen) -> AttemptRecord:
+    def _judge(self, model: str, seen: AttemptSeen) -> AttemptRecord:
         """The verdict: a secret in the change first (never accepted), then the checks (they
         decide), then emptiness, then the review."""
+        run = self.run
         results = seen.report.by_id()
         still_red = [results[t] for t in run.goal if t in results and not results[t].passed]
         broke = [results[t] for t in run.keep_green if t in results and not results[t].passed]
@@ -211,9 +225,9 @@ class Attempting(Planning):
         red = [*broke, *still_red]
         rejected = seen.review is not None and not seen.review.approved
         run.blocked += seen.acted.blocked_calls
-        run.suspicion = _suspicion(self.deps.heldout is not None, run, seen)
+        run.suspicion = _suspicion(self.ctx.deps.heldout is not None, run, seen)
         return AttemptRecord.build(
-            number=number,
+            number=self.number,
             verdict=verdict,
             signature=FailureSignature.from_results(verdict, red, reason=reason),
             cause=_cause(verdict, still_red, broke, seen.acted, seen.review, seen.secrets),
@@ -223,7 +237,7 @@ class Attempting(Planning):
                 else "\n".join(_render(r) for r in red)
             ),
             diff=seen.diff.text,
-            record_diff_chars=self.config.record_diff_chars,
+            record_diff_chars=self.ctx.config.record_diff_chars,
             files_changed=seen.diff.files_changed,
             added=seen.diff.added,
             removed=seen.diff.removed,
@@ -244,7 +258,7 @@ class Attempting(Planning):
         replaced before the write. The tool itself ran with what the model wrote (governance
         judged that); only the record is redacted.
         """
-        redactor = self._redactor()
+        redactor = self.ctx.redactor()
         names: list[str] = []
         for key in ("arguments", "output"):
             value = fields.get(key)
@@ -258,26 +272,27 @@ class Attempting(Planning):
         return fields
 
     def _agent_event(self, event: str, fields: dict[str, Any]) -> None:
+        ctx = self.ctx
         if event == "message":
-            self._transcript("message", index=fields["index"], message=fields["message"])
+            ctx.transcript("message", index=fields["index"], message=fields["message"])
             return
-        fields = {"attempt": self._attempt, **fields}
+        fields = {"attempt": ctx.attempt, **fields}
         if event == "tool_call":
             fields = self._redacted_call(fields)
         if event == "model_call":
-            fields["transcript"] = self.transcript_path.name
+            fields["transcript"] = ctx.transcript_path.name
         if event == "step":
             # Steps are progress, not decisions; the tool and model calls are audited.
-            if self.on_event is not None:
-                self.on_event("step", fields)
+            if ctx.on_event is not None:
+                ctx.on_event("step", fields)
             return
-        self._event(event, **fields)
+        ctx.event(event, **fields)
 
 
 class _ReviewBackend:
     """Routes the reviewer's call through the agent's audited, transcribed call path."""
 
-    def __init__(self, owner: SolveBase, inner: SupportsComplete) -> None:
+    def __init__(self, owner: SolveContext, inner: SupportsComplete) -> None:
         self.owner = owner
         self.inner = inner
         self.model = model_name(inner)
@@ -290,10 +305,10 @@ class _ReviewBackend:
         purpose: Purpose = Purpose.REVIEW,
         max_tokens: int | None = None,
     ) -> Completion:
-        return self.owner._call(self.inner, list(messages), purpose, max_tokens)
+        return self.owner.call(self.inner, list(messages), purpose, max_tokens)
 
 
-def _suspicion(configured: bool, run: _Run, seen: _Seen) -> Suspicion:
+def _suspicion(configured: bool, run: SolveRun, seen: AttemptSeen) -> Suspicion:
     """The attempt's signals (see :mod:`chimera.core.heldout.suspicion`); blocked calls
     count over every attempt of the solve so far."""
     if not configured:
@@ -355,7 +370,7 @@ def _cause(
     return "passed"
 
 
-def _config_fingerprint(root: Path) -> str:
+def config_fingerprint(root: Path) -> str:
     """Chimera's effective configuration at ``root`` as text (or the error that stops it
     loading): what a later run would read."""
     from chimera.config import load_config

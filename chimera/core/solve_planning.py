@@ -1,13 +1,13 @@
-"""The AutonomousAgent's plan step: plan and replan (delegated for an overflowing Spine),
-lessons and memories recalled for the planner, and experience written after each attempt.
+"""The AutonomousAgent's Planner: plan and replan (delegated for an overflowing Spine),
+lessons and memories recalled for the plan, and experience written after each attempt.
 """
 
 from __future__ import annotations
 
 from chimera.core.attempts import AttemptRecord, Verdict, cap_text
-from chimera.core.solve_base import SolveBase
+from chimera.core.solve_context import SolveContext
 from chimera.core.solve_prompts import MEMORY_TOKENS, PLAN_SYSTEM, REPLAN_SYSTEM
-from chimera.core.solve_state import _Run, _Stop, model_name
+from chimera.core.solve_state import SolveRun, SolveStop, model_name
 from chimera.errors import BudgetExceeded, ChimeraError
 from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import Experience, Message, Purpose
@@ -16,12 +16,25 @@ MEMORY_AUDIT_CHARS = MEMORY_TOKENS * 4
 """Cap on the memory block a ``plan`` / ``replan`` audit event records (characters)."""
 
 
-class Planning(SolveBase):
-    """The plan step and the memory around it (a layer of AutonomousAgent)."""
+class Planner:
+    """The plan step and the memory around it, over the agent's run context.
 
-    def _plan(self, rung: int, run: _Run, *, replan: bool) -> str:
+    Args:
+        ctx: the agent's run context (ladder, deps, audit, taint state).
+    """
+
+    def __init__(self, ctx: SolveContext) -> None:
+        self.ctx = ctx
+
+    def plan(self, rung: int, run: SolveRun, *, replan: bool) -> str:
+        """A plan (or a replan, with the ledger) from rung ``rung``'s model; audited.
+
+        Raises:
+            SolveStop: the budget refused the call, or the provider failed.
+        """
+        ctx = self.ctx
         purpose = Purpose.REPLAN if replan else Purpose.PLAN
-        if self.big_planner is not None and run.spine_overflow:
+        if ctx.deps.big_planner is not None and run.spine_overflow:
             return self._plan_delegated(rung, run, replan=replan)
         parts = [f"# Task\n{run.task_block}", run.spine]
         lessons = self._lessons(run.ledger.task)
@@ -36,14 +49,14 @@ class Planning(SolveBase):
             {"role": "system", "content": REPLAN_SYSTEM if replan else PLAN_SYSTEM},
             {"role": "user", "content": "\n\n".join(parts)},
         ]
-        completion = self._call(self.ladder[rung], messages, purpose)
+        completion = ctx.call(ctx.ladder[rung], messages, purpose)
         plan = completion.text.strip() or "(the planner returned no plan)"
         run.ledger.note_plan(plan)
-        self._event(
+        ctx.event(
             purpose.value,
-            attempt=self._attempt,
+            attempt=ctx.attempt,
             rung=rung,
-            model=model_name(self.ladder[rung]),
+            model=model_name(ctx.ladder[rung]),
             plan=cap_text(plan, 2000),
             ledger=run.ledger.context() if replan else None,
             # What the prompt held from memory (persona and recalled items, as rendered): the
@@ -52,25 +65,28 @@ class Planning(SolveBase):
         )
         return plan
 
-    def _plan_delegated(self, rung: int, run: _Run, *, replan: bool) -> str:
+    def _plan_delegated(self, rung: int, run: SolveRun, *, replan: bool) -> str:
         """The plan step over a Spine too big for one context: delegated reading."""
-        assert self.big_planner is not None
+        ctx = self.ctx
+        assert ctx.deps.big_planner is not None
         purpose = Purpose.REPLAN if replan else Purpose.PLAN
-        self._purpose = purpose
+        ctx.purpose = purpose
         failures = run.ledger.context() if replan else ""
         try:
-            plan = self.big_planner(run.task_block, run.spine_scope, failures).strip()
+            plan = ctx.deps.big_planner(run.task_block, run.spine_scope, failures).strip()
         except BudgetExceeded as exc:
-            self._event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop("budget", f"budget refused the delegated plan: {exc}", exc.limit) from exc
+            ctx.event("budget_stop", purpose=purpose.value, reason=str(exc))
+            raise SolveStop(
+                "budget", f"budget refused the delegated plan: {exc}", exc.limit
+            ) from exc
         except ChimeraError as exc:
-            self._event("provider_error", purpose=purpose.value, error=str(exc))
-            raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
+            ctx.event("provider_error", purpose=purpose.value, error=str(exc))
+            raise SolveStop("error", f"{type(exc).__name__}: {exc}") from exc
         plan = plan or "(the planner returned no plan)"
         run.ledger.note_plan(plan)
-        self._event(
+        ctx.event(
             purpose.value,
-            attempt=self._attempt,
+            attempt=ctx.attempt,
             rung=rung,
             model="hierarchy",
             via="hierarchy",
@@ -82,19 +98,21 @@ class Planning(SolveBase):
 
     def _recall(self, task: str) -> str:
         """Persona and memories for the plan (the memory part's reader, within its budget)."""
-        if self.deps.memory is None:
+        memory = self.ctx.deps.memory
+        if memory is None:
             return ""
-        found = self.deps.memory.recall_block(task, budget_tokens=MEMORY_TOKENS)
-        if found.tainted and not self._tainted:
+        found = memory.recall_block(task, budget_tokens=MEMORY_TOKENS)
+        if found.tainted and not self.ctx.tainted:
             # A tainted memory was read: what this run writes next is tainted too.
-            self._tainted = True
-            self._event("memory_tainted", ids=list(found.ids))
+            self.ctx.tainted = True
+            self.ctx.event("memory_tainted", ids=list(found.ids))
         return found.text
 
     def _lessons(self, task: str) -> str:
-        if self.experience is None:
+        experience = self.ctx.experience
+        if experience is None:
             return ""
-        found = [exp for _, exp in self.experience.similar(task, 3, failures_only=True)]
+        found = [exp for _, exp in experience.similar(task, 3, failures_only=True)]
         if not found:
             return ""
         trusted = [e for e in found if not e.tainted]
@@ -107,8 +125,8 @@ class Planning(SolveBase):
             # An untrusted run's task text must not reach this prompt as advice: it stays
             # data with its provenance, and reading it taints this run (what it writes next
             # is tainted too).
-            self._tainted = True
-            self._event(
+            self.ctx.tainted = True
+            self.ctx.event(
                 "memory_read",
                 source="experience",
                 provenance="tainted",
@@ -122,11 +140,13 @@ class Planning(SolveBase):
             blocks.append(fence_untrusted(text, "experience from untrusted runs - tainted"))
         return "\n".join(blocks)
 
-    def _remember(self, run: _Run, record: AttemptRecord) -> None:
-        if self.experience is None:
+    def remember(self, run: SolveRun, record: AttemptRecord) -> None:
+        """Write the attempt's experience (a lesson when it failed), with its provenance."""
+        experience = self.ctx.experience
+        if experience is None:
             return
         failed = record.verdict is not Verdict.PASSED
-        self.experience.append(
+        experience.append(
             Experience(
                 task=run.ledger.task,
                 verdict=record.verdict.value,
@@ -139,15 +159,15 @@ class Planning(SolveBase):
                 tokens=record.tokens,
                 cost_usd=record.cost_usd,
                 model=record.model,
-                run_id=self.audit.run_id,
+                run_id=self.ctx.audit.run_id,
                 attempt=record.number,
                 targets=tuple(run.goal),
-                provenance="tainted" if self._tainted else "trusted",
+                provenance="tainted" if self.ctx.tainted else "trusted",
                 taint_sources=tuple(self._taint_sources()),
             )
         )
 
     def _taint_sources(self) -> list[str]:
-        if not self._tainted:
+        if not self.ctx.tainted:
             return []
-        return ["untrusted_task"] if self._untrusted else ["memory"]
+        return ["untrusted_task"] if self.ctx.untrusted else ["memory"]

@@ -18,7 +18,7 @@ that nothing green on the base turned red, while the rest of the goal waits for 
 approval; publish then checks the risk itself
 (:attr:`~chimera.github.publish_gate.GateResult.pause_reasons`) and opens a
 held draft. The run id the PR's marker names is derived here
-(:meth:`~chimera.github.publish_base.PublisherBase.run_id`).
+(:meth:`~chimera.github.publish_base.PublishStep.run_id`).
 
 The agent job's artifact is the patch plus untrusted display data, each part parsed once at
 the door and read without following links: the run report and the audit summary are shown
@@ -46,7 +46,12 @@ from chimera.errors import (
 from chimera.github.artifacts import read_patch
 from chimera.github.client import GitHubClient
 from chimera.github.outcome import outcome_key
-from chimera.github.publish_base import ACTIONS_PR_SETTING, PublishContext, PublishResult
+from chimera.github.publish_base import (
+    ACTIONS_PR_SETTING,
+    PublishContext,
+    PublishResult,
+    PublishStep,
+)
 from chimera.github.publish_gate import GateResult, gate
 from chimera.github.publish_guards import PublishGuards
 from chimera.github.publish_pr import PullRequestStep
@@ -82,20 +87,43 @@ PAUSE_NOT_RISKY = (
 )
 
 
-class Publisher(PublishGuards, PullRequestStep):
+class Publisher:
     """One publish step (see the module docstring); use :func:`publish`.
 
-    The flow and the push are here. Its parts: the inputs, the outcome comment and the failure
-    path (:mod:`chimera.github.publish_base`), the guards re-checked before pushing
-    (:mod:`chimera.github.publish_guards`), the PR, its Spec verdict and the announcement
-    (:mod:`chimera.github.publish_pr`)."""
+    The flow and the push are here. It owns its parts: the inputs, the outcome comment and the
+    failure path (:class:`~chimera.github.publish_base.PublishStep`), the guards re-checked
+    before pushing (:class:`~chimera.github.publish_guards.PublishGuards`), the PR, its Spec
+    verdict and the announcement (:class:`~chimera.github.publish_pr.PullRequestStep`).
+
+    Args:
+        ctx, client, settings, queue, decided, verified: see :class:`PublishStep`.
+    """
+
+    def __init__(
+        self,
+        ctx: PublishContext,
+        client: GitHubClient,
+        settings: ActionSettings,
+        queue: ChangeQueue,
+        decided: Decided,
+        verified: Verified | None,
+    ) -> None:
+        self.step = PublishStep(ctx, client, settings, queue, decided, verified)
+        self.guards = PublishGuards(self.step)
+        self.pr = PullRequestStep(self.step)
 
     # -- the flow --------------------------------------------------------------------------
 
     def run(self) -> PublishResult:
-        received = self.ctx.agent_audit_head
-        shown = self.report.audit_head if self.report else None
-        self.audit.record(
+        """Publish (see the module docstring); every path ends in one outcome comment.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
+        step = self.step
+        received = step.ctx.agent_audit_head
+        shown = step.report.audit_head if step.report else None
+        step.audit.record(
             "agent_audit_head",
             received=received,
             in_artifact=shown,
@@ -103,48 +131,48 @@ class Publisher(PublishGuards, PullRequestStep):
             # agent's log is display data, never evidence that its job was compromised.
             matches=bool(received) and received == shown,
         )
-        for reason in self.display.refused:
-            self.audit.record("display_refused", reason=reason)
+        for reason in step.display.refused:
+            step.audit.record("display_refused", reason=reason)
         try:
-            patch = read_patch(self.ctx.artifacts)
+            patch = read_patch(step.ctx.artifacts)
         except HandoffError as exc:
-            return self._fail("blocked", f"The agent's patch was refused: {code(str(exc), 300)}.")
-        self.adopted_from()  # before the PR's marker is rewritten with this run's digest
-        stopped = self._stopped()
+            return step.fail("blocked", f"The agent's patch was refused: {code(str(exc), 300)}.")
+        step.adopted_from()  # before the PR's marker is rewritten with this run's digest
+        stopped = self.guards.stopped()
         if stopped is not None:
-            return self._cancelled(stopped)
+            return self.guards.cancelled(stopped)
         try:
-            self.git.ensure_commit(self.ctx.remote, self.decided.base_sha)
-            approved = self.decided.head_sha if self.decided.mode == "resume" else None
+            step.git.ensure_commit(step.ctx.remote, step.decided.base_sha)
+            approved = step.decided.head_sha if step.decided.mode == "resume" else None
             if approved:
-                self.git.ensure_commit(self.ctx.remote, approved)
+                step.git.ensure_commit(step.ctx.remote, approved)
             with tempfile.TemporaryDirectory(prefix="chimera-publish-") as work:
                 g = gate(
-                    self.ctx.root,
-                    self.settings,
-                    self.decided,
-                    self.verified,
+                    step.ctx.root,
+                    step.settings,
+                    step.decided,
+                    step.verified,
                     patch,
-                    self.audit,
+                    step.audit,
                     work=Path(work),
                     approved_head=approved,
                 )
         except ChimeraError as exc:
-            return self._fail(
+            return step.fail(
                 "crashed", f"Publishing could not read the base commit: {code(str(exc), 300)}."
             )
         if g.refusal is not None:
-            return self._fail(*g.refusal)
+            return step.fail(*g.refusal)
         if g.verdict == "error":
-            return self._fail(
+            return step.fail(
                 "crashed",
                 "The verify job could not judge the patch (see its job summary); nothing was "
                 "published. Add the label again to retry.",
             )
         if g.verdict == "held":
-            return self._fail("held", HELD_DETAIL)
+            return step.fail("held", HELD_DETAIL)
         if not patch.strip():
-            return self._fail(
+            return step.fail(
                 "hollow",
                 "The run changed nothing: a hollow success is not published. The goal "
                 "requirements may already pass on the base; check the issue's acceptance "
@@ -154,21 +182,22 @@ class Publisher(PublishGuards, PullRequestStep):
         # keep a pause from being published: a run that did not pause cannot resume).
         if g.verdict == "paused":
             if not g.pause_reasons:
-                return self._fail("blocked", PAUSE_NOT_RISKY)
-            if not self.run_paused:
+                return step.fail("blocked", PAUSE_NOT_RISKY)
+            if not step.run_paused:
                 return self._not_met()
         elif g.verdict != "passed":
             return self._not_met()
         return self._push_and_pr(g, held_unmet=g.verdict == "paused")
 
     def _not_met(self) -> PublishResult:
-        stopped = self.outcome is not None and self.outcome.status == "stopped"
+        step = self.step
+        stopped = step.outcome is not None and step.outcome.status == "stopped"
         said = ""
-        if self.report is not None and self.report.stop_detail:
-            said = f" The agent job reports: {code(self.report.stop_detail, 300)}."
-        if self.report is not None and self.report.last_failure:
-            said += f" Last failure: {code(self.report.last_failure, 400)}."
-        return self._fail(
+        if step.report is not None and step.report.stop_detail:
+            said = f" The agent job reports: {code(step.report.stop_detail, 300)}."
+        if step.report is not None and step.report.last_failure:
+            said += f" Last failure: {code(step.report.last_failure, 400)}."
+        return step.fail(
             "budget_exhausted" if stopped else "spec_not_met",
             "The verify job rebuilt the goal from the base commit and the patch does not meet "
             f"it; nothing was published.{said} Raise the budget, refine the issue's acceptance "
@@ -176,45 +205,46 @@ class Publisher(PublishGuards, PullRequestStep):
         )
 
     def _push_and_pr(self, g: GateResult, *, held_unmet: bool) -> PublishResult:
-        d = self.decided
-        stopped = self._stopped()
+        step = self.step
+        d = step.decided
+        stopped = self.guards.stopped()
         if stopped is not None:
-            return self._cancelled(stopped)
-        branch = self.settings.branch(d.issue)
-        remote = self.ctx.remote
-        current = self.git.remote_sha(remote, branch)
+            return self.guards.cancelled(stopped)
+        branch = step.settings.branch(d.issue)
+        remote = step.ctx.remote
+        current = step.git.remote_sha(remote, branch)
         # A person's push since decide is never overwritten; a re-run's own earlier push (this
         # step run again) is told apart below, once the commit it would push is known.
         moved = bool(d.head_sha) and current != d.head_sha
         if moved and d.mode != "rerun":
-            return self._fail_moved(branch, current)
-        self.git.run("checkout", "--quiet", "--force", "-B", branch, d.base_sha)
+            return self.guards.fail_moved(branch, current)
+        step.git.run("checkout", "--quiet", "--force", "-B", branch, d.base_sha)
         with tempfile.NamedTemporaryFile("wb", suffix=".diff", delete=False) as fh:
             fh.write(g.patch.encode("utf-8", "surrogateescape"))
             patch_file = fh.name
         try:
-            applied = self.git.run("apply", "--index", "--binary", patch_file, check=False)
+            applied = step.git.run("apply", "--index", "--binary", patch_file, check=False)
         finally:
             Path(patch_file).unlink(missing_ok=True)
         if applied.returncode != 0:
-            return self._fail(
+            return step.fail(
                 "crashed",
                 f"The patch does not apply to {d.base_sha[:12]}: "
                 f"{code(applied.stderr.strip(), 300)}. Nothing was pushed.",
             )
-        message = f"chimera: {self._title()} (#{d.issue})\n\nVerified patch {g.patch_sha[:16]}."
-        self.git.run("commit", "--quiet", "--no-verify", "-m", message)
-        head = self.git.run("rev-parse", "HEAD").stdout.strip()
+        message = f"chimera: {step.title()} (#{d.issue})\n\nVerified patch {g.patch_sha[:16]}."
+        step.git.run("commit", "--quiet", "--no-verify", "-m", message)
+        head = step.git.run("rev-parse", "HEAD").stdout.strip()
         if d.mode == "rerun" and d.head_sha:
             # Iterating on review: the same tree (base + the cumulative patch) as one new
             # commit on the PR's head, so the PR keeps its history and gains a commit.
-            head = self.git.on_top(remote, head, d.head_sha, message)
-        if current and self.git.same_change(remote, branch, current, head):
+            head = step.git.on_top(remote, head, d.head_sha, message)
+        if current and step.git.same_change(remote, branch, current, head):
             head = current  # a re-run of this step: the branch already holds this change
         elif moved:
-            return self._fail_moved(branch, current)
+            return self.guards.fail_moved(branch, current)
         else:
-            push = self.git.run(
+            push = step.git.run(
                 "push",
                 "--quiet",
                 f"--force-with-lease=refs/heads/{branch}:{current}",
@@ -223,16 +253,16 @@ class Publisher(PublishGuards, PullRequestStep):
                 check=False,
             )
             if push.returncode != 0:
-                return self._fail(
+                return step.fail(
                     "blocked",
                     f"Pushing {branch} was refused: {code(push.stderr.strip(), 300)}. Nothing "
                     "was overwritten.",
                 )
-        self.audit.record("pushed", branch=branch, head=head, lease=current)
+        step.audit.record("pushed", branch=branch, head=head, lease=current)
         try:
-            return self._pull_request(g, head=head, held_unmet=held_unmet)
+            return self.pr.pull_request(g, head=head, held_unmet=held_unmet)
         except GitHubPermissionDenied as exc:
-            return self._fail(
+            return step.fail(
                 "blocked",
                 f"GitHub refused to open the pull request ({code(str(exc), 200)}): "
                 f"{ACTIONS_PR_SETTING}.",
@@ -279,11 +309,11 @@ def publish_without_verdict(
     publisher = Publisher(ctx, client, settings, queue, decided, None)
 
     def report() -> PublishResult:
-        publisher.audit.record("no_verdict", reason=why)
-        stopped = publisher._stopped()
+        publisher.step.audit.record("no_verdict", reason=why)
+        stopped = publisher.guards.stopped()
         if stopped is not None:
-            return publisher._cancelled(stopped)
-        return publisher._fail(
+            return publisher.guards.cancelled(stopped)
+        return publisher.step.fail(
             "crashed",
             f"The verify job left no verdict ({code(why, 200)}): it crashed, timed out or was "
             "cancelled, so nothing was published. Add the label again to retry.",
@@ -292,20 +322,16 @@ def publish_without_verdict(
     return _reported(publisher, report)
 
 
-def _reported(publisher: Publisher, step: Callable[[], PublishResult]) -> PublishResult:
-    client, decided, queue, ctx = (
-        publisher.client,
-        publisher.decided,
-        publisher.queue,
-        publisher.ctx,
-    )
+def _reported(publisher: Publisher, work: Callable[[], PublishResult]) -> PublishResult:
+    step = publisher.step
+    client, decided, queue, ctx = step.client, step.decided, step.queue, step.ctx
     try:
-        return step()
+        return work()
     except GitHubError as exc:
         limited = isinstance(exc, GitHubRateLimited)
         what = "rate-limited Chimera" if limited else "failed"
         try:
-            publisher.comment(
+            step.comment(
                 "rate_limited" if limited else "crashed",
                 f"GitHub {what} while publishing ({code(str(exc), 200)}). Re-run the "
                 "workflow's publish job: it is idempotent (no duplicate PR), and this comment "

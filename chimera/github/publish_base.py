@@ -1,10 +1,10 @@
 """The publish step's records and shared state: where it publishes (:class:`PublishContext`),
-what it did (:class:`PublishResult`), and :class:`PublisherBase` — the step's inputs, the one
+what it did (:class:`PublishResult`), and :class:`PublishStep` — the step's inputs, the one
 outcome comment, the closing labels and the failure path every part of the step ends in.
 
-The flow is :mod:`chimera.github.publish`; the guards re-checked before pushing are
-:mod:`chimera.github.publish_guards`; the PR, its Spec verdict and the announcement are
-:mod:`chimera.github.publish_pr`.
+The flow is :class:`chimera.github.publish.Publisher`, which hands its :class:`PublishStep` to
+the guards re-checked before pushing (:mod:`chimera.github.publish_guards`) and to the PR step
+(the PR, its Spec verdict and the announcement: :mod:`chimera.github.publish_pr`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from chimera.github.settings import ActionSettings
 from chimera.github.summary import artifact_link
 from chimera.github.trust import Decided, Verified
 
-__all__ = ["ACTIONS_PR_SETTING", "Display", "PublishContext", "PublishResult", "PublisherBase"]
+__all__ = ["ACTIONS_PR_SETTING", "Display", "PublishContext", "PublishResult", "PublishStep"]
 
 ACTIONS_PR_SETTING = (
     'enable Settings → Actions → General → "Allow GitHub Actions to create and approve pull '
@@ -144,8 +144,17 @@ def _display(artifacts: Path) -> Display:
     return Display(outcome, report, summary, tuple(refused))
 
 
-class PublisherBase:
-    """The publish step's inputs and the ways it ends (see :mod:`chimera.github.publish`)."""
+class PublishStep:
+    """One publish step's inputs and the ways it ends (see :mod:`chimera.github.publish`).
+
+    Args:
+        ctx: where publishing happens.
+        client: the API client (the workflow's ``GITHUB_TOKEN``).
+        settings: the Action's settings.
+        queue: the change queue (the PR, merge requests, the slot).
+        decided: decide's outputs.
+        verified: verify's outputs (``None``: verify left none; only the failure paths run).
+    """
 
     def __init__(
         self,
@@ -243,6 +252,11 @@ class PublisherBase:
     # -- comments and labels ---------------------------------------------------------------
 
     def comment(self, kind: str, detail: str, *, link: str | None = None) -> int:
+        """Post (or edit) this workflow run's one outcome comment; returns its id.
+
+        Raises:
+            GitHubError: the API failed after retries.
+        """
         # One outcome comment per workflow run: a re-run of the step finds it again and
         # edits it to the newest truth (chimera.github.outcome).
         issue = self.decided.issue
@@ -273,7 +287,8 @@ class PublisherBase:
             authors=self.settings.identities,
         )
 
-    def _finish_labels(self, *, add: tuple[str, ...], drop: tuple[str, ...]) -> None:
+    def finish_labels(self, *, add: tuple[str, ...], drop: tuple[str, ...]) -> None:
+        """The closing labels: ``add``, minus ``drop`` and the trigger; the queue slot freed."""
         issue = self.decided.issue
         self.client.add_labels(issue, *add)
         for label in drop:
@@ -285,10 +300,11 @@ class PublisherBase:
         # Only this run's claim: a run started since (after a stop) keeps its slot.
         self.queue.release(issue, key=outcome_key(self.ctx.workflow_run, issue))
 
-    def _fail(self, kind: str, detail: str) -> PublishResult:
+    def fail(self, kind: str, detail: str) -> PublishResult:
+        """End the step as ``kind`` (nothing published): the outcome comment, the labels."""
         self.audit.record("decision", outcome=kind, detail=detail)
         cid = self.comment(kind, detail)
-        self._finish_labels(add=(LABEL_FAILED,), drop=(LABEL_PR_OPEN, LABEL_AWAITING))
+        self.finish_labels(add=(LABEL_FAILED,), drop=(LABEL_PR_OPEN, LABEL_AWAITING))
         return PublishResult(
             kind,
             issue=self.decided.issue,
@@ -297,7 +313,8 @@ class PublisherBase:
             audit_head=self.audit.head,
         )
 
-    def _title(self) -> str:
+    def title(self) -> str:
+        """The issue's title on one line (cut to 120 characters; ``issue N`` when unread)."""
         try:
             info = self.client.issue(self.decided.issue)
         except GitHubError:

@@ -15,7 +15,7 @@ from chimera.github.checkrun import RequirementLine, claimed_lines, post_spec_ch
 from chimera.github.client import PullInfo
 from chimera.github.documents import pr_body
 from chimera.github.permissions import chimera_pull
-from chimera.github.publish_base import PublisherBase, PublishResult
+from chimera.github.publish_base import PublishResult, PublishStep
 from chimera.github.publish_gate import GateResult
 from chimera.github.queue import (
     LABEL_AWAITING,
@@ -32,24 +32,39 @@ __all__ = ["PullRequestStep"]
 log = logging.getLogger("chimera.github.publish")
 
 
-class PullRequestStep(PublisherBase):
-    """The PR, its Spec verdict and the outcome of :class:`~chimera.github.publish.Publisher`."""
+class PullRequestStep:
+    """The PR, its Spec verdict and the outcome of :class:`~chimera.github.publish.Publisher`.
 
-    def _pull_request(self, g: GateResult, *, head: str, held_unmet: bool) -> PublishResult:
-        d = self.decided
+    Args:
+        step: the publish step's inputs, outcome comment and labels.
+    """
+
+    def __init__(self, step: PublishStep) -> None:
+        self.step = step
+
+    def pull_request(self, g: GateResult, *, head: str, held_unmet: bool) -> PublishResult:
+        """Open or update the PR for the pushed ``head``, show the Spec verdict on it and
+        announce the outcome on the issue.
+
+        Raises:
+            GitHubError: the API failed after retries (``GitHubPermissionDenied``: the
+                repository does not let Actions open pull requests).
+        """
+        step = self.step
+        d = step.decided
         awaiting = g.risk_high or held_unmet
         # An approval resumes the run when verify found it paused; a held change whose goal
         # is met resumes only a run that says it awaits approval (else the approval starts
         # CI): either way a person approves first, and nothing here pushes anything.
-        paused = held_unmet or (awaiting and self.run_paused)
+        paused = held_unmet or (awaiting and step.run_paused)
         draft = awaiting or bool(g.scan.flagged) or g.advisory
         # Every field derived here or taken from decide (never from the agent's artifact),
         # and written through the same grammar every reader parses it with.
         marker = PrMarker(
             issue=d.issue,
-            run_id=self.run_id(),
-            workflow_run=self.ctx.workflow_run or None,
-            artifact=self.marker_artifact(),
+            run_id=step.run_id(),
+            workflow_run=step.ctx.workflow_run or None,
+            artifact=step.marker_artifact(),
             status="awaiting_approval" if awaiting else "ready",
             paused=paused,
             started_by=d.started_by or None,
@@ -58,47 +73,47 @@ class PullRequestStep(PublisherBase):
             base=d.base_sha,
             acceptance_sha256=d.acceptance_sha256,
             head=head,
-            adopted_from=self.adopted_from() or None,
+            adopted_from=step.adopted_from() or None,
         ).to_marker()
         body = pr_body(
             issue=d.issue,
-            report=self.report,
+            report=step.report,
             awaiting=awaiting,
             marker=marker,
-            repository=self.ctx.repository,
-            server_url=self.ctx.server_url,
-            workflow_run=self.ctx.workflow_run,
-            audit_summary=self.audit_summary,
+            repository=step.ctx.repository,
+            server_url=step.ctx.server_url,
+            workflow_run=step.ctx.workflow_run,
+            audit_summary=step.audit_summary,
             findings=[f.__dict__ for f in g.scan.flagged],
             risk_reasons=g.risk_reasons,
             verification=self._verification(g, held_unmet),
             spec_met=not held_unmet,
             advisory=g.advisory,
-            sections=self.ctx.sections,
+            sections=step.ctx.sections,
         )
-        title = f"Chimera: {self._title()} (#{d.issue})"
-        base_ref = d.base_ref or self.ctx.default_branch
-        _earlier_pull, earlier = chimera_pull(self.client, self.settings, d.issue)
-        pull, created = self.queue.open_or_update(
+        title = f"Chimera: {step.title()} (#{d.issue})"
+        base_ref = d.base_ref or step.ctx.default_branch
+        _earlier_pull, earlier = chimera_pull(step.client, step.settings, d.issue)
+        pull, created = step.queue.open_or_update(
             d.issue, title=title, body=body, base=base_ref, draft=draft
         )
-        if not created and earlier is not None and self.ctx.workflow_run:
+        if not created and earlier is not None and step.ctx.workflow_run:
             # A re-run of this step finds the PR this run opened: it still "opened" it.
-            created = earlier.workflow_run == self.ctx.workflow_run and d.mode == "run"
+            created = earlier.workflow_run == step.ctx.workflow_run and d.mode == "run"
         labels = [LABEL_RISK_HIGH] if awaiting else []
         if g.spec_change:
             labels.append(LABEL_SPEC_CHANGE)
         if labels:
-            self.client.add_labels(pull.number, *labels)
+            step.client.add_labels(pull.number, *labels)
         if awaiting:
-            reviewers = [r for r in self.settings.risk_reviewers if r and r != pull.author]
-            self.client.request_reviewers(pull.number, reviewers)
+            reviewers = [r for r in step.settings.risk_reviewers if r and r != pull.author]
+            step.client.request_reviewers(pull.number, reviewers)
         elif pull.draft and not draft:
-            self.client.mark_ready(pull)
-            pull = self.client.pull(pull.number)
+            step.client.mark_ready(pull)
+            pull = step.client.pull(pull.number)
         merge = self._merge(pull, g, draft=draft, labels=labels)
         shown_on = self._spec_verdict(head, g, held_unmet)
-        self.audit.record(
+        step.audit.record(
             "decision",
             outcome="awaiting_approval" if awaiting else "published",
             pr=pull.number,
@@ -110,7 +125,7 @@ class PullRequestStep(PublisherBase):
         return self._announce(pull, g, created=created, awaiting=awaiting, merge=merge)
 
     def _verification(self, g: GateResult, held_unmet: bool) -> list[str]:
-        v = self.verified
+        v = self.step.verified
         lines = [
             f"Verify job verdict: **{v.verdict}** — the goal rebuilt from the base commit "
             f"`{v.base_sha[:12]}` (Spec digest `{v.spec_digest[:16]}`), on the patch "
@@ -137,8 +152,8 @@ class PullRequestStep(PublisherBase):
         if draft or g.risk_high:
             return "not requested: the change is held for a person"
         try:
-            return self.queue.request_merge(
-                pull, enabled=self.settings.auto_merge, labels=(*pull.labels, *labels)
+            return self.step.queue.request_merge(
+                pull, enabled=self.step.settings.auto_merge, labels=(*pull.labels, *labels)
             )
         except GitHubError as exc:
             return f"auto-merge not enabled: {exc}"
@@ -159,7 +174,9 @@ class PullRequestStep(PublisherBase):
             passed = False
             title = "Spec check refused verify's results: " + reasons[0]
         try:
-            post_spec_check(self.client, head, lines, title=title, passed=passed, preamble=summary)
+            post_spec_check(
+                self.step.client, head, lines, title=title, passed=passed, preamble=summary
+            )
             shown = "check_run"
         except GitHubPermissionDenied:
             # A personal token may not write check runs: the verdict goes to a commit status.
@@ -167,12 +184,12 @@ class PullRequestStep(PublisherBase):
         except GitHubError as exc:
             log.warning("could not show the Spec verdict on %s: %s", head[:12], exc)
             shown = f"not shown: {exc}"
-        self.audit.record("spec_check", shown=shown, rows=len(lines), refused=reasons)
+        self.step.audit.record("spec_check", shown=shown, rows=len(lines), refused=reasons)
         return shown
 
     def _verdict_status(self, head: str, *, passed: bool, title: str, summary: str) -> str:
         try:
-            return self.client.spec_verdict(head, passed=passed, title=title, summary=summary)
+            return self.step.client.spec_verdict(head, passed=passed, title=title, summary=summary)
         except GitHubError as exc:
             log.warning("could not show the Spec verdict on %s: %s", head[:12], exc)
             return f"not shown: {exc}"
@@ -182,12 +199,12 @@ class PullRequestStep(PublisherBase):
         from the spec files of the base commit (and of ``head``, which publish built from the
         re-hashed patch, for where they sit now); verify's ``results`` are claims checked
         against them (:func:`~chimera.github.checkrun.claimed_lines`)."""
-        d = self.decided
-        spec = self.settings.spec_path
+        d = self.step.decided
+        spec = self.step.settings.spec_path
         try:
             with tempfile.TemporaryDirectory(prefix="chimera-publish-check-") as tmp:
-                base = spec_rows(self.ctx.root, d.base_sha, spec, Path(tmp))
-                landed = spec_rows(self.ctx.root, head, spec, Path(tmp))
+                base = spec_rows(self.step.ctx.root, d.base_sha, spec, Path(tmp))
+                landed = spec_rows(self.step.ctx.root, head, spec, Path(tmp))
             wanted = [str(r.get("id")) for r in acceptance_requirements(d.acceptance)]
         except ChimeraError as exc:
             why = f"the Spec's requirements could not be re-derived: {exc}"
@@ -196,7 +213,7 @@ class PullRequestStep(PublisherBase):
         required = [*base, *wanted]
         fallback = next(iter(landed.values()), next(iter(base.values()), (spec or "specs", 1)))
         return claimed_lines(
-            base | landed, required, self.ctx.verified_results, fallback=(fallback[0], 1)
+            base | landed, required, self.step.ctx.verified_results, fallback=(fallback[0], 1)
         )
 
     def _announce(
@@ -215,7 +232,7 @@ class PullRequestStep(PublisherBase):
         else:
             kind = (
                 "resumed"
-                if self.decided.mode == "resume"
+                if self.step.decided.mode == "resume"
                 else ("pr_opened" if created else "pr_updated")
             )
             flagged = (
@@ -232,14 +249,14 @@ class PullRequestStep(PublisherBase):
             )
             add = (LABEL_PR_OPEN,)
             drop = (LABEL_AWAITING, LABEL_FAILED)
-        head = self.audit.head
+        head = self.step.audit.head
         if head:
             detail += f" Publish audit log head: `{head}` (the publish job's artifact)."
-        cid = self.comment(kind, detail, link=pull.html_url)
-        self._finish_labels(add=add, drop=drop)
+        cid = self.step.comment(kind, detail, link=pull.html_url)
+        self.step.finish_labels(add=add, drop=drop)
         return PublishResult(
             kind,
-            issue=self.decided.issue,
+            issue=self.step.decided.issue,
             pr_number=pull.number,
             pr_url=pull.html_url,
             created=created,
@@ -247,5 +264,5 @@ class PullRequestStep(PublisherBase):
             merge=merge,
             scan=g.scan.to_json(),
             detail=detail,
-            audit_head=self.audit.head,
+            audit_head=self.step.audit.head,
         )

@@ -1,31 +1,44 @@
-"""The ProjectOrchestrator's card loop: limits, one card (snapshot, solve, accept only by
+"""The ProjectOrchestrator's CardLoop: limits, one card (snapshot, solve, accept only by
 check_drift, pause risky cards for a human) and the run's end.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+import pathspec
+
 from chimera.core.heldout import HELD_OUTCOME, PUBLIC_MESSAGE
+from chimera.core.solve_attempt import config_fingerprint
 from chimera.errors import ChimeraError
 from chimera.orchestration.collaborators import ChangeSummary
 from chimera.orchestration.goal import Goal, spec_tampering
 from chimera.orchestration.graph import Card, CardStatus, TaskGraph
-from chimera.orchestration.run_goal import GoalSetting
+from chimera.orchestration.run_goal import GoalSetter
+from chimera.orchestration.run_kit import RunKit
 from chimera.orchestration.state import InFlight, RunState, RunStatus, StopReason, now_iso
 from chimera.spec.model import Risk, Spec
 from chimera.spec.results import DriftReport
 
 
-class CardLoop(GoalSetting):
-    """The card loop (a layer of ProjectOrchestrator)."""
+class CardLoop:
+    """Runs a run's cards until the goal passes or a stop fires.
+
+    Args:
+        kit: the run's collaborators and plumbing.
+        goals: the goal setter (its governance vetting judges agent-written requirements).
+    """
+
+    def __init__(self, kit: RunKit, goals: GoalSetter) -> None:
+        self.kit = kit
+        self.goals = goals
+        self._risk_spec = pathspec.GitIgnoreSpec.from_lines(kit.options.high_risk_paths)
 
     def _limit_stop(self, state: RunState) -> tuple[StopReason, str] | None:
-        lim = self.options.limits
+        lim = self.kit.options.limits
         if state.iterations >= lim.max_iterations:
             return StopReason.MAX_ITERATIONS, f"{state.iterations} card iterations"
-        elapsed = self._elapsed_before + (time.monotonic() - self._started)
+        elapsed = self.kit.elapsed()
         if lim.max_wall_s is not None and elapsed >= lim.max_wall_s:
             return StopReason.WALL_TIME, f"{elapsed:.0f}s elapsed of {lim.max_wall_s:.0f}s"
         if lim.budget_tokens is not None and state.tokens >= lim.budget_tokens:
@@ -38,8 +51,13 @@ class CardLoop(GoalSetting):
             return StopReason.BUDGET_USD, f"${state.cost_usd:.4f} of ${lim.budget_usd:.2f}"
         return None
 
-    def _loop(self, state: RunState, graph: TaskGraph) -> RunState:
-        goal = self._goal(state)
+    def run(self, state: RunState, graph: TaskGraph) -> RunState:
+        """Run ready cards until none is left (then judge the goal) or a stop fires.
+
+        Returns:
+            The state the run stopped in (saved).
+        """
+        goal = GoalSetter.current(state)
         while True:
             graph.propagate_blocked()
             card = graph.next_card()
@@ -47,18 +65,19 @@ class CardLoop(GoalSetting):
                 return self._finish(state, graph, goal)
             stop = self._limit_stop(state)
             if stop is not None:
-                return self._stop(state, graph, RunStatus.STOPPED, stop[0], stop[1])
+                return self.kit.stop(state, graph, RunStatus.STOPPED, stop[0], stop[1])
             paused = self._run_card(state, graph, goal, card)
             if paused is not None:
                 return paused
 
     def _finish(self, state: RunState, graph: TaskGraph, goal: Goal) -> RunState:
-        spec = self._spec()
-        report = self._drift(spec)
+        kit = self.kit
+        spec = kit.spec()
+        report = kit.drift(spec)
         state.final_results = {r.id: r.status.value for r in report.results}
         unmet = goal.unmet(report)
         if not unmet:
-            return self._stop(
+            return kit.stop(
                 state,
                 graph,
                 RunStatus.DONE,
@@ -82,12 +101,12 @@ class CardLoop(GoalSetting):
                     )
                 respawned.append(rid)
         if respawned:
-            self._emit("cards_spawned", ids=respawned)
+            kit.emit("cards_spawned", ids=respawned)
             stop = self._limit_stop(state)
             if stop is not None:
-                return self._stop(state, graph, RunStatus.STOPPED, stop[0], stop[1])
-            self._save(state, graph)
-            return self._loop(state, graph)
+                return kit.stop(state, graph, RunStatus.STOPPED, stop[0], stop[1])
+            kit.save(state, graph)
+            return self.run(state, graph)
         failed = [c.id for c in graph.cards.values() if c.status is CardStatus.FAILED]
         blocked = [c.id for c in graph.cards.values() if c.status is CardStatus.BLOCKED]
         detail = f"still red: {', '.join(unmet)}"
@@ -102,7 +121,7 @@ class CardLoop(GoalSetting):
             detail += f"; failed cards: {', '.join(failed)}"
         if blocked:
             detail += f"; blocked: {', '.join(blocked)}"
-        return self._stop(state, graph, RunStatus.FAILED, StopReason.CARDS_FAILED, detail)
+        return kit.stop(state, graph, RunStatus.FAILED, StopReason.CARDS_FAILED, detail)
 
     def _is_risky(self, card: Card, changes: ChangeSummary) -> list[str]:
         reasons = list(card.risk_reasons) if card.risky else []
@@ -116,18 +135,19 @@ class CardLoop(GoalSetting):
     def _run_card(
         self, state: RunState, graph: TaskGraph, goal: Goal, card: Card
     ) -> RunState | None:
-        spec = self._spec()
+        kit = self.kit
+        spec = kit.spec()
         requirement = spec.by_id().get(card.requirement_id)
         if requirement is None:
             card.status = CardStatus.FAILED
             card.notes.append("its requirement is no longer in the spec")
-            self._save(state, graph)
+            kit.save(state, graph)
             return None
         # The whole Spec, not only the card's requirement: the solver's agent starts from this
         # report (what passes now must keep passing) instead of checking the tree again.
-        before = self._drift(spec)
+        before = kit.drift(spec)
         now = before.by_id().get(card.requirement_id)
-        was = self._basis_red.get(card.requirement_id) if state.iterations == 0 else None
+        was = kit.basis_red.get(card.requirement_id) if state.iterations == 0 else None
         if was is not None and now is not None and now.passed:
             # Iterating: the head already passes (the earlier rounds' change), but the run
             # exists to act on feedback, so its first card is judged from the basis.
@@ -136,24 +156,24 @@ class CardLoop(GoalSetting):
             # An earlier card made it pass; solving it again would be a hollow success.
             card.status = CardStatus.ACCEPTED
             card.notes.append("already passes (an earlier card made it green)")
-            self._emit(
+            kit.emit(
                 "card_finished", card=card.id, status=card.status.value, reason="already passes"
             )
-            self._save(state, graph)
+            kit.save(state, graph)
             return None
-        snap = self.snapshots.snapshot(f"card {card.id}")
+        snap = kit.snapshots.snapshot(f"card {card.id}")
         card.status = CardStatus.RUNNING
         state.in_flight = InFlight(
             card_id=card.id,
             snapshot_id=snap,
-            backend_position=self.solver.checkpoint(),
+            backend_position=kit.solver.checkpoint(),
             started_at=now_iso(),
         )
-        self._emit("card_started", card=card.id, requirement=card.requirement_id, snapshot=snap)
-        self._save(state, graph)
+        kit.emit("card_started", card=card.id, requirement=card.requirement_id, snapshot=snap)
+        kit.save(state, graph)
 
-        config_before = self._config_fingerprint()
-        outcome = self.solver.solve_card(card, requirement, state=state, spec=spec, base=before)
+        config_before = config_fingerprint(self.kit.root)
+        outcome = kit.solver.solve_card(card, requirement, state=state, spec=spec, base=before)
         state.iterations += 1
         card.attempts += outcome.attempts
         state.tokens += outcome.tokens
@@ -165,7 +185,7 @@ class CardLoop(GoalSetting):
         state.denied_actions.extend(outcome.denied_actions)
         if outcome.suspicion:
             state.extra.setdefault("suspicion", {})[card.id] = outcome.suspicion
-        self._emit(
+        kit.emit(
             "card_solved",
             card=card.id,
             verdict=outcome.verdict,
@@ -186,19 +206,19 @@ class CardLoop(GoalSetting):
             )
             # Chimera's own configuration (sandbox mode, environment allowlist, budgets) is
             # read again on resume and approval: a card must not loosen it for later steps.
-            if self._config_fingerprint() != config_before:
+            if config_fingerprint(self.kit.root) != config_before:
                 tampering.append("Chimera's configuration ([tool.chimera] / chimera.toml) changed")
             # Requirements the agent added are untrusted text like a task's spec block: a
             # `command` the TrustKernel denies must never run (the next check_drift of the
             # whole spec would execute it in the sandbox, which can still read the workspace).
             denied = (
-                self._denied_commands(after, _added_ids(spec, after))
+                self.goals.denied_commands(after, _added_ids(spec, after))
                 if after and not tampering
                 else {}
             )
             if tampering:
                 why = "blocked: " + "; ".join(tampering)
-                self._emit("spec_tampering", card=card.id, problems=tampering)
+                kit.emit("spec_tampering", card=card.id, problems=tampering)
                 state.denied_actions.extend(
                     _spec_denial(card.id, p, "spec-tampering") for p in tampering
                 )
@@ -207,13 +227,13 @@ class CardLoop(GoalSetting):
                     f"agent-written requirement {rid}: {reason}" for rid, reason in denied.items()
                 ]
                 why = "blocked: " + "; ".join(problems)
-                self._emit("spec_tampering", card=card.id, problems=problems)
+                kit.emit("spec_tampering", card=card.id, problems=problems)
                 state.denied_actions.extend(
                     _spec_denial(card.id, p, "spec-command-denied") for p in problems
                 )
             else:
                 assert after is not None
-                report = self._drift(after, sorted({card.requirement_id, *goal.protected}))
+                report = kit.drift(after, sorted({card.requirement_id, *goal.protected}))
                 res = report.by_id().get(card.requirement_id)
                 regressions = goal.regressions(report)
                 if res is not None and res.passed and not regressions:
@@ -226,7 +246,7 @@ class CardLoop(GoalSetting):
                     why = f"check_drift: {card.requirement_id} still {res.status if res else '?'}"
 
         if accepted:
-            changes = self.snapshots.changes(snap)
+            changes = kit.snapshots.changes(snap)
             reasons = self._is_risky(card, changes)
             if reasons:
                 card.status = CardStatus.AWAITING_APPROVAL
@@ -237,23 +257,23 @@ class CardLoop(GoalSetting):
                 card.status = CardStatus.ACCEPTED
                 card.notes.append(f"accepted by check_drift after {outcome.attempts} attempt(s)")
         else:
-            self.snapshots.restore(snap)
+            kit.snapshots.restore(snap)
             card.status = CardStatus.FAILED
             held = why == HELD_OUTCOME or outcome.verdict == "held"
-            lines = self.options.heldout.latest_lines() if held and self.options.heldout else []
+            lines = kit.options.heldout.latest_lines() if held and kit.options.heldout else []
             # For the maintainer's summary (state.json sits under .chimera/runs, which the
             # sandbox masks while held-out requirements are configured): never a prompt.
             detail = f" [maintainer only: {'; '.join(lines)}]" if lines else ""
             card.notes.append(f"{outcome.verdict}: {why}{detail}")
         state.in_flight = None
-        state.backend_position = self.solver.checkpoint()
-        self._emit("card_finished", card=card.id, status=card.status.value, reason=why)
+        state.backend_position = kit.solver.checkpoint()
+        kit.emit("card_finished", card=card.id, status=card.status.value, reason=why)
         # Every branch below saves the state without the card in flight BEFORE discarding
         # its snapshot: a kill in between must never leave a saved card in flight whose
         # snapshot is gone (resume could not revert it).
         if card.status is CardStatus.AWAITING_APPROVAL:
             state.status = RunStatus.AWAITING_APPROVAL
-            paused = self._stop(
+            paused = kit.stop(
                 state,
                 graph,
                 RunStatus.AWAITING_APPROVAL,
@@ -261,25 +281,25 @@ class CardLoop(GoalSetting):
                 f"{card.id} is verified and held for approval ({'; '.join(card.risk_reasons)}); "
                 f"pending after it: {', '.join(self._pending(graph)) or 'nothing'}",
             )
-            self.snapshots.discard(snap)
+            kit.snapshots.discard(snap)
             return paused
         if outcome.verdict == "budget":
             reason = (
                 StopReason.BUDGET_USD if outcome.budget_limit == "usd" else StopReason.BUDGET_TOKENS
             )
             card.status = CardStatus.PENDING
-            stopped = self._stop(state, graph, RunStatus.STOPPED, reason, outcome.summary)
-            self.snapshots.discard(snap)
+            stopped = kit.stop(state, graph, RunStatus.STOPPED, reason, outcome.summary)
+            kit.snapshots.discard(snap)
             return stopped
-        self._save(state, graph)
-        self.snapshots.discard(snap)
+        kit.save(state, graph)
+        kit.snapshots.discard(snap)
         return None
 
     def _heldout_passes(
         self, card: Card, after: Spec, before: DriftReport, report: DriftReport
     ) -> bool:
         """Held-out requirements on the card's change (true when none are configured)."""
-        gate = self.options.heldout
+        gate = self.kit.options.heldout
         if gate is None:
             return True
         checked = {r.id for r in report}
@@ -287,18 +307,9 @@ class CardLoop(GoalSetting):
         verdict = gate.check(after, green, label=f"card {card.id}")
         return verdict.passed
 
-    def _config_fingerprint(self) -> str:
-        """The effective configuration as text (or the error that stops it loading)."""
-        from chimera.config import load_config
-
-        try:
-            return load_config(self.root).model_dump_json()
-        except ChimeraError as exc:
-            return f"invalid: {exc}"
-
     def _spec_or_none(self) -> Spec | None:
         try:
-            return self._spec()
+            return self.kit.spec()
         except ChimeraError:
             return None
 

@@ -22,8 +22,9 @@ the lock it clears what a killed process left in the snapshot store (stale git l
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 from chimera.errors import UsageError
 from chimera.governance.wiring import trusted_commands
@@ -42,17 +43,21 @@ from chimera.orchestration.collaborators import (
 )
 from chimera.orchestration.goal import Goal
 from chimera.orchestration.graph import CardStatus, TaskGraph
+from chimera.orchestration.run_goal import GoalSetter
+from chimera.orchestration.run_kit import RunKit
 from chimera.orchestration.state import (
     Approval,
     RunState,
     RunStatus,
+    RunStore,
     StopReason,
     new_run_id,
     now_iso,
 )
+from chimera.runner import CommandRunner
 
 
-class ProjectOrchestrator(CardLoop):
+class ProjectOrchestrator:
     """Runs cards until the goal passes or a stop fires (see module docstring).
 
     Args:
@@ -66,7 +71,41 @@ class ProjectOrchestrator(CardLoop):
         load_spec: loads and validates a Spec (``chimera.spec.loader.load_spec``).
         acceptance_writer: writes acceptance requirements when a task has no spec block.
         on_event: progress callback ``(event, fields)`` for live output.
+
+    The orchestrator owns its parts: the :class:`RunKit` (collaborators and plumbing) it
+    hands a :class:`GoalSetter` and a :class:`CardLoop`.
     """
+
+    def __init__(
+        self,
+        *,
+        root: Path,
+        spec_paths: Sequence[str],
+        solver: CardSolver,
+        snapshots: Snapshots,
+        runner: CommandRunner,
+        store: RunStore,
+        audit: AuditSink,
+        load_spec: SpecLoader,
+        options: OrchestratorOptions | None = None,
+        acceptance_writer: AcceptanceWriter | None = None,
+        on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.kit = RunKit(
+            root=root,
+            spec_paths=spec_paths,
+            solver=solver,
+            snapshots=snapshots,
+            runner=runner,
+            store=store,
+            audit=audit,
+            load_spec=load_spec,
+            options=options,
+            acceptance_writer=acceptance_writer,
+            on_event=on_event,
+        )
+        self.goals = GoalSetter(self.kit)
+        self.cards = CardLoop(self.kit, self.goals)
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -86,9 +125,9 @@ class ProjectOrchestrator(CardLoop):
                 already recorded under it (it is never overwritten).
         """
         run_id = run_id or new_run_id()
-        self.store.refuse_existing(run_id)
-        with self._owning(run_id):
-            self.store.refuse_existing(run_id)  # another process may have started it since
+        self.kit.store.refuse_existing(run_id)
+        with self.kit.owning(run_id):
+            self.kit.store.refuse_existing(run_id)  # another process may have started it since
             return self._start(
                 task=task, started_by=started_by, untrusted=untrusted, model=model, run_id=run_id
             )
@@ -102,21 +141,22 @@ class ProjectOrchestrator(CardLoop):
         model: str | None,
         run_id: str,
     ) -> RunState:
+        kit = self.kit
         state = RunState(
             run_id=run_id,
             created_at=now_iso(),
             updated_at=now_iso(),
             started_by=started_by,
-            spec_paths=self.spec_paths,
+            spec_paths=kit.spec_paths,
             task=task,
             untrusted=untrusted,
             tainted=untrusted,
             mode="task" if task else "repair",
             model=model,
-            sandbox_mode=getattr(self.runner, "mode", None),
+            sandbox_mode=getattr(kit.runner, "mode", None),
         )
         graph = TaskGraph()
-        self._emit(
+        kit.emit(
             "run_started",
             run_id=state.run_id,
             mode=state.mode,
@@ -124,23 +164,23 @@ class ProjectOrchestrator(CardLoop):
             untrusted=untrusted,
             model=model,
         )
-        spec = self._spec()
-        basis = self.options.basis
+        spec = kit.spec()
+        basis = kit.options.basis
         if basis is not None:
             state.extra[BASIS_KEY] = basis.commit
         # Commands a tainted run may execute come from the base spec only: requirements the
         # task or the agent add are untrusted (DESIGN.md, governance).
         trusted = (
-            spec if basis is None else base_spec(basis, self.root, self.spec_paths, self._load_spec)
+            spec if basis is None else base_spec(basis, kit.root, kit.spec_paths, kit.load_spec)
         )
         state.extra["trusted_commands"] = trusted_commands(trusted)
-        base = self._base_drift(state, spec)
+        base = kit.base_drift(state, spec)
         state.base_green = sorted(base.green_ids)
         state.base_red = [r.id for r in base.red]
         if task:
-            goal, base = self._task_goal(state, task, spec, base)
+            goal, base = self.goals.task_goal(state, task, spec, base)
             if goal is None:
-                return self._stop(
+                return kit.stop(
                     state,
                     graph,
                     RunStatus.FAILED,
@@ -153,7 +193,7 @@ class ProjectOrchestrator(CardLoop):
                     else "the task has no acceptance requirements (add a ```chimera block of "
                     "requirements to the task text)",
                 )
-            spec = self._spec()
+            spec = kit.spec()
         else:
             goal = Goal.repair(base)
         state.goal_ids = list(goal.goal_ids)
@@ -162,18 +202,18 @@ class ProjectOrchestrator(CardLoop):
         # their cards exist from the start with their risk and depends_on.
         unmet = goal.unmet(base)
         graph = TaskGraph.for_requirements(spec, unmet)
-        self._emit(
+        kit.emit(
             "goal",
             mode=goal.mode,
             goal=list(goal.goal_ids),
             unmet=unmet,
             unrelated_red=list(goal.unrelated_red),
         )
-        self._save(state, graph)
+        kit.save(state, graph)
         return self._guarded_loop(state, graph)
 
     def _guarded_loop(self, state: RunState, graph: TaskGraph) -> RunState:
-        return self._guarded(state, graph, lambda: self._loop(state, graph))
+        return self._guarded(state, graph, lambda: self.cards.run(state, graph))
 
     def _guarded(self, state: RunState, graph: TaskGraph, work: Callable[[], RunState]) -> RunState:
         """``work()`` (the card loop, or resume's revert and loop); an error that escapes it
@@ -190,7 +230,7 @@ class ProjectOrchestrator(CardLoop):
                 f"'chimera resume {state.run_id}'"
             )
             try:
-                self._stop(state, graph, RunStatus.STOPPED, StopReason.CRASHED, detail)
+                self.kit.stop(state, graph, RunStatus.STOPPED, StopReason.CRASHED, detail)
             except Exception as nested:  # the disk or the audit log failed as well
                 exc.add_note(f"the run state could not be saved: {nested}")
             raise
@@ -201,15 +241,14 @@ class ProjectOrchestrator(CardLoop):
         Raises:
             UsageError: no such run, it awaits approval, or another process is working on it.
         """
-        self.store.load(run_id)  # a missing run is a usage error before any folder is made
-        with self._owning(run_id):
+        self.kit.store.load(run_id)  # a missing run is a usage error before any folder is made
+        with self.kit.owning(run_id):
             return self._resume(run_id)
 
     def _resume(self, run_id: str) -> RunState:
-        state = self.store.load(run_id)
+        state = self.kit.store.load(run_id)
         graph = TaskGraph.from_json(state.cards)
-        self._elapsed_before = state.elapsed_s
-        self._started = time.monotonic()
+        self.kit.restart_clock(state.elapsed_s)
         if state.status is RunStatus.AWAITING_APPROVAL:
             raise UsageError(
                 f"run {run_id} is awaiting approval of {', '.join(state.pending_approval)}: "
@@ -220,16 +259,17 @@ class ProjectOrchestrator(CardLoop):
         return self._guarded(state, graph, lambda: self._continue(state, graph))
 
     def _continue(self, state: RunState, graph: TaskGraph) -> RunState:
+        kit = self.kit
         if state.in_flight is not None:
             flight = state.in_flight
-            self.snapshots.restore(flight.snapshot_id)
-            self.solver.rewind(flight.backend_position)
+            kit.snapshots.restore(flight.snapshot_id)
+            kit.solver.rewind(flight.backend_position)
             card = graph.cards.get(flight.card_id)
             if card is not None and card.status is CardStatus.RUNNING:
                 card.status = CardStatus.PENDING
                 card.interrupted += 1
                 card.notes.append("interrupted; reverted and continued on resume")
-            self._emit(
+            kit.emit(
                 "resumed",
                 card=flight.card_id,
                 retry=True,
@@ -239,15 +279,15 @@ class ProjectOrchestrator(CardLoop):
             state.in_flight = None
             state.status = RunStatus.RUNNING
             state.stop_reason = None
-            self._save(state, graph)
-            self.snapshots.discard(flight.snapshot_id)
-            return self._loop(state, graph)
-        self.solver.rewind(state.backend_position)
-        self._emit("resumed", card=None, retry=False)
+            kit.save(state, graph)
+            kit.snapshots.discard(flight.snapshot_id)
+            return self.cards.run(state, graph)
+        kit.solver.rewind(state.backend_position)
+        kit.emit("resumed", card=None, retry=False)
         state.status = RunStatus.RUNNING
         state.stop_reason = None
-        self._save(state, graph)
-        return self._loop(state, graph)
+        kit.save(state, graph)
+        return self.cards.run(state, graph)
 
     def approve(self, run_id: str, *, by: str) -> RunState:
         """Record a human approval of the held change(s) and continue the run.
@@ -257,24 +297,24 @@ class ProjectOrchestrator(CardLoop):
                 self-approval is allowed by configuration), or another process is working
                 on it.
         """
-        self.store.load(run_id)
-        with self._owning(run_id):
+        self.kit.store.load(run_id)
+        with self.kit.owning(run_id):
             return self._approve(run_id, by=by)
 
     def _approve(self, run_id: str, *, by: str) -> RunState:
-        state = self.store.load(run_id)
+        kit = self.kit
+        state = kit.store.load(run_id)
         if state.status is not RunStatus.AWAITING_APPROVAL:
             raise UsageError(f"run {run_id} is not awaiting approval (status: {state.status})")
         if not by.strip():
             raise UsageError("--by must name the approver")
-        if by == state.started_by and not self.options.allow_self_approval:
+        if by == state.started_by and not kit.options.allow_self_approval:
             raise UsageError(
                 f"{by} started run {run_id} and cannot approve it; another person must "
                 "(or set allow_self_approval in the configuration)"
             )
         graph = TaskGraph.from_json(state.cards)
-        self._elapsed_before = state.elapsed_s
-        self._started = time.monotonic()
+        kit.restart_clock(state.elapsed_s)
         approved = list(state.pending_approval)
         for cid in approved:
             card = graph.cards[cid]
@@ -284,9 +324,9 @@ class ProjectOrchestrator(CardLoop):
         state.pending_approval = []
         state.status = RunStatus.RUNNING
         state.stop_reason = None
-        self._emit("approved", by=by, cards=approved)
-        self.solver.rewind(state.backend_position)
-        self._save(state, graph)
+        kit.emit("approved", by=by, cards=approved)
+        kit.solver.rewind(state.backend_position)
+        kit.save(state, graph)
         return self._guarded_loop(state, graph)
 
 

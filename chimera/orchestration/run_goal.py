@@ -1,5 +1,6 @@
-"""A run's goal: the whole Spec (repair) or a task's acceptance requirements (written by a
-model when the task brings none, vetted, kept in the run's own spec file).
+"""The GoalSetter: a run's goal is the whole Spec (repair) or a task's acceptance
+requirements (written by a model when the task brings none, vetted, kept in the run's own spec
+file).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from chimera.atomic import atomic_write_text
 from chimera.errors import ChimeraError, SpecError
 from chimera.orchestration.basis import BASIS_KEY, block_ids
 from chimera.orchestration.goal import Goal, extract_spec_blocks, vet_acceptance
-from chimera.orchestration.orchestrator_base import OrchestratorBase
+from chimera.orchestration.run_kit import RunKit
 from chimera.orchestration.state import RunState
 from chimera.spec.model import Spec
 from chimera.spec.results import DriftReport
@@ -37,23 +38,31 @@ def _same_requirements(files: Sequence[Path], blocks: Sequence[str]) -> bool:
     return held == wanted
 
 
-class GoalSetting(OrchestratorBase):
-    """The goal of a run (a layer of ProjectOrchestrator)."""
+class GoalSetter:
+    """Sets a run's goal over the orchestrator's :class:`RunKit`.
 
-    def _task_goal(
+    Args:
+        kit: the run's collaborators and plumbing.
+    """
+
+    def __init__(self, kit: RunKit) -> None:
+        self.kit = kit
+
+    def task_goal(
         self, state: RunState, task: str, spec: Spec, base: DriftReport
     ) -> tuple[Goal | None, DriftReport]:
         """The task's goal (``None`` when no acceptance requirement is usable) and the base
         report extended with the accepted requirements' base results."""
+        kit = self.kit
         blocks = extract_spec_blocks(task)
         source = "task"
         try:
-            if not blocks and self.acceptance_writer is not None:
+            if not blocks and kit.acceptance_writer is not None:
                 source = "agent"
-                blocks = [self.acceptance_writer.write_acceptance(task, spec)]
+                blocks = [kit.acceptance_writer.write_acceptance(task, spec)]
         except ChimeraError as exc:
             state.rejected_acceptance = {"(spec block)": f"writing acceptance failed: {exc}"}
-            self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
+            self.kit.emit("acceptance_rejected", id="(spec block)", reason=str(exc))
             return None, base
         if not blocks:
             return None, base
@@ -64,25 +73,25 @@ class GoalSetting(OrchestratorBase):
                 i in spec.by_id() for i in ids
             ):
                 # Iterating: an earlier round wrote these requirements into the tree already.
-                self._emit("acceptance_carried", ids=ids)
-                return self._vetted(state, ids, base, self._base_drift(state, spec, ids))
+                self.kit.emit("acceptance_carried", ids=ids)
+                return self._vetted(state, ids, base, kit.base_drift(state, spec, ids))
             if earlier:
                 # The issue's acceptance was edited since: its earlier round's file gives way
                 # to the edited block (a re-run by a write-access person adopts the edit).
                 for path in earlier:
                     path.unlink(missing_ok=True)
-                self._emit("acceptance_replaced", files=sorted(p.name for p in earlier))
-                spec = self._spec()
+                self.kit.emit("acceptance_replaced", files=sorted(p.name for p in earlier))
+                spec = kit.spec()
         try:
             new_ids, reqs, target = self._write_acceptance(state, blocks, spec)
         except ChimeraError as exc:
             state.rejected_acceptance = {"(spec block)": str(exc)}
-            self._emit("acceptance_rejected", id="(spec block)", reason=str(exc))
+            self.kit.emit("acceptance_rejected", id="(spec block)", reason=str(exc))
             return None, base
-        self._emit("acceptance_written", source=source, ids=new_ids)
-        full = self._spec()
-        denied = self._denied_commands(full, new_ids)
-        base_new = self._base_drift(state, full, [i for i in new_ids if i not in denied])
+        self.kit.emit("acceptance_written", source=source, ids=new_ids)
+        full = kit.spec()
+        denied = self.denied_commands(full, new_ids)
+        base_new = kit.base_drift(state, full, [i for i in new_ids if i not in denied])
         goal, merged = self._vetted(state, new_ids, base, base_new, denied)
         accepted = list(state.acceptance_ids)
         # Rejected requirements leave the spec: a denied command must never run later, and a
@@ -105,7 +114,7 @@ class GoalSetting(OrchestratorBase):
             if req is None:
                 continue
             path = Path(req.location.file)
-            path = path if path.is_absolute() else self.root / path
+            path = path if path.is_absolute() else self.kit.root / path
             try:
                 head = path.read_text(encoding="utf-8").split("\n", 1)[0]
             except OSError:
@@ -129,7 +138,7 @@ class GoalSetting(OrchestratorBase):
         state.acceptance_ids = accepted
         state.rejected_acceptance = rejected
         for rid, why in rejected.items():
-            self._emit("acceptance_rejected", id=rid, reason=why)
+            self.kit.emit("acceptance_rejected", id=rid, reason=why)
         if not accepted:
             return None, base
         known = {r.id for r in base.results}
@@ -163,17 +172,18 @@ class GoalSetting(OrchestratorBase):
             if not isinstance(items, list):
                 raise ChimeraError("the chimera block must hold a 'requirements:' list")
             reqs.extend(items)
-        name = self.options.task_spec_name or f"task-{state.run_id}.yaml"
-        first_dir = self.root / self.spec_paths[0]
+        kit = self.kit
+        name = kit.options.task_spec_name or f"task-{state.run_id}.yaml"
+        first_dir = kit.root / kit.spec_paths[0]
         target_dir = first_dir if first_dir.is_dir() else first_dir.parent
         target = target_dir / name
         if target.exists():
             raise ChimeraError(f"{target.name} already exists in the spec; not overwritten")
         self._write_spec_file(target, reqs)
         try:
-            self._spec()
+            kit.spec()
             # Ids are unique across the whole spec directory, whatever --spec selected.
-            self._load_spec([target_dir])
+            kit.load_spec([target_dir])
         except SpecError as exc:
             target.unlink()
             # The file existed only to be validated: name the block, and every problem.
@@ -195,7 +205,7 @@ class GoalSetting(OrchestratorBase):
         text = yaml.safe_dump({"requirements": reqs}, sort_keys=False, allow_unicode=True)
         atomic_write_text(target, ACCEPTANCE_HEADER + text)
 
-    def _denied_commands(self, spec: Spec, ids: Sequence[str]) -> dict[str, str]:
+    def denied_commands(self, spec: Spec, ids: Sequence[str]) -> dict[str, str]:
         """New requirements whose ``command`` the TrustKernel does not allow (untrusted text:
         it never runs, even in the sandbox, unless the kernel lets it)."""
         from chimera.governance.kernel import TrustKernel
@@ -207,10 +217,10 @@ class GoalSetting(OrchestratorBase):
             run = getattr(by_id[rid].check, "run", None) if rid in by_id else None
             if not isinstance(run, str):
                 continue
-            decision = kernel.evaluate_command(run, self.root)
+            decision = kernel.evaluate_command(run, self.kit.root)
             if decision.denied:
                 denied[rid] = f"its command is denied by governance: {decision.message()}"
-                self._emit(
+                self.kit.emit(
                     "acceptance_command_denied",
                     id=rid,
                     verdict=decision.verdict.value,
@@ -218,7 +228,9 @@ class GoalSetting(OrchestratorBase):
                 )
         return denied
 
-    def _goal(self, state: RunState) -> Goal:
+    @staticmethod
+    def current(state: RunState) -> Goal:
+        """The goal a run recorded when it started (its ids, protected and unrelated-red)."""
         return Goal(
             mode=state.mode,
             goal_ids=tuple(state.goal_ids),

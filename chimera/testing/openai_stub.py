@@ -27,6 +27,10 @@ Example::
         server.add_reply("m", StubReply(text="hello", prompt_tokens=12, completion_tokens=3))
         backend = LiteLLMBackend("openai/m", api_base=server.api_base, api_key="stub")
         assert backend.complete([{"role": "user", "content": "hi"}]).text == "hello"
+
+About 450 lines on purpose: the request handler and the server share one script (replies,
+faults, the record of requests) and its lock; apart, the handler would reach into the server's
+state from another module.
 """
 
 from __future__ import annotations

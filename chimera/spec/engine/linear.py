@@ -16,6 +16,10 @@ own search at the leftmost match when it needs every match (so evidence is ``reg
 A text that is not ASCII is searched through its ASCII image (:class:`AsciiImages`): each
 non-ASCII character replaced, one for one, by an ASCII character of the same ``\\s``/``\\w``/
 ``\\d`` class that the pattern never names, on which the pattern matches at the same places.
+
+About 450 lines on purpose: the translated subset and the ASCII images rest on one reading of
+each construct on ASCII text (which classes a pattern names, which characters stand in); kept
+together, the two cannot drift apart.
 """
 
 from __future__ import annotations

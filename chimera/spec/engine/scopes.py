@@ -19,11 +19,15 @@ from chimera.spec.engine.files import (
     normalize_relpath,
 )
 
-_ScopeKey = tuple[str | None, tuple[str, ...] | None, tuple[str, ...]]
+ScopeKey = tuple[str | None, tuple[str, ...] | None, tuple[str, ...]]
+"""A scope as ``(path, paths, exclude)``."""
 
 
 @dataclass(frozen=True)
-class _Scope:
+class Scope:
+    """One selected scope: its targets, the unscannable names, or why it selects nothing
+    (``missing``: the one ``path`` is absent; ``error``: the scope is unusable)."""
+
     targets: tuple[Target, ...] = ()
     unscannable: tuple[Unscannable, ...] = ()
     missing: str | None = None
@@ -42,14 +46,21 @@ class _Scope:
         return {t.rel: i for i, t in enumerate(self.targets)}
 
 
-class ScopeSelection:
-    """The scope half of :class:`~chimera.spec.engine.session.EngineSession`."""
+class Scopes:
+    """The engine session's scopes, each selected once (on first use) and kept.
 
-    _scopes: dict[_ScopeKey, _Scope]
-    _resolver: Resolver
-    _tree: FileTree
+    Args:
+        tree: the root's file listing.
+        resolver: resolves relative names to targets.
+    """
 
-    def _scope(self, skey: _ScopeKey) -> _Scope:
+    def __init__(self, tree: FileTree, resolver: Resolver) -> None:
+        self._tree = tree
+        self._resolver = resolver
+        self._scopes: dict[ScopeKey, Scope] = {}
+
+    def scope(self, skey: ScopeKey) -> Scope:
+        """The scope ``skey`` names (selected now unless already selected)."""
         scope = self._scopes.get(skey)
         if scope is None:
             scope = self._select(*skey)
@@ -60,26 +71,26 @@ class ScopeSelection:
         """The relative names (POSIX) a ``paths`` scope selects minus ``exclude`` — the same
         selection, made once per session, that a scan of that scope reads — targets first, then
         the unscannable ones; ``()`` when it selects nothing or the tree cannot be listed."""
-        return self._scope((None, paths, exclude)).names
+        return self.scope((None, paths, exclude)).names
 
     def _select(
         self, path: str | None, paths: tuple[str, ...] | None, exclude: tuple[str, ...]
-    ) -> _Scope:
+    ) -> Scope:
         if path is not None:
             rel = normalize_relpath(path)
             if rel is None:
-                return _Scope(error=f"path {path!r} leaves the root")
+                return Scope(error=f"path {path!r} leaves the root")
             if not rel:
-                return _Scope(error=f"path {path!r} is the root directory, not a file")
+                return Scope(error=f"path {path!r} is the root directory, not a file")
             found = self._resolver.resolve(rel)
             if found is None:
-                return _Scope(missing=rel)
+                return Scope(missing=rel)
             if isinstance(found, Unscannable):
-                return _Scope(unscannable=(found,))
-            return _Scope(targets=(found,), by_real={found.real: found})
+                return Scope(unscannable=(found,))
+            return Scope(targets=(found,), by_real={found.real: found})
         chosen = self._tree.select(paths or (), exclude)
         if self._tree.listing_error is not None:
-            return _Scope(error=self._tree.listing_error)
+            return Scope(error=self._tree.listing_error)
         targets: list[Target] = []
         unscannable: list[Unscannable] = []
         seen: set[str] = set()
@@ -101,13 +112,14 @@ class ScopeSelection:
             scope = ", ".join(paths or ())
             if exclude:
                 scope += " excluding " + ", ".join(exclude)
-            return _Scope(error=f"{scope} selects zero files")
-        return _Scope(
+            return Scope(error=f"{scope} selects zero files")
+        return Scope(
             targets=tuple(targets),
             unscannable=tuple(unscannable),
             by_real={t.real: t for t in targets},
         )
 
 
-def _scope_key(request: ScanRequest) -> _ScopeKey:
+def scope_key(request: ScanRequest) -> ScopeKey:
+    """The key a request's scope is selected and kept under."""
     return (request.path, request.paths, request.exclude)

@@ -14,9 +14,9 @@ memory holds one file at a time, plus the matches found. Work asked for without 
 announcement is planned on the spot.
 
 Why one module past ~400 lines: the batched pass (plan, match, locate, mark done) reads and
-writes one per-run plan state; scope selection and read recording live in mixins
-(:mod:`.scopes`, :mod:`.recording`), the matcher in :mod:`.combined`, and splitting the pass
-would only spread that state.
+writes one per-run plan state; scope selection and read recording are collaborators the
+session owns (:class:`~.scopes.Scopes`, :class:`~.recording.ReadLog`), the matcher is in
+:mod:`.combined`, and splitting the pass would only spread that state.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ from chimera.spec.engine.linear import AsciiImages
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.pyindex import STAR, index_source
-from chimera.spec.engine.recording import ReadRecording
-from chimera.spec.engine.scopes import ScopeSelection, _Scope, _scope_key, _ScopeKey
+from chimera.spec.engine.recording import ReadLog
+from chimera.spec.engine.scopes import ScopeKey, Scopes, scope_key
 from chimera.spec.engine.stored import (
     COUNT,
     EVERY,
@@ -100,7 +100,7 @@ class _Loaded:
         return self._images.image(cp.stand_ins)
 
 
-class EngineSession(ReadRecording, ScopeSelection):
+class EngineSession:
     """Implements :class:`chimera.spec.context.CheckContext` for one root.
 
     Args:
@@ -131,21 +131,24 @@ class EngineSession(ReadRecording, ScopeSelection):
             self._root_real, self.stats, use_git=self.options.listing == "auto", hidden=hidden
         )
         self._resolver = Resolver(self._root_real, hidden)
+        # Collaborators: the scopes (selected once each) and the reads (recorded for the
+        # report cache once tracked).
+        self.scopes = Scopes(self._tree, self._resolver)
+        self.reads = ReadLog(self.options, self._reader)
         self._patterns = PatternCache(self.options, self.stats)
         self._re2 = load_re2() if self.options.linear_engine else None
-        self._scopes: dict[_ScopeKey, _Scope] = {}
         self._bad: dict[str, str] = {}
         self._texts: dict[str, _Loaded] = {}
         self._text_chars = 0
-        self._first: dict[tuple[_ScopeKey, _PatternKey], int] = {}
+        self._first: dict[tuple[ScopeKey, _PatternKey], int] = {}
         # Per scope and pattern counted (COUNT): the matches located so far in the pass.
-        self._kept: dict[tuple[_ScopeKey, _PatternKey], int] = {}
+        self._kept: dict[tuple[ScopeKey, _PatternKey], int] = {}
         limit = self.options.evidence_limit
         self._every = EVERY if limit is None else COUNT
         self._modules: dict[str, tuple[dict[str, tuple[Definition, ...]], str | None]] = {}
         # Requests: planned (not yet run) and satisfied (scope key, pattern key, level).
-        self._pending: dict[tuple[_ScopeKey, _PatternKey, int], CompiledPattern] = {}
-        self._satisfied: set[tuple[_ScopeKey, _PatternKey, int]] = set()
+        self._pending: dict[tuple[ScopeKey, _PatternKey, int], CompiledPattern] = {}
+        self._satisfied: set[tuple[ScopeKey, _PatternKey, int]] = set()
         self._pending_modules: dict[str, Target] = {}
         # Per real file: the plans run on it (shared objects, never changed once run).
         self._done: dict[str, list[_Plan]] = {}
@@ -154,7 +157,6 @@ class EngineSession(ReadRecording, ScopeSelection):
         self._timeouts: dict[_PatternKey, int] = {}
         self._matchers: dict[frozenset[_PatternKey], CombinedMatcher] = {}
         self._plan_matchers: dict[int, tuple[_Plan, CombinedMatcher]] = {}
-        self._read_log: dict[str, list[Any]] | None = None
         self.result_cache: ResultCache | None = None
         """The result cache (``options.result_cache``), unless refused (``cache_refusal``)."""
         self.cache_refusal: str | None = None
@@ -164,6 +166,23 @@ class EngineSession(ReadRecording, ScopeSelection):
                 self.result_cache = cache
             else:
                 self.cache_refusal = cache.disabled
+
+    # -- reads and scopes (its collaborators) --------------------------------------------
+
+    def track_reads(self) -> None:
+        """From now on, note what each file read was, for :meth:`record`."""
+        self.reads.track()
+
+    def record(self, taken: float) -> reports.TreeRecord | None:
+        """What this session's file work read, for the report cache; ``None`` when it
+        cannot be recorded (a walk instead of git's list, or a pattern timed out)."""
+        return self.reads.record(
+            taken,
+            tree=self._tree,
+            resolver=self._resolver,
+            result_cache=self.result_cache,
+            timed_out=bool(self._timeouts),
+        )
 
     # -- CheckContext -------------------------------------------------------------------
 
@@ -175,7 +194,7 @@ class EngineSession(ReadRecording, ScopeSelection):
     def runner(self) -> CommandRunner:
         return self._runner
 
-    def _is_satisfied(self, skey: _ScopeKey, key: _PatternKey, level: int) -> bool:
+    def _is_satisfied(self, skey: ScopeKey, key: _PatternKey, level: int) -> bool:
         return any((skey, key, have) in self._satisfied for have in LEVELS if answers(have, level))
 
     def _level(self, need: MatchNeed) -> int:
@@ -190,8 +209,8 @@ class EngineSession(ReadRecording, ScopeSelection):
         cp = self._patterns.get(request.pattern, request.regex)
         if cp.error is not None:
             return
-        skey = _scope_key(request)
-        scope = self._scope(skey)
+        skey = scope_key(request)
+        scope = self.scopes.scope(skey)
         if scope.error is not None or scope.missing is not None:
             return
         level = self._level(request.need)
@@ -202,8 +221,8 @@ class EngineSession(ReadRecording, ScopeSelection):
         cp = self._patterns.get(request.pattern, request.regex)
         if cp.error is not None:
             return ScanResult(error=cp.error)
-        skey = _scope_key(request)
-        scope = self._scope(skey)
+        skey = scope_key(request)
+        scope = self.scopes.scope(skey)
         if scope.error is not None:
             return ScanResult(error=scope.error)
         if scope.missing is not None:
@@ -385,7 +404,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         # One plan per scope; the files selected by the same scopes share one merged plan
         # and one matcher: planning costs the requests plus the selected files.
         compiled: dict[_PatternKey, CompiledPattern] = {}
-        by_scope: dict[_ScopeKey, _Plan] = {}
+        by_scope: dict[ScopeKey, _Plan] = {}
         for (skey, key, level), cp in requests.items():
             compiled[key] = cp
             plan = by_scope.setdefault(skey, {})
@@ -403,7 +422,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         targets: dict[str, Target] = {}
         bad = self._bad
         for i, skey in enumerate(by_scope):
-            for target in self._scopes[skey].targets:
+            for target in self.scopes.scope(skey).targets:
                 real = target.real
                 known = file_scopes.get(real)
                 if known is None:
@@ -417,7 +436,7 @@ class EngineSession(ReadRecording, ScopeSelection):
             targets.setdefault(real, target)
         merged: dict[tuple[int, ...], _Plan] = {}
         cache = self.result_cache
-        recording = self._read_log is not None
+        recording = self.reads.log is not None
         plan_ids: dict[int, _PlanIds] = {}
         for real in sorted(targets):
             target = targets[real]
@@ -448,7 +467,7 @@ class EngineSession(ReadRecording, ScopeSelection):
                     self._modules[real] = ({}, f"cannot read {target.rel}: {loaded.reason}")
                 continue
             if stored is not None:
-                stored.hashed(self._digest_of_last())
+                stored.hashed(self.reads.digest_of_last())
             touched: list[_PatternKey] = []
             if plan:
                 first = [(skeys[i], scope_plans[i]) for i in ids] if has_first else ()
@@ -495,7 +514,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         compiled: dict[_PatternKey, CompiledPattern],
         loaded: _Loaded,
         stored: Stored | None,
-        scopes: Sequence[tuple[_ScopeKey, _Plan]] = (),
+        scopes: Sequence[tuple[ScopeKey, _Plan]] = (),
     ) -> list[_PatternKey]:
         """Search one file for every pattern of its plan: the matcher decides what it can;
         a pattern's own search runs where it cannot, or where evidence is needed. Returns
@@ -535,7 +554,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         return touched
 
     def _leads(
-        self, target: Target, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]]
+        self, target: Target, key: _PatternKey, scopes: Sequence[tuple[ScopeKey, _Plan]]
     ) -> bool:
         """Whether ``target`` comes before every file found so far to match ``key`` in a
         scope that asks only whether it matches (then its first match is located now, while
@@ -545,14 +564,14 @@ class EngineSession(ReadRecording, ScopeSelection):
         for skey, scope_plan in scopes:
             if scope_plan.get(key) != FIRST:
                 continue
-            at = self._scopes[skey].order.get(target.rel, 0)
+            at = self.scopes.scope(skey).order.get(target.rel, 0)
             best = self._first.get((skey, key))
             if best is None or at < best:
                 self._first[(skey, key)] = at
                 leads = True
         return leads
 
-    def _shown_next(self, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]]) -> bool:
+    def _shown_next(self, key: _PatternKey, scopes: Sequence[tuple[ScopeKey, _Plan]]) -> bool:
         """Whether the matches of counted ``key`` in ``target`` may be among the evidence a
         scope of it shows: its matches are then located now, while its text is at hand.
         Files are searched in about their scopes' order, so this locates about the evidence
@@ -565,7 +584,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         return False
 
     def _spend(
-        self, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]], located: int
+        self, key: _PatternKey, scopes: Sequence[tuple[ScopeKey, _Plan]], located: int
     ) -> None:
         kept = self._kept
         for skey, scope_plan in scopes:
@@ -664,7 +683,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         if kept is not None:
             return kept
         self.stats.reads[target.real] += 1
-        data = self._read(target, before)
+        data = self.reads.read(target, before)
         if isinstance(data, Unscannable):
             return data
         decoded = decode_scan(target.rel, data)

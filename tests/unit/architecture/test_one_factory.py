@@ -43,6 +43,18 @@ BUILDERS: dict[str, set[str]] = {
     # The session's one guard per snapshot folder; an agent built without one (a unit test,
     # a library user) makes its own on its run folder.
     "WorkspaceGuard": {"orchestration/session.py", "core/autonomous.py"},
+    # The parts each composed class owns are built by that class alone: the agent its run
+    # context, its planner and a fresh Attempt per attempt; the orchestrator its kit, goal
+    # setter and card loop; the publisher its step, guards and PR step.
+    "SolveContext": {"core/autonomous.py"},
+    "Planner": {"core/autonomous.py"},
+    "Attempt": {"core/autonomous.py"},
+    "RunKit": {"orchestration/project.py"},
+    "GoalSetter": {"orchestration/project.py"},
+    "CardLoop": {"orchestration/project.py"},
+    "PublishStep": {"github/publish.py"},
+    "PublishGuards": {"github/publish.py"},
+    "PullRequestStep": {"github/publish.py"},
 }
 
 # What a CLI module may not build or call: it turns argv into a request and renders.

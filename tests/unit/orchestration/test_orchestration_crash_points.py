@@ -194,7 +194,8 @@ def test_resume_clears_git_locks_a_killed_process_left(tmp_path: Path) -> None:
         raise Killed
 
     orch, _ = orchestrator(root, solver)
-    orch.solver = type("S", (), {"solve_card": staticmethod(crash), "checkpoint": lambda s: 0})()
+    crashing = {"solve_card": staticmethod(crash), "checkpoint": lambda s: 0}
+    orch.kit.solver = type("S", (), crashing)()
     with pytest.raises(Killed):
         orch.start(run_id="r", task=None, started_by="alice")
     store = RunStore(root).run_dir("r") / "snapshots"

@@ -363,7 +363,7 @@ def _with_writer(root: Path, solver: FakeSolver, run_id: str, backend: Any) -> P
     from chimera.orchestration.acceptance import ModelAcceptanceWriter
 
     orch, _ = orchestrator(root, solver, run_id, task_spec_name="task.yaml")
-    orch.acceptance_writer = ModelAcceptanceWriter(backend)
+    orch.kit.acceptance_writer = ModelAcceptanceWriter(backend)
     return orch
 
 

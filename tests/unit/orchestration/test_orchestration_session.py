@@ -105,14 +105,14 @@ def test_session_parts_plug_in_and_one_guard_serves_the_snapshot_folder(
     agent, _ = session.agent(
         spec, task="t", untrusted=True, trusted_commands=trusted_commands(spec)
     )
-    assert agent.experience is part.store
+    assert agent.ctx.experience is part.store  # what the planner reads and writes
     assert agent.deps.guard is session.guard
     assert agent.runner is session.sandbox
     assert agent.tool_wrapper is not None  # untrusted implies the TrustKernel around the tools
     assert session.guard.store == (project / ".chimera/runs/r1/snapshots").resolve()
     orchestrator, solver = session.project(["specs"])
-    assert isinstance(orchestrator.snapshots, GuardSnapshots)
-    assert orchestrator.snapshots.guard is session.guard
+    assert isinstance(orchestrator.kit.snapshots, GuardSnapshots)
+    assert orchestrator.kit.snapshots.guard is session.guard
     assert solver.build_agent == session.agent
 
 

@@ -118,7 +118,7 @@ def test_depends_on_orders_the_cards(tmp_path: Path, where: str) -> None:
     orch.start(run_id="r", task=task, started_by="alice")
     # cart-a before cart-b (its dependency), the risky card last.
     assert solver.calls == ["cart-a", "cart-b", "cart-r"]
-    cards = {c["id"]: c for c in RunStore(orch.root).load("r").cards}
+    cards = {c["id"]: c for c in RunStore(orch.kit.root).load("r").cards}
     assert cards["cart-b"]["depends_on"] == ["cart-a"]
 
 
@@ -128,14 +128,14 @@ def test_the_goal_names_the_work_before_a_card_runs(tmp_path: Path, where: str) 
     lines: list[str] = []
     from chimera.cli._progress import progress_line
 
-    orch.on_event = lambda e, f: lines.append(progress_line(e, f) or "")
+    orch.kit.on_event = lambda e, f: lines.append(progress_line(e, f) or "")
     orch.start(run_id="r", task=task, started_by="alice")
-    (goal,) = audit_events(orch.root, "goal")
+    (goal,) = audit_events(orch.kit.root, "goal")
     assert sorted(goal["unmet"]) == ["cart-a", "cart-b", "cart-r"]
     shown = next(line for line in lines if line.startswith("chimera: goal"))
     assert "to do: nothing" not in shown and "cart-a" in shown
     # Every card exists from the start: none is spawned after the fact.
-    assert audit_events(orch.root, "cards_spawned") == []
+    assert audit_events(orch.kit.root, "cards_spawned") == []
 
 
 def test_a_respawned_card_of_a_risky_requirement_stays_risky() -> None:

@@ -1,5 +1,6 @@
-"""The AutonomousAgent's plumbing: its state, the audit and transcript writers, the
-audited tool-less model call and the checks (:mod:`chimera.core.autonomous`).
+"""The run context an AutonomousAgent passes to its Planner and to each Attempt: the solve's
+shared state (usage, attempt number, taint), the audit and transcript writers, the audited
+tool-less model call and the checks (:mod:`chimera.core.autonomous`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from chimera.config import AgentConfig
 from chimera.core.agent import UsageTotals
 from chimera.core.attempts import approx_tokens
 from chimera.core.deps import AgentDeps, Reviewer
-from chimera.core.solve_state import _Stop, model_name
+from chimera.core.solve_state import SolveStop, model_name
 from chimera.core.supervisor import ManagerReview
 from chimera.errors import BudgetExceeded, ProviderError, UsageError
 from chimera.localstate import make_dirs
@@ -27,9 +28,12 @@ if TYPE_CHECKING:
     from chimera.governance.redactor import SecretRedactor
 
 
-class SolveBase:
-    """The agent's state and plumbing; :class:`~chimera.core.autonomous.AutonomousAgent` documents
-    the constructor's arguments and errors."""
+class SolveContext:
+    """What the agent, its planner and its attempts share over one agent's solves.
+
+    :class:`~chimera.core.autonomous.AutonomousAgent` documents the constructor's arguments
+    and errors; :meth:`start` resets the per-solve state.
+    """
 
     def __init__(
         self,
@@ -60,53 +64,69 @@ class SolveBase:
         self.spine_tokens = spine_tokens
         self.output_limit = output_limit
         self.label = label
-        self.tool_wrapper = deps.tool_wrapper
-        self.big_planner = deps.big_planner
-        self.cursor = deps.cursor
         self.reviewer: Reviewer = deps.reviewer or ManagerReview()
         self.usage = UsageTotals()
-        self._attempt = 0
-        self._injections = 0
-        self._reviews_unparsed = 0
-        self._untrusted = self._tainted = False
-        self._model = model_name(self.ladder[0])
-        self._purpose: Purpose = Purpose.PLAN
-        # Redacts tool calls on their way to the audit log (built per attempt, see Attempting).
+        self.attempt = 0
+        """The attempt in flight (0 before the first)."""
+        self.injections = 0
+        self.reviews_unparsed = 0
+        self.untrusted = self.tainted = False
+        self.model = model_name(self.ladder[0])
+        self.purpose: Purpose = Purpose.PLAN
+        self.config_before: str | None = None
+        """Chimera's configuration when the solve started (an attempt must not change it)."""
+        # Redacts tool calls on their way to the audit log (rebuilt per attempt, see Attempt).
         self._audit_redactor: SecretRedactor | None = None
         make_dirs(self.run_dir)
         self.transcript_path = self.run_dir / "transcript.jsonl"
-        self._attempt_dir = self.run_dir / "attempts" / label
+        self.attempt_dir = self.run_dir / "attempts" / label
 
-    def _redactor(self) -> SecretRedactor:
-        """The attempt's redactor (built on first use; rebuilt per attempt, see Attempting)."""
+    def start(self, *, untrusted: bool, config_before: str) -> None:
+        """Reset the per-solve state for a new :meth:`AutonomousAgent.solve`."""
+        self.config_before = config_before
+        self.usage = UsageTotals()
+        self.attempt = self.injections = self.reviews_unparsed = 0
+        self.untrusted = self.tainted = untrusted
+
+    def redactor(self) -> SecretRedactor:
+        """The attempt's redactor (built on first use; rebuilt per attempt by
+        :meth:`renew_redactor`)."""
         if self._audit_redactor is None:
             from chimera.governance.redactor import SecretRedactor
 
             self._audit_redactor = SecretRedactor.from_environment(workspace=self.workspace)
         return self._audit_redactor
 
-    def _event(self, event: str, **fields: Any) -> None:
+    def renew_redactor(self) -> None:
+        """Build the redactor afresh: a dotenv file an earlier attempt's command wrote counts."""
+        from chimera.governance.redactor import SecretRedactor
+
+        self._audit_redactor = SecretRedactor.from_environment(workspace=self.workspace)
+
+    def event(self, event: str, **fields: Any) -> None:
+        """Append ``event`` to the audit log (every field redacted) and tell the event sink."""
         # An attempt record carries a failing call's arguments, a review its model's words:
         # every audited field passes the redactor, not only the tool calls'.
         from chimera.governance.audit_chain import jsonable
 
-        fields, _ = self._redactor().redact_json(fields, default=jsonable)
+        fields, _ = self.redactor().redact_json(fields, default=jsonable)
         self.audit.append(event, **fields)
         if self.on_event is not None:
             self.on_event(event, fields)
 
-    def _transcript(self, kind: str, **fields: Any) -> None:
+    def transcript(self, kind: str, **fields: Any) -> None:
+        """Append one line to ``transcript.jsonl`` (redacted as the audit log is)."""
         line = {
             "label": self.label,
-            "attempt": self._attempt,
-            "purpose": self._purpose.value,
+            "attempt": self.attempt,
+            "purpose": self.purpose.value,
             "kind": kind,
             **fields,
         }
         # The run folder is uploaded as an artifact: a token the model wrote into a call, or a
         # secret value a tool read back, is replaced here as in the audit log (both sides
         # redacted alike, so the trajectory exporter's transcript/audit check still holds).
-        line, _ = self._redactor().redact_json(line)
+        line, _ = self.redactor().redact_json(line)
         data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -114,7 +134,7 @@ class SolveBase:
         finally:
             os.close(fd)
 
-    def _count_tokens(self, text: str) -> int:
+    def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by LiteLLM's counter for the current rung's model.
 
         Falls back to the 4-characters-per-token estimate when LiteLLM is not installed or
@@ -123,11 +143,11 @@ class SolveBase:
         try:
             from chimera.providers.pricing import count_tokens
 
-            return count_tokens(self._model, [{"role": "user", "content": text}])
+            return count_tokens(self.model, [{"role": "user", "content": text}])
         except Exception:
             return approx_tokens(text)
 
-    def _call(
+    def call(
         self,
         backend: SupportsComplete,
         messages: list[Message],
@@ -138,25 +158,28 @@ class SolveBase:
 
         ``max_tokens`` ``None`` leaves the cap to the backend: ``models.max_tokens``, or the
         effort level under ``[tool.chimera.effort]`` (a fixed cap here would bound both).
+
+        Raises:
+            SolveStop: the budget refused the call, or the provider failed.
         """
-        self._purpose = purpose
+        self.purpose = purpose
         for i, m in enumerate(messages):
-            self._transcript("request", index=i, message=m)
+            self.transcript("request", index=i, message=m)
         try:
             completion = backend.complete(messages, purpose=purpose, max_tokens=max_tokens)
         except BudgetExceeded as exc:
-            self._event("budget_stop", purpose=purpose.value, reason=str(exc))
-            raise _Stop(
+            self.event("budget_stop", purpose=purpose.value, reason=str(exc))
+            raise SolveStop(
                 "budget", f"budget refused the {purpose.value} call: {exc}", exc.limit
             ) from exc
         except ProviderError as exc:
-            self._event("provider_error", purpose=purpose.value, error=str(exc))
-            raise _Stop("error", f"{type(exc).__name__}: {exc}") from exc
+            self.event("provider_error", purpose=purpose.value, error=str(exc))
+            raise SolveStop("error", f"{type(exc).__name__}: {exc}") from exc
         self.usage.add(completion.usage)
-        self._transcript("response", message=completion.as_message(), model=completion.model)
-        self._event(
+        self.transcript("response", message=completion.as_message(), model=completion.model)
+        self.event(
             "model_call",
-            attempt=self._attempt,
+            attempt=self.attempt,
             purpose=purpose.value,
             model=completion.model,
             prompt_tokens=completion.usage.prompt_tokens,
@@ -166,7 +189,8 @@ class SolveBase:
         )
         return completion
 
-    def _check(self, ids: Sequence[str] | None, phase: str) -> DriftReport:
+    def check(self, ids: Sequence[str] | None, phase: str) -> DriftReport:
+        """Check ``ids`` (every requirement when ``None``) on the workspace and record it."""
         report = check_drift(
             self.spec,
             self.workspace,
@@ -174,19 +198,19 @@ class SolveBase:
             only=ids,
             options=self.deps.check_options,
         )
-        return self._checked(report, phase)
+        return self.checked(report, phase)
 
-    def _checked(self, report: DriftReport, phase: str) -> DriftReport:
+    def checked(self, report: DriftReport, phase: str) -> DriftReport:
         """Record a check's results (computed here, or received as the base report)."""
-        self._event(
+        self.event(
             "check",
             phase=phase,
-            attempt=self._attempt,
+            attempt=self.attempt,
             results=[
                 {
                     "id": r.id,
                     "status": r.status.value,
-                    "message": self._redactor().cut(r.message, 300),
+                    "message": self.redactor().cut(r.message, 300),
                 }
                 for r in report
             ],

@@ -1,5 +1,6 @@
-"""The ProjectOrchestrator's state and plumbing: events, Spec loading and checks, state saves,
-the run lock and the stop (:mod:`chimera.orchestration.project`).
+"""The RunKit a ProjectOrchestrator hands its goal setter and card loop: the run's
+collaborators and plumbing — events, Spec loading and checks, state saves, the clock, the run
+lock and the stop (:mod:`chimera.orchestration.project`).
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import pathspec
 
 from chimera.orchestration.basis import BASIS_KEY, Basis
 from chimera.orchestration.collaborators import (
@@ -29,10 +28,9 @@ from chimera.spec.model import Spec
 from chimera.spec.results import DriftReport, RequirementResult
 
 
-class OrchestratorBase:
-    """The orchestrator's state and plumbing;
-    :class:`~chimera.orchestration.project.ProjectOrchestrator`
-    documents the constructor's arguments."""
+class RunKit:
+    """What the orchestrator, its goal setter and its card loop share;
+    :class:`~chimera.orchestration.project.ProjectOrchestrator` documents the arguments."""
 
     def __init__(
         self,
@@ -56,66 +54,82 @@ class OrchestratorBase:
         self.runner = runner
         self.store = store
         self.audit = audit
-        self._load_spec = load_spec
+        self.load_spec = load_spec
         self.options = options or OrchestratorOptions()
         self.acceptance_writer = acceptance_writer
         self.on_event = on_event
-        self._risk_spec = pathspec.GitIgnoreSpec.from_lines(self.options.high_risk_paths)
         self._started = time.monotonic()
         self._elapsed_before = 0.0
-        # Requirements red on the basis commit (this process's base checks), by id.
-        self._basis_red: dict[str, RequirementResult] = {}
+        self.basis_red: dict[str, RequirementResult] = {}
+        """Requirements red on the basis commit (this process's base checks), by id."""
 
-    def _emit(self, event: str, **fields: Any) -> None:
+    def restart_clock(self, elapsed_before: float) -> None:
+        """Count wall time from now on top of ``elapsed_before`` seconds (a resumed run's)."""
+        self._elapsed_before = elapsed_before
+        self._started = time.monotonic()
+
+    def elapsed(self) -> float:
+        """Seconds the run has worked, over every process that worked on it."""
+        return self._elapsed_before + (time.monotonic() - self._started)
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """Append ``event`` to the audit log and tell the progress callback."""
         self.audit.append(event, **fields)
         if self.on_event is not None:
             self.on_event(event, fields)
 
-    def _spec(self) -> Spec:
-        return self._load_spec([self.root / p for p in self.spec_paths])
+    def spec(self) -> Spec:
+        """The Spec of ``spec_paths`` as it is now.
 
-    def _drift(self, spec: Spec, ids: Sequence[str] | None = None) -> DriftReport:
+        Raises:
+            SpecError: it does not load.
+        """
+        return self.load_spec([self.root / p for p in self.spec_paths])
+
+    def drift(self, spec: Spec, ids: Sequence[str] | None = None) -> DriftReport:
+        """``check_drift`` of ``ids`` (all when ``None``) on the work tree, audited."""
         report = check_drift(
             spec, self.root, runner=self.runner, only=ids, options=self.options.check_options
         )
-        self._emit(
+        self.emit(
             "check_drift",
             counts=report.counts(),
             red={r.id: r.status.value for r in report.red},
         )
         return report
 
-    def _base_drift(
+    def base_drift(
         self, state: RunState, spec: Spec, ids: Sequence[str] | None = None
     ) -> DriftReport:
         """The base report: the work tree now, or the basis commit's tree when iterating."""
         commit = state.extra.get(BASIS_KEY)
         if not commit:
-            return self._drift(spec, ids)
+            return self.drift(spec, ids)
         report = Basis(str(commit)).report(
             self.root, spec, runner=self.runner, only=ids, options=self.options.check_options
         )
-        self._basis_red.update({r.id: r for r in report.red})
+        self.basis_red.update({r.id: r for r in report.red})
         red = {r.id: r.status.value for r in report.red}
-        self._emit("check_drift", counts=report.counts(), red=red, basis=commit)
+        self.emit("check_drift", counts=report.counts(), red=red, basis=commit)
         return report
 
-    def _save(self, state: RunState, graph: TaskGraph) -> None:
+    def save(self, state: RunState, graph: TaskGraph) -> None:
+        """Write the run state with its cards, time worked and audit head (atomically)."""
         state.cards = graph.to_json()
-        state.elapsed_s = self._elapsed_before + (time.monotonic() - self._started)
+        state.elapsed_s = self.elapsed()
         state.audit_head = self.audit.head_hash
         self.store.save(state)
 
     @contextmanager
-    def _owning(self, run_id: str) -> Iterator[None]:
+    def owning(self, run_id: str) -> Iterator[None]:
         """Hold the run lock; clear a dead process's leftovers in the snapshot store first."""
         with self.store.lock(run_id):
             cleared = self.snapshots.recover()
             if cleared:
-                self._emit("stale_files_cleared", store="snapshots", files=cleared)
+                self.emit("stale_files_cleared", store="snapshots", files=cleared)
             yield
 
-    def _stop(
+    def stop(
         self,
         state: RunState,
         graph: TaskGraph,
@@ -123,12 +137,13 @@ class OrchestratorBase:
         reason: StopReason,
         detail: str,
     ) -> RunState:
+        """End the run with ``status`` for ``reason`` (the suspicion line appended); saved."""
         state.status = status
         state.stop_reason = reason
         line = _suspicion_line(state)
         state.stop_detail = detail + (f"\n  {line}" if line else "")
-        self._emit("run_stopped", status=status.value, reason=reason.value, detail=detail)
-        self._save(state, graph)
+        self.emit("run_stopped", status=status.value, reason=reason.value, detail=detail)
+        self.save(state, graph)
         return state
 
 
