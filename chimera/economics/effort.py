@@ -18,7 +18,6 @@ Agent, the AutonomousAgent) stay unchanged: they set :func:`call_context` and ca
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,15 @@ from chimera.config.economics import (
 )
 from chimera.context import CallContext, current_context
 from chimera.fusion.accounting import SupportsAudit
-from chimera.protocols import Completion, Message, Purpose, Risk, SupportsComplete, ToolSchema
+from chimera.protocols import (
+    Completion,
+    Message,
+    Purpose,
+    Risk,
+    SupportsComplete,
+    SupportsReasoningEffort,
+    ToolSchema,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,20 +187,14 @@ class Rung:
 def with_reasoning_effort(backend: SupportsComplete, effort: ReasoningEffort) -> SupportsComplete:
     """A copy of ``backend`` that sends ``reasoning_effort`` with every request.
 
-    Works through a :class:`~chimera.providers.BudgetedBackend` down to a
-    :class:`~chimera.providers.LiteLLMBackend` (whose ``extra`` carries it to LiteLLM); any
-    other backend is returned unchanged (it has no such knob).
+    The backend's own :class:`~chimera.protocols.SupportsReasoningEffort` makes the copy (a
+    budgeted backend asks the one it wraps; LiteLLM's carries it in ``extra``); a backend that
+    does not implement it, or declines (a script), is returned unchanged.
     """
-    from chimera.providers import BudgetedBackend, LiteLLMBackend
-
-    if isinstance(backend, LiteLLMBackend):
-        clone = copy.copy(backend)
-        clone.extra = {**backend.extra, "reasoning_effort": effort}
-        return clone
-    if isinstance(backend, BudgetedBackend):
-        wrapped = copy.copy(backend)
-        wrapped.inner = with_reasoning_effort(backend.inner, effort)
-        return wrapped
+    if isinstance(backend, SupportsReasoningEffort):
+        tuned = backend.with_reasoning_effort(effort)
+        if tuned is not None:
+            return tuned
     return backend
 
 
