@@ -177,6 +177,17 @@ class Check(BaseModel):
     kind_name: ClassVar[str]
     """The key that selects this kind in a requirement mapping."""
 
+    cacheable: ClassVar[bool] = False
+    """Whether the outcome depends on nothing but the tree and the engine's settings, so a
+    report cache may reuse it for an unchanged tree (``contains``, ``absent``, ``defines``; a
+    ``command`` runs code and never is). Read through :meth:`is_cacheable`: a kind must declare
+    it itself, since a subclass that overrides :meth:`check` may depend on more."""
+
+    @classmethod
+    def is_cacheable(cls) -> bool:
+        """``cacheable`` as this class itself declares it (never inherited)."""
+        return bool(cls.__dict__.get("cacheable", False))
+
     def check(self, ctx: CheckContext) -> CheckOutcome:
         """Evaluate the check against ``ctx.root``; never raises for bad input.
 

@@ -46,6 +46,7 @@ class Defines(Check):
     """
 
     kind_name: ClassVar[str] = "defines"
+    cacheable: ClassVar[bool] = True
 
     path: RelPath | None = Field(
         default=None, description="Python file relative to the root (or give 'module')."

@@ -138,6 +138,7 @@ class Contains(_TextCheck):
     """
 
     kind_name: ClassVar[str] = "contains"
+    cacheable: ClassVar[bool] = True
 
     match: MatchMode = Field(
         default=MatchMode.ANY,
@@ -230,6 +231,7 @@ class Absent(_TextCheck):
     """
 
     kind_name: ClassVar[str] = "absent"
+    cacheable: ClassVar[bool] = True
 
     def describe(self) -> str:
         return f"absent {self.shown_pattern()} from {self.scope()}"
