@@ -327,36 +327,6 @@ class MemoryReader(Protocol):
     def recall_block(self, query: str, *, budget_tokens: int) -> Recall: ...
 
 
-class ReviewOutcome(Protocol):
-    """A reviewer's decision (:class:`chimera.core.supervisor.ReviewVerdict` has this shape):
-    ``parsed=False`` means no review took place, never an approval."""
-
-    @property
-    def approved(self) -> bool: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def parsed(self) -> bool: ...
-    @property
-    def raw(self) -> str: ...
-
-
-class SupportsReview(Protocol):
-    """How an agent reaches a reviewer without importing it (a manager call or a review
-    crew): one review of one attempt, from its evidence. Raises what ``backend`` raises."""
-
-    def review(
-        self,
-        backend: SupportsComplete,
-        *,
-        task: str,
-        targets: Sequence[str],
-        diff: str,
-        summary: str,
-        plan: str = "",
-    ) -> ReviewOutcome: ...
-
-
 class StepProgress(Protocol):
     """Where long work measured in steps reports how far it is (``chimera bench continuous``,
     ``meta design``, ``evolve``): called as each step starts, with ``done`` steps finished of

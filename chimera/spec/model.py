@@ -249,10 +249,6 @@ class Requirement:
     def kind(self) -> str:
         return self.check.kind_name
 
-    @property
-    def display_title(self) -> str:
-        return self.title or self.id
-
 
 @dataclass(frozen=True)
 class SpecFile:
