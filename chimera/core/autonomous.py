@@ -43,10 +43,14 @@ from chimera.core.agent import ToolCaller, UsageTotals
 from chimera.core.attempts import TaskLedger, Verdict
 from chimera.core.checkpoint import SolveCheckpoint
 from chimera.core.heldout.suspicion import checked_paths
-from chimera.core.solve_attempt import Attempting, _config_fingerprint
+from chimera.core.solve_attempt import Attempting
+from chimera.core.solve_attempt import config_fingerprint as _config_fingerprint
 from chimera.core.solve_prompts import ACT_SYSTEM
-from chimera.core.solve_result import SolveOutcome, SolveResult, _report
-from chimera.core.solve_state import _Run, _Stop, model_name
+from chimera.core.solve_result import SolveOutcome, SolveResult
+from chimera.core.solve_result import result_report as _report
+from chimera.core.solve_state import SolveRun as _Run
+from chimera.core.solve_state import StopSolve as _Stop
+from chimera.core.solve_state import model_name
 from chimera.core.spine import Spine
 from chimera.errors import UsageError
 from chimera.governance.sanitize import fence_untrusted, sanitize

@@ -25,7 +25,21 @@ if TYPE_CHECKING:
 from chimera.core.solve_base import SolveBase
 from chimera.core.solve_planning import Planning
 from chimera.core.solve_prompts import ACT_SYSTEM
-from chimera.core.solve_state import _Run, _Seen, _Stop, _write_json, model_name
+from chimera.core.solve_state import (
+    AttemptSeen as _Seen,
+)
+from chimera.core.solve_state import (
+    SolveRun as _Run,
+)
+from chimera.core.solve_state import (
+    StopSolve as _Stop,
+)
+from chimera.core.solve_state import (
+    model_name,
+)
+from chimera.core.solve_state import (
+    write_transcript_json as _write_json,
+)
 
 _AUDITED_CHARS = 2000
 """How much of a tool call's arguments and output its audit event keeps (the trajectory
@@ -121,9 +135,7 @@ class Attempting(Planning):
             self._event("secret_in_change", attempt=number, names=list(leaked))
         # The sandbox mode, environment allowlist and budgets are read again by later runs:
         # an agent must never loosen them (``chimera run`` blocks the same at card acceptance).
-        config_changed = _config_fingerprint(self.workspace) != getattr(
-            self, "_config_before", None
-        )
+        config_changed = config_fingerprint(self.workspace) != getattr(self, "_config_before", None)
         if config_changed:
             self._event("config_changed", attempt=number)
         diff_rel = Path("attempts") / self.label / f"{number}.diff"
@@ -355,7 +367,7 @@ def _cause(
     return "passed"
 
 
-def _config_fingerprint(root: Path) -> str:
+def config_fingerprint(root: Path) -> str:
     """Chimera's effective configuration at ``root`` as text (or the error that stops it
     loading): what a later run would read."""
     from chimera.config import load_config

@@ -14,7 +14,8 @@ from chimera.config import AgentConfig
 from chimera.core.agent import UsageTotals
 from chimera.core.attempts import approx_tokens
 from chimera.core.deps import AgentDeps, Reviewer
-from chimera.core.solve_state import _Stop, model_name
+from chimera.core.solve_state import StopSolve as _Stop
+from chimera.core.solve_state import model_name
 from chimera.core.supervisor import ManagerReview
 from chimera.errors import BudgetExceeded, ProviderError, UsageError
 from chimera.localstate import make_dirs

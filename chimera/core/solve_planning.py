@@ -7,7 +7,9 @@ from __future__ import annotations
 from chimera.core.attempts import AttemptRecord, Verdict, cap_text
 from chimera.core.solve_base import SolveBase
 from chimera.core.solve_prompts import MEMORY_TOKENS, PLAN_SYSTEM, REPLAN_SYSTEM
-from chimera.core.solve_state import _Run, _Stop, model_name
+from chimera.core.solve_state import SolveRun as _Run
+from chimera.core.solve_state import StopSolve as _Stop
+from chimera.core.solve_state import model_name
 from chimera.errors import BudgetExceeded, ChimeraError
 from chimera.governance.sanitize import fence_untrusted
 from chimera.protocols import Experience, Message, Purpose

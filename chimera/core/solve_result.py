@@ -100,7 +100,7 @@ class SolveResult:
         }
 
 
-def _report(result: SolveResult) -> str:
+def result_report(result: SolveResult) -> str:
     cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     sandbox = result.sandbox_mode + (" (weaker: no bubblewrap)" if result.sandbox_weaker else "")
     if result.sandbox_description:

@@ -1,5 +1,6 @@
 """What one ``solve`` of the AutonomousAgent carries between its steps: the run's state
-(``_Run``), what an attempt saw before its verdict (``_Seen``), the early stop (``_Stop``).
+(``SolveRun``), what an attempt saw before its verdict (``AttemptSeen``), the early stop
+(``StopSolve``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class _Run:
+class SolveRun:
     """What one ``solve`` carries between attempts."""
 
     guard: WorkspaceGuard
@@ -47,7 +48,7 @@ class _Run:
 
 
 @dataclass(frozen=True)
-class _Seen:
+class AttemptSeen:
     """What an attempt produced before the verdict: the loop's result, the real diff, the
     review and the verification report."""
 
@@ -64,7 +65,7 @@ class _Seen:
     """The attempt changed Chimera's own configuration (never accepted)."""
 
 
-class _Stop(Exception):
+class StopSolve(Exception):
     """Ends the attempt loop early with an outcome (budget refusal, provider failure)."""
 
     def __init__(
@@ -82,7 +83,7 @@ def model_name(backend: SupportsComplete) -> str:
     return str(name) if name else type(backend).__name__
 
 
-def _write_json(path: Path, transcript: Mapping[str, Any]) -> None:
+def write_transcript_json(path: Path, transcript: Mapping[str, Any]) -> None:
     """The attempt's whole Agent transcript (``Transcript.to_json()``, redacted by the
     caller), written atomically (inspectable)."""
     data = json.dumps(transcript, ensure_ascii=False, default=str, indent=1)

@@ -65,7 +65,7 @@ class EffortChoice:
 
 def litellm_supports_reasoning(model: str) -> bool:
     """Whether LiteLLM's model map says ``model`` accepts ``reasoning_effort``."""
-    from chimera.providers._lazy import import_litellm
+    from chimera.providers.lazy_litellm import import_litellm
 
     litellm = import_litellm("reasoning effort")
     try:

@@ -51,8 +51,8 @@ from chimera.errors import (
 )
 from chimera.protocols import Completion, Message, Purpose, ToolCall, ToolSchema, Usage
 from chimera.providers import pricing
-from chimera.providers._lazy import import_litellm
 from chimera.providers.keys import check_credentials
+from chimera.providers.lazy_litellm import import_litellm
 
 __all__ = ["LiteLLMBackend", "map_litellm_error", "retry_delay"]
 

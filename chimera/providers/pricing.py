@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ConfigError
 from chimera.protocols import Message, ToolSchema
-from chimera.providers._lazy import import_litellm
+from chimera.providers.lazy_litellm import import_litellm
 
 if TYPE_CHECKING:
     from chimera.config import ModelPrice

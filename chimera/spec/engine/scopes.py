@@ -19,11 +19,11 @@ from chimera.spec.engine.files import (
     normalize_relpath,
 )
 
-_ScopeKey = tuple[str | None, tuple[str, ...] | None, tuple[str, ...]]
+ScopeKey = tuple[str | None, tuple[str, ...] | None, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
-class _Scope:
+class Scope:
     targets: tuple[Target, ...] = ()
     unscannable: tuple[Unscannable, ...] = ()
     missing: str | None = None
@@ -45,11 +45,11 @@ class _Scope:
 class ScopeSelection:
     """The scope half of :class:`~chimera.spec.engine.session.EngineSession`."""
 
-    _scopes: dict[_ScopeKey, _Scope]
+    _scopes: dict[ScopeKey, Scope]
     _resolver: Resolver
     _tree: FileTree
 
-    def _scope(self, skey: _ScopeKey) -> _Scope:
+    def _scope(self, skey: ScopeKey) -> Scope:
         scope = self._scopes.get(skey)
         if scope is None:
             scope = self._select(*skey)
@@ -64,22 +64,22 @@ class ScopeSelection:
 
     def _select(
         self, path: str | None, paths: tuple[str, ...] | None, exclude: tuple[str, ...]
-    ) -> _Scope:
+    ) -> Scope:
         if path is not None:
             rel = normalize_relpath(path)
             if rel is None:
-                return _Scope(error=f"path {path!r} leaves the root")
+                return Scope(error=f"path {path!r} leaves the root")
             if not rel:
-                return _Scope(error=f"path {path!r} is the root directory, not a file")
+                return Scope(error=f"path {path!r} is the root directory, not a file")
             found = self._resolver.resolve(rel)
             if found is None:
-                return _Scope(missing=rel)
+                return Scope(missing=rel)
             if isinstance(found, Unscannable):
-                return _Scope(unscannable=(found,))
-            return _Scope(targets=(found,), by_real={found.real: found})
+                return Scope(unscannable=(found,))
+            return Scope(targets=(found,), by_real={found.real: found})
         chosen = self._tree.select(paths or (), exclude)
         if self._tree.listing_error is not None:
-            return _Scope(error=self._tree.listing_error)
+            return Scope(error=self._tree.listing_error)
         targets: list[Target] = []
         unscannable: list[Unscannable] = []
         seen: set[str] = set()
@@ -101,13 +101,13 @@ class ScopeSelection:
             scope = ", ".join(paths or ())
             if exclude:
                 scope += " excluding " + ", ".join(exclude)
-            return _Scope(error=f"{scope} selects zero files")
-        return _Scope(
+            return Scope(error=f"{scope} selects zero files")
+        return Scope(
             targets=tuple(targets),
             unscannable=tuple(unscannable),
             by_real={t.real: t for t in targets},
         )
 
 
-def _scope_key(request: ScanRequest) -> _ScopeKey:
+def scope_key(request: ScanRequest) -> ScopeKey:
     return (request.path, request.paths, request.exclude)

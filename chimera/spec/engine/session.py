@@ -54,15 +54,15 @@ from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import CompiledPattern, PatternCache
 from chimera.spec.engine.pyindex import STAR, index_source
 from chimera.spec.engine.recording import ReadRecording
-from chimera.spec.engine.scopes import ScopeSelection, _Scope, _scope_key, _ScopeKey
+from chimera.spec.engine.scopes import Scope, ScopeKey, ScopeSelection, scope_key
 from chimera.spec.engine.stored import (
     COUNT,
     EVERY,
     FIRST,
     FIRST_PER_FILE,
     LEVELS,
+    PlanIds,
     Stored,
-    _PlanIds,
     answers,
 )
 from chimera.spec.engine.stored import FileScan as _FileScan
@@ -133,19 +133,19 @@ class EngineSession(ReadRecording, ScopeSelection):
         self._resolver = Resolver(self._root_real, hidden)
         self._patterns = PatternCache(self.options, self.stats)
         self._re2 = load_re2() if self.options.linear_engine else None
-        self._scopes: dict[_ScopeKey, _Scope] = {}
+        self._scopes: dict[ScopeKey, Scope] = {}
         self._bad: dict[str, str] = {}
         self._texts: dict[str, _Loaded] = {}
         self._text_chars = 0
-        self._first: dict[tuple[_ScopeKey, _PatternKey], int] = {}
+        self._first: dict[tuple[ScopeKey, _PatternKey], int] = {}
         # Per scope and pattern counted (COUNT): the matches located so far in the pass.
-        self._kept: dict[tuple[_ScopeKey, _PatternKey], int] = {}
+        self._kept: dict[tuple[ScopeKey, _PatternKey], int] = {}
         limit = self.options.evidence_limit
         self._every = EVERY if limit is None else COUNT
         self._modules: dict[str, tuple[dict[str, tuple[Definition, ...]], str | None]] = {}
         # Requests: planned (not yet run) and satisfied (scope key, pattern key, level).
-        self._pending: dict[tuple[_ScopeKey, _PatternKey, int], CompiledPattern] = {}
-        self._satisfied: set[tuple[_ScopeKey, _PatternKey, int]] = set()
+        self._pending: dict[tuple[ScopeKey, _PatternKey, int], CompiledPattern] = {}
+        self._satisfied: set[tuple[ScopeKey, _PatternKey, int]] = set()
         self._pending_modules: dict[str, Target] = {}
         # Per real file: the plans run on it (shared objects, never changed once run).
         self._done: dict[str, list[_Plan]] = {}
@@ -175,7 +175,7 @@ class EngineSession(ReadRecording, ScopeSelection):
     def runner(self) -> CommandRunner:
         return self._runner
 
-    def _is_satisfied(self, skey: _ScopeKey, key: _PatternKey, level: int) -> bool:
+    def _is_satisfied(self, skey: ScopeKey, key: _PatternKey, level: int) -> bool:
         return any((skey, key, have) in self._satisfied for have in LEVELS if answers(have, level))
 
     def _level(self, need: MatchNeed) -> int:
@@ -190,7 +190,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         cp = self._patterns.get(request.pattern, request.regex)
         if cp.error is not None:
             return
-        skey = _scope_key(request)
+        skey = scope_key(request)
         scope = self._scope(skey)
         if scope.error is not None or scope.missing is not None:
             return
@@ -202,7 +202,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         cp = self._patterns.get(request.pattern, request.regex)
         if cp.error is not None:
             return ScanResult(error=cp.error)
-        skey = _scope_key(request)
+        skey = scope_key(request)
         scope = self._scope(skey)
         if scope.error is not None:
             return ScanResult(error=scope.error)
@@ -385,7 +385,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         # One plan per scope; the files selected by the same scopes share one merged plan
         # and one matcher: planning costs the requests plus the selected files.
         compiled: dict[_PatternKey, CompiledPattern] = {}
-        by_scope: dict[_ScopeKey, _Plan] = {}
+        by_scope: dict[ScopeKey, _Plan] = {}
         for (skey, key, level), cp in requests.items():
             compiled[key] = cp
             plan = by_scope.setdefault(skey, {})
@@ -418,7 +418,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         merged: dict[tuple[int, ...], _Plan] = {}
         cache = self.result_cache
         recording = self._read_log is not None
-        plan_ids: dict[int, _PlanIds] = {}
+        plan_ids: dict[int, PlanIds] = {}
         for real in sorted(targets):
             target = targets[real]
             ids = tuple(file_scopes.get(real, ()))
@@ -433,12 +433,12 @@ class EngineSession(ReadRecording, ScopeSelection):
                 continue
             before = reports.stat_of(real) if cache is not None or recording else None
             stored: Stored | None = None
-            ids_of: _PlanIds | None = None
+            ids_of: PlanIds | None = None
             if cache is not None:
                 stored = Stored(cache, real, target.rel, self.options, before)
                 ids_of = plan_ids.get(id(plan))
                 if ids_of is None and plan:
-                    ids_of = plan_ids[id(plan)] = _PlanIds.of(cache, stored, plan)
+                    ids_of = plan_ids[id(plan)] = PlanIds.of(cache, stored, plan)
                 if stored.replay(self, plan, module, ids_of):
                     continue
             loaded = self._load(target, before)
@@ -495,7 +495,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         compiled: dict[_PatternKey, CompiledPattern],
         loaded: _Loaded,
         stored: Stored | None,
-        scopes: Sequence[tuple[_ScopeKey, _Plan]] = (),
+        scopes: Sequence[tuple[ScopeKey, _Plan]] = (),
     ) -> list[_PatternKey]:
         """Search one file for every pattern of its plan: the matcher decides what it can;
         a pattern's own search runs where it cannot, or where evidence is needed. Returns
@@ -535,7 +535,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         return touched
 
     def _leads(
-        self, target: Target, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]]
+        self, target: Target, key: _PatternKey, scopes: Sequence[tuple[ScopeKey, _Plan]]
     ) -> bool:
         """Whether ``target`` comes before every file found so far to match ``key`` in a
         scope that asks only whether it matches (then its first match is located now, while
@@ -552,7 +552,7 @@ class EngineSession(ReadRecording, ScopeSelection):
                 leads = True
         return leads
 
-    def _shown_next(self, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]]) -> bool:
+    def _shown_next(self, key: _PatternKey, scopes: Sequence[tuple[ScopeKey, _Plan]]) -> bool:
         """Whether the matches of counted ``key`` in ``target`` may be among the evidence a
         scope of it shows: its matches are then located now, while its text is at hand.
         Files are searched in about their scopes' order, so this locates about the evidence
@@ -565,7 +565,7 @@ class EngineSession(ReadRecording, ScopeSelection):
         return False
 
     def _spend(
-        self, key: _PatternKey, scopes: Sequence[tuple[_ScopeKey, _Plan]], located: int
+        self, key: _PatternKey, scopes: Sequence[tuple[ScopeKey, _Plan]], located: int
     ) -> None:
         kept = self._kept
         for skey, scope_plan in scopes:

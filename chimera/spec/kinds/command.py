@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import Field
 
 from chimera.errors import RunnerError
-from chimera.spec.kinds._fields import RelPath
+from chimera.spec.kinds.fields import RelPath
 from chimera.spec.model import Check, CheckOutcome, Evidence, Status, cap_lines, one_line
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, Self
 
 from pydantic import Field, model_validator
 
-from chimera.spec.kinds._fields import RelPath
+from chimera.spec.kinds.fields import RelPath
 from chimera.spec.model import Check, CheckOutcome, Evidence, Status
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, Self
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from chimera.spec.context import MatchNeed, ScanRequest, ScanResult, TextMatch
-from chimera.spec.kinds._fields import Glob, Globs, RelPath
+from chimera.spec.kinds.fields import Glob, Globs, RelPath
 from chimera.spec.model import Check, CheckOutcome, Evidence, Status, one_line
 
 if TYPE_CHECKING:
