@@ -1,7 +1,7 @@
 """EffortPolicy: how much to spend on one call, from what is known about it.
 
 The policy maps a call's purpose, the requirement's risk, the attempt number and a repeated
-failure signature (:class:`~chimera.context.CallContext`) to a completion cap
+failure signature (:class:`~chimera.call_context.CallContext`) to a completion cap
 (``max_tokens``), a reasoning effort where the provider supports one, and the rung of the
 escalation ladder. Cheap turns stay cheap; plans for risky requirements and replans after a
 repeated failure get room to think and, past ``attempts_per_rung`` attempts, a stronger rung
@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera.call_context import CallContext, current_context
 from chimera.config.economics import (
     DEFAULT_LEVELS,
     DEFAULT_PURPOSE_LEVELS,
@@ -30,7 +31,6 @@ from chimera.config.economics import (
     EffortLevel,
     ReasoningEffort,
 )
-from chimera.context import CallContext, current_context
 from chimera.fusion.accounting import SupportsAudit
 from chimera.protocols import (
     Completion,

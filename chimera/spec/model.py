@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from chimera.protocols import Risk as Risk  # re-exported: the Spec model's vocabulary
 
 if TYPE_CHECKING:
-    from chimera.spec.context import CheckContext
+    from chimera.spec.check_context import CheckContext
 
 
 class Status(StrEnum):

@@ -20,7 +20,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chimera.spec.context import Unscannable
+from chimera.spec.check_context import Unscannable
 
 IS_DIRECTORY = "is a directory, not a file"
 """The reason given for a directory (or a link to one) named where a file is expected; glob

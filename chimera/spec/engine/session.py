@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.runner import CommandRunner
-from chimera.spec.context import (
+from chimera.spec.check_context import (
     Definition,
     MatchNeed,
     ModuleIndex,
@@ -101,7 +101,7 @@ class _Loaded:
 
 
 class EngineSession(ReadRecording, ScopeSelection):
-    """Implements :class:`chimera.spec.context.CheckContext` for one root.
+    """Implements :class:`chimera.spec.check_context.CheckContext` for one root.
 
     Args:
         root: the checked tree (made absolute; links in it are resolved once).

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from chimera.spec.context import Definition
+from chimera.spec.check_context import Definition
 from chimera.spec.engine.cache import ResultCache, StatKey, check_key, content_key
 from chimera.spec.engine.options import EngineOptions
 

@@ -13,7 +13,7 @@ from chimera.spec.model import Check, CheckOutcome, Evidence, Status, cap_lines,
 
 if TYPE_CHECKING:
     from chimera.runner import CommandResult
-    from chimera.spec.context import CheckContext
+    from chimera.spec.check_context import CheckContext
 
 
 TAIL_LINES = 40

@@ -14,7 +14,7 @@ from chimera.spec.model import Check, CheckOutcome, Evidence, Status
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from chimera.spec.context import CheckContext, Definition
+    from chimera.spec.check_context import CheckContext, Definition
 
 
 def _joined(*notes: str) -> str:
