@@ -113,6 +113,56 @@ class SupportsComplete(Protocol):
     ) -> Completion: ...
 
 
+@runtime_checkable
+class SupportsReasoningEffort(Protocol):
+    """A backend that can send a reasoning effort (``"low"``, ``"medium"``, ``"high"``) with
+    every request.
+
+    A backend without the knob either does not implement this or answers ``None`` (declines):
+    callers then keep the backend they had.
+    """
+
+    def with_reasoning_effort(self, effort: str) -> SupportsComplete | None:
+        """A copy of this backend that sends ``effort``; ``None`` when it has no such knob.
+        The original is left unchanged."""
+        ...
+
+
+@runtime_checkable
+class SupportsMetering(Protocol):
+    """A backend that knows its model's tokenizer and price (what a budget reserves with).
+
+    Attributes:
+        model: the model name the counts and prices are for.
+    """
+
+    model: str
+
+    def count_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema] | None = None
+    ) -> int:
+        """Prompt tokens of ``messages`` (and tool schemas), an estimate where the tokenizer
+        is unknown; at least 1."""
+        ...
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """USD for that many tokens; ``None`` when the price is unknown (never a guess)."""
+        ...
+
+
+@runtime_checkable
+class SupportsCredentialCheck(Protocol):
+    """A backend that can tell, before its first call, that its credentials are missing."""
+
+    def check_credentials(self) -> None:
+        """Return when the key is available (or none is needed).
+
+        Raises:
+            AuthenticationError: one line naming the missing variable.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """What a tool returns to the model; ``ok=False`` marks a failed or refused call."""
@@ -275,36 +325,6 @@ class MemoryReader(Protocol):
     reading run tainted (the reader records that in the run's taint ledger and audit log)."""
 
     def recall_block(self, query: str, *, budget_tokens: int) -> Recall: ...
-
-
-class ReviewOutcome(Protocol):
-    """A reviewer's decision (:class:`chimera.core.supervisor.ReviewVerdict` has this shape):
-    ``parsed=False`` means no review took place, never an approval."""
-
-    @property
-    def approved(self) -> bool: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def parsed(self) -> bool: ...
-    @property
-    def raw(self) -> str: ...
-
-
-class SupportsReview(Protocol):
-    """How an agent reaches a reviewer without importing it (a manager call or a review
-    crew): one review of one attempt, from its evidence. Raises what ``backend`` raises."""
-
-    def review(
-        self,
-        backend: SupportsComplete,
-        *,
-        task: str,
-        targets: Sequence[str],
-        diff: str,
-        summary: str,
-        plan: str = "",
-    ) -> ReviewOutcome: ...
 
 
 class StepProgress(Protocol):

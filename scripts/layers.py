@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "plugins",
         "stats",
         "protocols",
-        "context",
+        "call_context",
         "atomic",
         "confine",
         "localstate",

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from chimera.cli._base import resolve_root
     from chimera.config import load_config
     from chimera.economics.bench import load_bench_file, run_configured_bench
-    from chimera.orchestration.session import check_models
+    from chimera.orchestration.session_factory import check_models
     from chimera.providers import budgeted_backend
 
     root = resolve_root(args.root)

@@ -42,7 +42,6 @@ from chimera.errors import ConfigError, SpecError, SpecProblem, UsageError
 if TYPE_CHECKING:
     from chimera.cli._replay import Recorder
     from chimera.spec.engine.options import EngineOptions
-    from chimera.spec.model import Requirement
     from chimera.spec.parsecache import ParseCache
     from chimera.spec.results import DriftReport, RequirementResult
 
@@ -244,7 +243,9 @@ def _check(
     else:
         head, tail = _text_parts(report, max_evidence=args.max_evidence)
         if fmt == "github":
-            tail += _github_text(report, root=root, max_evidence=args.max_evidence)
+            from chimera.github.annotations import drift_annotations
+
+            tail += drift_annotations(report, root=root, max_evidence=args.max_evidence)
         sys.stdout.write(f"{head}{elapsed:.2f}{tail}")
         parts = [head, tail]
     from chimera.cli._hints import venv_hints
@@ -361,77 +362,6 @@ def _emit_spec_errors(problems: Sequence[SpecProblem], fmt: str, *, root: Path) 
             }
         )
     elif fmt == "github":
-        base = _workspace()
-        for problem in problems:
-            props = {"file": _repo_relative(Path(problem.file), base) or problem.file}
-            if problem.line:
-                props["line"] = str(problem.line)
-                props["col"] = str(problem.col)
-            props["title"] = "invalid Chimera spec"
-            sys.stdout.write(workflow_command("error", problem.message, props) + "\n")
+        from chimera.github.annotations import spec_problem_annotations
 
-
-# --------------------------------------------------------------------------- github
-
-
-def escape_data(text: str) -> str:
-    """Escape a workflow command's message (GitHub's rules: ``%``, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """Escape a workflow command's property value (the data rules, plus ``:`` and ``,``)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def workflow_command(command: str, message: str, properties: dict[str, str]) -> str:
-    """``::command key=value,...::message`` with GitHub's escaping applied."""
-    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items())
-    data = escape_data(message)
-    return f"::{command} {props}::{data}" if props else f"::{command}::{data}"
-
-
-def _workspace() -> Path:
-    # Annotations must name files relative to the repository checkout.
-    return Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()).resolve()
-
-
-def _repo_relative(path: Path, base: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(base).as_posix()
-    except (ValueError, OSError):
-        return None
-
-
-def _annotation_target(req: Requirement, result: RequirementResult, root: Path) -> dict[str, str]:
-    base = _workspace()
-    for ev in result.evidence:
-        if ev.file is None:
-            continue
-        candidate = root / ev.file
-        rel = _repo_relative(candidate, base) if candidate.is_file() else None
-        if rel is None:
-            continue
-        props = {"file": rel}
-        if ev.line is not None:
-            props["line"] = str(ev.line)
-            if ev.col is not None:
-                props["col"] = str(ev.col)
-        return props
-    loc = req.location
-    rel = _repo_relative(Path(loc.file), base)
-    return {"file": rel or loc.file, "line": str(loc.line), "col": str(loc.col)}
-
-
-def _github_text(report: DriftReport, *, root: Path, max_evidence: int) -> str:
-    lines: list[str] = []
-    for result in report.red:
-        req = result.requirement
-        props = _annotation_target(req, result, root)
-        props["title"] = f"Chimera requirement {req.id} {result.status.value}"
-        message = (f"{req.title}\n" if req.title else "") + (
-            f"{req.check.describe()}\n{result.render(max_evidence=max_evidence)}\n"
-            f"(spec: {req.location})"
-        )
-        lines.append(workflow_command("error", message, props) + "\n")
-    return "".join(lines)
+        sys.stdout.write(spec_problem_annotations(problems))

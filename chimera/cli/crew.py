@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     from chimera.config import load_config
     from chimera.governance.sanitize import sanitize
     from chimera.orchestration.crews import CrewRunRequest, run_crew
-    from chimera.orchestration.session import SessionFactory
+    from chimera.orchestration.session_factory import SessionFactory
 
     root = _root(args.root)
     crew_path = Path(args.file)

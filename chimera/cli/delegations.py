@@ -46,7 +46,7 @@ def find_run(root: Path, run_id: str | None) -> Path:
         UsageError: no such run, or no run has receipts.
     """
     from chimera.economics.receipts import RECEIPTS_FILE
-    from chimera.orchestration.session import RUNS
+    from chimera.orchestration.session_factory import RUNS
 
     base = root / RUNS
     if run_id is not None:

@@ -227,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
     import getpass
 
     from chimera.cli.run_agent import start_profile, start_recorded
-    from chimera.orchestration.session import resolve_model
+    from chimera.orchestration.session_factory import resolve_model
     from chimera.orchestration.surfaces import RunRequest
 
     root = _root(args)

@@ -25,7 +25,7 @@ from chimera.cli._base import Subparsers, memory_line, resolve_root, shown, warn
 from chimera.cli._progress import Progress
 from chimera.cli._switches import add_part_switches, part_switches
 
-MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.session (kept light: no import)
+MODEL_ENV = "CHIMERA_MODEL"  # as chimera.orchestration.session_factory (kept light: no import)
 
 
 def register(subparsers: Subparsers) -> None:

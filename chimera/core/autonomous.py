@@ -255,12 +255,12 @@ class AutonomousAgent:
     def _loop(self, run: SolveRun, result: SolveResult, *, resume: bool = False) -> None:
         """The attempts. A repeated failure signature replans, then escalates (module doc).
 
-        Every call runs under a :func:`~chimera.context.call_context` naming
+        Every call runs under a :func:`~chimera.call_context.call_context` naming
         the targets' highest risk, the attempt number and a repeated signature, so routers
         and effort policies can spend more where it matters without new parameters. Before
         each attempt the solve's state is checkpointed (:class:`SolveCheckpoint`).
         """
-        from chimera.context import call_context
+        from chimera.call_context import call_context
 
         by_id = self.spec.by_id()
         risks = [by_id[t].risk for t in run.goal if t in by_id]

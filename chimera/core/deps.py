@@ -1,6 +1,6 @@
 """The collaborators of an :class:`~chimera.core.autonomous.AutonomousAgent`, as one object.
 
-The session factory (:mod:`chimera.orchestration.session`) builds one :class:`AgentDeps` per
+The session factory (:mod:`chimera.orchestration.session_factory`) builds one :class:`AgentDeps` per
 run and hands each agent the same parts: the ladder, the sandbox, the audit log, the one
 WorkspaceGuard on the run's snapshot folder, the tool governance. A package that plugs into
 the factory (memory, a review crew) replaces a collaborator with :func:`dataclasses.replace`
@@ -42,7 +42,7 @@ BigPlanner = Callable[[str, Sequence[str], str], str]
 
 
 class PartSession(Protocol):
-    """What a session part (a ``SessionPart`` of :mod:`chimera.orchestration.session`) reads
+    """What a session part (a ``SessionPart`` of :mod:`chimera.orchestration.session_factory`) reads
     of the session it attaches to; read-only properties, so the factory's ``Session``
     matches structurally without the parts importing the layer above them."""
 

@@ -5,10 +5,9 @@ plugs it into every run.
 every agent of every session (``solve``, ``run``, the Action) then has its attempts reviewed by
 that crew instead of the single manager call — for example a tests reviewer and a security
 reviewer in parallel, their reviews consolidated into one verdict. Core never imports this
-package: :class:`ReviewCrew` has the shape of
-:meth:`chimera.core.supervisor.ManagerReview.review` (the ground-floor
-:class:`~chimera.protocols.SupportsReview`), and :class:`CrewsPart` has the session factory's
-``SessionPart`` shape (``attach(session)``, ``agent_deps(deps, session)``).
+package: :class:`ReviewCrew` is a :class:`chimera.core.deps.Reviewer` (the shape of
+:meth:`chimera.core.supervisor.ManagerReview.review`), and :class:`CrewsPart` has the session
+factory's ``SessionPart`` shape (``attach(session)``, ``agent_deps(deps, session)``).
 
 The verdict is never an opinion waved through:
 

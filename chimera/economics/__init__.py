@@ -14,7 +14,7 @@ Nothing here imports LiteLLM at import time.
 
 from __future__ import annotations
 
-from chimera.context import CallContext, call_context, current_context
+from chimera.call_context import CallContext, call_context, current_context
 from chimera.economics.cascade import (
     CascadeBackend,
     CascadeTier,

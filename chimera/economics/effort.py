@@ -1,7 +1,7 @@
 """EffortPolicy: how much to spend on one call, from what is known about it.
 
 The policy maps a call's purpose, the requirement's risk, the attempt number and a repeated
-failure signature (:class:`~chimera.context.CallContext`) to a completion cap
+failure signature (:class:`~chimera.call_context.CallContext`) to a completion cap
 (``max_tokens``), a reasoning effort where the provider supports one, and the rung of the
 escalation ladder. Cheap turns stay cheap; plans for risky requirements and replans after a
 repeated failure get room to think and, past ``attempts_per_rung`` attempts, a stronger rung
@@ -18,12 +18,12 @@ Agent, the AutonomousAgent) stay unchanged: they set :func:`call_context` and ca
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera.call_context import CallContext, current_context
 from chimera.config.economics import (
     DEFAULT_LEVELS,
     DEFAULT_PURPOSE_LEVELS,
@@ -31,9 +31,16 @@ from chimera.config.economics import (
     EffortLevel,
     ReasoningEffort,
 )
-from chimera.context import CallContext, current_context
 from chimera.fusion.accounting import SupportsAudit
-from chimera.protocols import Completion, Message, Purpose, Risk, SupportsComplete, ToolSchema
+from chimera.protocols import (
+    Completion,
+    Message,
+    Purpose,
+    Risk,
+    SupportsComplete,
+    SupportsReasoningEffort,
+    ToolSchema,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +65,7 @@ class EffortChoice:
 
 def litellm_supports_reasoning(model: str) -> bool:
     """Whether LiteLLM's model map says ``model`` accepts ``reasoning_effort``."""
-    from chimera.providers._lazy import import_litellm
+    from chimera.providers.lazy_litellm import import_litellm
 
     litellm = import_litellm("reasoning effort")
     try:
@@ -180,20 +187,14 @@ class Rung:
 def with_reasoning_effort(backend: SupportsComplete, effort: ReasoningEffort) -> SupportsComplete:
     """A copy of ``backend`` that sends ``reasoning_effort`` with every request.
 
-    Works through a :class:`~chimera.providers.BudgetedBackend` down to a
-    :class:`~chimera.providers.LiteLLMBackend` (whose ``extra`` carries it to LiteLLM); any
-    other backend is returned unchanged (it has no such knob).
+    The backend's own :class:`~chimera.protocols.SupportsReasoningEffort` makes the copy (a
+    budgeted backend asks the one it wraps; LiteLLM's carries it in ``extra``); a backend that
+    does not implement it, or declines (a script), is returned unchanged.
     """
-    from chimera.providers import BudgetedBackend, LiteLLMBackend
-
-    if isinstance(backend, LiteLLMBackend):
-        clone = copy.copy(backend)
-        clone.extra = {**backend.extra, "reasoning_effort": effort}
-        return clone
-    if isinstance(backend, BudgetedBackend):
-        wrapped = copy.copy(backend)
-        wrapped.inner = with_reasoning_effort(backend.inner, effort)
-        return wrapped
+    if isinstance(backend, SupportsReasoningEffort):
+        tuned = backend.with_reasoning_effort(effort)
+        if tuned is not None:
+            return tuned
     return backend
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -425,8 +425,3 @@ def scope_criteria(base: AcceptanceCriteria, files: Sequence[str]) -> Acceptance
         scope=frozenset(files),
         max_answer_chars=base.max_answer_chars,
     )
-
-
-def envelopes_by_key(verdicts: Mapping[str, EnvelopeVerdict]) -> dict[str, Envelope]:
-    """The verified envelopes of ``verdicts`` (failed ones left out)."""
-    return {k: v.envelope for k, v in verdicts.items() if v.ok and v.envelope is not None}

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from chimera.context import call_context
+from chimera.call_context import call_context
 from chimera.economics.envelope import (
     AcceptanceCriteria,
     EnvelopeVerdict,

@@ -257,7 +257,7 @@ def accept(root: Path, proposal_id: str, *, by: str) -> str:
 
     from chimera.atomic import atomic_write_text
     from chimera.errors import ConfigError
-    from chimera.evolution.context import PLAYBOOK_FILE, SKILLS_DIR
+    from chimera.evolution.learned_context import PLAYBOOK_FILE, SKILLS_DIR
     from chimera.evolution.playbook import Playbook
     from chimera.evolution.skills import LearnedSkill, SkillState, SkillStore
 
@@ -304,7 +304,7 @@ def reject(root: Path, proposal_id: str, *, by: str) -> Proposal:
     Raises:
         UsageError: no such pending proposal.
     """
-    from chimera.evolution.context import SKILLS_DIR
+    from chimera.evolution.learned_context import SKILLS_DIR
     from chimera.evolution.skills import SkillStore
 
     found = ProposalLedger.at(root).decide(proposal_id, "rejected", by)

@@ -36,8 +36,8 @@ from typing import Any
 from chimera.atomic import atomic_write_text
 from chimera.errors import ChimeraError
 from chimera.evolution.ace import curate, reflect
-from chimera.evolution.context import EvolutionPart, run_passed
 from chimera.evolution.evidence import AttemptEvidence, diff_gate
+from chimera.evolution.learned_context import EvolutionPart, run_passed
 from chimera.evolution.playbook import Bullet
 from chimera.evolution.proposals import Proposal, ProposalLedger
 from chimera.evolution.propose import propose_skill

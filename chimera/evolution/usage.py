@@ -1,7 +1,7 @@
 """The lifecycle on real counts: what each run's prompts held, its verified outcome, and what
 follows for every skill and playbook bullet it showed.
 
-After every finished run (:func:`chimera.evolution.context.finish_learning`) one
+After every finished run (:func:`chimera.evolution.learned_context.finish_learning`) one
 :class:`UseRecord` — run id, the skills (name and version) and playbook bullet ids its prompts
 held, the Spec's verdict, the requirement ids it targeted — is appended to
 ``.chimera/learning/uses.jsonl`` (append-only, crash-safe: :mod:`chimera.evolution.jsonl`), and

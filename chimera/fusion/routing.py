@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chimera.context import CallContext, current_context
+from chimera.call_context import CallContext, current_context
 from chimera.errors import ConfigError
 from chimera.fusion.accounting import SupportsAudit
 from chimera.protocols import Completion, Message, Purpose, Risk, SupportsComplete, ToolSchema

@@ -202,7 +202,7 @@ def run_request(request: AgentRequest) -> RunState:
     """
     from chimera.config import load_config
     from chimera.orchestration.agent_profile import read_profile, reapply_profile, record_profile
-    from chimera.orchestration.session import resolve_model
+    from chimera.orchestration.session_factory import resolve_model
     from chimera.orchestration.state import RunStore
     from chimera.orchestration.surfaces import (
         ResumeRequest,

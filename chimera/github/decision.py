@@ -107,7 +107,7 @@ class Decision:
         )
 
 
-def _get(data: Mapping[str, Any] | None, *keys: str) -> Any:
+def dig(data: Mapping[str, Any] | None, *keys: str) -> Any:
     cur: Any = data
     for key in keys:
         if not isinstance(cur, Mapping):
@@ -116,17 +116,17 @@ def _get(data: Mapping[str, Any] | None, *keys: str) -> Any:
     return cur
 
 
-def _login(user: Any) -> str | None:
-    login = _get(user, "login")
+def login_of(user: Any) -> str | None:
+    login = dig(user, "login")
     return str(login) if isinstance(login, str) and login else None
 
 
-def _is_bot(user: Any) -> bool:
-    login = _login(user) or ""
-    return _get(user, "type") == "Bot" or login.endswith("[bot]")
+def is_bot(user: Any) -> bool:
+    login = login_of(user) or ""
+    return dig(user, "type") == "Bot" or login.endswith("[bot]")
 
 
-def _int(value: Any) -> int | None:
+def as_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -170,9 +170,9 @@ def dispatch_issue(inputs: Any) -> int | None:
     Raises:
         UsageError: anything else (one line; there is no issue to comment on).
     """
-    raw = _get(inputs, "issue-number") if isinstance(inputs, Mapping) else None
+    raw = dig(inputs, "issue-number") if isinstance(inputs, Mapping) else None
     if raw is None and isinstance(inputs, Mapping):
-        raw = _get(inputs, "issue_number")
+        raw = dig(inputs, "issue_number")
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
     match = _ISSUE_INPUT.fullmatch(str(raw).strip())

@@ -11,22 +11,22 @@ from chimera.github.decision import (
     Act,
     ApiCheck,
     Decision,
-    _get,
-    _int,
-    _is_bot,
-    _login,
+    as_int,
+    dig,
     dispatch_issue,
+    is_bot,
+    login_of,
     run_checks,
     scheduled_task,
 )
 from chimera.github.settings import SCHEDULE_LABEL, ActionSettings
 
 
-def _issue_labeled(
+def issue_labeled(
     payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
 ) -> Decision:
-    label = _get(payload, "label", "name")
-    number = _int(_get(payload, "issue", "number"))
+    label = dig(payload, "label", "name")
+    number = as_int(dig(payload, "issue", "number"))
     sender = base["sender"]
     base = base | {"issue": number, "actor": sender}
     if label == SCHEDULE_LABEL and number is not None:
@@ -43,7 +43,7 @@ def _issue_labeled(
             f"the label was added by Chimera itself ({sender}); Chimera never triggers itself",
             **base,
         )
-    if _is_bot(payload.get("sender")) and sender not in settings.allowed_bots:
+    if is_bot(payload.get("sender")) and sender not in settings.allowed_bots:
         return Decision(
             Act.IGNORE,
             f"{sender} is a bot and is not in allowed-bots; a person "
@@ -52,7 +52,7 @@ def _issue_labeled(
             **base,
         )
     issue = payload.get("issue") or {}
-    if _get(issue, "pull_request") is not None:
+    if dig(issue, "pull_request") is not None:
         return Decision(
             Act.IGNORE,
             f"#{number} is a pull request; Chimera works from issues "
@@ -60,14 +60,14 @@ def _issue_labeled(
             explain=True,
             **base,
         )
-    if _get(issue, "state") == "closed":
+    if dig(issue, "state") == "closed":
         return Decision(
             Act.IGNORE,
             f"#{number} is closed; reopen it and add the label again",
             explain=True,
             **base,
         )
-    if _get(issue, "locked") is True:
+    if dig(issue, "locked") is True:
         return Decision(
             Act.IGNORE,
             f"#{number} is locked; unlock it and add the label again",
@@ -94,7 +94,7 @@ def _schedule_labeled(
     # label is told why it starts nothing (schedules are reviewed code).
     sender = base["sender"]
     if settings.is_self(sender):
-        job = scheduled_task(_get(payload, "issue", "body"))
+        job = scheduled_task(dig(payload, "issue", "body"))
         if job is None:
             return Decision(
                 Act.IGNORE,
@@ -123,11 +123,11 @@ def _schedule_labeled(
     )
 
 
-def _issue_unlabeled(
+def issue_unlabeled(
     payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
 ) -> Decision:
-    label = _get(payload, "label", "name")
-    number = _int(_get(payload, "issue", "number"))
+    label = dig(payload, "label", "name")
+    number = as_int(dig(payload, "issue", "number"))
     sender = base["sender"]
     base = base | {"issue": number, "actor": sender}
     if label != settings.label or number is None:
@@ -138,7 +138,7 @@ def _issue_unlabeled(
             f"Chimera ({sender}) removed its own label after a run; nothing is cancelled",
             **base,
         )
-    if _is_bot(payload.get("sender")) and sender not in settings.allowed_bots:
+    if is_bot(payload.get("sender")) and sender not in settings.allowed_bots:
         return Decision(
             Act.IGNORE, f"{sender} is a bot; only a person cancels Chimera work", **base
         )
@@ -151,23 +151,23 @@ def _issue_unlabeled(
     )
 
 
-def _review_submitted(
+def review_submitted(
     payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
 ) -> Decision:
     pr = payload.get("pull_request") or {}
     review = payload.get("review") or {}
-    head_ref = str(_get(pr, "head", "ref") or "")
-    number = _int(_get(pr, "number"))
+    head_ref = str(dig(pr, "head", "ref") or "")
+    number = as_int(dig(pr, "number"))
     issue = settings.issue_of_branch(head_ref)
-    reviewer = _login(review.get("user")) or base["sender"]
+    reviewer = login_of(review.get("user")) or base["sender"]
     state = str(review.get("state") or "").lower()
     base = base | {
         "pull": number,
         "issue": issue,
         "actor": reviewer,
-        "head_sha": _get(pr, "head", "sha"),
+        "head_sha": dig(pr, "head", "sha"),
         "review_commit": review.get("commit_id"),
-        "review_id": _int(review.get("id")),
+        "review_id": as_int(review.get("id")),
     }
     if issue is None:
         return Decision(
@@ -179,7 +179,7 @@ def _review_submitted(
         return Decision(
             Act.IGNORE, f"a {state or 'blank'} review neither approves nor requests changes", **base
         )
-    if _is_bot(review.get("user")) and reviewer not in settings.allowed_bots:
+    if is_bot(review.get("user")) and reviewer not in settings.allowed_bots:
         return Decision(
             Act.IGNORE, f"{reviewer} is a bot; only a person's review counts", explain=True, **base
         )
@@ -226,19 +226,19 @@ def _review_submitted(
     )
 
 
-def _pull_closed(
+def pull_closed(
     payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
 ) -> Decision:
     pr = payload.get("pull_request") or {}
-    number = _int(_get(pr, "number"))
-    head_ref = str(_get(pr, "head", "ref") or "")
+    number = as_int(dig(pr, "number"))
+    head_ref = str(dig(pr, "head", "ref") or "")
     issue = settings.issue_of_branch(head_ref)
     base = base | {"pull": number, "issue": issue, "actor": base["sender"]}
     if issue is None:
         return Decision(
             Act.DRAIN, f"PR #{number} closed (not Chimera's): a queue slot may be free", **base
         )
-    if _get(pr, "merged") is True:
+    if dig(pr, "merged") is True:
         return Decision(Act.DRAIN, f"Chimera PR #{number} was merged: its slot is free", **base)
     if settings.is_self(base["sender"]):
         return Decision(Act.DRAIN, f"Chimera closed its own PR #{number}; its slot is free", **base)
@@ -250,7 +250,7 @@ def _pull_closed(
     )
 
 
-def _dispatch(
+def dispatch_event(
     payload: Mapping[str, Any], settings: ActionSettings, base: dict[str, Any]
 ) -> Decision:
     inputs = payload.get("inputs") or {}
@@ -259,7 +259,7 @@ def _dispatch(
     if number is None:
         return Decision(Act.DRAIN, f"manual dispatch by {sender}: drain the ChangeQueue", **base)
     if settings.is_self(sender):
-        labeller = _get(inputs, "labeller")
+        labeller = dig(inputs, "labeller")
         if not isinstance(labeller, str) or not labeller.strip():
             return Decision(
                 Act.IGNORE,

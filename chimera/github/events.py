@@ -30,17 +30,17 @@ from chimera.github.decision import (
     Act,
     ApiCheck,
     Decision,
-    _get,
-    _login,
+    dig,
     dispatch_issue,
+    login_of,
     run_checks,
 )
 from chimera.github.event_handlers import (
-    _dispatch,
-    _issue_labeled,
-    _issue_unlabeled,
-    _pull_closed,
-    _review_submitted,
+    dispatch_event,
+    issue_labeled,
+    issue_unlabeled,
+    pull_closed,
+    review_submitted,
 )
 from chimera.github.settings import ActionSettings
 
@@ -67,8 +67,8 @@ def decide(event: str, payload: Mapping[str, Any], settings: ActionSettings) -> 
         The decision, with the API checks still to make.
     """
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
-    sender = _login(payload.get("sender"))
-    repo = _get(payload, "repository", "full_name")
+    sender = login_of(payload.get("sender"))
+    repo = dig(payload, "repository", "full_name")
     base: dict[str, Any] = {
         "event": event,
         "event_action": action,
@@ -85,15 +85,15 @@ def decide(event: str, payload: Mapping[str, Any], settings: ActionSettings) -> 
             **base,
         )
     if event == "issues" and action == "labeled":
-        return _issue_labeled(payload, settings, base)
+        return issue_labeled(payload, settings, base)
     if event == "issues" and action == "unlabeled":
-        return _issue_unlabeled(payload, settings, base)
+        return issue_unlabeled(payload, settings, base)
     if event == "pull_request_review" and action == "submitted":
-        return _review_submitted(payload, settings, base)
+        return review_submitted(payload, settings, base)
     if event in ("pull_request", "pull_request_target") and action == "closed":
-        return _pull_closed(payload, settings, base)
+        return pull_closed(payload, settings, base)
     if event == "workflow_dispatch":
-        return _dispatch(payload, settings, base)
+        return dispatch_event(payload, settings, base)
     if event == "issue_comment":
         from chimera.github.commands import comment_decision
 

@@ -35,7 +35,7 @@ from chimera.evolution.branchstore import (
     BranchProposals,
     ProposalSink,
 )
-from chimera.evolution.context import USES_NAME
+from chimera.evolution.learned_context import USES_NAME
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.reflection import LEARNING_FILE
 from chimera.evolution.skills import LearnedSkill

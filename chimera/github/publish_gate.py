@@ -42,7 +42,7 @@ class PublishAudit:
     def __init__(self, folder: Path | None, run_id: str) -> None:
         self.log: AuditLog | None = None
         if folder is not None:
-            from chimera.orchestration.session import open_audit
+            from chimera.orchestration.session_factory import open_audit
 
             self.log = open_audit(folder, run_id)
 

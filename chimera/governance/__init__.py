@@ -1,1 +1,2 @@
-"""Governance: check_drift, the audit log, the trust kernel and the taint layer."""
+"""Governance: the trust kernel and its rule set, the taint layer, the secret redactor and
+the append-only audit log (``check_drift`` lives in :mod:`chimera.spec.drift`)."""

@@ -36,6 +36,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from chimera.governance.redactor import cut_redacted
 from chimera.governance.shell import (
     INTERPRETERS,
     PLACEHOLDER_RE,
@@ -300,8 +301,6 @@ class Action:
         text = f"{self.kind.value}: {text}"
         if len(text) <= limit:
             return text
-        from chimera.governance.redactor import cut_redacted
-
         # Redacted before the cut: a cut through a token keeps a piece no redactor finds.
         return cut_redacted(text, limit - 1) + "…"
 

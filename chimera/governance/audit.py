@@ -51,9 +51,9 @@ from chimera.errors import AuditError
 from chimera.governance.audit_chain import (
     GENESIS_HASH,
     AuditVerification,
-    _hash,
-    _jsonable,
     canonical_json,
+    entry_hash,
+    jsonable,
     verify_audit_log,
 )
 from chimera.localstate import make_dirs
@@ -263,7 +263,7 @@ class AuditLog:
         """
         durable = event in DURABLE_EVENTS
         if self.redactor is not None:
-            fields, _ = self.redactor.redact_json(fields, default=_jsonable)
+            fields, _ = self.redactor.redact_json(fields, default=jsonable)
         with self._locked():
             seq, prev = self._known_head()
             entry: dict[str, Any] = {
@@ -271,10 +271,10 @@ class AuditLog:
                 "run_id": self.run_id,
                 "seq": seq + 1,
                 "event": str(event),
-                "fields": _jsonable(fields),
+                "fields": jsonable(fields),
                 "prev_hash": prev,
             }
-            entry["hash"] = _hash(entry)
+            entry["hash"] = entry_hash(entry)
             data = (canonical_json(entry) + "\n").encode("utf-8")
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

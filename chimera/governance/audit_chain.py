@@ -22,20 +22,23 @@ GENESIS_HASH = "0" * 64
 _KEYS = frozenset({"ts", "run_id", "seq", "event", "fields", "prev_hash", "hash"})
 
 
-def _jsonable(value: Any) -> Any:
-    """A JSON-safe copy of ``value``: unknown types become strings, never an exception."""
+def jsonable(value: Any) -> Any:
+    """A JSON-safe copy of ``value``: unknown types become strings, never an exception.
+
+    The conversion :meth:`AuditLog.append` applies to an event's fields: the ``default`` to
+    give :meth:`SecretRedactor.redact_json` for audited fields."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, enum.Enum):
-        return _jsonable(value.value)
+        return jsonable(value.value)
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, set | frozenset):
-        items = [_jsonable(v) for v in value]
+        items = [jsonable(v) for v in value]
         return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
     if isinstance(value, PurePath):
         return str(value)
@@ -44,19 +47,14 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        return jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     dump = getattr(value, "model_dump", None)  # pydantic models
     if callable(dump):
         try:
-            return _jsonable(dump(mode="json"))
+            return jsonable(dump(mode="json"))
         except Exception:
             pass
     return str(value)
-
-
-jsonable = _jsonable
-"""The conversion :meth:`AuditLog.append` applies to an event's fields (unknown types become
-strings): the ``default`` to give :meth:`SecretRedactor.redact_json` for audited fields."""
 
 
 def canonical_json(obj: Mapping[str, Any]) -> str:
@@ -64,7 +62,7 @@ def canonical_json(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _hash(entry: Mapping[str, Any]) -> str:
+def entry_hash(entry: Mapping[str, Any]) -> str:
     body = {k: v for k, v in entry.items() if k != "hash"}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
@@ -122,7 +120,7 @@ def verify_audit_log(path: Path, head: str | None = None) -> AuditVerification:
             last_hash = None
             continue
         recorded = entry["hash"]
-        if _hash(entry) != recorded:
+        if entry_hash(entry) != recorded:
             problems.append(f"{where}: content does not match its hash (line edited)")
         seq = entry["seq"]
         seq_ok = isinstance(seq, int) and seq == prev_seq + 1

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.governance.audit_chain import AuditVerification, verify_audit_log
+from chimera.governance.redactor import cut_redacted
 from chimera.governance.sanitize import sanitize
 
 __all__ = ["render_audit_summary"]
@@ -31,8 +32,6 @@ def _code(value: Any, limit: int = _CELL) -> str:
     text = sanitize(str(value))
     text = " ".join(text.split())
     if len(text) > limit:
-        from chimera.governance.redactor import cut_redacted
-
         text = cut_redacted(text, limit - 1) + "…"  # redacted before the cut
     text = text.replace("`", "ʼ").replace("|", "\\|").replace("<", "‹").replace(">", "›")
     return f"`{text}`" if text else ""

@@ -39,13 +39,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from chimera.governance.actions import Action
-from chimera.governance.rules import RuleMatch, RuleSet, Verdict
-
-if TYPE_CHECKING:
-    from chimera.governance.judge import SemanticJudge
+from chimera.governance.rules import RuleMatch, RuleSet, Verdict, default_rule_set
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +140,19 @@ class Assessor(Protocol):
     def assess_action(self, action: Action) -> Decision: ...
 
 
+class Settler(Protocol):
+    """A second opinion on a ``review`` decision (the
+    :class:`~chimera.governance.judge.SemanticJudge`): returns the decision to use instead,
+    never one more permissive than the rules allow (the judge clamps its own answer)."""
+
+    def settle(self, action: Action, decision: Decision) -> Decision: ...
+
+
 class TrustKernel:
     """Evaluate actions: the RuleSet, then each assessor; the most severe verdict wins.
 
     Args:
-        rules: the lexical rules (default: :meth:`RuleSet.default`).
+        rules: the lexical rules (default: :func:`~chimera.governance.rules.default_rule_set`).
         assessors: further layers (taint ledger, tool allowlist, aggregate monitor).
         judge: an optional :class:`~chimera.governance.judge.SemanticJudge` consulted only for
             ``review`` verdicts; it may settle them as allow/warn or confirm the review, never
@@ -159,9 +164,9 @@ class TrustKernel:
         rules: RuleSet | None = None,
         *,
         assessors: Sequence[Assessor] = (),
-        judge: SemanticJudge | None = None,
+        judge: Settler | None = None,
     ) -> None:
-        self.rules = rules if rules is not None else RuleSet.default()
+        self.rules = rules if rules is not None else default_rule_set()
         self.assessors: list[Assessor] = list(assessors)
         self.judge = judge
 
@@ -205,4 +210,4 @@ class TrustKernel:
         return self.evaluate(Action.for_command(command, workspace, cwd=cwd, home=home))
 
 
-__all__ = ["Assessor", "Decision", "TrustKernel", "Verdict", "decision_from_matches"]
+__all__ = ["Assessor", "Decision", "Settler", "TrustKernel", "Verdict", "decision_from_matches"]

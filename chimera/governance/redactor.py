@@ -12,6 +12,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from chimera.governance.secret_detectors import find_secret_formats, is_secret_name
+from chimera.governance.secret_text import PRIVATE_KEY_LABEL, find_secret_spans
+
 
 class SecretRedactor:
     """Remove secrets from tool output before the model sees it.
@@ -54,14 +57,13 @@ class SecretRedactor:
         installed), every assigned value of a ``credentials.*`` / ``secrets.*`` data file. A
         file that cannot be read is skipped; key files need no value: their PEM blocks are
         found by shape."""
-        from chimera.governance.rules import is_secret_name
-
         env = os.environ if environ is None else environ
         redactor = cls(min_length=min_length)
         for name, value in env.items():
             if is_secret_name(name):
                 redactor.add(name, value)
         if workspace is not None:
+            # Imported here: it needs pathspec, which the CLI's parser and the plugin never load.
             from chimera.sandbox.secret_files import is_dotenv_shaped, secret_files
 
             root = Path(workspace)
@@ -116,9 +118,6 @@ class SecretRedactor:
 
     def _redact(self, text: str) -> tuple[str, list[tuple[str, bool]]]:
         """The redacted text and ``(name, is a known format)`` for each thing replaced."""
-        from chimera.governance.rules import find_secret_formats
-        from chimera.governance.secret_text import PRIVATE_KEY_LABEL, find_secret_spans
-
         found: list[tuple[str, bool]] = []
         for value in sorted(self._values, key=len, reverse=True):
             if value in text:

@@ -43,6 +43,7 @@ from chimera.errors import CronError
 from chimera.governance.actions import Action
 from chimera.governance.cron_grammar import CronSchedule, parse_cron_field
 from chimera.governance.kernel import TrustKernel
+from chimera.governance.redactor import SecretRedactor
 from chimera.governance.sanitize import sanitize
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{1,63}\Z")
@@ -191,8 +192,6 @@ def _command_problems(kernel: TrustKernel, commands: list[str], where: str) -> l
         action = Action.for_command(command, _PROBE_WORKSPACE, home=_PROBE_HOME)
         decision = kernel.evaluate(action)
         if decision.denied:
-            from chimera.governance.redactor import SecretRedactor
-
             # Redacted before the cut (a cut through a token keeps a piece no redactor finds).
             shown, _ = SecretRedactor.from_environment().redact(command)
             shown = shown if len(shown) <= 80 else shown[:79] + "…"

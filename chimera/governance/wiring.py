@@ -1,6 +1,6 @@
 """The governance layer around one run's tools, as ``--guard`` and ``--untrusted`` wire it.
 
-Built only by the session factory (:mod:`chimera.orchestration.session`) for every surface
+Built only by the session factory (:mod:`chimera.orchestration.session_factory`) for every surface
 (``chimera solve``, ``run`` and the GitHub Action), so all enforce the same rules the same way,
 with the allowlist from one source: :func:`trusted_commands` of the run's *base* Spec.
 """

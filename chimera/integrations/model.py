@@ -63,11 +63,11 @@ run (a sink); ``read`` calls only bring data in; ``auto`` decides per tool (an M
 ``readOnlyHint``, an OpenAPI operation's method: ``GET``/``HEAD`` read, the rest send)."""
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ToolFilter(_Strict):
+class ToolFilter(StrictModel):
     """Which of a connector's tools are offered: shell-style patterns (``fnmatch``) over the
     remote names (MCP tool names, OpenAPI operation ids). Empty ``include``: every tool."""
 
@@ -82,7 +82,7 @@ class ToolFilter(_Strict):
         return not any(fnmatchcase(name, p) for p in self.exclude)
 
 
-class QuarantineField(_Strict):
+class QuarantineField(StrictModel):
     """One field of a quarantined extraction (see :class:`chimera.governance.quarantine`)."""
 
     type: Literal["string", "integer", "number", "boolean", "enum"]
@@ -93,7 +93,7 @@ class QuarantineField(_Strict):
     required: bool = False
 
 
-class QuarantineSpec(_Strict):
+class QuarantineSpec(StrictModel):
     """Read the connector's output through a quarantined model: the agent sees only these
     validated fields, never the raw text. ``tools``: which tools (patterns; default all)."""
 
@@ -127,7 +127,7 @@ class QuarantineSpec(_Strict):
         )
 
 
-class ConnectorFields(_Strict):
+class ConnectorFields(StrictModel):
     """The common fields of a declaration, validated apart from its kind."""
 
     name: str
@@ -200,7 +200,7 @@ class OpenConnector:
     detail: str = ""
 
 
-class ConnectorKind(_Strict):
+class ConnectorKind(StrictModel):
     """Base of every connector kind (a pydantic model; unknown fields are errors).
 
     Subclasses set ``kind_name`` (the YAML key) and implement :meth:`open`.

@@ -1,6 +1,6 @@
 """ConnectorsPart: connectors in every agent run, as a session part of the session factory.
 
-The session factory (``chimera.orchestration.session``) takes parts with two methods —
+The session factory (``chimera.orchestration.session_factory``) takes parts with two methods —
 ``attach(session)`` once per session and ``agent_deps(deps, session)`` before each agent is
 built. This package sits below orchestration and cannot import it, so the shapes it needs are
 local protocols (:class:`SessionLike`); the part is duck-typed to the factory's

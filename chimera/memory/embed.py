@@ -53,7 +53,7 @@ class LiteLLMEmbedder:
         self._extra = extra
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        from chimera.providers._lazy import import_litellm
+        from chimera.providers.lazy_litellm import import_litellm
 
         litellm = import_litellm("memory embeddings")
         try:

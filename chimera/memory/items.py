@@ -109,7 +109,7 @@ def secret_in(text: str, redactor: SecretRedactor | None = None) -> str:
     redactor that reads its dotenv files too.
     """
     from chimera.governance.redactor import SecretRedactor
-    from chimera.governance.rules.credentials import has_private_key_block
+    from chimera.governance.secret_detectors import has_private_key_block
 
     found = (redactor or SecretRedactor.from_environment()).detect(text)
     if found:

@@ -18,7 +18,7 @@ The memory replay (:mod:`~chimera.memory.replay`) and the scheduler's tick journ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -115,8 +115,3 @@ class AnyOf:
 
     def trusted(self, commit: CommitInfo) -> bool:
         return any(p.trusted(commit) for p in self.policies)
-
-
-def signed_as(principals: Collection[str]) -> SignedAs:
-    """A :class:`SignedAs` policy for ``principals``."""
-    return SignedAs(frozenset(principals))

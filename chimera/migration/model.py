@@ -121,17 +121,18 @@ def secret_key(name: str) -> bool:
     ``password``, ``Authorization``...).
 
     The key is spelled as an environment variable (``apiKey`` → ``API_KEY``) and asked of
-    governance's one list of credential names (:func:`chimera.governance.rules.is_secret_name`);
+    governance's one list of credential names
+    (:func:`chimera.governance.secret_detectors.is_secret_name`);
     ``Authorization`` (an HTTP header, not a variable name) is added here.
     """
-    from chimera.governance.rules import is_secret_name
+    from chimera.governance.secret_detectors import is_secret_name
 
     env = re.sub(r"[^A-Za-z0-9]+", "_", _CAMEL.sub("_", name)).strip("_").upper()
     return is_secret_name(env) or env.endswith("AUTHORIZATION")
 
 
 def _redact_formats(text: str) -> str:
-    from chimera.governance.rules import find_secret_formats
+    from chimera.governance.secret_detectors import find_secret_formats
 
     for _, match in find_secret_formats(text):
         text = text.replace(match, "[redacted]")

@@ -321,7 +321,7 @@ def migrate(
             run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
             result.run_dir = run.stage / "runs" / run_id
             _copy_db(db_dir, result.run_dir / "backup")
-            from chimera.orchestration.session import open_audit
+            from chimera.orchestration.session_factory import open_audit
 
             audit = open_audit(result.run_dir, run_id)
             audit.append("migration_start", tool=tool, source=str(home), by=by)

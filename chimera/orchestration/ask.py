@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.config import ChimeraConfig
 from chimera.errors import UsageError
-from chimera.orchestration.session import SessionFactory, resolve_model
+from chimera.orchestration.session_factory import SessionFactory, resolve_model
 from chimera.protocols import EventSink
 
 if TYPE_CHECKING:

@@ -5,9 +5,9 @@ The CLI turns argv into a :class:`CrewRunRequest` and hands over the run's audit
 module loads and validates the crew, builds each role's budgeted backend (role → crew → run
 budget; every backend is built before the first call, so a bad rung or an unpriced model
 under a USD budget refuses before anything is spent), governs the read-only tools through
-:func:`chimera.orchestration.session.read_only_governance`, runs the crew, optionally runs the
-single-agent counterfactual (``baseline``) on the same task, and writes ``crew.json`` in the
-run folder. Nothing is sent anywhere but the models.
+:func:`chimera.orchestration.session_factory.read_only_governance`, runs the crew, optionally
+runs the single-agent counterfactual (``baseline``) on the same task, and writes ``crew.json``
+in the run folder. Nothing is sent anywhere but the models.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _models(definition: CrewDefinition, rungs: list[str]) -> list[str]:
 
 
 def _tools(request: CrewRunRequest, audit: AuditLog) -> ToolCaller:
-    from chimera.orchestration.session import read_only_governance
+    from chimera.orchestration.session_factory import read_only_governance
     from chimera.tools import ToolRegistry, Workspace
     from chimera.tools.native import ListDir, ReadFile, Search
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from chimera.atomic import atomic_write_text
 from chimera.errors import UsageError
-from chimera.orchestration.session import SessionFactory
+from chimera.orchestration.session_factory import SessionFactory
 from chimera.protocols import StepProgress
 
 

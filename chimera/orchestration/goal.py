@@ -97,13 +97,6 @@ class Goal:
         unrelated = tuple(r.id for r in base.red if r.id not in set(wanted))
         return cls(mode="task", goal_ids=wanted, protected=base.green_ids, unrelated_red=unrelated)
 
-    @property
-    def checked_ids(self) -> tuple[str, ...]:
-        """Every id whose result decides the goal (goal ∪ protected), in a stable order."""
-        seen = dict.fromkeys(self.goal_ids)
-        seen.update(dict.fromkeys(sorted(self.protected)))
-        return tuple(seen)
-
     def unmet(self, report: DriftReport) -> list[str]:
         """Goal ids still red, then protected ids that turned red (regressions)."""
         results = report.by_id()

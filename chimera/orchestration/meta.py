@@ -7,13 +7,13 @@ Steps, each an audit event of one run (``.chimera/runs/<id>/``):
    validated as a Spec; scripted model paths are relative to the family file.
 2. The designer (:func:`chimera.meta.designer.run_designer`) runs on its own budget, in a
    workspace with the project and the visible Spec only, through the TrustKernel
-   (:func:`~chimera.orchestration.session.read_only_governance`).
+   (:func:`~chimera.orchestration.session_factory.read_only_governance`).
 3. Each valid candidate is cut to the designer's allowlist (:func:`chimera.meta.profile.isolate`;
    ``meta.tool_denied`` for what it does not get), written to ``candidates/NAME.yaml``, and run
    on every task with ``chimera solve --agent`` (``meta.trial``).
 4. Only when all of a candidate's runs are over are its trees checked: visible requirements
    re-derived, then held-out ones in a disposable copy (``meta.heldout``; the sandbox's
-   disposable runner: :func:`~chimera.orchestration.session.disposable_checks`).
+   disposable runner: :func:`~chimera.orchestration.session_factory.disposable_checks`).
 5. The report (``meta.json``) and the choice (``meta.chosen``): best held-out lower bound.
    The chosen profile is written to the output path.
 """
@@ -31,7 +31,7 @@ from chimera.meta.family import TaskFamily
 from chimera.meta.profile import READ_ONLY_TOOLS, Profile, isolate, render_profile
 from chimera.meta.report import CandidateReport, choose, score
 from chimera.meta.trial import TaskTrial, evaluate, prepare_workspace, run_solve
-from chimera.orchestration.session import (
+from chimera.orchestration.session_factory import (
     SessionFactory,
     disposable_checks,
     read_only_governance,

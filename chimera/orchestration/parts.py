@@ -1,13 +1,13 @@
 """The session parts every surface plugs in: one list, built in one place.
 
 ``chimera solve``, ``run``, ``resume``, ``approve`` and the GitHub Action's agent child all get
-their :class:`~chimera.orchestration.session.SessionFactory` from :func:`default_factory`, so
-a run gets the same packages whichever way it was started:
+their :class:`~chimera.orchestration.session_factory.SessionFactory` from
+:func:`default_factory`, so a run gets the same packages whichever way it was started:
 
 1. :class:`~chimera.memory.part.MemoryPart` — every attempt recorded as an episodic memory
    item; each plan step recalls persona and the nearest memories within a context budget.
-2. :class:`~chimera.evolution.context.EvolutionPart` — learned skills and the playbook in each
-   plan / replan prompt (after memory: it reads the session's experience store).
+2. :class:`~chimera.evolution.learned_context.EvolutionPart` — learned skills and the playbook
+   in each plan / replan prompt (after memory: it reads the session's experience store).
 3. :class:`~chimera.evolution.reflection.ReflectionPart` — at the end of a finished run, the
    Reflector and the Curator propose playbook and skill deltas (provisional, tainted; recorded
    in ``.chimera/learning/proposals.jsonl``, never applied by themselves).
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.config import ChimeraConfig
-from chimera.orchestration.session import SessionFactory, SessionPart
+from chimera.orchestration.session_factory import SessionFactory, SessionPart
 
 if TYPE_CHECKING:
     from chimera.memory.budget import ContextBudget
@@ -63,7 +63,7 @@ def default_parts(
     effective configuration (crews read ``review.crew`` from the session's own copy).
     """
     from chimera.crews.review import CrewsPart
-    from chimera.evolution.context import EvolutionPart
+    from chimera.evolution.learned_context import EvolutionPart
     from chimera.integrations.loader import CONNECTORS_DIR
     from chimera.memory.part import MemoryPart
 

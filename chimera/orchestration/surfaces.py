@@ -3,8 +3,8 @@ GitHub Action's agent job and ``chimera demo``).
 
 The CLI turns argv and the environment into one request (a frozen dataclass) and renders the
 outcome; everything between — validating the request against the tree, building the session
-through the :class:`~chimera.orchestration.session.SessionFactory`, running, writing the run's
-summary — happens here. Every function takes an optional ``factory``: a caller with packages
+through the :class:`~chimera.orchestration.session_factory.SessionFactory`, running, writing the
+run's summary — happens here. Every function takes an optional ``factory``: a caller with packages
 to plug in (memory, crews, connectors) passes a factory built with its session parts.
 
 One module of about 440 lines on purpose: the four surfaces share one request/outcome
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from chimera.config import ChimeraConfig
 from chimera.errors import UsageError
 from chimera.orchestration.parts import default_factory
-from chimera.orchestration.session import MODEL_ENV, Session, SessionFactory, resolve_model
+from chimera.orchestration.session_factory import MODEL_ENV, Session, SessionFactory, resolve_model
 from chimera.protocols import EventSink
 
 PARTS_FILE = "parts.jsonl"

@@ -14,6 +14,7 @@ discipline; a refusal raises :class:`~chimera.errors.BudgetExceeded` and is an a
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import threading
@@ -28,6 +29,9 @@ from chimera.protocols import (
     Message,
     Purpose,
     SupportsComplete,
+    SupportsCredentialCheck,
+    SupportsMetering,
+    SupportsReasoningEffort,
     ToolSchema,
     Usage,
 )
@@ -259,8 +263,10 @@ class TokenBudget:
 class BudgetedBackend:
     """A backend that reserves a call's worst case on a budget before sending it.
 
-    The estimate is ``count_tokens(model, messages, tools) + max_tokens`` tokens, priced with
-    :func:`chimera.providers.pricing.cost_usd`. ``max_tokens`` (the caller's, else
+    The estimate is the prompt's tokens plus ``max_tokens``, counted and priced by the inner
+    backend's :class:`~chimera.protocols.SupportsMetering` when it is for ``model``, else by
+    LiteLLM's tokenizer and cost map for ``model``
+    (:class:`~chimera.providers.pricing.LiteLLMMeter`). ``max_tokens`` (the caller's, else
     ``default_max_tokens``) is passed to the inner backend so the provider enforces it.
     Settlement uses the completion's usage (its cost, or the model's price when the inner
     backend reports none). A call that times out is charged its full reservation, since the
@@ -294,11 +300,41 @@ class BudgetedBackend:
         self.model = model
         self.default_max_tokens = default_max_tokens
         self.audit = audit
-        if budget.limits_usd and not budget.limits_tokens and not pricing.is_priced(model):
+        # The inner backend's own meter when it is for this model; LiteLLM's by name otherwise
+        # (a script standing in for a priced model, a backend that declares no meter).
+        self.meter: SupportsMetering = (
+            inner
+            if isinstance(inner, SupportsMetering) and inner.model == model
+            else pricing.LiteLLMMeter(model)
+        )
+        if budget.limits_usd and not budget.limits_tokens and self.meter.cost_usd(1, 1) is None:
             raise ConfigError(
                 f"budget: a USD budget is set but model '{model}' has no known price; add "
                 "its price under [tool.chimera.models.prices] or also set a token budget"
             )
+
+    def with_reasoning_effort(self, effort: str) -> BudgetedBackend | None:
+        """A copy on the same budget whose inner backend sends ``effort``; ``None`` when the
+        inner backend has no such knob."""
+        if not isinstance(self.inner, SupportsReasoningEffort):
+            return None
+        tuned = self.inner.with_reasoning_effort(effort)
+        if tuned is None:
+            return None
+        clone = copy.copy(self)
+        clone.inner = tuned
+        if isinstance(tuned, SupportsMetering) and tuned.model == self.model:
+            clone.meter = tuned
+        return clone
+
+    def check_credentials(self) -> None:
+        """The inner backend's check, when it has one.
+
+        Raises:
+            AuthenticationError: the inner backend's key is missing.
+        """
+        if isinstance(self.inner, SupportsCredentialCheck):
+            self.inner.check_credentials()
 
     def complete(
         self,
@@ -315,9 +351,9 @@ class BudgetedBackend:
             ProviderError: from the inner backend.
         """
         cap = max_tokens if max_tokens is not None else self.default_max_tokens
-        prompt = pricing.count_tokens(self.model, messages, tools)
+        prompt = self.meter.count_tokens(messages, tools)
         est_tokens = prompt + cap
-        est_usd = pricing.cost_usd(self.model, prompt, cap)
+        est_usd = self.meter.cost_usd(prompt, cap)
         try:
             reservation = self.budget.reserve(est_tokens, est_usd)
         except BudgetExceeded as exc:
@@ -347,7 +383,7 @@ class BudgetedBackend:
             raise
         usage = completion.usage
         if usage.cost_usd is None:
-            priced = pricing.cost_usd(self.model, usage.prompt_tokens, usage.completion_tokens)
+            priced = self.meter.cost_usd(usage.prompt_tokens, usage.completion_tokens)
             if priced is not None:
                 usage = dataclasses.replace(usage, cost_usd=priced)
                 completion = dataclasses.replace(completion, usage=usage)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from chimera.errors import MissingExtraError
 from chimera.protocols import SupportsComplete
-from chimera.providers._lazy import litellm_available
+from chimera.providers.lazy_litellm import litellm_available
 
 if TYPE_CHECKING:
     from chimera.config import ChimeraConfig

@@ -3,7 +3,7 @@
 Keys live in the environment (the CI secret store, a shell profile) or in a ``.env`` file in
 the project root. Chimera reads that file only when asked, with python-dotenv, and never lets
 it override a variable already set; LiteLLM's own implicit ``.env`` reading is switched off
-(see :mod:`chimera.providers._lazy`).
+(see :mod:`chimera.providers.lazy_litellm`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from chimera.errors import AuthenticationError, MissingExtraError
-from chimera.providers._lazy import import_litellm
+from chimera.providers.lazy_litellm import import_litellm
 
 __all__ = ["check_credentials", "load_dotenv_file", "missing_key_message"]
 

@@ -29,6 +29,7 @@ LiteLLM's cost map (``None`` for an unpriced model).
 
 from __future__ import annotations
 
+import copy
 import email.utils
 import json
 import logging
@@ -50,8 +51,8 @@ from chimera.errors import (
 )
 from chimera.protocols import Completion, Message, Purpose, ToolCall, ToolSchema, Usage
 from chimera.providers import pricing
-from chimera.providers._lazy import import_litellm
 from chimera.providers.keys import check_credentials
+from chimera.providers.lazy_litellm import import_litellm
 
 __all__ = ["LiteLLMBackend", "map_litellm_error", "retry_delay"]
 
@@ -245,12 +246,35 @@ class LiteLLMBackend:
     def __repr__(self) -> str:
         return f"LiteLLMBackend(model={self.model!r}, api_base={self.api_base!r})"
 
-    def _check_credentials(self) -> None:
+    def check_credentials(self) -> None:
+        """Refuse, in one line, when the model's key is not available
+        (:func:`~chimera.providers.keys.check_credentials`); checked once per backend.
+
+        Raises:
+            AuthenticationError: a credential variable the model needs is unset.
+        """
         if self._checked:
             return
         with self._check_lock:
             check_credentials(self.model, api_key=self.api_key, api_base=self.api_base)
             self._checked = True
+
+    def with_reasoning_effort(self, effort: str) -> LiteLLMBackend:
+        """A copy whose requests carry ``reasoning_effort`` (through ``extra``, which LiteLLM
+        maps onto each provider's own parameter); this backend is unchanged."""
+        clone = copy.copy(self)
+        clone.extra = {**self.extra, "reasoning_effort": effort}
+        return clone
+
+    def count_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema] | None = None
+    ) -> int:
+        """Prompt tokens by LiteLLM's counter (:func:`~chimera.providers.pricing.count_tokens`)."""
+        return pricing.count_tokens(self.model, messages, tools)
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """USD from LiteLLM's cost map (:func:`~chimera.providers.pricing.cost_usd`)."""
+        return pricing.cost_usd(self.model, prompt_tokens, completion_tokens)
 
     def request_kwargs(
         self,
@@ -291,7 +315,7 @@ class LiteLLMBackend:
         ``purpose`` does not change the request (routers above this backend use it).
         """
         litellm = import_litellm()
-        self._check_credentials()
+        self.check_credentials()
         kwargs = self.request_kwargs(messages, tools=tools, max_tokens=max_tokens)
         if self.api_key is not None:
             kwargs["api_key"] = self.api_key

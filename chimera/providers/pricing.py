@@ -14,12 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.errors import ConfigError
 from chimera.protocols import Message, ToolSchema
-from chimera.providers._lazy import import_litellm
+from chimera.providers.lazy_litellm import import_litellm
 
 if TYPE_CHECKING:
     from chimera.config import ModelPrice
 
-__all__ = ["completion_cost_usd", "cost_usd", "count_tokens", "is_priced", "register_prices"]
+__all__ = [
+    "LiteLLMMeter",
+    "completion_cost_usd",
+    "cost_usd",
+    "count_tokens",
+    "is_priced",
+    "register_prices",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -72,6 +79,29 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | 
 def is_priced(model: str) -> bool:
     """True when LiteLLM's cost map (or a registered price) has a price for ``model``."""
     return cost_usd(model, 1, 1) is not None
+
+
+class LiteLLMMeter:
+    """LiteLLM's tokenizer and cost map for one model name: the
+    :class:`~chimera.protocols.SupportsMetering` of a :class:`LiteLLMBackend`, and what a budget
+    meters with when the backend it wraps is for another model or declares no meter.
+
+    Args:
+        model: the model name whose tokenizer and price apply.
+    """
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    def count_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema] | None = None
+    ) -> int:
+        """:func:`count_tokens` for this model."""
+        return count_tokens(self.model, messages, tools)
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """:func:`cost_usd` for this model."""
+        return cost_usd(self.model, prompt_tokens, completion_tokens)
 
 
 def completion_cost_usd(response: Any, model: str) -> float | None:

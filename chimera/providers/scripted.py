@@ -225,6 +225,28 @@ class ScriptedBackend:
         with self._lock:
             return list(self._state.calls)
 
+    def count_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema] | None = None
+    ) -> int:
+        """A script has no tokenizer: four characters a token, without importing LiteLLM
+        (:func:`chimera.providers.pricing.count_tokens` says the same of a ``scripted:``
+        name)."""
+        chars = sum(len(json.dumps(m, ensure_ascii=False, default=str)) for m in messages)
+        chars += sum(len(json.dumps(t, default=str)) for t in tools or ())
+        return max(1, (chars + 3) // 4)
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """0.0: a script is replayed locally and nothing is paid (a turn may still state a
+        cost, which its completion carries)."""
+        return 0.0
+
+    def check_credentials(self) -> None:
+        """Nothing to check: a script needs no key."""
+
+    def with_reasoning_effort(self, effort: str) -> None:
+        """Declined: a script replays fixed turns, so there is no effort to send."""
+        return None
+
     def complete(
         self,
         messages: Sequence[Message],

@@ -275,27 +275,3 @@ def is_dotenv_name(name: str) -> bool:
 def is_secret_dotenv(name: str) -> bool:
     """True for ``.env``, ``.env.local``, ``.envrc``...; examples and templates excepted."""
     return is_dotenv_name(name) and not is_example_dotenv(name)
-
-
-def dotenv_files(root: Path) -> tuple[Path, ...]:
-    """Every dotenv file under ``root``, at any depth (``config/.env`` too), sorted.
-
-    ``.git`` and ``.chimera`` folders are not searched; symlinked folders are not followed. A
-    symlink named like a dotenv file is listed with its target when that lies under ``root``
-    (the target holds the secret).
-    """
-    found: list[Path] = []
-    for top, subdirs, names in os.walk(root):
-        subdirs[:] = [d for d in subdirs if d not in _PRUNE]
-        for name in names:
-            if not is_secret_dotenv(name):
-                continue
-            path = Path(top) / name
-            if path.is_symlink():
-                target = path.resolve()
-                if target.is_file() and target.is_relative_to(root):
-                    found.append(target)
-                continue
-            if path.is_file():
-                found.append(path)
-    return tuple(sorted(dict.fromkeys(found)))

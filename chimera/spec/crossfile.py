@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera.errors import SpecProblem
-from chimera.spec.fieldproblems import _suggest
+from chimera.spec.fieldproblems import suggest
 from chimera.spec.model import Requirement
 from chimera.spec.yamlload import Mark
 
 
 @dataclass
-class _Entry:
+class FileEntry:
     """One requirement mapping of a file, valid or not."""
 
-    result: _FileResult
+    result: FileResult
     mark: Mark
     id: str | None = None
     id_mark: Mark | None = None
@@ -27,11 +27,11 @@ class _Entry:
 
 
 @dataclass
-class _FileResult:
+class FileResult:
     path: Path
     display: str
     problems: list[SpecProblem] = field(default_factory=list)
-    entries: list[_Entry] = field(default_factory=list)
+    entries: list[FileEntry] = field(default_factory=list)
 
     def add(self, mark: Mark | None, message: str) -> None:
         # One problem, one line: a plugin's validator message may span several.
@@ -51,9 +51,9 @@ class _FileResult:
 # --------------------------------------------------------------------------- across files
 
 
-def _cross_file_checks(results: list[_FileResult]) -> None:
+def cross_file_checks(results: list[FileResult]) -> None:
     entries = [e for r in results for e in r.entries]
-    first: dict[str, _Entry] = {}
+    first: dict[str, FileEntry] = {}
     for entry in entries:
         if entry.id is None or entry.id_mark is None:
             continue
@@ -73,14 +73,14 @@ def _cross_file_checks(results: list[_FileResult]) -> None:
         for dep, mark in entry.depends_on:
             if dep in first:
                 continue
-            suggestion = _suggest(dep, known)
+            suggestion = suggest(dep, known)
             hint = f"; did you mean '{suggestion}'?" if suggestion else ""
             entry.result.add(mark, f"depends_on names unknown id '{dep}'{hint}")
 
     _report_cycles([first[i] for i in first], first)
 
 
-def _report_cycles(order: list[_Entry], by_id: dict[str, _Entry]) -> None:
+def _report_cycles(order: list[FileEntry], by_id: dict[str, FileEntry]) -> None:
     """Find dependency cycles with an iterative DFS (requirements in file order).
 
     A cycle is reported once, on the requirement of the cycle the search reached first, at
@@ -116,7 +116,7 @@ def _report_cycles(order: list[_Entry], by_id: dict[str, _Entry]) -> None:
                 stack.pop()
 
 
-def _report_cycle(cycle: list[str], by_id: dict[str, _Entry]) -> None:
+def _report_cycle(cycle: list[str], by_id: dict[str, FileEntry]) -> None:
     head = by_id[cycle[0]]
     nxt = cycle[1]
     mark = next((m for dep, m in head.depends_on if dep == nxt), head.mark)

@@ -32,15 +32,6 @@ log = logging.getLogger(__name__)
 __all__ = ["DriftSession", "check_drift"]
 
 
-CACHEABLE = frozenset({"contains", "absent", "defines"})
-"""Kinds whose outcome depends on nothing but the tree (and the engine's settings)."""
-
-
-def _cacheable(req: Requirement) -> bool:
-    check = req.check
-    return check.kind_name in CACHEABLE and type(check).__module__.startswith("chimera.spec.")
-
-
 def _outcome_json(outcome: CheckOutcome) -> list[Any]:
     evidence = [[e.file, e.line, e.col, e.snippet, e.note] for e in outcome.evidence]
     return [outcome.status.value, outcome.message, evidence, outcome.omitted]
@@ -125,7 +116,7 @@ class DriftSession:
                 [
                     [r.id, r.kind, r.check.model_dump(mode="json")]
                     for r in spec.requirements
-                    if _cacheable(r)
+                    if r.check.is_cacheable()
                 ],
             )
 
@@ -262,7 +253,7 @@ class DriftSession:
 
     def _evaluate(self, req: Requirement) -> tuple[CheckOutcome, float]:
         start = time.perf_counter()
-        if self._store is not None and _cacheable(req):
+        if self._store is not None and req.check.is_cacheable():
             hit = self._cached().get(req.id)
             if hit is not None:
                 return _outcome(hit), time.perf_counter() - start
@@ -277,7 +268,7 @@ class DriftSession:
             )
         else:
             outcome = _capped(outcome, self.engine.options.evidence_limit)
-            if self._store is not None and _cacheable(req):
+            if self._store is not None and req.check.is_cacheable():
                 self._fresh[req.id] = _outcome_json(outcome)
         return outcome, time.perf_counter() - start
 

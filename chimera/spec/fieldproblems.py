@@ -13,16 +13,16 @@ from pydantic import BaseModel, ValidationError
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, type_name
 
 
-def _suggest(word: str, candidates: Sequence[str]) -> str | None:
+def suggest(word: str, candidates: Sequence[str]) -> str | None:
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return matches[0] if matches else None
 
 
-def _unknown_field_message(
+def unknown_field_message(
     key: str, where: str, allowed: Sequence[str], suggestion: str | None = None
 ) -> str:
     if suggestion is None:
-        suggestion = _suggest(key, allowed)
+        suggestion = suggest(key, allowed)
     if suggestion is not None:
         return f"unknown field {key!r} {where}; did you mean '{suggestion}'?"
     return f"unknown field {key!r} {where} (expected one of: {', '.join(allowed)})"
@@ -52,7 +52,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _pydantic_problems(
+def pydantic_problems(
     exc: ValidationError,
     doc: YamlDocument,
     base: NodePath,
@@ -68,7 +68,7 @@ def _pydantic_problems(
     for error in errors:
         loc = tuple(error["loc"])
         if error["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
-            hit = _suggest(loc[-1], _field_names_at(model, loc[:-1]))
+            hit = suggest(loc[-1], _field_names_at(model, loc[:-1]))
             if hit is not None:
                 suggested.add((*loc[:-1], hit))
     for error in errors:
@@ -90,7 +90,7 @@ def _pydantic_problems(
             parent = f"'{_loc_label(label, loc[:-1])}'" if loc[:-1] else owner
             yield (
                 doc.key_mark(path),
-                _unknown_field_message(loc[-1], f"in {parent}", allowed or []),
+                unknown_field_message(loc[-1], f"in {parent}", allowed or []),
             )
         elif kind == "missing" and loc:
             parent = f"'{_loc_label(label, loc[:-1])}'" if loc[:-1] else owner

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from chimera.errors import SpecError, SpecProblem
-from chimera.spec.crossfile import _cross_file_checks, _Entry, _FileResult
+from chimera.spec.crossfile import FileEntry, FileResult, cross_file_checks
 from chimera.spec.discovery import SPEC_SUFFIXES, PathArg, discover_spec_files, display_path
-from chimera.spec.fieldproblems import _pydantic_problems, _suggest, _unknown_field_message
+from chimera.spec.fieldproblems import pydantic_problems, suggest, unknown_field_message
 from chimera.spec.model import Check, Requirement, SourceLocation, Spec, SpecFile
 from chimera.spec.registry import COMMON_FIELDS, KindRegistry, get_registry
-from chimera.spec.reqfields import _ID_RE, ID_PATTERN, RequirementFields, _Fields, _plain_fields
+from chimera.spec.reqfields import ID_PATTERN, ID_RE, CommonFields, RequirementFields, plain_fields
 from chimera.spec.yamlload import Mark, NodePath, YamlDocument, parse_yaml, type_name
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def load_spec_files(
     files = discover_spec_files(paths)
     kinds = registry if registry is not None else get_registry()
     validated = [_FileValidator(path, kinds, parse_cache).run() for path in files]
-    _cross_file_checks(validated)
+    cross_file_checks(validated)
 
     spec_files: list[SpecFile] = []
     problems: dict[Path, list[SpecProblem]] = {}
@@ -153,7 +153,7 @@ class _FileValidator:
     ) -> None:
         self.registry = registry
         self.parse_cache = parse_cache
-        self.result = _FileResult(path, display_path(path))
+        self.result = FileResult(path, display_path(path))
         self.doc = YamlDocument()
         self.kind_names = registry.names
         self.allowed = (*COMMON_FIELDS, *self.kind_names)
@@ -162,7 +162,7 @@ class _FileValidator:
         # share one (they are equal and frozen), and thousands fewer objects are made.
         self._sources: dict[Mark, SourceLocation] = {}
 
-    def run(self) -> _FileResult:
+    def run(self) -> FileResult:
         text = self._read()
         if text is None:
             return self.result
@@ -218,7 +218,7 @@ class _FileValidator:
         for key in unknown:
             self.result.add(
                 doc.key_mark((key,)),
-                _unknown_field_message(key, "at the top level", _TOP_LEVEL_KEYS),
+                unknown_field_message(key, "at the top level", _TOP_LEVEL_KEYS),
             )
         if "requirements" not in value:
             # A misspelt or unreadable key already explains the missing entry.
@@ -248,7 +248,7 @@ class _FileValidator:
                 f"each requirement must be a mapping (id, one check, ...), got {type_name(value)}",
             )
             return
-        entry = _Entry(result, mark)
+        entry = FileEntry(result, mark)
         result.entries.append(entry)
         before = len(result.problems)
 
@@ -263,7 +263,7 @@ class _FileValidator:
             elif key in kinds:
                 checks.append(key)
             else:
-                suggestion = _suggest(key, allowed)
+                suggestion = suggest(key, allowed)
                 if suggestion is None and isinstance(item, dict):
                     # Shaped like a check: most likely a kind whose plugin is not installed.
                     message = (
@@ -272,7 +272,7 @@ class _FileValidator:
                     )
                     misspelt_check = True
                 else:
-                    message = _unknown_field_message(key, "in requirement", allowed, suggestion)
+                    message = unknown_field_message(key, "in requirement", allowed, suggestion)
                     misspelt_check = misspelt_check or suggestion in kind_names
                 result.add(doc.key_mark((*path, key)), message)
 
@@ -320,13 +320,13 @@ class _FileValidator:
         return found
 
     def _common_fields(
-        self, path: NodePath, common: dict[str, Any], entry: _Entry
-    ) -> _Fields | None:
+        self, path: NodePath, common: dict[str, Any], entry: FileEntry
+    ) -> CommonFields | None:
         doc = self.doc
         # Record id and depends_on even when other fields are wrong: cross-file checks
         # (duplicates, unknown ids, cycles) use every id the spec declares.
         raw_id = common.get("id")
-        if isinstance(raw_id, str) and _ID_RE.match(raw_id):
+        if isinstance(raw_id, str) and ID_RE.match(raw_id):
             entry.id = raw_id
             entry.id_mark = doc.mark((*path, "id"))
         raw_deps = common.get("depends_on")
@@ -336,21 +336,21 @@ class _FileValidator:
             entry.depends_on = [
                 (dep, doc.mark((*path, "depends_on", i)))
                 for i, dep in enumerate(raw_deps)
-                if isinstance(dep, str) and _ID_RE.match(dep)
+                if isinstance(dep, str) and ID_RE.match(dep)
             ]
         if entry.id is not None:
-            plain = _plain_fields(common)
+            plain = plain_fields(common)
             if plain is not None:
                 return plain
         try:
             fields = RequirementFields.model_validate(common)
         except ValidationError as exc:
-            for mark, message in _pydantic_problems(exc, doc, path, "", RequirementFields):
+            for mark, message in pydantic_problems(exc, doc, path, "", RequirementFields):
                 if message.startswith("missing required field 'id'"):
                     message = "requirement is missing its 'id'"
                 self.result.add(mark, message)
             return None
-        return _Fields(
+        return CommonFields(
             fields.id,
             fields.title,
             fields.risk,
@@ -365,7 +365,7 @@ class _FileValidator:
         try:
             return kind.model_validate(value)
         except ValidationError as exc:
-            for mark, message in _pydantic_problems(exc, self.doc, kind_path, name, kind):
+            for mark, message in pydantic_problems(exc, self.doc, kind_path, name, kind):
                 self.result.add(mark, message)
         except Exception as exc:  # a plugin's validator raised something pydantic does not wrap
             self.result.add(

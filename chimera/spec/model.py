@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from chimera.protocols import Risk as Risk  # re-exported: the Spec model's vocabulary
 
 if TYPE_CHECKING:
-    from chimera.spec.context import CheckContext
+    from chimera.spec.check_context import CheckContext
 
 
 class Status(StrEnum):
@@ -177,6 +177,17 @@ class Check(BaseModel):
     kind_name: ClassVar[str]
     """The key that selects this kind in a requirement mapping."""
 
+    cacheable: ClassVar[bool] = False
+    """Whether the outcome depends on nothing but the tree and the engine's settings, so a
+    report cache may reuse it for an unchanged tree (``contains``, ``absent``, ``defines``; a
+    ``command`` runs code and never is). Read through :meth:`is_cacheable`: a kind must declare
+    it itself, since a subclass that overrides :meth:`check` may depend on more."""
+
+    @classmethod
+    def is_cacheable(cls) -> bool:
+        """``cacheable`` as this class itself declares it (never inherited)."""
+        return bool(cls.__dict__.get("cacheable", False))
+
     def check(self, ctx: CheckContext) -> CheckOutcome:
         """Evaluate the check against ``ctx.root``; never raises for bad input.
 
@@ -237,10 +248,6 @@ class Requirement:
     @property
     def kind(self) -> str:
         return self.check.kind_name
-
-    @property
-    def display_title(self) -> str:
-        return self.title or self.id
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from chimera.spec.kinds._fields import NO_BACKSLASH_PATTERN, Glob
+from chimera.spec.kinds.fields import NO_BACKSLASH_PATTERN, Glob
 from chimera.spec.model import Risk
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -23,20 +23,20 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 # ``\Z``, not ``$``: Python's ``$`` also matches before a final newline, so ``"abc\n"`` would
 # pass as an id and carry a line break into every surface that shows one.
-_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
 def is_requirement_id(value: object) -> bool:
     """True when ``value`` is a string with the shape of a requirement id (:data:`ID_PATTERN`,
     the whole string: no trailing newline)."""
-    return isinstance(value, str) and _ID_RE.match(value) is not None
+    return isinstance(value, str) and ID_RE.match(value) is not None
 
 
 # --------------------------------------------------------------------------- common fields
 
 
 def _check_id(value: str) -> str:
-    if not _ID_RE.match(value):
+    if not ID_RE.match(value):
         raise ValueError(
             f"invalid id {value!r}: an id starts with a letter or digit and continues with "
             "letters, digits, '_', '.' or '-'"
@@ -98,7 +98,7 @@ class RequirementFields(BaseModel):
     )
 
 
-class _Fields(NamedTuple):
+class CommonFields(NamedTuple):
     """A requirement's common fields as the Spec keeps them (lists as tuples, no repeats)."""
 
     id: str
@@ -111,11 +111,11 @@ class _Fields(NamedTuple):
 _ID_AND_TITLE = frozenset({"id", "title"})
 
 
-def _plain_fields(common: dict[str, Any]) -> _Fields | None:
+def plain_fields(common: dict[str, Any]) -> CommonFields | None:
     """The fields of the common case, an id (already matched) and maybe a title, read
     without pydantic; ``None`` for anything else (:class:`RequirementFields` reads it)."""
     if common.keys() <= _ID_AND_TITLE:
         title = common.get("title")
         if title is None or type(title) is str:
-            return _Fields(common["id"], title, Risk.LOW, (), ())
+            return CommonFields(common["id"], title, Risk.LOW, (), ())
     return None

@@ -90,9 +90,6 @@ class DriftReport:
     def by_id(self) -> dict[str, RequirementResult]:
         return {r.id: r for r in self.results}
 
-    def with_status(self, status: Status) -> tuple[RequirementResult, ...]:
-        return tuple(r for r in self.results if r.status is status)
-
     @property
     def red(self) -> tuple[RequirementResult, ...]:
         return tuple(r for r in self.results if not r.passed)

@@ -16,7 +16,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-def _kind(node: Node) -> str:
+def node_kind(node: Node) -> str:
     """``scalar``, ``sequence`` or ``mapping``. Not ``isinstance``: libyaml's extension
     builds nodes from the ``yaml.nodes`` classes of its first import, which a re-imported
     ``yaml`` (pytest's in-process runs restore ``sys.modules``) no longer has."""
@@ -32,10 +32,10 @@ class _TooManyNodes(Exception):
 
 
 _FAILED: Any = object()
-"""Returned by ``_Builder._scalar`` when a scalar cannot be constructed (issue recorded)."""
+"""Returned by ``Builder._scalar`` when a scalar cannot be constructed (issue recorded)."""
 
 
-class _Builder:
+class Builder:
     """Turns a composed node graph into values and position tables (one walk)."""
 
     def __init__(self, loader: Any, limit: int) -> None:
@@ -74,7 +74,7 @@ class _Builder:
             )
             self.broken.add(path)
             return None
-        if _kind(node) == "scalar":
+        if node_kind(node) == "scalar":
             value = self._scalar(cast(ScalarNode, node))
             if value is _FAILED:
                 self.broken.add(path)
@@ -82,11 +82,11 @@ class _Builder:
             return value
         self._active.add(id(node))
         try:
-            if _kind(node) == "sequence":
+            if node_kind(node) == "sequence":
                 if node.tag != _SEQ_TAG:
                     self._bad_tag(node, "a list")
                 return [self._node(item, (*path, i)) for i, item in enumerate(node.value)]
-            if _kind(node) == "mapping":
+            if node_kind(node) == "mapping":
                 if node.tag != _MAP_TAG:
                     self._bad_tag(node, "a mapping")
                 return self._mapping(cast(MappingNode, node), path)
@@ -96,7 +96,7 @@ class _Builder:
         return None
 
     def _own(self, node: ScalarNode) -> ScalarNode:
-        """``node`` as the constructors' own ``ScalarNode`` class (see :func:`_kind`)."""
+        """``node`` as the constructors' own ``ScalarNode`` class (see :func:`node_kind`)."""
         own: Any = type(self._loader).construct_scalar.__globals__.get("ScalarNode")
         if own is None or type(node) is own:
             return node
@@ -132,7 +132,7 @@ class _Builder:
 
     def _key(self, key_node: Node) -> str | None:
         """The key as a string, or ``None`` (with an issue) when it is not one."""
-        if _kind(key_node) != "scalar":
+        if node_kind(key_node) != "scalar":
             self.issues.append(
                 YamlIssue(
                     Mark.of(key_node.start_mark),
@@ -185,10 +185,10 @@ class _Builder:
     def _merge(self, merge_node: Node, path: NodePath, result: dict[str, Any]) -> None:
         """Apply a ``<<`` merge key: keys already present win, earlier sources win."""
         sources: list[Node]
-        if _kind(merge_node) == "mapping":
+        if node_kind(merge_node) == "mapping":
             sources = [merge_node]
-        elif _kind(merge_node) == "sequence" and all(
-            _kind(item) == "mapping" for item in merge_node.value
+        elif node_kind(merge_node) == "sequence" and all(
+            node_kind(item) == "mapping" for item in merge_node.value
         ):
             sources = list(merge_node.value)
         else:

@@ -30,14 +30,14 @@ PURE: Final = "pure"
 _MAX_DEPTH = 48
 """Deeper documents go through the node graph, which reports runaway nesting."""
 
-_BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
+BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
 _PLAIN_TAGS = frozenset(
     "tag:yaml.org,2002:" + name for name in ("null", "bool", "int", "float", "timestamp")
 )
 _STR_TAG = "tag:yaml.org,2002:str"
 
 # Event kinds, by class name: libyaml builds events from the ``yaml.events`` classes of its
-# first import, which a re-imported ``yaml`` no longer has (see yamlbuild._kind).
+# first import, which a re-imported ``yaml`` no longer has (see yamlbuild.node_kind).
 _SCALAR, _SEQ, _MAP, _END, _OTHER = range(1, 6)  # never 0: looked up as `get(...) or ...`
 _KIND_BY_NAME = {
     "ScalarEvent": _SCALAR,
@@ -148,7 +148,7 @@ class _Reader:
                 return self._resolve(value) if found is self._plain else found
             return value
         style = event.style
-        if (style == "|" or style == ">") and _BLOCK_HEADER_COMMENT.match(
+        if (style == "|" or style == ">") and BLOCK_HEADER_COMMENT.match(
             self._text, event.start_mark.index
         ):
             raise _Leave(PURE)  # `|#`: only libyaml accepts a comment glued to the header
@@ -218,7 +218,7 @@ class _Reader:
         return result
 
     def _flow_span(self, start: Any, end: Any) -> None:
-        if _flow_key_indicator(self._text[start.start_mark.index : end.end_mark.index]):
+        if flow_key_indicator(self._text[start.start_mark.index : end.end_mark.index]):
             raise _Leave(PURE)  # a `?` in a flow collection: the parsers read it differently
 
 
@@ -230,12 +230,12 @@ def bare_end(text: str) -> int:
 _LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
 
 
-def _empty_plain(event_or_node: Any) -> bool:
+def empty_plain(event_or_node: Any) -> bool:
     """An empty plain scalar (style ``""`` in libyaml's events and nodes)."""
     return getattr(event_or_node, "style", None) == "" and not event_or_node.value
 
 
-def _flow_key_indicator(span: str) -> bool:
+def flow_key_indicator(span: str) -> bool:
     """Whether ``span`` (a flow collection's text) holds a ``?`` outside quoted scalars (an
     explicit key, or a plain scalar the two parsers read differently, ``{run?: x}``). A ``?``
     inside a quoted pattern (``'(?:a|b)'``) is only text, which both parsers agree on."""

@@ -27,14 +27,14 @@ from typing import Any
 import yaml
 from yaml.nodes import Node
 
-from chimera.spec.yamlbuild import _Builder, _kind
+from chimera.spec.yamlbuild import Builder, node_kind
 from chimera.spec.yamldoc import Mark, NodePath, YamlDocument, YamlIssue, max_nodes, type_name
 from chimera.spec.yamlevents import (
-    _BLOCK_HEADER_COMMENT,
+    BLOCK_HEADER_COMMENT,
     PURE,
-    _empty_plain,
-    _flow_key_indicator,
     bare_end,
+    empty_plain,
+    flow_key_indicator,
     read_events,
 )
 
@@ -237,7 +237,7 @@ def _parse_with(
             return YamlDocument(empty=True)
         if flow_guard and _libyaml_differs(root, text):
             return None
-        builder = _Builder(loader, max_nodes(len(text)))
+        builder = Builder(loader, max_nodes(len(text)))
         try:
             value = builder.build(root, ())
         except RecursionError:
@@ -269,14 +269,14 @@ def _libyaml_differs(root: Node, text: str) -> bool:
     seen: set[int] = set()
     while stack:
         node = stack.pop()
-        kind = _kind(node)
+        kind = node_kind(node)
         if kind == "scalar":
-            if end >= 0 and node.start_mark.index == end and _empty_plain(node):
+            if end >= 0 and node.start_mark.index == end and empty_plain(node):
                 return True
             if (
                 blocks
                 and getattr(node, "style", None) in ("|", ">")
-                and _BLOCK_HEADER_COMMENT.match(text, node.start_mark.index)
+                and BLOCK_HEADER_COMMENT.match(text, node.start_mark.index)
             ):
                 return True
             continue
@@ -290,10 +290,10 @@ def _libyaml_differs(root: Node, text: str) -> bool:
         else:
             continue
         if getattr(node, "flow_style", False):
-            if _flow_key_indicator(text[node.start_mark.index : node.end_mark.index]):
+            if flow_key_indicator(text[node.start_mark.index : node.end_mark.index]):
                 return True
             # An empty plain scalar (style None in PyYAML, "" in libyaml).
-            if any(_kind(c) == "scalar" and not c.value and not c.style for c in children):
+            if any(node_kind(c) == "scalar" and not c.value and not c.style for c in children):
                 return True
         stack.extend(children)
     return False

@@ -19,14 +19,14 @@ from chimera.tools.native_base import (
     SEARCH_FILE_TIMEOUT_S,
     SEARCH_MAX_RESULTS,
     SEARCH_TOTAL_TIMEOUT_S,
-    _cap,
-    _NativeTool,
-    _read_text,
+    NativeTool,
+    cap_output,
+    read_text,
 )
 from chimera.tools.workspace import Workspace
 
 
-class ReadFile(_NativeTool):
+class ReadFile(NativeTool):
     def __init__(self, workspace: Workspace, output_limit: int) -> None:
         super().__init__(workspace, output_limit)
         self.name = "read_file"
@@ -48,7 +48,7 @@ class ReadFile(_NativeTool):
     def __call__(self, **kwargs: Any) -> ToolResult:
         shown = kwargs["path"]
         path = self.workspace.resolve(shown)
-        lines = _read_text(path, shown).splitlines()
+        lines = read_text(path, shown).splitlines()
         total = len(lines)
         start = int(kwargs.get("start_line") or 1)
         end = int(kwargs.get("end_line") or total)
@@ -64,12 +64,12 @@ class ReadFile(_NativeTool):
             return ToolResult(output=f"{self.workspace.relative(path)} is empty", meta={})
         hint = "; read a smaller range with start_line/end_line"
         return ToolResult(
-            output=_cap(header + body, self.output_limit, hint),
+            output=cap_output(header + body, self.output_limit, hint),
             meta={"path": self.workspace.relative(path), "lines": total},
         )
 
 
-class WriteFile(_NativeTool):
+class WriteFile(NativeTool):
     def __init__(self, workspace: Workspace, output_limit: int) -> None:
         super().__init__(workspace, output_limit)
         self.name = "write_file"
@@ -99,7 +99,7 @@ class WriteFile(_NativeTool):
         return ToolResult(output=f"{verb} {rel} ({len(data)} bytes)", meta={"path": rel})
 
 
-class EditFile(_NativeTool):
+class EditFile(NativeTool):
     def __init__(self, workspace: Workspace, output_limit: int) -> None:
         super().__init__(workspace, output_limit)
         self.name = "edit_file"
@@ -163,7 +163,7 @@ class EditFile(_NativeTool):
         )
 
 
-class ListDir(_NativeTool):
+class ListDir(NativeTool):
     def __init__(self, workspace: Workspace, output_limit: int) -> None:
         super().__init__(workspace, output_limit)
         self.name = "list_dir"
@@ -208,12 +208,12 @@ class ListDir(_NativeTool):
         rel = self.workspace.relative(path)
         body = "\n".join(entries) if entries else "(empty)"
         return ToolResult(
-            output=_cap(f"{rel}/\n{body}{more}", self.output_limit),
+            output=cap_output(f"{rel}/\n{body}{more}", self.output_limit),
             meta={"path": rel, "entries": len(entries)},
         )
 
 
-class Search(_NativeTool):
+class Search(NativeTool):
     def __init__(self, workspace: Workspace, output_limit: int) -> None:
         super().__init__(workspace, output_limit)
         self.name = "search"
@@ -282,4 +282,4 @@ class Search(_NativeTool):
         body = "\n".join(hits) if hits else "no matches"
         if notes:
             body += "\n[" + "; ".join(notes) + "]"
-        return ToolResult(output=_cap(body, self.output_limit), meta={"matches": len(hits)})
+        return ToolResult(output=cap_output(body, self.output_limit), meta={"matches": len(hits)})

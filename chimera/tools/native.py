@@ -18,12 +18,12 @@ from chimera.errors import RunnerError, SandboxError, ToolError
 from chimera.protocols import ToolResult
 from chimera.runner import CommandRunner
 from chimera.tools.file_tools import EditFile, ListDir, ReadFile, Search, WriteFile
-from chimera.tools.native_base import DEFAULT_OUTPUT_LIMIT, MAX_READ_BYTES, _NativeTool
+from chimera.tools.native_base import DEFAULT_OUTPUT_LIMIT, MAX_READ_BYTES, NativeTool
 from chimera.tools.registry import ToolRegistry
 from chimera.tools.workspace import Workspace
 
 
-class RunCommand(_NativeTool):
+class RunCommand(NativeTool):
     def __init__(
         self,
         workspace: Workspace,

@@ -31,7 +31,7 @@ SEARCH_TOTAL_TIMEOUT_S = 20.0
 LIST_MAX_ENTRIES = 1000
 
 
-def _cap(text: str, limit: int, hint: str = "") -> str:
+def cap_output(text: str, limit: int, hint: str = "") -> str:
     if len(text) <= limit:
         return text
     # Each cut falls on whitespace where it can: output is redacted after the cap, and a cut
@@ -45,7 +45,7 @@ def _cap(text: str, limit: int, hint: str = "") -> str:
     return head + note + tail
 
 
-def _read_text(path: Path, shown: str) -> str:
+def read_text(path: Path, shown: str) -> str:
     if path.is_dir():
         raise ToolError(f"{shown} is a directory; use list_dir")
     if not path.exists():
@@ -62,7 +62,7 @@ def _read_text(path: Path, shown: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-class _NativeTool:
+class NativeTool:
     """Shared plumbing: metadata as instance attributes, a workspace, an output cap."""
 
     name: str

@@ -23,7 +23,7 @@ import yaml
 
 from chimera.eval.chain import Chain
 from chimera.eval.harness import SCRIPTED, ArmSettings, prepare_workspace, run_task
-from chimera.evolution.context import EvolutionContext
+from chimera.evolution.learned_context import EvolutionContext
 from chimera.evolution.ledger import SkillEvalLog
 from chimera.evolution.skills import SkillStore
 from chimera.evolution.usage import UsageLedger

@@ -14,7 +14,7 @@ from chimera.errors import ConfigError
 from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, config_overrides
 from chimera.github.settings import ActionSettings
 from chimera.providers import make_backend
-from chimera.providers._lazy import litellm_available
+from chimera.providers.lazy_litellm import litellm_available
 from chimera.testing import OpenAIStubServer, StubReply
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from chimera.call_context import call_context
 from chimera.cli import main
 from chimera.config import load_config
-from chimera.context import call_context
 from chimera.economics.effort import EffortBackend
-from chimera.orchestration.session import SessionFactory
+from chimera.orchestration.session_factory import SessionFactory
 from chimera.protocols import Purpose
 from chimera.spec.model import Risk
 from chimera.testing import OpenAIStubServer, StubReply

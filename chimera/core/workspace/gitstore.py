@@ -11,7 +11,7 @@ from typing import Any
 
 from chimera.errors import WorkspaceError
 
-_PRIVATE_CONFIG = """\
+PRIVATE_CONFIG = """\
 [core]
 \trepositoryformatversion = 0
 \tbare = false
@@ -37,21 +37,21 @@ _PRIVATE_CONFIG = """\
 """
 
 
-_NO_CONVERSION = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
+NO_CONVERSION = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
 
 
 # `git ls-files -v -z` records: a tag letter, a space, the path. Lowercase tags are
 # assume-unchanged entries, "S" skip-worktree ones: git does not look at those files.
 # Both patterns expect the listing with a NUL prepended, so every record starts after one.
-_HIDDEN_ENTRY = re.compile(rb"\0[a-zS] ")
+HIDDEN_ENTRY = re.compile(rb"\0[a-zS] ")
 
 
 # git add's refusal of a nested repository without a commit ("error: 'sub/' does not have a
 # commit checked out"); such a folder is left out of the record instead of failing the run.
-_NO_COMMIT = re.compile(rb"error: '(.+?)' does not have a commit checked out")
+NO_COMMIT = re.compile(rb"error: '(.+?)' does not have a commit checked out")
 
 
-_MAX_NESTED = 1000
+MAX_NESTED = 1000
 
 
 # Attribute tokens that make git's stored blob differ from the bytes on disk.
@@ -59,14 +59,14 @@ _CONVERTING = re.compile(r"^(text|crlf|eol|filter|ident|working-tree-encoding)(=
 
 
 @dataclass(frozen=True, slots=True)
-class _Repo:
+class GitRepo:
     gitdir: Path
     objects: Path
     worktree: Path
     toplevel: bool
 
 
-def _find_repo(root: Path) -> _Repo | None:
+def find_repo(root: Path) -> GitRepo | None:
     """The git repository containing ``root``, read from the filesystem (no git process)."""
     for candidate in (root, *root.parents):
         dotgit = candidate / ".git"
@@ -86,17 +86,19 @@ def _find_repo(root: Path) -> _Repo | None:
         objects = common / "objects"
         if not objects.is_dir():
             return None
-        return _Repo(gitdir=gitdir, objects=objects, worktree=candidate, toplevel=candidate == root)
+        return GitRepo(
+            gitdir=gitdir, objects=objects, worktree=candidate, toplevel=candidate == root
+        )
     return None
 
 
-def _copy_index(src: Path, dst: Path) -> None:
+def copy_index(src: Path, dst: Path) -> None:
     # copy2 keeps the mtime: git's racy-entry check compares entry mtimes with the index
     # file's own mtime, and a newer copy would make racily-clean entries look clean.
     shutil.copy2(src, dst)
 
 
-def _remove(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Delete a file, link or whole folder, even one an attempt made unwritable.
 
     Raises:
@@ -124,7 +126,7 @@ def _remove(path: Path) -> None:
         raise WorkspaceError(f"cannot remove {path}: {exc.strerror or exc}") from exc
 
 
-def _remove_around(folder: Path, keep: set[Path]) -> None:
+def remove_around(folder: Path, keep: set[Path]) -> None:
     """Delete everything under ``folder`` except the ``keep`` paths and their parents."""
     if folder in keep:
         return
@@ -132,12 +134,12 @@ def _remove_around(folder: Path, keep: set[Path]) -> None:
         if child in keep:
             continue
         if child.is_dir() and not child.is_symlink() and any(k.is_relative_to(child) for k in keep):
-            _remove_around(child, keep)
+            remove_around(child, keep)
         else:
-            _remove(child)
+            remove_tree(child)
 
 
-def _attribute_files(listing: bytes) -> list[bytes]:
+def attribute_files(listing: bytes) -> list[bytes]:
     """Paths of ``.gitattributes`` files in a NUL-prefixed ``ls-files -v -z`` listing."""
     found: list[bytes] = []
     needle = b".gitattributes\0"
@@ -151,7 +153,7 @@ def _attribute_files(listing: bytes) -> list[bytes]:
     return found
 
 
-def _has_conversion(path: Path) -> bool:
+def has_conversion(path: Path) -> bool:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:

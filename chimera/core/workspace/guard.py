@@ -21,26 +21,26 @@ from typing import Any
 
 from chimera.atomic import atomic_write_json
 from chimera.core.workspace.gitstore import (
-    _HIDDEN_ENTRY,
-    _MAX_NESTED,
-    _NO_COMMIT,
-    _NO_CONVERSION,
-    _PRIVATE_CONFIG,
-    _attribute_files,
-    _copy_index,
-    _find_repo,
-    _has_conversion,
-    _remove,
-    _remove_around,
-    _Repo,
+    HIDDEN_ENTRY,
+    MAX_NESTED,
+    NO_COMMIT,
+    NO_CONVERSION,
+    PRIVATE_CONFIG,
+    GitRepo,
+    attribute_files,
+    copy_index,
+    find_repo,
+    has_conversion,
+    remove_around,
+    remove_tree,
 )
 from chimera.core.workspace.records import (
     MANIFEST_VERSION,
     Snapshot,
     WorkspaceDiff,
-    _file_chunks,
-    _manifest,
-    _parse_diff,
+    file_chunks,
+    parse_diff,
+    snapshot_manifest,
 )
 from chimera.errors import WorkspaceError, WorkspaceGitError
 from chimera.localstate import make_dirs
@@ -73,7 +73,7 @@ class WorkspaceGuard:
             raise WorkspaceError("WorkspaceGuard needs the git executable on PATH")
         self._git_exe = git
         self._gitdir = self.store / "git"
-        self._repo = _find_repo(self.root)
+        self._repo = find_repo(self.root)
         self._seed: Path | None = None
         self._trees: dict[str, str] = {}
         inside = [(self.root / p).resolve() for p in private]
@@ -151,8 +151,8 @@ class WorkspaceGuard:
         for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info"):
             (staging / sub).mkdir(parents=True)
         (staging / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
-        (staging / "config").write_text(_PRIVATE_CONFIG, encoding="utf-8")
-        (staging / "info" / "attributes").write_text(_NO_CONVERSION, encoding="utf-8")
+        (staging / "config").write_text(PRIVATE_CONFIG, encoding="utf-8")
+        (staging / "info" / "attributes").write_text(NO_CONVERSION, encoding="utf-8")
         exclude = self._repo.gitdir / "info" / "exclude" if self._repo else None
         if exclude is not None and exclude.is_file():
             # The project's own ignore rules, for diff's choice of what a PR would contain.
@@ -170,7 +170,7 @@ class WorkspaceGuard:
 
     # -- seeding the stat cache -------------------------------------------------------------
 
-    def _conversions_configured(self, repo: _Repo) -> bool:
+    def _conversions_configured(self, repo: GitRepo) -> bool:
         """Whether the project's git config or attributes convert content on ``git add``."""
         env = self._env(None)
         env.update(GIT_DIR=str(repo.gitdir))
@@ -200,7 +200,7 @@ class WorkspaceGuard:
                 return True
             if key == "core.attributesfile" and value:
                 attr_files.append(Path(value).expanduser())
-        return any(_has_conversion(path) for path in attr_files)
+        return any(has_conversion(path) for path in attr_files)
 
     def _seed_from_repo(self, target: Path) -> bool:
         """Copy the repository's index as the first stat cache, when that is exact.
@@ -216,18 +216,18 @@ class WorkspaceGuard:
         source = repo.gitdir / "index"
         if not source.is_file() or self._conversions_configured(repo):
             return False
-        _copy_index(source, target)
+        copy_index(source, target)
         try:
             listing = b"\0" + self._git(["ls-files", "-v", "-z"], index=target)
         except WorkspaceError:
             target.unlink(missing_ok=True)
             return False
-        if _HIDDEN_ENTRY.search(listing):
+        if HIDDEN_ENTRY.search(listing):
             target.unlink(missing_ok=True)
             return False
-        for path in _attribute_files(listing):
+        for path in attribute_files(listing):
             attr = self.root / os.fsdecode(path)
-            if not attr.is_file() or _has_conversion(attr):
+            if not attr.is_file() or has_conversion(attr):
                 target.unlink(missing_ok=True)
                 return False
         private = any(
@@ -327,10 +327,10 @@ class WorkspaceGuard:
                 return tuple(skipped)
             found = [
                 os.fsdecode(m).rstrip("/")
-                for m in _NO_COMMIT.findall(proc.stderr)
+                for m in NO_COMMIT.findall(proc.stderr)
                 if os.fsdecode(m).rstrip("/") not in skipped
             ]
-            if not found or len(skipped) > _MAX_NESTED:
+            if not found or len(skipped) > MAX_NESTED:
                 self._git(args, index=index)  # raises with git's message
                 return tuple(skipped)  # pragma: no cover - the retry succeeded after all
             skipped.extend(found)
@@ -348,7 +348,7 @@ class WorkspaceGuard:
         staging = self.store / f".{snap_id}.index.tmp"
         seed = "none"
         if self._seed is not None and self._seed.is_file():
-            _copy_index(self._seed, staging)
+            copy_index(self._seed, staging)
             seed = "snapshot"
         elif self._seed_from_repo(staging):
             seed = "repo-index"
@@ -375,7 +375,7 @@ class WorkspaceGuard:
             nested_repos=nested,
         )
         staging.replace(snapshot.index_path)
-        atomic_write_json(snapshot.manifest_path, _manifest(snapshot))
+        atomic_write_json(snapshot.manifest_path, snapshot_manifest(snapshot))
         self._seed = snapshot.index_path
         return snapshot
 
@@ -393,7 +393,7 @@ class WorkspaceGuard:
         tree = self._trees.get(snapshot.id)
         if tree is None:
             scratch = self.store / f".{snapshot.id}.tree.index"
-            _copy_index(snapshot.index_path, scratch)
+            copy_index(snapshot.index_path, scratch)
             try:
                 tree = self._git(["write-tree"], index=scratch).decode().strip()
             finally:
@@ -417,7 +417,7 @@ class WorkspaceGuard:
         self._ensure_store()
         before = self._tree_of(snapshot)
         current = self.store / "current.index"
-        _copy_index(snapshot.index_path, current)
+        copy_index(snapshot.index_path, current)
         nested = self._record(current)
         after = self._git(["write-tree"], index=current).decode().strip()
         self._seed = current
@@ -438,21 +438,21 @@ class WorkspaceGuard:
             index=current,
         )
         text = raw.decode("utf-8", errors="replace")
-        full = replace(_parse_diff(text), nested_repos=nested)
+        full = replace(parse_diff(text), nested_repos=nested)
         if include_ignored or not full.files:
             return full
         paths = sorted({p for f in full.files for p in (f.path, f.source) if p})
         ignored = self._ignored_untracked(paths)
         if not ignored:
             return full
-        chunks = _file_chunks(text)
+        chunks = file_chunks(text)
         if len(chunks) != len(full.files):  # pragma: no cover - git's format guarantees it
             return full
         kept: list[str] = []
         for chunk, change in zip(chunks, full.files, strict=True):
             if not all(p in ignored for p in (change.path, change.source) if p):
                 kept.append(chunk)
-        result = _parse_diff("".join(kept)) if kept else WorkspaceDiff(text="")
+        result = parse_diff("".join(kept)) if kept else WorkspaceDiff(text="")
         return replace(result, omitted=tuple(sorted(ignored)), nested_repos=nested)
 
     def _ignored_untracked(self, paths: list[str]) -> set[str]:
@@ -487,7 +487,7 @@ class WorkspaceGuard:
         self._check(snapshot)
         self._ensure_store()
         work = self.store / "current.index"
-        _copy_index(snapshot.index_path, work)
+        copy_index(snapshot.index_path, work)
         # One pass: modified (C) and deleted (R) index entries, plus everything on disk the
         # snapshot does not have (?), new folders collapsed to one entry.
         listing = self._git(
@@ -510,15 +510,15 @@ class WorkspaceGuard:
             if kept:
                 # Nested repositories of the snapshot were never recorded: they stay as they
                 # are, and only what else is new around them goes.
-                _remove_around(self.root / rel, {self.root / n for n in kept})
+                remove_around(self.root / rel, {self.root / n for n in kept})
                 continue
             target = self.root / rel
             if rel in keep:
                 # An empty folder of the snapshot that gained content: empty it.
                 for child in list(target.iterdir()):
-                    _remove(child)
+                    remove_tree(child)
                 continue
-            _remove(target)
+            remove_tree(target)
         paths = b"\0".join(dict.fromkeys(p for p in changed if p))
         if paths:
             self._git(
@@ -527,7 +527,7 @@ class WorkspaceGuard:
         for rel in snapshot.empty_dirs:
             target = self.root / rel
             if os.path.lexists(target) and not target.is_dir():
-                _remove(target)
+                remove_tree(target)
             target.mkdir(parents=True, exist_ok=True)
         self._seed = work
 
@@ -560,7 +560,7 @@ class WorkspaceGuard:
             *self._gitdir.glob("*.lock"),
         ]
         for path in sorted(set(candidates)):
-            _remove(path)
+            remove_tree(path)
             removed.append(path.relative_to(self.store).as_posix())
         return removed
 

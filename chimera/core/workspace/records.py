@@ -92,7 +92,7 @@ class WorkspaceDiff:
         return f"{self.files_changed} {noun} changed, +{self.added} -{self.removed}"
 
 
-def _manifest(snapshot: Snapshot) -> dict[str, Any]:
+def snapshot_manifest(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "version": MANIFEST_VERSION,
         "id": snapshot.id,
@@ -106,7 +106,7 @@ def _manifest(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-def _parse_diff(text: str) -> WorkspaceDiff:
+def parse_diff(text: str) -> WorkspaceDiff:
     try:
         from unidiff.errors import UnidiffParseError
         from unidiff.patch import PatchSet
@@ -146,7 +146,7 @@ def _parse_diff(text: str) -> WorkspaceDiff:
     )
 
 
-def _file_chunks(text: str) -> list[str]:
+def file_chunks(text: str) -> list[str]:
     """Split a git diff into per-file chunks (content lines never start with ``diff``)."""
     chunks: list[list[str]] = []
     for line in text.splitlines(keepends=True):

@@ -213,7 +213,7 @@ def _judge(
         return GoalVerdict("error", [str(exc)]), None
     except ChimeraError as exc:
         return GoalVerdict("failed", [str(exc)]), None
-    from chimera.orchestration.session import verify_sandbox
+    from chimera.orchestration.session_factory import verify_sandbox
     from chimera.spec.settings import engine_options
 
     sandbox_config = base_files.config.sandbox

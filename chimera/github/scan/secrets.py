@@ -1,7 +1,7 @@
 """Secrets in a patch: known formats in any spelling, secret-bearing files, high entropy.
 
-Known formats are :func:`chimera.governance.rules.find_secret_formats` (AWS, GitHub, Slack,
-OpenAI, Anthropic, Google, Stripe, GitLab, npm, PyPI tokens) plus PEM private-key blocks.
+Known formats are :func:`chimera.governance.secret_detectors.find_secret_formats` (AWS, GitHub,
+Slack, OpenAI, Anthropic, Google, Stripe, GitLab, npm, PyPI tokens) plus PEM private-key blocks.
 They **block** wherever they appear — added lines, file names, commit messages, PR titles —
 and in every spelling the scan can undo:
 
@@ -31,8 +31,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from chimera.github.scan.model import Finding, finding
-from chimera.governance.rules import Verdict, find_secret_formats
-from chimera.governance.rules.credentials import has_private_key_block
+from chimera.governance.rules import Verdict
+from chimera.governance.secret_detectors import find_secret_formats, has_private_key_block
 from chimera.sandbox.layout import is_dotenv_name, is_example_dotenv
 from chimera.sandbox.secret_files import is_secret_file
 

@@ -44,16 +44,11 @@ from types import MappingProxyType
 
 from chimera.errors import GovernanceError
 from chimera.governance.rules.argv import READ_ONLY_PROGRAMS
-from chimera.governance.rules.credentials import CREDENTIAL_RULES, find_secret_formats
+from chimera.governance.rules.credentials import CREDENTIAL_RULES
 from chimera.governance.rules.destruction import DESTRUCTION_RULES
 from chimera.governance.rules.env_exfiltration import ENV_EXFILTRATION_RULES
 from chimera.governance.rules.execution import EXECUTION_RULES
-from chimera.governance.rules.facts import (
-    ActionFacts,
-    Operand,
-    is_network_command,
-    is_secret_name,
-)
+from chimera.governance.rules.facts import ActionFacts, Operand, is_network_command
 from chimera.governance.rules.git import GIT_RULES
 from chimera.governance.rules.model import Rule, RuleMatch, RuleSet, RuleTest, Verdict
 from chimera.governance.rules.network import NETWORK_RULES
@@ -65,6 +60,7 @@ from chimera.governance.rules.paths import (
 )
 from chimera.governance.rules.supply_chain import FETCH_AND_EXECUTE_RULES, SUPPLY_CHAIN_RULES
 from chimera.governance.rules.workspace import WORKSPACE_RULES
+from chimera.governance.secret_detectors import find_secret_formats, is_secret_name
 
 FAMILIES: Mapping[str, tuple[Rule, ...]] = MappingProxyType(
     {
@@ -106,6 +102,12 @@ def default_rules() -> tuple[Rule, ...]:
     return rules_for(*FAMILIES)
 
 
+def default_rule_set() -> RuleSet:
+    """The shipped rules (:func:`default_rules`) as a fresh :class:`RuleSet` the caller may
+    extend or trim."""
+    return RuleSet(list(default_rules()))
+
+
 __all__ = [
     "CI_PATTERNS",
     "CREDENTIAL_RULES",
@@ -126,6 +128,7 @@ __all__ = [
     "RuleSet",
     "RuleTest",
     "Verdict",
+    "default_rule_set",
     "default_rules",
     "find_secret_formats",
     "is_ci_path",

@@ -10,9 +10,10 @@ import re
 from collections.abc import Iterable
 
 from chimera.governance.rules.argv import positional
-from chimera.governance.rules.facts import VAR_REF, ActionFacts, is_secret_name
+from chimera.governance.rules.facts import VAR_REF, ActionFacts
 from chimera.governance.rules.model import Rule, Verdict
 from chimera.governance.rules.paths import PROC_ENVIRON
+from chimera.governance.secret_detectors import is_secret_name
 
 
 def _env_dump(f: ActionFacts) -> Iterable[str]:

@@ -39,18 +39,7 @@ def is_network_command(cmd: SimpleCommand) -> bool:
     return cmd.program in NETWORK_TOOLS
 
 
-_SECRET_NAME = re.compile(
-    r"(?i)(TOKENS?($|_)|SECRET|PASSW(OR)?D|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL"
-    r"|(^|_)AUTH($|_)|(^|_)SESSION($|_)|COOKIE|(^|_)PAT($|_)|(^|_)DSN($|_)|CONN(ECTION)?_?STR"
-    r"|_KEY$|OAUTH)"
-)
 VAR_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
-_NON_SECRET_VARS = frozenset({"TOKENIZERS_PARALLELISM", "GITHUB_TOKEN_PERMISSIONS"})
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable name looks like it holds a credential."""
-    return name not in _NON_SECRET_VARS and bool(_SECRET_NAME.search(name))
 
 
 class ActionFacts:
@@ -147,5 +136,4 @@ __all__ = [
     "ActionFacts",
     "Operand",
     "is_network_command",
-    "is_secret_name",
 ]

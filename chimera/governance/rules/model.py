@@ -86,7 +86,8 @@ class RuleMatch:
 
 @dataclass
 class RuleSet:
-    """An ordered collection of :class:`Rule`; :func:`default_rules` is the shipped set.
+    """An ordered collection of :class:`Rule`; :func:`chimera.governance.rules.default_rule_set`
+    is the shipped set (the package assembles the families, which import this module).
 
     Raises:
         ValueError: two rules share an id.
@@ -100,14 +101,6 @@ class RuleSet:
             if rule.id in seen:
                 raise ValueError(f"duplicate rule id: {rule.id}")
             seen.add(rule.id)
-
-    @classmethod
-    def default(cls) -> RuleSet:
-        """The shipped rules (:func:`chimera.governance.rules.default_rules`)."""
-        # The package assembles the families, which import this module: resolve at call time.
-        from chimera.governance.rules import default_rules
-
-        return cls(list(default_rules()))
 
     def ids(self) -> list[str]:
         return [r.id for r in self.rules]

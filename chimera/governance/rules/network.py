@@ -13,9 +13,10 @@ from collections.abc import Iterable
 
 from chimera.governance.actions import ActionKind
 from chimera.governance.rules.argv import has_flag, is_loopback, option_values, positional
-from chimera.governance.rules.facts import VAR_REF, ActionFacts, is_network_command, is_secret_name
+from chimera.governance.rules.facts import VAR_REF, ActionFacts, is_network_command
 from chimera.governance.rules.model import Rule, Verdict
 from chimera.governance.rules.paths import TEXT_SECRETS
+from chimera.governance.secret_detectors import is_secret_name
 from chimera.governance.shell import PLACEHOLDER_RE, SHELLS, SimpleCommand
 
 _NET_SENDERS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "ssh", "ftp"})

@@ -30,7 +30,7 @@ from pydantic import Field, model_validator
 
 from chimera.errors import ConnectorError
 from chimera.governance.redactor import cut_redacted as _cut
-from chimera.integrations.model import ConnectorContext, ConnectorKind, OpenConnector, _Strict
+from chimera.integrations.model import ConnectorContext, ConnectorKind, OpenConnector, StrictModel
 from chimera.integrations.openapi import Operation, OperationFilter, operation_schema, read_document
 from chimera.protocols import ToolResult
 
@@ -40,7 +40,7 @@ MAX_BODY_CHARS = 20_000
 _READ_METHODS = frozenset({"get", "head", "options"})
 
 
-class ApiAuth(_Strict):
+class ApiAuth(StrictModel):
     """How a credential from the environment is attached to each request.
 
     ``bearer``: ``Authorization: Bearer <value>``; ``basic``: ``<value>`` is ``user:password``;

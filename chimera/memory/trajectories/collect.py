@@ -215,7 +215,7 @@ _PLAYBOOK = "## Playbook\n"
 
 def plan_context(memory: object, learned: str | None) -> dict[str, str]:
     """A plan prompt's context: its memory block and its learned block split into skills and
-    playbook (the shape :class:`chimera.evolution.context.EvolutionContext` renders)."""
+    playbook (the shape :class:`chimera.evolution.learned_context.EvolutionContext` renders)."""
     text = learned or ""
     if text.startswith(_LEARNED_HEADER):
         text = text.split("\n\n", 1)[1] if "\n\n" in text else ""

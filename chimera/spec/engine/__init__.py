@@ -2,8 +2,8 @@
 time limits and a multi-pattern prefilter, the Python symbol index, and the session that
 batches all of it so each file is read once per run.
 
-Kinds never use these modules directly; they see the :class:`chimera.spec.context.CheckContext`
-protocol that :class:`EngineSession` implements.
+Kinds never use these modules directly; they see the
+:class:`chimera.spec.check_context.CheckContext` protocol that :class:`EngineSession` implements.
 """
 
 from __future__ import annotations

@@ -192,7 +192,7 @@ def _tracks_anything(root: str) -> bool:
 
 
 @dataclass
-class _Entry:
+class CacheEntry:
     """What one file's content answers: the plans run on it (each a set of search ids whose
     "no match" this entry vouches for), its matches by search id as ``[level, matches]``
     (``level``: 0 matched but not located, 1 first match located, 2 every match located),
@@ -222,7 +222,7 @@ class ResultCache:
         self.disabled: str | None = None
         self.hits = 0
         self.misses = 0
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, CacheEntry] = {}
         self._plans: list[frozenset[str]] = []
         self._plan_ids: dict[frozenset[str], int] = {}
         self._stats: dict[str, tuple[StatKey, str]] = {}
@@ -281,7 +281,7 @@ class ResultCache:
             self._stats[name] = (current, key)
             self._dirty = True
 
-    def entry(self, key: str) -> _Entry | None:
+    def entry(self, key: str) -> CacheEntry | None:
         """What content ``key`` answers (marked used), or ``None``."""
         self._ensure_loaded()
         found = self._entries.get(key)
@@ -289,7 +289,7 @@ class ResultCache:
             found.used = self._now
         return found
 
-    def answered(self, entry: _Entry, search: str) -> bool:
+    def answered(self, entry: CacheEntry, search: str) -> bool:
         """Whether ``entry`` vouches for search id ``search`` (a match or "no match")."""
         if search in entry.hits:
             return True
@@ -319,7 +319,7 @@ class ResultCache:
         self._ensure_loaded()
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[key] = _Entry(self._now)
+            entry = self._entries[key] = CacheEntry(self._now)
         entry.used = self._now
         if plan is not None:
             entry.plans.add(plan)
@@ -341,7 +341,7 @@ class ResultCache:
             for ids in raw["plans"]:
                 self.plan_of(frozenset(checks[int(i)] for i in ids))
             for key, (used, plans, hits, index) in raw["entries"].items():
-                self._entries[key] = _Entry(
+                self._entries[key] = CacheEntry(
                     float(used),
                     {int(p) for p in plans},
                     {checks[int(i)]: h for i, h in hits.items()},
@@ -372,7 +372,7 @@ class ResultCache:
             data = self._encode(entries)
         write_cache_file(self.path, data, what="the result cache")
 
-    def _encode(self, entries: list[tuple[str, _Entry]]) -> bytes:
+    def _encode(self, entries: list[tuple[str, CacheEntry]]) -> bytes:
         # Search ids and plans are listed once and referred to by position: files share them.
         table: dict[str, int] = {}
         plans: dict[int, int] = {}

@@ -24,7 +24,7 @@ A ``Set`` that does not compile is split in halves until its parts do (a single 
 still does not is a *maybe* everywhere).
 
 Without RE2, the matcher is the Aho-Corasick literal prefilter
-(:class:`~chimera.spec.engine.prefilter._Prefilter`) and every pattern with its literals
+(:class:`~chimera.spec.engine.prefilter.Prefilter`) and every pattern with its literals
 present is a *maybe*.
 """
 
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from chimera.spec.engine.prefilter import _has_all, _make_prefilter, _Prefilter
+from chimera.spec.engine.prefilter import Prefilter, has_all, make_prefilter
 
 if TYPE_CHECKING:
     from chimera.spec.engine.patterns import CompiledPattern
@@ -152,7 +152,7 @@ class CombinedMatcher:
         self._literals = sorted(set(by_literal).union(others))
         self._ascii: _SetGroup | None = None
         self._wide: _SetGroup | None = None
-        self._prefilter: _Prefilter | Any | None = None
+        self._prefilter: Prefilter | Any | None = None
         self.failures = 0
         """Texts on which a ``Set`` failed (every pattern was a *maybe* there)."""
 
@@ -221,7 +221,7 @@ class CombinedMatcher:
                 if key in out.maybe:
                     continue
                 sets = self.patterns[key].literal_sets
-                if len(sets) < 2 or _has_all(sets, text, seen, present, exact):
+                if len(sets) < 2 or has_all(sets, text, seen, present, exact):
                     out.maybe.add(key)
 
     def _prefiltered(self, text: str) -> Hits:
@@ -229,7 +229,7 @@ class CombinedMatcher:
         if not self._by_literal:
             return out
         if self._prefilter is None:
-            self._prefilter = _make_prefilter(self._by_literal, self._others)
+            self._prefilter = make_prefilter(self._by_literal, self._others)
         prefilter = self._prefilter
         present = prefilter.hits(text)
         self._admit(text, present, prefilter.exact, out)

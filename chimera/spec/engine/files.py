@@ -19,7 +19,7 @@ import tokenize
 from collections.abc import Callable
 
 from chimera.errors import FileTooLarge, NotARegularFile
-from chimera.spec.context import Unscannable
+from chimera.spec.check_context import Unscannable
 from chimera.spec.engine.options import EngineOptions, EngineStats
 from chimera.spec.engine.resolve import IS_DIRECTORY, Resolver, Target, normalize_relpath
 from chimera.spec.engine.tree import (

@@ -29,7 +29,7 @@ class _LiteralSet:
 
     Only literals go to RE2 (``Options.literal``): a literal's occurrence in the UTF-8
     bytes of a text is exactly its occurrence in the text (UTF-8 is self-synchronising), so
-    the answer is the same set :class:`_Prefilter` gives; patterns themselves always run on
+    the answer is the same set :class:`Prefilter` gives; patterns themselves always run on
     the ``regex`` module. A text that cannot be encoded (a lone surrogate) falls back to
     substring searches.
 
@@ -38,7 +38,7 @@ class _LiteralSet:
     list when the DFA fails (out of memory), exactly as for a text without a literal. So
     every text is searched with a sentinel literal (a NUL byte) appended; an answer
     without the sentinel means the DFA did not reach the end, and that text and every later
-    one go to the Aho-Corasick :class:`_Prefilter` instead.
+    one go to the Aho-Corasick :class:`Prefilter` instead.
     """
 
     def __init__(
@@ -65,7 +65,7 @@ class _LiteralSet:
             self._set.Add(literal)
         self._end = self._set.Add(_END)
         self._set.Compile()
-        self.fallback: _Prefilter | None = None
+        self.fallback: Prefilter | None = None
         """The automaton used once a match has failed (``None`` until then)."""
 
     def hits(self, text: str) -> set[str]:
@@ -80,7 +80,7 @@ class _LiteralSet:
         if self._end not in found:
             # The DFA gave up: the answer says nothing. A failure is not a one-off (the
             # budget is fixed), so the automaton takes over for the rest of the pass.
-            self.fallback = _Prefilter(self._by_literal)
+            self.fallback = Prefilter(self._by_literal)
             self.exact = frozenset()
             return self.fallback.hits(text)
         found.discard(self._end)
@@ -88,22 +88,22 @@ class _LiteralSet:
         return {literals[i] for i in found}
 
 
-def _make_prefilter(
+def make_prefilter(
     by_literal: dict[str, set[_PatternKey]], also: Iterable[str] = ()
-) -> _Prefilter | _LiteralSet:
+) -> Prefilter | _LiteralSet:
     """The prefilter for ``by_literal`` (literal -> the patterns it may admit); ``also``:
-    more literals whose presence :func:`_has_all` asks about, known exactly when RE2 is."""
+    more literals whose presence :func:`has_all` asks about, known exactly when RE2 is."""
     try:
         re2 = importlib.import_module("re2")
     except ImportError:
-        return _Prefilter(by_literal)
+        return Prefilter(by_literal)
     try:
         return _LiteralSet(by_literal, re2, also=also)
     except Exception:  # RE2 refused the set (memory limit): the automaton always works
-        return _Prefilter(by_literal)
+        return Prefilter(by_literal)
 
 
-class _Prefilter:
+class Prefilter:
     """Which planned patterns may match a text, from their required literals.
 
     Rare literals share one Aho-Corasick automaton: one pass over the text finds all of
@@ -230,7 +230,7 @@ class _Prefilter:
 _second = operator.itemgetter(1)
 
 
-def _has_all(
+def has_all(
     sets: tuple[frozenset[str], ...],
     text: str,
     seen: dict[str, bool],

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 
-from chimera.spec.context import Definition
+from chimera.spec.check_context import Definition
 
 CLASS = "class"
 FUNCTION = "function"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chimera.spec.context import Unscannable
+from chimera.spec.check_context import Unscannable
 from chimera.spec.engine import reports
 from chimera.spec.engine.cache import ResultCache, StatKey
 from chimera.spec.engine.files import (

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from chimera import __version__
-from chimera.spec.context import Unscannable
+from chimera.spec.check_context import Unscannable
 from chimera.spec.engine.cache import CACHE_DIR, ENGINE_VERSION, RACY_S, code_stamp
 from chimera.spec.engine.files import FileTree, Resolver, Target
 from chimera.spec.engine.options import EngineStats

@@ -20,7 +20,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chimera.spec.context import Unscannable
+from chimera.spec.check_context import Unscannable
 
 IS_DIRECTORY = "is a directory, not a file"
 """The reason given for a directory (or a link to one) named where a file is expected; glob
@@ -49,7 +49,7 @@ class Target:
     real: str
 
 
-def _within(real: str, root_real: str) -> bool:
+def within(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip("/") + "/")
 
 
@@ -99,7 +99,7 @@ class Resolver:
         except (OSError, RuntimeError):
             result = Unscannable(rel_dir, "symlink loop in its directory path")
         else:
-            if not _within(real, self.root_real):
+            if not within(real, self.root_real):
                 result = Unscannable(rel_dir, "directory link points outside the root (refused)")
             elif not os.path.isdir(real):
                 result = None
@@ -120,7 +120,7 @@ class Resolver:
         if (
             self.hidden
             and isinstance(found, Target)
-            and any(_within(found.real, h) for h in self.hidden)
+            and any(within(found.real, h) for h in self.hidden)
         ):
             found = Unscannable(rel, "held out (refused)")
         self._files[rel] = found
@@ -166,7 +166,7 @@ class Resolver:
             return Unscannable(rel, f"unreadable: {exc.strerror or exc}")
         if stat.S_ISDIR(target_st.st_mode):
             return Unscannable(rel, IS_DIRECTORY)
-        if not _within(real, self.root_real):
+        if not within(real, self.root_real):
             return Unscannable(rel, "symlink points outside the root (refused)")
         if not stat.S_ISREG(target_st.st_mode):
             return Unscannable(rel, "not a regular file")

@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chimera.spec.context import (
+from chimera.spec.check_context import (
     ScanRequest,
     Unscannable,
 )

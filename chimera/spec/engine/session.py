@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.runner import CommandRunner
-from chimera.spec.context import (
+from chimera.spec.check_context import (
     Definition,
     MatchNeed,
     ModuleIndex,
@@ -61,8 +61,8 @@ from chimera.spec.engine.stored import (
     FIRST,
     FIRST_PER_FILE,
     LEVELS,
+    PlanIds,
     Stored,
-    _PlanIds,
     answers,
 )
 from chimera.spec.engine.stored import FileScan as _FileScan
@@ -101,7 +101,7 @@ class _Loaded:
 
 
 class EngineSession:
-    """Implements :class:`chimera.spec.context.CheckContext` for one root.
+    """Implements :class:`chimera.spec.check_context.CheckContext` for one root.
 
     Args:
         root: the checked tree (made absolute; links in it are resolved once).
@@ -437,7 +437,7 @@ class EngineSession:
         merged: dict[tuple[int, ...], _Plan] = {}
         cache = self.result_cache
         recording = self.reads.log is not None
-        plan_ids: dict[int, _PlanIds] = {}
+        plan_ids: dict[int, PlanIds] = {}
         for real in sorted(targets):
             target = targets[real]
             ids = tuple(file_scopes.get(real, ()))
@@ -452,12 +452,12 @@ class EngineSession:
                 continue
             before = reports.stat_of(real) if cache is not None or recording else None
             stored: Stored | None = None
-            ids_of: _PlanIds | None = None
+            ids_of: PlanIds | None = None
             if cache is not None:
                 stored = Stored(cache, real, target.rel, self.options, before)
                 ids_of = plan_ids.get(id(plan))
                 if ids_of is None and plan:
-                    ids_of = plan_ids[id(plan)] = _PlanIds.of(cache, stored, plan)
+                    ids_of = plan_ids[id(plan)] = PlanIds.of(cache, stored, plan)
                 if stored.replay(self, plan, module, ids_of):
                     continue
             loaded = self._load(target, before)

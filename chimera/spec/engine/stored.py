@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from chimera.spec.context import Definition
+from chimera.spec.check_context import Definition
 from chimera.spec.engine.cache import ResultCache, StatKey, check_key, content_key
 from chimera.spec.engine.options import EngineOptions
 
 if TYPE_CHECKING:
-    from chimera.spec.engine.cache import _Entry
+    from chimera.spec.engine.cache import CacheEntry
     from chimera.spec.engine.session import EngineSession
 
 _PatternKey = tuple[str, bool]
@@ -68,7 +68,7 @@ class FileScan:
 
 
 @dataclass(frozen=True, slots=True)
-class _PlanIds:
+class PlanIds:
     """One merged plan's search ids, both ways, and its number in the cache (made once per
     plan and pass: replaying and storing a file then costs its hits, not its patterns)."""
 
@@ -77,7 +77,7 @@ class _PlanIds:
     key_of: dict[str, _PatternKey]
 
     @classmethod
-    def of(cls, cache: ResultCache, stored: Stored, plan: _Plan) -> _PlanIds:
+    def of(cls, cache: ResultCache, stored: Stored, plan: _Plan) -> PlanIds:
         sid_of = {key: stored.search_id(key) for key in plan}
         number = cache.plan_of(frozenset(sid_of.values()))
         return cls(number, sid_of, {sid: key for key, sid in sid_of.items()})
@@ -106,7 +106,7 @@ class Stored:
         self.mode = decode_mode(rel)
         self.key = cache.known(real, self.mode, before)
         self._settings = (options.max_file_bytes, options.snippet_chars)
-        self._entry: _Entry | None = None
+        self._entry: CacheEntry | None = None
 
     def search_id(self, key: _PatternKey) -> str:
         return check_key("scan", key[0], key[1], *self._settings)
@@ -115,13 +115,13 @@ class Stored:
         # The file's name appears in a syntax error's message.
         return check_key("index", self.rel, *self._settings)
 
-    def _get_entry(self) -> _Entry | None:
+    def _get_entry(self) -> CacheEntry | None:
         if self._entry is None and self.key is not None:
             self._entry = self.cache.entry(self.key)
         return self._entry
 
     def replay(
-        self, session: EngineSession, plan: _Plan, module: bool, ids: _PlanIds | None = None
+        self, session: EngineSession, plan: _Plan, module: bool, ids: PlanIds | None = None
     ) -> bool:
         """Serve all of this file's planned work from the cache; ``False`` when any result
         is missing (nothing is applied then). ``ids``: the plan's search ids (when the entry
@@ -197,7 +197,7 @@ class Stored:
         self,
         session: EngineSession,
         touched: list[_PatternKey],
-        ids: _PlanIds | None,
+        ids: PlanIds | None,
         module: bool,
     ) -> None:
         """Store this file's results as the pass left them: one entry holding the plan (its

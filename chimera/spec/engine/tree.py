@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from chimera.spec.engine.literal import Listing, literal_globs
 from chimera.spec.engine.options import EngineStats
-from chimera.spec.engine.resolve import _within
+from chimera.spec.engine.resolve import within
 
 if TYPE_CHECKING:
     import pathspec
@@ -114,7 +114,7 @@ class FileTree:
     ) -> None:
         self.root_real = root_real
         self._hidden = tuple(
-            os.path.relpath(h, root_real) + "/" for h in hidden if _within(h, root_real)
+            os.path.relpath(h, root_real) + "/" for h in hidden if within(h, root_real)
         )
         self.stats = stats
         self.use_git = use_git

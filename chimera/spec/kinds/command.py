@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import Field
 
 from chimera.errors import RunnerError
-from chimera.spec.kinds._fields import RelPath
+from chimera.spec.kinds.fields import RelPath
 from chimera.spec.model import Check, CheckOutcome, Evidence, Status, cap_lines, one_line
 
 if TYPE_CHECKING:
     from chimera.runner import CommandResult
-    from chimera.spec.context import CheckContext
+    from chimera.spec.check_context import CheckContext
 
 
 TAIL_LINES = 40

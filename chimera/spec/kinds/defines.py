@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, ClassVar, Self
 
 from pydantic import Field, model_validator
 
-from chimera.spec.kinds._fields import RelPath
+from chimera.spec.kinds.fields import RelPath
 from chimera.spec.model import Check, CheckOutcome, Evidence, Status
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from chimera.spec.context import CheckContext, Definition
+    from chimera.spec.check_context import CheckContext, Definition
 
 
 def _joined(*notes: str) -> str:
@@ -46,6 +46,7 @@ class Defines(Check):
     """
 
     kind_name: ClassVar[str] = "defines"
+    cacheable: ClassVar[bool] = True
 
     path: RelPath | None = Field(
         default=None, description="Python file relative to the root (or give 'module')."

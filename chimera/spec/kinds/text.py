@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, ClassVar, Self
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from chimera.spec.context import MatchNeed, ScanRequest, ScanResult, TextMatch
-from chimera.spec.kinds._fields import Glob, Globs, RelPath
+from chimera.spec.check_context import MatchNeed, ScanRequest, ScanResult, TextMatch
+from chimera.spec.kinds.fields import Glob, Globs, RelPath
 from chimera.spec.model import Check, CheckOutcome, Evidence, Status, one_line
 
 if TYPE_CHECKING:
-    from chimera.spec.context import CheckContext
+    from chimera.spec.check_context import CheckContext
 
 
 def _match_evidence(m: TextMatch) -> Evidence:
@@ -138,6 +138,7 @@ class Contains(_TextCheck):
     """
 
     kind_name: ClassVar[str] = "contains"
+    cacheable: ClassVar[bool] = True
 
     match: MatchMode = Field(
         default=MatchMode.ANY,
@@ -230,6 +231,7 @@ class Absent(_TextCheck):
     """
 
     kind_name: ClassVar[str] = "absent"
+    cacheable: ClassVar[bool] = True
 
     def describe(self) -> str:
         return f"absent {self.shown_pattern()} from {self.scope()}"

@@ -30,7 +30,7 @@ def _warm() -> None:
     import chimera.cli.run
     import chimera.core.autonomous
     import chimera.spec.drift
-    import chimera.orchestration.session
+    import chimera.orchestration.session_factory
     import chimera.orchestration.surfaces
     import chimera.sandbox
     import chimera.spec.loader

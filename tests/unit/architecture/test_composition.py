@@ -33,9 +33,9 @@ EXTENSION_POINTS: dict[str, str] = {
     "chimera.spec.model.Check": "a Spec requirement kind (chimera/spec/kinds/) implements it",
     "chimera.crews.model.CrewKind": "a crew kind (chimera/crews/kinds/) implements it",
     "chimera.integrations.model.ConnectorKind": "a connector kind implements it",
-    "chimera.integrations.model._Strict": "the connectors' pydantic config (forbid extras)",
+    "chimera.integrations.model.StrictModel": "the connectors' pydantic config (forbid extras)",
     "chimera.scheduler.model.Trigger": "a schedule trigger kind implements it",
-    "chimera.tools.native_base._NativeTool": "the native tool base every native tool extends",
+    "chimera.tools.native_base.NativeTool": "the native tool base every native tool extends",
     "chimera.crews.kindfile.KindFileValidator": (
         "the shared kind-file checker a plugin-extensible part reuses (CONTRIBUTING)"
     ),

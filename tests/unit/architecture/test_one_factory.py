@@ -2,9 +2,9 @@
 
 An AST walk over ``chimera/`` (a call is a call however it is imported or aliased through an
 attribute): the CLI constructs none of the engine's parts, and each part has exactly the
-builders listed here (the factory is ``orchestration/session.py`` and the open session it
-returns, ``orchestration/open_session.py``). A new surface or package reaches them through
-:class:`chimera.orchestration.session.SessionFactory`.
+builders listed here (the factory is ``orchestration/session_factory.py`` and the open session it
+returns, ``orchestration/session.py``). A new surface or package reaches them through
+:class:`chimera.orchestration.session_factory.SessionFactory`.
 """
 
 from __future__ import annotations
@@ -25,24 +25,24 @@ BUILDERS: dict[str, set[str]] = {
     # A run's log; the A/B registry's, the continuous bench's (binding its task runs) and the
     # skill store's own logs belong to no run.
     "AuditLog": {
-        "orchestration/session.py",
+        "orchestration/session_factory.py",
         "eval/ab.py",
         "eval/continuous.py",
         "evolution/skills.py",
     },
-    # The open session (orchestration/open_session.py, split out of session.py) builds the
+    # The open session (orchestration/session.py, split out of the factory) builds the
     # agent and the project orchestrator from the parts the factory made.
-    "AutonomousAgent": {"orchestration/open_session.py"},
-    "AgentDeps": {"orchestration/open_session.py"},
-    # Session.governance; session.py's read_only_governance for read-only surfaces (crews).
-    "tool_governance": {"orchestration/session.py", "orchestration/open_session.py"},
-    "AgentCardSolver": {"orchestration/open_session.py"},
-    "ProjectOrchestrator": {"orchestration/open_session.py"},
-    "GuardSnapshots": {"orchestration/open_session.py"},
-    "Sandbox": {"orchestration/session.py"},
+    "AutonomousAgent": {"orchestration/session.py"},
+    "AgentDeps": {"orchestration/session.py"},
+    # Session.governance; session_factory.py's read_only_governance for read-only surfaces (crews).
+    "tool_governance": {"orchestration/session_factory.py", "orchestration/session.py"},
+    "AgentCardSolver": {"orchestration/session.py"},
+    "ProjectOrchestrator": {"orchestration/session.py"},
+    "GuardSnapshots": {"orchestration/session.py"},
+    "Sandbox": {"orchestration/session_factory.py"},
     # The session's one guard per snapshot folder; an agent built without one (a unit test,
     # a library user) makes its own on its run folder.
-    "WorkspaceGuard": {"orchestration/session.py", "core/autonomous.py"},
+    "WorkspaceGuard": {"orchestration/session_factory.py", "core/autonomous.py"},
     # The parts each composed class owns are built by that class alone: the agent its run
     # context, its planner and a fresh Attempt per attempt; the orchestrator its kit, goal
     # setter and card loop; the publisher its step, guards and PR step.

@@ -73,7 +73,7 @@ def _run_log(root: Path, run_id: str, ts: str, task: str, started_by: str = "") 
     """A real hash-chained audit log whose run_started event is at ``ts``."""
     import json
 
-    from chimera.governance.audit_chain import GENESIS_HASH, _hash
+    from chimera.governance.audit_chain import GENESIS_HASH, entry_hash
 
     fields: dict[str, object] = {"task": task}
     if started_by:
@@ -82,7 +82,7 @@ def _run_log(root: Path, run_id: str, ts: str, task: str, started_by: str = "") 
         "event": "run_started", "fields": fields, "prev_hash": GENESIS_HASH,
         "run_id": run_id, "seq": 1, "ts": ts,
     }  # fmt: skip
-    entry["hash"] = _hash(entry)
+    entry["hash"] = entry_hash(entry)
     folder = root / ".chimera" / "runs" / run_id
     folder.mkdir(parents=True)
     (folder / "audit.jsonl").write_text(json.dumps(entry, sort_keys=True) + "\n")

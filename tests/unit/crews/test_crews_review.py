@@ -13,11 +13,11 @@ import pytest
 
 from chimera.config import AgentConfig, ChimeraConfig
 from chimera.core.autonomous import AutonomousAgent
-from chimera.core.deps import AgentDeps
+from chimera.core.deps import AgentDeps, Reviewer
 from chimera.crews import CrewsPart, FilteredTools, ReviewCrew, load_crew
 from chimera.errors import ConfigError, CrewError
 from chimera.governance.audit import AuditLog
-from chimera.protocols import SupportsComplete, SupportsReview
+from chimera.protocols import SupportsComplete
 from chimera.providers import ScriptedBackend, TokenBudget
 from chimera.runner import LocalRunner
 from chimera.spec.loader import load_spec
@@ -114,7 +114,7 @@ def test_review_crew_roles_take_no_tools(env: Any) -> None:
 
 
 def test_review_crew_has_the_ground_floor_reviewer_shape(env: Any) -> None:
-    crew: SupportsReview = ReviewCrew(
+    crew: Reviewer = ReviewCrew(
         env.crew(PARALLEL),
         run_budget=TokenBudget(),
         make=lambda m: ScriptedBackend([]),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.context import CallContext
+from chimera.call_context import CallContext
 from chimera.economics import EffortBackend, EffortPolicy, Rung, call_context
 from chimera.economics.effort import with_reasoning_effort
 from chimera.governance.audit import AuditLog

@@ -205,7 +205,7 @@ def prefilter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         # The plain install's engine: no RE2 anywhere (no combined Set, no per-pattern RE2),
         # the Aho-Corasick literal prefilter and ``regex``.
         monkeypatch.setattr(session, "load_re2", lambda: None)
-        monkeypatch.setattr(combined, "_make_prefilter", prefilter_module._Prefilter)
+        monkeypatch.setattr(combined, "make_prefilter", prefilter_module.Prefilter)
         monkeypatch.setattr(linear, "compile_linear", lambda parsed: None)
         monkeypatch.setattr(patterns, "compile_linear", lambda parsed: None)
     else:

@@ -101,7 +101,7 @@ def _same_but_capped(full: DriftReport, capped: DriftReport, limit: int, where: 
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "automaton":
         monkeypatch.setattr(session, "load_re2", lambda: None)
-        monkeypatch.setattr(combined, "_make_prefilter", prefilter_module._Prefilter)
+        monkeypatch.setattr(combined, "make_prefilter", prefilter_module.Prefilter)
         monkeypatch.setattr(linear, "compile_linear", lambda parsed: None)
         monkeypatch.setattr(patterns, "compile_linear", lambda parsed: None)
     else:

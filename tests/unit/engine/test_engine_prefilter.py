@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from chimera.spec.engine import session
-from chimera.spec.engine.prefilter import _LiteralSet, _Prefilter
+from chimera.spec.engine.prefilter import Prefilter, _LiteralSet
 from chimera.spec.kinds import Absent, Contains
 from chimera.spec.model import Status
 from chimera.spec.results import RequirementResult
@@ -78,7 +78,7 @@ def test_a_failed_match_falls_back_to_the_automaton() -> None:
     assert prefilter.fallback is None
     # The second match fails: RE2 says "nothing", the answer must still hold the needle.
     assert prefilter.hits("x = 1\nneedle\n") == {"needle"}
-    assert isinstance(prefilter.fallback, _Prefilter)
+    assert isinstance(prefilter.fallback, Prefilter)
     assert prefilter.hits("other and needle") == {"needle", "other"}
     assert prefilter.hits("nothing") == set()
     assert fake.sets[0].calls == 2  # later texts no longer go to the failed set

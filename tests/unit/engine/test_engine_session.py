@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 import pytest
 import regex
 
-from chimera.spec.context import CheckContext
+from chimera.spec.check_context import CheckContext
 from chimera.spec.drift import DriftSession, check_drift
 from chimera.spec.engine import EngineOptions, EngineStats
 from chimera.spec.engine.patterns import required_literals

@@ -10,14 +10,14 @@ from pathlib import Path
 from chimera.eval.chain import PLAN_RIGHT, PLAN_WRONG, Chain, scripted_turns
 from chimera.evolution.ace import curate, reflect, shown_bullets
 from chimera.evolution.action import action_proposal, publish_acceptance
-from chimera.evolution.context import (
+from chimera.evolution.evidence import AttemptEvidence
+from chimera.evolution.learned_context import (
     HEADER,
     EvolutionContext,
     EvolutionPart,
     LearnedContextBackend,
     LocalBudgetSplit,
 )
-from chimera.evolution.evidence import AttemptEvidence
 from chimera.evolution.playbook import Playbook
 from chimera.evolution.skills import LearnedSkill, SkillState, SkillStore
 from chimera.governance.audit import AuditLog

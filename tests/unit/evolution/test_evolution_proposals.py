@@ -75,7 +75,7 @@ def test_a_persons_acceptance_alone_never_puts_a_skill_in_a_prompt(tmp_path: Pat
     together with the acceptance makes it retrievable."""
     from dataclasses import replace
 
-    from chimera.evolution.context import EvolutionContext
+    from chimera.evolution.learned_context import EvolutionContext
 
     root = _root(tmp_path)
     claimed = LearnedSkill(

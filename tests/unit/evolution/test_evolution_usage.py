@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chimera.evolution.context import EvolutionContext
+from chimera.evolution.learned_context import EvolutionContext
 from chimera.evolution.ledger import SkillEvalLog
 from chimera.evolution.lifecycle import retrievable
 from chimera.evolution.skills import LearnedSkill, SkillState, SkillStore

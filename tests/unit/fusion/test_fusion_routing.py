@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.context import CallContext, call_context
+from chimera.call_context import CallContext, call_context
 from chimera.errors import ConfigError
 from chimera.fusion import RoutedBackend, RoutingPolicy
 from chimera.governance.audit import AuditLog
@@ -91,7 +91,7 @@ def test_a_route_without_a_backend_is_a_config_error() -> None:
 
 
 def test_call_context_is_scoped_and_validated() -> None:
-    from chimera.context import current_context
+    from chimera.call_context import current_context
 
     assert current_context() == CallContext()
     with call_context(risk=Risk.HIGH) as outer:

@@ -30,8 +30,8 @@ from chimera.crews.agent import RoleAgent
 from chimera.crews.consolidate import consolidate
 from chimera.crews.model import Role
 from chimera.evolution.ace import reflect
-from chimera.evolution.context import EvolutionContext
 from chimera.evolution.evidence import AttemptEvidence
+from chimera.evolution.learned_context import EvolutionContext
 from chimera.evolution.playbook import Bullet, Playbook
 from chimera.evolution.propose import proposal_messages
 from chimera.evolution.skills import LearnedSkill

@@ -11,8 +11,8 @@ from chimera.governance.kernel import TrustKernel
 from chimera.governance.rules import (
     ActionFacts,
     Rule,
-    RuleSet,
     Verdict,
+    default_rule_set,
     default_rules,
     is_ci_path,
     is_secret_name,
@@ -154,7 +154,7 @@ def test_block_rules_are_the_minority_of_ambiguous_space() -> None:
 
 
 def test_ruleset_management() -> None:
-    rules = RuleSet.default()
+    rules = default_rule_set()
     with pytest.raises(ValueError, match="duplicate"):
         rules.add(RULES["git-push"])
     without = rules.without("git-push")

@@ -30,7 +30,7 @@ class FakeSandbox:
 
 @dataclass
 class FakeSession:
-    """The attributes of ``chimera.orchestration.session.Session`` the part reads."""
+    """The attributes of ``chimera.orchestration.session_factory.Session`` the part reads."""
 
     root: Path
     audit: AuditLog

@@ -19,7 +19,7 @@ from chimera.errors import UsageError
 from chimera.governance.wiring import trusted_commands
 from chimera.memory.experience import ExperienceBuffer
 from chimera.orchestration.adapters import GuardSnapshots
-from chimera.orchestration.session import Session, SessionFactory
+from chimera.orchestration.session_factory import Session, SessionFactory
 from chimera.orchestration.state import RunState, RunStore, now_iso
 from chimera.orchestration.surfaces import ResumeRequest, RunRequest, approve_run, start_run
 from chimera.spec import drift, loader

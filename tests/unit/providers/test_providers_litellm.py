@@ -28,7 +28,7 @@ from chimera.providers import (
     missing_key_message,
     register_prices,
 )
-from chimera.providers._lazy import import_litellm
+from chimera.providers.lazy_litellm import import_litellm
 
 USER = [{"role": "user", "content": "hello"}]
 

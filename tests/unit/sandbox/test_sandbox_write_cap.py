@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from chimera.config import ChimeraConfig
-from chimera.orchestration.session import sandbox_limits
+from chimera.orchestration.session_factory import sandbox_limits
 from chimera.runner import run_process
 from chimera.sandbox import Sandbox, SandboxLimits, bwrap_available, probe_bwrap
 from chimera.sandbox import launch as launch_module

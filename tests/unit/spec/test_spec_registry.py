@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from chimera.errors import PluginError, SpecError
 from chimera.spec.hookspecs import PROJECT_NAME, hookimpl
 from chimera.spec.kinds import Absent, Command, Contains, Defines
-from chimera.spec.kinds._fields import RelPath
+from chimera.spec.kinds.fields import RelPath
 from chimera.spec.loader import load_spec, load_spec_files
 from chimera.spec.model import Check, CheckOutcome, Status
 from chimera.spec.registry import BuiltinKinds, KindRegistry, get_registry

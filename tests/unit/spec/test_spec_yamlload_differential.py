@@ -362,7 +362,7 @@ def test_a_loaded_spec_leaves_no_cyclic_garbage(
     ],
 )
 def test_plain_common_fields_read_as_pydantic_reads_them(common: dict[str, Any]) -> None:
-    plain = reqfields._plain_fields(common)
+    plain = reqfields.plain_fields(common)
     try:
         fields = reqfields.RequirementFields.model_validate(common)
     except ValueError:
