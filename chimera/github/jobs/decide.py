@@ -368,16 +368,19 @@ def _gate(
             if settings.is_self(final.actor):
                 schedule = schedule_of(res.issue.body if res.issue else "") or "(unnamed)"
             admission = _admit(ctx, client, settings, final, decision, schedule)
-            if admission.busy or (final.from_queue and dispatch_claim(ctx) and
-                                  not admission.admitted):  # fmt: skip
-                # Another start holds the issue (or the dispatch's claim is gone): nothing of
-                # it is touched, and this run says why once.
+            if admission.busy or admission.refused or (
+                final.from_queue and dispatch_claim(ctx) and not admission.admitted
+            ):  # fmt: skip
+                # Another start holds the issue (or the dispatch's claim is gone, or the
+                # GITHUB_TOKEN-only tier may not queue it): nothing of it is touched, and this
+                # run says why once.
                 post_outcome(
                     ctx, client, final.issue, "refused", f"Nothing was done: {admission.reason}.",
                     authors=settings.identities,
                 )  # fmt: skip
                 refused = final.ignore(admission.reason)
-                return DecideResult(decision, refused, proceed=False, status="refused")
+                notes = (admission.reason,) if admission.refused else ()
+                return DecideResult(decision, refused, proceed=False, status="refused", notes=notes)
             decided = _decided(ctx, client, res, settings) if admission.admitted else None
             if isinstance(decided, str):
                 # The slot was taken for a run that cannot start: say so on the run's claim
