@@ -107,7 +107,7 @@ def _read_workflows(ctx: DoctorContext) -> list[tuple[str, str]] | None:
 
 
 def _use_line(use: ChimeraUse) -> str:
-    return f"{use.path} ({use.job}): {short(use.target)}"
+    return f"{use.path} ({use.job}): {short(use.target, 120)}"
 
 
 def _caller(ctx: DoctorContext) -> Finding:

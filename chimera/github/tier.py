@@ -19,9 +19,7 @@ workflows, or that no other workflow shares, and each is refused with one of the
 
 from __future__ import annotations
 
-__all__ = ["NO_APP_CI", "NO_APP_MEMORY", "NO_APP_QUEUE", "TIER_PAGE"]
-
-TIER_PAGE = "https://chimera-dev.github.io/chimera/how-to/without-an-app/"
+__all__ = ["NO_APP_CI", "NO_APP_MEMORY", "NO_APP_QUEUE"]
 
 NO_APP_CI = (
     "CI was not started: without a GitHub App (bot-login is github-actions[bot]) a "
