@@ -78,7 +78,8 @@ def diagnose(client: GitHubClient, options: DoctorOptions | None = None) -> Doct
 
 
 def _read_workflows(ctx: DoctorContext) -> list[tuple[str, str]] | None:
-    """``(path, text)`` of each workflow file on the default branch; ``None``: no folder."""
+    """``(path, text)`` of each workflow file on the default branch; ``None``: no folder;
+    ``[]`` also when the token may not read the repository's contents."""
     import base64
     import binascii
 
@@ -87,6 +88,8 @@ def _read_workflows(ctx: DoctorContext) -> list[tuple[str, str]] | None:
         listing = ctx.get(f"GET {WORKFLOWS}", base)
     except GitHubNotFound:
         return None
+    except GitHubPermissionDenied:
+        return []  # the caller says what it could not read
     files = [
         str(e.get("path"))
         for e in (listing if isinstance(listing, list) else [])
@@ -106,13 +109,33 @@ def _read_workflows(ctx: DoctorContext) -> list[tuple[str, str]] | None:
     return out
 
 
+def _can_read_contents(ctx: DoctorContext) -> bool:
+    try:
+        ctx.get("GET contents", f"/repos/{ctx.name}/contents/?ref={quote(ctx.branch)}")
+    except GitHubPermissionDenied:
+        return False
+    except GitHubNotFound:
+        return True  # an empty repository: nothing to read, and no refusal
+    return True
+
+
 def _use_line(use: ChimeraUse) -> str:
     return f"{use.path} ({use.job}): {short(use.target, 120)}"
 
 
 def _caller(ctx: DoctorContext) -> Finding:
     init = "run `chimera init --github` and commit .github/workflows/chimera.yml"
-    files = _read_workflows(ctx)
+    try:
+        files = _read_workflows(ctx)
+    except GitHubPermissionDenied:
+        files = []
+    if files == [] and not _can_read_contents(ctx):
+        return Finding(
+            "caller",
+            Mark.UNKNOWN,
+            f"could not read {WORKFLOWS}/: the token may not read the repository's contents "
+            "(a fine-grained token needs Contents: read)",
+        )
     if files is None:
         return Finding("caller", Mark.FAIL, f"no {WORKFLOWS}/ folder on {ctx.branch}", init)
     ctx.scans = [scan_workflow(path, text, sources=ctx.options.sources) for path, text in files]
@@ -155,7 +178,12 @@ def _labels(ctx: DoctorContext) -> Finding:
         ensured = ensure_labels(ctx.client, specs)
         ctx.fixed.extend(f"created the label {name}" for name in ensured.created)
         note = ensured.note
-    present = ctx.client.label_names()
+    try:
+        present = ctx.client.label_names()
+    except (GitHubPermissionDenied, GitHubNotFound):
+        return Finding(
+            "labels", Mark.UNKNOWN, "could not check the labels: the token may not list them"
+        )
     missing = [s.name for s in specs[1:] if s.name not in present]
     if trigger.name not in present:
         fix = f"`chimera doctor --fix`, or `{trigger.gh_command()}`"

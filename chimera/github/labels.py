@@ -62,9 +62,9 @@ class EnsuredLabels:
         if not self.denied:
             return ""
         return (
-            f"this job's token may not create the labels {', '.join(self.denied)} (it needs "
-            "issues: write); GitHub creates them grey on first use: run `chimera doctor --fix` "
-            "to give them their colours"
+            f"the token may not create the labels {', '.join(self.denied)} (it needs "
+            "issues: write); GitHub creates them grey on first use, and `chimera doctor --fix` "
+            "with a token that may gives them their colours"
         )
 
 
