@@ -139,6 +139,9 @@ def _short(text: str, limit: int = 80) -> str:
 
 
 def short(text: str, limit: int = 80) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
+    """``text`` on one line without control characters (a terminal escape in a file or label
+    name is data, never an instruction to the terminal), cut to ``limit`` characters with an
+    ellipsis."""
+    printable = "".join(c if c.isprintable() else " " for c in str(text))
+    flat = " ".join(printable.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -61,3 +61,10 @@ def test_a_file_that_is_no_workflow_is_named_not_raised() -> None:
     assert "w.yml: not valid YAML at line " in scan_workflow("w.yml", "jobs:\n  - [\n").problem
     assert "no mapping" in scan_workflow("w.yml", "- a list\n").problem
     assert scan_workflow("w.yml", "jobs: 3\n").uses == ()
+
+
+def test_what_is_shown_has_no_terminal_escapes() -> None:
+    from chimera.github.doctor_report import short
+
+    assert short("main\x1b[2J\x1b]0;owned\x07 x\n y") == "main [2J ]0;owned x y"
+    assert short("a" * 100, 10) == "a" * 9 + "…"
