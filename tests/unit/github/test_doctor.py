@@ -261,3 +261,17 @@ def test_errors_are_one_line(
     monkeypatch.delenv("GH_TOKEN", raising=False)
     assert main(["doctor", "--repo", "octo/app"]) == 2
     assert "no token" in capsys.readouterr().err
+
+
+def test_fix_with_a_token_that_may_not_says_so(
+    world: Arrange, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake, repo = world()
+    repo.labels.clear()
+    fake.add_user("reader")
+    repo.collaborators["reader"] = "read"
+    monkeypatch.setenv("GITHUB_TOKEN", fake.add_token("reader"))
+    status, lines = doctor(capsys, "--fix")
+    assert status == 1 and lines["labels"].startswith("✘")
+    assert "may not create the labels chimera, chimera:queued" in lines["labels"]
+    assert not repo.labels
