@@ -21,6 +21,12 @@ def _is_spec(context: str, names: tuple[str, ...]) -> bool:
 
 
 def check_protection(ctx: DoctorContext) -> Finding:
+    """The ``protection`` finding: the default branch requires a status check named as
+    ``ctx.options.spec_checks`` says, through a ruleset or branch protection.
+
+    Raises:
+        GitHubError: the API failed after retries (a refusal is ``unknown``, not an error).
+    """
     branch = ctx.branch
     names = ctx.options.spec_checks
     required: list[str] = []
@@ -116,6 +122,13 @@ def _covers(ctx: DoctorContext, inst: dict[str, Any]) -> bool | None:
 
 
 def check_app(ctx: DoctorContext) -> Finding:
+    """The ``app`` finding: an installation reaching the repository grants
+    :data:`APP_PERMISSIONS` (``--app`` narrows it to one slug); ``unknown`` for the
+    GITHUB_TOKEN-only tier and whenever the token cannot list installations.
+
+    Raises:
+        GitHubError: the API failed after retries (a refusal is ``unknown``, not an error).
+    """
     needs = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in APP_PERMISSIONS.items())
     if not _uses_app(ctx):
         return Finding(

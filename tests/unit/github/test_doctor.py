@@ -275,3 +275,19 @@ def test_fix_with_a_token_that_may_not_says_so(
     assert status == 1 and lines["labels"].startswith("✘")
     assert "may not create the labels chimera, chimera:queued" in lines["labels"]
     assert not repo.labels
+
+
+def test_an_organizations_app_is_found_by_its_owner(
+    world: Arrange, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake, repo = world()
+    fake.users["octo"]["type"] = "Organization"
+    fake.add_user("boss")
+    repo.collaborators["boss"] = "admin"
+    monkeypatch.setenv("GITHUB_TOKEN", fake.add_token("boss"))
+    status, lines = doctor(capsys)
+    assert status == 0 and lines["app"].startswith("✔"), lines
+    assert fake.calls_to("GET", r"^/orgs/octo/installations$")
+    repo.collaborators["boss"] = "write"  # no owner of the organization: GitHub's 403
+    status, lines = doctor(capsys)
+    assert lines["app"].startswith("?") and "an organization owner" in lines["app"]
