@@ -65,6 +65,16 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/statuses/{sha}"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}/statuses"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}/status"),
+    # What `chimera doctor` reads of a repository's set-up (and `--fix` writes: labels).
+    ("get", "/repos/{owner}/{repo}/contents/{path}"),
+    ("get", "/repos/{owner}/{repo}/labels"),
+    ("get", "/repos/{owner}/{repo}/actions/permissions/workflow"),
+    ("get", "/repos/{owner}/{repo}/actions/secrets"),
+    ("get", "/repos/{owner}/{repo}/actions/organization-secrets"),
+    ("get", "/repos/{owner}/{repo}/branches/{branch}/protection"),
+    ("get", "/user/installations"),
+    ("get", "/user/installations/{installation_id}/repositories"),
+    ("get", "/orgs/{org}/installations"),
 )
 
 # webhook file name -> (event name in the examples, action, index among that action's examples)

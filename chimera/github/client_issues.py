@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from chimera.errors import GitHubNotFound, GitHubPermissionDenied
+from chimera.errors import GitHubApiError, GitHubNotFound, GitHubPermissionDenied
 from chimera.github.client_core import ClientCore
 from chimera.github.client_shapes import CommentInfo, IssueInfo, comment_info, issue_info
 
@@ -91,6 +91,28 @@ class IssuesMixin(ClientCore):
                 f"POST labels on #{number}",
                 lambda: self._repo.get_issue(number).add_to_labels(*labels),
             )
+
+    def label_names(self) -> set[str]:
+        """The names of the repository's labels (every page)."""
+        return self._call("GET labels", lambda: {label.name for label in self._repo.get_labels()})
+
+    def create_label(self, name: str, color: str, description: str) -> bool:
+        """Create the repository label ``name`` (``color``: six hex digits); ``False`` when it
+        already exists (GitHub's 422 ``already_exists``: another job made it first).
+
+        Raises:
+            GitHubPermissionDenied: the token may not write issues or pull requests.
+            GitHubError: any other failure, after retries.
+        """
+        try:
+            self._call(
+                f"POST label {name}", lambda: self._repo.create_label(name, color, description)
+            )
+        except GitHubApiError as exc:
+            if exc.status == 422 and "already_exists" in str(exc):
+                return False
+            raise
+        return True
 
     def remove_label(self, number: int, label: str) -> bool:
         """Remove ``label``; ``False`` when it was not there (not an error)."""

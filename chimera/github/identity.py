@@ -107,7 +107,9 @@ def check_identities(
     ``settings.identities``, and check the configured ``bot-login`` (one call per login).
 
     ``queue``: the job admits runs through the ChangeQueue (decide), which needs to know the
-    App's login to count its slots: an empty ``bot-login`` with an unnamed token is refused.
+    App's login to count its slots: an empty ``bot-login`` with an unnamed token is refused
+    (the GITHUB_TOKEN-only tier, ``bot-login: github-actions[bot]``, has no App slots to
+    count: :mod:`chimera.github.tier`).
 
     Raises:
         BotLoginMismatch: a configured login is no GitHub account (a placeholder), a
@@ -118,7 +120,7 @@ def check_identities(
     """
     configured = [i for i in settings.identities if i != GITHUB_ACTIONS_BOT]
     token = token_identity(client)
-    if queue and token is None and not configured:
+    if queue and token is None and not configured and not settings.no_app:
         raise BotLoginMismatch(EMPTY_FOR_QUEUE)
     warnings: list[str] = []
     # A person's token is Chimera itself, so bot-login must name that person.
@@ -138,7 +140,7 @@ def check_identities(
             )
         if login.endswith("[bot]") and kind != "Bot":
             raise BotLoginMismatch(f"bot-login {login} is a {kind or 'non-Bot'} account, no App")
-    if token is None and not configured:
+    if token is None and not configured and not settings.no_app:
         warnings.append(
             "bot-login is empty and GitHub does not name an installation token: Chimera's "
             "own App events read as a person's (set bot-login to the App's <app-slug>[bot], "

@@ -241,11 +241,17 @@ class PullRequestStep:
                 if g.scan.flagged
                 else ""
             )
+            ci = (
+                # The GITHUB_TOKEN-only tier: no App token can start CI (chimera.github.tier).
+                "CI does not start by itself (no GitHub App): after approving its head commit, "
+                "close and reopen it to run CI"
+                if self.settings.no_app
+                else "CI starts after a person with write access approves its head commit"
+            )
             detail = (
                 f"PR #{pull.number} meets the Spec: the verify job rebuilt the goal from the base "
                 "commit, every goal requirement passes and nothing that passed before turned "
-                f"red.{flagged} CI starts after a person with write access approves its head "
-                f"commit. Merge: {merge or 'left to people'}."
+                f"red.{flagged} {ci}. Merge: {merge or 'left to people'}."
             )
             add = (LABEL_PR_OPEN,)
             drop = (LABEL_AWAITING, LABEL_FAILED)

@@ -138,13 +138,15 @@ class QueueEntry:
 @dataclass(frozen=True)
 class Admission:
     """``busy``: another start of the same issue holds it (nothing was queued);
-    ``claim``: the token of the kept claim."""
+    ``claim``: the token of the kept claim; ``refused``: no slot, and the queue may not keep
+    the issue for a later job (the GITHUB_TOKEN-only tier): nothing was queued."""
 
     admitted: bool
     reason: str
     position: int = 0
     busy: bool = False
     claim: str = ""
+    refused: bool = False
 
 
 class ChangeQueue:
@@ -156,6 +158,9 @@ class ChangeQueue:
         branch_prefix: Chimera's branches are ``<prefix><issue>``.
         limits: the queue limits.
         now: the clock (tests); the per-hour window is on GitHub's clock (comment times).
+        across_jobs: an issue without a free slot waits for a later job (the drain) to start
+            it; ``False`` (the GITHUB_TOKEN-only tier, :mod:`chimera.github.tier`): it is
+            refused instead, and nothing is written.
     """
 
     def __init__(
@@ -166,8 +171,10 @@ class ChangeQueue:
         branch_prefix: str = "chimera/issue-",
         limits: QueueLimits | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        across_jobs: bool = True,
     ) -> None:
         self.client = client
+        self.across_jobs = across_jobs
         self.identities = identities
         self.branch_prefix = branch_prefix
         self.limits = limits or QueueLimits()
@@ -301,6 +308,10 @@ class ChangeQueue:
         ``schedule`` names the schedule that filed the issue (a scheduled run: no person's
         label counts, and there is no trigger label to remove). Nothing else is touched: a
         running slot belongs to the claim that holds it."""
+        if not self.across_jobs:
+            from chimera.github.tier import NO_APP_QUEUE
+
+            return Admission(False, f"{why}; {NO_APP_QUEUE}", refused=True)
         existing = self._queue_marker(issue)
         labels = self.client.issue(issue).labels
         if LABEL_QUEUED not in labels or existing is None:

@@ -173,6 +173,8 @@ class ActionSettings:
         agent_profile: an agent profile's path in the repository (the ``agent`` input;
             ``""``: none): decide validates it at the base commit, the run applies it, and a
             resume re-applies the profile the run recorded.
+        no_app: the GITHUB_TOKEN-only tier, declared by ``bot-login: github-actions[bot]``
+            (:mod:`chimera.github.tier`): what needs an App is refused with one line.
     """
 
     label: str = "chimera"
@@ -205,6 +207,7 @@ class ActionSettings:
     litellm: dict[str, str | int | float | bool] = field(default_factory=dict)
     deps_dir: str = ""
     agent_profile: str = ""
+    no_app: bool = False
 
     def run_overrides(self) -> dict[str, Any]:
         """The :class:`~chimera.github.agent_child.AgentRequest` fields these settings fix
@@ -272,4 +275,5 @@ class ActionSettings:
             litellm=_pairs(e, "CHIMERA_LITELLM_SETTINGS"),
             deps_dir=_deps_dir(e),
             agent_profile=_agent_profile(e),
+            no_app=_split(e.get("CHIMERA_BOT_LOGIN", "")) == (GITHUB_ACTIONS_BOT,),
         )

@@ -353,3 +353,65 @@ def test_the_ticks_answers_match_the_openapi_schemas(
     assert got.json()["commit"]["verification"]["verified"] is True
     assert got.json()["author"]["login"] == "chimera-app[bot]"
     assert not fake.internal_errors
+
+
+def test_the_set_up_endpoints_match_the_schemas_and_pygithub(
+    world: tuple[GitHubFake, str], subset: dict[str, Any], tmp_path: Path
+) -> None:
+    """What ``chimera doctor`` reads: a folder's listing, labels, the workflow permissions,
+    secrets, branch protection and App installations, validated against GitHub's schemas and
+    parsed by PyGithub's own classes."""
+    fake, _ = world
+    remote = tmp_path / "remote.git"
+    assert remote.is_dir()
+    repo = fake.repos["octo/app"]
+    work = tmp_path / "work"
+    push_branch(
+        work, "main", {".github/workflows/chimera.yml": "on: push\n", "README.md": "x\n"},
+        start="main", message="workflows",
+    )  # fmt: skip
+    repo.secrets["CHIMERA_APP_ID"] = "2026-01-01T00:00:00Z"
+    repo.org_secrets["ANTHROPIC_API_KEY"] = "2026-01-01T00:00:00Z"
+    repo.protect("main", checks=("spec",))
+    fake.add_app("chimera-app", "unused", repos=("octo/app",), permissions={"issues": "write"})
+    owner = fake.add_token("octo")
+    calls = [
+        ("/repos/octo/app/contents/.github/workflows", "/repos/{owner}/{repo}/contents/{path}"),
+        ("/repos/octo/app/contents/README.md", "/repos/{owner}/{repo}/contents/{path}"),
+        ("/repos/octo/app/labels", "/repos/{owner}/{repo}/labels"),
+        ("/repos/octo/app/actions/permissions/workflow",
+         "/repos/{owner}/{repo}/actions/permissions/workflow"),
+        ("/repos/octo/app/actions/secrets", "/repos/{owner}/{repo}/actions/secrets"),
+        ("/repos/octo/app/actions/organization-secrets",
+         "/repos/{owner}/{repo}/actions/organization-secrets"),
+        ("/repos/octo/app/branches/main/protection",
+         "/repos/{owner}/{repo}/branches/{branch}/protection"),
+        ("/user/installations", "/user/installations"),
+    ]  # fmt: skip
+    for path, template in calls:
+        resp = _request(fake, owner, "GET", path, None)
+        assert resp.status_code == 200, (path, resp.status_code, resp.text[:200])
+        errors = list(_validator(subset, "get", template, "200").iter_errors(resp.json()))
+        assert not errors, f"{path}: " + "; ".join(e.message[:200] for e in errors[:5])
+    iid = _request(fake, owner, "GET", "/user/installations", None).json()["installations"][0]
+    listed = _request(fake, owner, "GET", f"/user/installations/{iid['id']}/repositories", None)
+    template = "/user/installations/{installation_id}/repositories"
+    assert not list(_validator(subset, "get", template, "200").iter_errors(listed.json()))
+    assert [r["full_name"] for r in listed.json()["repositories"]] == ["octo/app"]
+    # PyGithub's own classes read the same answers.
+    gh = fake.pygithub(owner)
+    pygithub_repo = gh.get_repo("octo/app")
+    listing = pygithub_repo.get_contents(".github/workflows")
+    assert isinstance(listing, list) and [c.path for c in listing] == [
+        ".github/workflows/chimera.yml"
+    ]
+    assert [s.name for s in pygithub_repo.get_secrets()] == ["CHIMERA_APP_ID"]
+    protection = pygithub_repo.get_branch("main").get_protection()
+    assert protection.required_status_checks.contexts == ["spec"]
+    (installation,) = list(gh.get_user().get_installations())
+    assert (installation.app_slug, installation.permissions) == ("chimera-app", {"issues": "write"})
+    assert {label.name for label in pygithub_repo.get_labels()} >= {"chimera"}
+    # An installation token may not list a person's installations, as on GitHub.
+    app_token = fake.add_app_token("chimera-app", repos=("octo/app",))
+    assert _request(fake, app_token, "GET", "/user/installations", None).status_code == 403
+    assert not fake.internal_errors

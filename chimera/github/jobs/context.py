@@ -146,6 +146,7 @@ def make_queue(client: GitHubClient, settings: ActionSettings) -> ChangeQueue:
         identities=settings.identities,
         branch_prefix=settings.branch_prefix,
         limits=QueueLimits(settings.max_open_prs, settings.max_prs_per_hour),
+        across_jobs=not settings.no_app,
     )
 
 

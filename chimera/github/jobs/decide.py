@@ -4,7 +4,9 @@ It decides from the event, makes the API checks (the labeller's permission, the 
 an existing Chimera PR, an approval's head commit), explains a refusal on the issue, and asks
 the ChangeQueue for a slot (``chimera:running``) or queues the issue (``chimera:queued`` plus a
 comment). Its ``proceed`` output says whether the agent job runs; ``start-ci`` says whether an
-approval starts CI instead (the ``start-ci`` job).
+approval starts CI instead (the ``start-ci`` job). A new run first creates Chimera's other
+labels the repository lacks, with their colours (:mod:`chimera.github.labels`; the trigger
+label is on the issue already), and names in the job summary those its token may not create.
 
 What the later jobs may trust comes from here, as job outputs
 (:meth:`~chimera.github.trust.Decided.to_outputs`): the issue, the mode, the base commit, the
@@ -16,6 +18,9 @@ the way to adopt an edited block: it takes the issue's block as it is now, says 
 outcome comment and in the job summary (:data:`ADOPTED_ACCEPTANCE`), and publish records the
 new digest in the PR marker. Publish re-derives the adoption itself (the PR marker's digest against
 decide's) and keeps it in the outcome comment it edits this run's "Started" comment into.
+
+Past 400 lines: the gate is one sequence of checks over one event whose refusals each post the
+run's one outcome comment; cutting it apart would scatter that sequence.
 """
 
 from __future__ import annotations
@@ -225,8 +230,10 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
             explain_command(ctx, client, settings, decision)
         return DecideResult(decision, decision, proceed=False, status="refused")
     try:
+        # A new run is where Chimera's labels are first needed (the queue's, then publish's).
+        labelled = _ensure_labels(client, settings) if decision.action is Act.RUN else ()
         gated = _gate(ctx, settings, decision, client)
-        result = replace(gated, notes=(*checked.warnings, *gated.notes))
+        result = replace(gated, notes=(*checked.warnings, *labelled, *gated.notes))
         if comment and (result.proceed or result.final.action is Act.START_CI):
             acknowledge(client, dict(ctx.payload))
         if result.proceed:
@@ -263,6 +270,22 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
             except GitHubError:
                 log.warning("could not report the failure on #%s", decision.issue)
         raise
+
+
+def _ensure_labels(client: GitHubClient, settings: ActionSettings) -> tuple[str, ...]:
+    """Create Chimera's labels but the trigger (it is on the issue already); the one line
+    naming those the token may not create, for the job summary."""
+    from chimera.github.labels import chimera_labels, ensure_labels
+
+    others = tuple(
+        spec for spec in chimera_labels(settings.label)[1:] if spec.name != settings.label
+    )
+    ensured = ensure_labels(client, others)
+    if ensured.created:
+        log.info("created the labels %s", ", ".join(ensured.created))
+    if ensured.note:
+        log.warning("%s", ensured.note)
+    return (ensured.note,) if ensured.note else ()
 
 
 def _what(decision: Decision, mode: str) -> str:
@@ -345,16 +368,19 @@ def _gate(
             if settings.is_self(final.actor):
                 schedule = schedule_of(res.issue.body if res.issue else "") or "(unnamed)"
             admission = _admit(ctx, client, settings, final, decision, schedule)
-            if admission.busy or (final.from_queue and dispatch_claim(ctx) and
-                                  not admission.admitted):  # fmt: skip
-                # Another start holds the issue (or the dispatch's claim is gone): nothing of
-                # it is touched, and this run says why once.
+            if admission.busy or admission.refused or (
+                final.from_queue and dispatch_claim(ctx) and not admission.admitted
+            ):  # fmt: skip
+                # Another start holds the issue (or the dispatch's claim is gone, or the
+                # GITHUB_TOKEN-only tier may not queue it): nothing of it is touched, and this
+                # run says why once.
                 post_outcome(
                     ctx, client, final.issue, "refused", f"Nothing was done: {admission.reason}.",
                     authors=settings.identities,
                 )  # fmt: skip
                 refused = final.ignore(admission.reason)
-                return DecideResult(decision, refused, proceed=False, status="refused")
+                notes = (admission.reason,) if admission.refused else ()
+                return DecideResult(decision, refused, proceed=False, status="refused", notes=notes)
             decided = _decided(ctx, client, res, settings) if admission.admitted else None
             if isinstance(decided, str):
                 # The slot was taken for a run that cannot start: say so on the run's claim

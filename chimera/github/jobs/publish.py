@@ -151,6 +151,10 @@ def publish_job(
     result = publish(pctx, client, settings, queue, decided, verified)
     learn_after_publish(ctx, root, artifacts, decided, verified, result, client=stores)
     warnings = (store_warning,) if store_warning else ()
+    if settings.no_app and settings.memory:
+        from chimera.github.tier import NO_APP_MEMORY
+
+        warnings = (*warnings, NO_APP_MEMORY)
     if not settings.is_self(decided.started_by):
         return PublishJobResult(result, memory=note, warnings=warnings)
     finish = _finish(ctx, client, settings, decided, journal, clock)

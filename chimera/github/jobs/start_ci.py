@@ -10,7 +10,9 @@ the approved commit. A later Chimera push is again a ``GITHUB_TOKEN`` push: CI w
 new approval.
 
 The job re-derives the approval itself through the API (the same checks as decide), so a
-wrong ``if:`` in a workflow cannot start CI on an unapproved head.
+wrong ``if:`` in a workflow cannot start CI on an unapproved head. Without an App (the
+GITHUB_TOKEN-only tier, :mod:`chimera.github.tier`) a close and reopen would start nothing:
+the job refuses, and says so on the pull request and in the job summary.
 """
 
 from __future__ import annotations
@@ -31,21 +33,26 @@ __all__ = ["StartCiResult", "start_ci_job"]
 
 @dataclass(frozen=True)
 class StartCiResult:
-    """What start-ci did: ``started`` (closed and reopened ``pull`` at ``head``) or
-    ``ignored`` with the reason."""
+    """What start-ci did: ``started`` (closed and reopened ``pull`` at ``head``),
+    ``ignored``, or ``no-app`` (approved, but the GITHUB_TOKEN-only tier cannot start CI:
+    ``reason``)."""
 
     decision: Decision
     status: str
     pull: int | None = None
     head: str | None = None
+    reason: str = ""
 
     def to_job(self) -> JobResult:
         return JobResult(
             outputs={"status": self.status, "pr-number": str(self.pull or "")},
-            record=self.decision.to_json() | {"status": self.status, "head": self.head},
+            record=self.decision.to_json()
+            | {"status": self.status, "head": self.head, "reason": self.reason},
             summary=(
                 f"**Chimera:** CI started on PR #{self.pull} at `{(self.head or '')[:12]}`."
                 if self.status == "started"
+                else f"**Chimera:** PR #{self.pull}: {self.reason}."
+                if self.reason
                 else ""
             ),
         )
@@ -67,6 +74,16 @@ def start_ci_job(ctx: ActionContext, settings: ActionSettings) -> StartCiResult:
     if res.decision.action is not Act.START_CI or res.pull is None:
         return StartCiResult(res.decision, "ignored")
     pull = res.pull
+    if settings.no_app:
+        from chimera.github.summary import render_marker
+        from chimera.github.tier import NO_APP_CI
+
+        # Said once per approved head, where the reviewer looks.
+        marker = render_marker("no-app-ci", {"pull": pull.number, "head": pull.head_sha})
+        client.comment(pull.number, f"**Chimera:** {NO_APP_CI}.\n\n{marker}", marker=marker)
+        return StartCiResult(
+            res.decision, "no-app", pull=pull.number, head=pull.head_sha, reason=NO_APP_CI
+        )
     client.update_pull(pull.number, state="closed")
     reopened = client.update_pull(pull.number, state="open")
     if reopened.head_sha != pull.head_sha:

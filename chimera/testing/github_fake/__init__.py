@@ -32,6 +32,11 @@ What it models:
   ``pull_request`` ``synchronize``) events;
 * check runs (Apps and the ``GITHUB_TOKEN`` only: a personal token gets GitHub's 403) and
   commit statuses, with the combined status of a ref;
+* a repository's set-up as ``chimera doctor`` reads it: a folder's listing
+  (``GET .../contents/{dir}``), the workflow permissions ("Allow GitHub Actions to create and
+  approve pull requests"), the names of its Actions secrets and of the organization's shared
+  with it, branch protection (:meth:`FakeRepo.protect`), and App installations as a person's
+  token sees them;
 * branch rules (``merge_queue``), branch protection, workflow dispatches, run artifacts (zip;
   a name is unique within a run across its attempts: a second upload is GitHub's 409),
   workflow runs (read, cancel: 409 once completed; "Re-run jobs" starts the next attempt,

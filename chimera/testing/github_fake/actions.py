@@ -1,6 +1,9 @@
 """GitHub Actions: workflow dispatches, workflow runs (read; cancel, which is asynchronous as on
-GitHub: the run stays ``in_progress`` until :meth:`GitHubFake.settle_cancels`), and run
-artifacts."""
+GitHub: the run stays ``in_progress`` until :meth:`GitHubFake.settle_cancels`), run
+artifacts, the repository's workflow permissions (``GET .../actions/permissions/workflow``:
+an admin's, as on GitHub) and the names of its secrets and of the organization's secrets
+shared with it (``GET .../actions/secrets``, ``.../actions/organization-secrets``: a
+collaborator with write access, or a token granted ``secrets: read``)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from chimera.testing.github_fake.routing import (
     Resource,
     route,
 )
-from chimera.testing.github_fake.state import node_id
+from chimera.testing.github_fake.state import ROLE_RANK, FakeRepo, node_id
 
 
 class Actions(Resource):
@@ -110,3 +113,45 @@ class Actions(Resource):
             raise HttpError(409, "Cannot cancel a workflow run that is completed.")
         run["cancel_requested"] = True
         return FakeResponse(202, {})
+
+    @route("GET", "{repo}/actions/permissions/workflow")
+    def workflow_permissions(self, req: FakeRequest) -> FakeResponse:
+        """GitHub's answer to an admin (a token granted ``administration: read``); 403 for
+        anyone else."""
+        repo = self.repo(req)
+        self._may_read(repo, req, "admin", "administration")
+        return FakeResponse(
+            200,
+            {
+                "default_workflow_permissions": repo.default_workflow_permissions,
+                "can_approve_pull_request_reviews": repo.allow_actions_pull_requests,
+            },
+        )
+
+    @route("GET", "{repo}/actions/secrets")
+    def list_secrets(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        self._may_read(repo, req, "write", "secrets")
+        return self._secrets(req, repo.secrets, "")
+
+    @route("GET", "{repo}/actions/organization-secrets")
+    def list_org_secrets(self, req: FakeRequest) -> FakeResponse:
+        repo = self.repo(req)
+        self._may_read(repo, req, "write", "secrets")
+        return self._secrets(req, repo.org_secrets, "selected")
+
+    def _may_read(self, repo: FakeRepo, req: FakeRequest, role: str, scope: str) -> None:
+        who = req.identity
+        if who is None:
+            raise HttpError(401, "Requires authentication")
+        if ROLE_RANK[self.role(repo, who.login)] < ROLE_RANK[role] or not who.allows(scope, "read"):
+            raise HttpError(403, "Resource not accessible by integration")
+
+    def _secrets(self, req: FakeRequest, found: dict[str, str], visibility: str) -> FakeResponse:
+        items = [
+            {"name": name, "created_at": stamp, "updated_at": stamp}
+            | ({"visibility": visibility} if visibility else {})
+            for name, stamp in sorted(found.items())
+        ]
+        page = self.paginate(req, items)
+        return FakeResponse(200, {"total_count": len(items), "secrets": page.payload}, page.headers)

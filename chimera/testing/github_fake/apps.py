@@ -9,7 +9,13 @@ it is installed on and the permissions the installation grants). Then, as on Git
   ``<slug>[bot]``, whose writes start workflows), narrowed to the ``repositories`` and
   ``permissions`` asked for; asking for more than the installation grants is GitHub's 422;
 * ``DELETE /installation/token`` revokes the token it is called with;
-* ``GET /app`` answers the App's JWT (every other credential gets 401).
+* ``GET /app`` answers the App's JWT (every other credential gets 401);
+* with a person's token, ``GET /user/installations`` lists the installations whose account
+  is that person or that reach a repository the person administers, ``GET
+  /user/installations/{id}/repositories`` their repositories, and ``GET
+  /orgs/{org}/installations`` an organization's (for an admin of one of its repositories;
+  arrange an organization with ``fake.users[org]["type"] = "Organization"``); an installation
+  token or the ``GITHUB_TOKEN`` gets 403 there.
 
 The JWT is checked as GitHub does: RS256, signed by the App's key, ``iss`` the App id, not
 expired and issued at most a minute ahead. PyJWT (a PyGithub dependency) verifies it, imported
@@ -144,8 +150,13 @@ class Apps(Resource):
             "app_id": app.app_id,
             "app_slug": app.slug,
             "account": self.json.user(app.owner),
-            "target_type": "User",
+            "target_id": self.fake.users.get(app.owner, {}).get("id", 0),
+            "target_type": self.fake.users.get(app.owner, {}).get("type", "User"),
             "repository_selection": "selected",
+            "repositories_url": f"{self.fake.api_url}/installation/repositories",
+            "single_file_name": None,
+            "suspended_by": None,
+            "suspended_at": None,
             "permissions": dict(app.permissions),
             "events": [],
             "access_tokens_url": (
@@ -191,6 +202,63 @@ class Apps(Resource):
     @route("GET", "/orgs/{who}/installation")
     def org_installation(self, req: FakeRequest) -> FakeResponse:
         return self.user_installation(req)
+
+    @route("GET", "/user/installations")
+    def my_installations(self, req: FakeRequest) -> FakeResponse:
+        found = [self._installation(app) for app in self._visible(req)]
+        return FakeResponse(200, {"total_count": len(found), "installations": found})
+
+    @route("GET", "/user/installations/{iid:int}/repositories")
+    def my_installation_repos(self, req: FakeRequest) -> FakeResponse:
+        login = self._person(req)
+        for app in self._visible(req):
+            if app.installation_id == req.number("iid"):
+                repos = [
+                    self.json.repo(self.fake.repos[r])
+                    for r in app.repos
+                    if r in self.fake.repos and self._admin_or_owner(login, r, app)
+                ]
+                return FakeResponse(
+                    200,
+                    {
+                        "total_count": len(repos),
+                        "repository_selection": "selected",
+                        "repositories": repos,
+                    },
+                )
+        raise HttpError(404, "Not Found")
+
+    @route("GET", "/orgs/{org}/installations")
+    def org_installations(self, req: FakeRequest) -> FakeResponse:
+        login = self._person(req)
+        org = req.params["org"]
+        if self.fake.users.get(org, {}).get("type") != "Organization":
+            raise HttpError(404, "Not Found")
+        owned = [r for r in self.fake.repos.values() if r.owner == org]
+        if not any(r.collaborators.get(login) == "admin" for r in owned):
+            raise HttpError(403, "You must be an organization owner to list its installations")
+        found = [self._installation(a) for a in self.fake.apps.values() if a.owner == org]
+        return FakeResponse(200, {"total_count": len(found), "installations": found})
+
+    def _person(self, req: FakeRequest) -> str:
+        who = req.identity
+        if who is None:
+            raise HttpError(401, "Requires authentication")
+        if who.kind is not TokenKind.PERSONAL:
+            raise HttpError(403, "Resource not accessible by integration")
+        return who.login
+
+    def _admin_or_owner(self, login: str, full_name: str, app: FakeApp) -> bool:
+        repo = self.fake.repos.get(full_name)
+        return app.owner == login or (repo is not None and repo.collaborators.get(login) == "admin")
+
+    def _visible(self, req: FakeRequest) -> list[FakeApp]:
+        login = self._person(req)
+        return [
+            app
+            for app in self.fake.apps.values()
+            if any(self._admin_or_owner(login, r, app) for r in app.repos)
+        ]
 
     @route("POST", "/app/installations/{iid:int}/access_tokens")
     def create_token(self, req: FakeRequest) -> FakeResponse:

@@ -36,8 +36,9 @@ class Commits(Resource):
 
     @route("GET", "{repo}/contents/{path:path}")
     def get_contents(self, req: FakeRequest) -> FakeResponse:
-        """A file's content (base64) at ``?ref=`` (default: the default branch); 404 for a
-        missing file or ref, a folder's listing is not served."""
+        """A file's content (base64) at ``?ref=`` (default: the default branch), or a folder's
+        listing (its entries without content, as GitHub lists them); 404 for a missing path
+        or ref."""
         repo = self.repo(req)
         if repo.remote is None:
             raise HttpError(404, "Not Found")
@@ -47,25 +48,58 @@ class Commits(Resource):
         git = ["git", "--git-dir", str(repo.remote)]
         kind = subprocess.run(
             [*git, "cat-file", "-t", f"{rev}:{path}"], capture_output=True, text=True, check=False
-        )
-        if kind.returncode != 0 or kind.stdout.strip() != "blob":
+        ).stdout.strip()
+        if kind == "tree":
+            return FakeResponse(200, self._listing(repo, rev, path, ref))
+        if kind != "blob":
             raise HttpError(404, "Not Found")
         blob = subprocess.run([*git, "show", f"{rev}:{path}"], capture_output=True, check=True)
         sha = subprocess.run(
             [*git, "rev-parse", f"{rev}:{path}"], capture_output=True, text=True, check=True
         ).stdout.strip()
+        entry = self._entry(repo, "file", path, sha, len(blob.stdout), ref)
         return FakeResponse(
-            200,
-            {
-                "type": "file",
-                "encoding": "base64",
-                "size": len(blob.stdout),
-                "name": path.rsplit("/", 1)[-1],
-                "path": path,
-                "sha": sha,
-                "content": base64.encodebytes(blob.stdout).decode(),
-            },
+            200, entry | {"encoding": "base64", "content": base64.encodebytes(blob.stdout).decode()}
         )
+
+    def _listing(self, repo: FakeRepo, rev: str, path: str, ref: str) -> list[dict[str, Any]]:
+        proc = subprocess.run(
+            ["git", "--git-dir", str(repo.remote), "ls-tree", "-l", "-z", f"{rev}:{path}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        kinds = {"blob": "file", "tree": "dir", "commit": "submodule"}
+        out = []
+        for record in filter(None, proc.stdout.split("\0")):
+            meta, _, name = record.partition("\t")
+            mode, kind, sha, size = meta.split()
+            shown = "symlink" if mode == "120000" else kinds.get(kind, "file")
+            full = f"{path}/{name}" if path else name
+            out.append(self._entry(repo, shown, full, sha, int(size) if size != "-" else 0, ref))
+        return out
+
+    def _entry(
+        self, repo: FakeRepo, kind: str, path: str, sha: str, size: int, ref: str
+    ) -> dict[str, Any]:
+        """One ``content-*`` object's common fields (GitHub's ``_links`` and URLs)."""
+        api = f"{self.fake.api_url}/repos/{repo.full_name}"
+        html = f"{self.fake.web_url}/{repo.full_name}/blob/{ref}/{path}"
+        git_url = f"{api}/git/{'trees' if kind == 'dir' else 'blobs'}/{sha}"
+        url = f"{api}/contents/{path}?ref={ref}"
+        raw = f"{self.fake.web_url}/{repo.full_name}/raw/{ref}/{path}"
+        return {
+            "type": kind,
+            "size": size,
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "sha": sha,
+            "url": url,
+            "git_url": git_url,
+            "html_url": html,
+            "download_url": raw if kind == "file" else None,
+            "_links": {"self": url, "git": git_url, "html": html},
+        }
 
     @route("GET", "{repo}/commits")
     def list_commits(self, req: FakeRequest) -> FakeResponse:

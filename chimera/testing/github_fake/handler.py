@@ -72,6 +72,12 @@ class Handler(OneShotHandler):
         if is_git:  # a pack, not JSON; faults apply to the REST and GraphQL API only
             self.send(fake.git.serve(req, raw))
             return
+        if fake.rejects_unknown_tokens and req.identity is None and _unknown_token(req):
+            fake.record(req, 401)
+            self.send(
+                FakeResponse(401, {"message": "Bad credentials", "documentation_url": DOCS_URL})
+            )
+            return
         fault = fake.take_fault(method, path)
         if fault is not None and fault.before is not None:
             fault.before()
@@ -112,6 +118,12 @@ class Handler(OneShotHandler):
 
     def do_DELETE(self) -> None:
         self.dispatch("DELETE")
+
+
+def _unknown_token(req: FakeRequest) -> bool:
+    """A ``token``/``Bearer`` credential that is no App's JWT (the Apps routes judge those)."""
+    scheme, _, value = req.header("Authorization").strip().partition(" ")
+    return scheme.lower() in ("token", "bearer") and value.strip().count(".") != 2
 
 
 def _json(raw: bytes) -> Any:

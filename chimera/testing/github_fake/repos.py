@@ -70,7 +70,17 @@ class Repos(Resource):
         branch = req.params["branch"]
         if branch not in repo.protection:
             raise HttpError(404, "Branch not protected")
-        return FakeResponse(200, repo.protection[branch])
+        url = f"{self.fake.api_url}/repos/{repo.full_name}/branches/{branch}/protection"
+        out = {"url": url, "name": branch, "protection_url": url} | repo.protection[branch]
+        checks = out.get("required_status_checks")
+        if isinstance(checks, dict):
+            extra = {"url": f"{url}/required_status_checks"}
+            extra["contexts_url"] = f"{extra['url']}/contexts"
+            out["required_status_checks"] = extra | checks
+        for key in ("enforce_admins",):
+            if isinstance(out.get(key), dict):
+                out[key] = {"url": f"{url}/{key}"} | out[key]
+        return FakeResponse(200, out)
 
     @route("GET", "{repo}/branches/{branch:path}")
     def get_branch(self, req: FakeRequest) -> FakeResponse:

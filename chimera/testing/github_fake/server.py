@@ -58,6 +58,9 @@ class GitHubFake(AppsMixin, RunsMixin, LocalServer):
         calls: every request received, in order.
         events: every webhook event a write caused (see :attr:`triggered_events`).
         internal_errors: bugs of the fake itself (answered with status 599).
+        rejects_unknown_tokens: answer a token the fake does not know (or revoked) with
+            GitHub's 401 "Bad credentials", as GitHub does; off by default, when such a
+            request is anonymous (runners' own tokens the fake never issued).
     """
 
     handler = Handler
@@ -74,6 +77,7 @@ class GitHubFake(AppsMixin, RunsMixin, LocalServer):
         self.events: list[RepoEvent] = []
         self.internal_errors: list[str] = []
         self._faults: list[FakeFault] = []
+        self.rejects_unknown_tokens = False
         self._clock_offset = 0.0
         self._ids = itertools.count(1000)
         super().__init__()

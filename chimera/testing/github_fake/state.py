@@ -213,7 +213,10 @@ class FakeRepo:
 
     ``allow_actions_pull_requests`` is the setting "Allow GitHub Actions to create and approve
     pull requests" (off by default, as for new repositories): while off, a GITHUB_TOKEN gets
-    403 creating a pull request and 422 approving one.
+    403 creating a pull request and 422 approving one. ``default_workflow_permissions`` is the
+    same settings page's ``read`` or ``write`` default for ``GITHUB_TOKEN``. ``secrets`` are
+    the repository's Actions secrets and ``org_secrets`` the organization's secrets shared
+    with it (name → ``created_at``; their values never leave GitHub).
     """
 
     owner: str
@@ -223,6 +226,9 @@ class FakeRepo:
     remote: Path | None = None
     private: bool = False
     allow_actions_pull_requests: bool = False
+    default_workflow_permissions: str = "read"
+    secrets: dict[str, str] = field(default_factory=dict)
+    org_secrets: dict[str, str] = field(default_factory=dict)
     collaborators: dict[str, str] = field(default_factory=dict)
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
     issues: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -263,6 +269,21 @@ class FakeRepo:
     def own_open_pulls(self) -> list[dict[str, Any]]:
         """Open PRs whose head branch is this repository's (not a fork's)."""
         return [p for p in self.open_pulls() if p.get("head_owner", self.owner) == self.owner]
+
+    def protect(self, branch: str, *, checks: tuple[str, ...] = (), strict: bool = True) -> None:
+        """Arrange branch protection on ``branch`` requiring the status checks ``checks``
+        (their contexts, any App), as the settings page saves it."""
+        self.protection[branch] = {
+            "required_status_checks": {
+                "strict": strict,
+                "contexts": list(checks),
+                "checks": [{"context": c, "app_id": None} for c in checks],
+            },
+            "enforce_admins": {"enabled": False},
+            "required_linear_history": {"enabled": False},
+            "allow_force_pushes": {"enabled": False},
+            "allow_deletions": {"enabled": False},
+        }
 
     def issue_comments(self, number: int) -> list[dict[str, Any]]:
         return [c for c in self.comments.values() if c["issue"] == number]
