@@ -245,7 +245,7 @@ class PullRequestStep:
                 # The GITHUB_TOKEN-only tier: no App token can start CI (chimera.github.tier).
                 "CI does not start by itself (no GitHub App): after approving its head commit, "
                 "close and reopen it to run CI"
-                if self.settings.no_app
+                if self.step.settings.no_app
                 else "CI starts after a person with write access approves its head commit"
             )
             detail = (
