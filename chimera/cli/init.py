@@ -9,6 +9,9 @@ file is written (atomically) and before ``next: chimera check`` is printed. An e
 ``specs/`` that does not load is reported and nothing is written; an existing starter file is
 never overwritten without ``--force``. When every inferred id is already taken, nothing is
 written and the exit status is 0: the Spec already holds them.
+
+``--github`` writes the Action's one workflow instead (:mod:`chimera.cli.init_github`), and
+the starter spec too when the repository has no ``specs/``.
 """
 
 from __future__ import annotations
@@ -44,17 +47,53 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--root", metavar="DIR", help="the repository (default: current directory)")
     parser.add_argument(
-        "--force", action="store_true", help=f"overwrite an existing {STARTER_FILE}"
+        "--github",
+        action="store_true",
+        help=(
+            "write .github/workflows/chimera.yml, the Action's one workflow, pinned to this "
+            "Chimera's release commit (and specs/ when there is none)"
+        ),
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help=f"overwrite an existing {STARTER_FILE} (with --github: show the caller's diff and "
+        "replace it)",
     )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from chimera.spec.starter import infer_requirements, render_spec
-
     root = Path(args.root) if args.root else Path.cwd()
     if not root.is_dir():
         raise UsageError(f"--root {args.root}: not a directory")
+    if args.github:
+        return _run_github(args, root)
+    return _write_starter(args, root)
+
+
+def _run_github(args: argparse.Namespace, root: Path) -> int:
+    """The caller, pinned; then the starter spec when there is no ``specs/`` (a repository
+    the Action serves needs a Spec to judge by)."""
+    from chimera.cli.init_github import CALLER_FILE, write_caller
+
+    shown = root / CALLER_FILE if args.root else CALLER_FILE
+    sys.stdout.write(write_caller(root, shown, force=args.force))
+    if not (root / "specs").exists():
+        try:
+            _write_starter(args, root)
+        except UsageError as exc:
+            sys.stdout.write(f"note: no specs/ written: {exc}\n")
+    sys.stdout.write(
+        "next: the App's secrets CHIMERA_APP_ID and CHIMERA_APP_PRIVATE_KEY, your model key "
+        "(ANTHROPIC_API_KEY), and the label `chimera` (docs: Set up the Action and its App)\n"
+    )
+    return 0
+
+
+def _write_starter(args: argparse.Namespace, root: Path) -> int:
+    from chimera.spec.starter import infer_requirements, render_spec
+
     target = root / STARTER_FILE
     shown = target if args.root else STARTER_FILE
     if target.exists() and not args.force:

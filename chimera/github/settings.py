@@ -147,7 +147,7 @@ class ActionSettings:
         allow_self_approval: the person who triggered a run may approve it.
         branch_prefix: Chimera's branches are ``<prefix><issue number>``.
         max_open_prs / max_prs_per_hour: the ChangeQueue's limits.
-        fix_workflow: the workflow file the queue dispatches (``chimera-fix.yml``).
+        fix_workflow: the workflow file the queue dispatches (the caller, ``chimera.yml``).
         auto_merge: request GitHub auto-merge (or the merge queue) for low-risk PRs.
         risk_reviewers: reviewers requested on ``risk:high`` PRs.
         model, spec_path, max_attempts, max_iterations, budget_usd, budget_tokens,
@@ -184,7 +184,7 @@ class ActionSettings:
     branch_prefix: str = "chimera/issue-"
     max_open_prs: int = 3
     max_prs_per_hour: int = 6
-    fix_workflow: str = "chimera-fix.yml"
+    fix_workflow: str = "chimera.yml"
     auto_merge: bool = False
     risk_reviewers: tuple[str, ...] = ()
     model: str | None = None
@@ -255,7 +255,7 @@ class ActionSettings:
             allow_self_approval=_bool(e, "CHIMERA_ALLOW_SELF_APPROVAL", False),
             max_open_prs=_int(e, "CHIMERA_MAX_OPEN_PRS", 3, 1),
             max_prs_per_hour=_int(e, "CHIMERA_MAX_PRS_PER_HOUR", 6, 1),
-            fix_workflow=e.get("CHIMERA_FIX_WORKFLOW", "").strip() or "chimera-fix.yml",
+            fix_workflow=e.get("CHIMERA_FIX_WORKFLOW", "").strip() or "chimera.yml",
             auto_merge=_bool(e, "CHIMERA_AUTO_MERGE", False),
             risk_reviewers=_split(e.get("CHIMERA_RISK_REVIEWERS", "")),
             model=e.get("CHIMERA_MODEL", "").strip() or None,

@@ -1,7 +1,7 @@
-"""A project with a real dependency, through the Action: the set-up step of chimera-fix.yml
-(run as the runner would, on the base commit) installs it from a local wheel with the shipped
-pip script, and decide → agent → verify → publish on the GitHub fake judge a change that
-imports it in the strict sandbox, with no network there."""
+"""A project with a real dependency, through the Action: the agent job's set-up step of the
+reusable workflow (run as the runner would, on the base commit) installs it from a local wheel
+with the shipped pip script, and decide → agent → verify → publish on the GitHub fake judge a
+change that imports it in the strict sandbox, with no network there."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def git(cwd: Path, *args: str) -> str:
 
 def set_up(world: World, deps: Path) -> None:
     """The maintainer's commit (manifest and set-up script), then the agent job's set-up
-    step of chimera-fix.yml, run by bash in a fresh checkout of that commit."""
+    step of the reusable workflow, run by bash in a fresh checkout of that commit."""
     wheels = world.tmp / "wheels"
     wheels.mkdir()
     build_wheel(wheels, "tinydep", "1.0", {"tinydep/__init__.py": "def answer():\n    return 42\n"})
@@ -55,7 +55,7 @@ def set_up(world: World, deps: Path) -> None:
     git(checkout, "add", "-A")
     git(checkout, "commit", "-q", "-m", "dependencies and the set-up script")
     git(checkout, "push", "-q", "origin", "HEAD:main")
-    workflow = yaml.safe_load((ROOT / "examples" / "workflows" / "chimera-fix.yml").read_text())
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "chimera.yml").read_text())
     (step,) = [
         s for s in workflow["jobs"]["agent"]["steps"] if s.get("name", "").startswith("Set up")
     ]

@@ -111,6 +111,8 @@ def test_the_wheel_holds_the_packages_and_their_entry_points_only(dists: Dists) 
     missing = sorted(n for n in tracked if n.endswith(".py") and n not in shipped)
     assert [n for n in missing if not n.startswith("chimera/eval/chains/")] == []
     assert {"chimera/py.typed", "pytest_chimera/py.typed", "chimera/_version.py"} <= set(names)
+    # chimera init --github writes the Action's caller from the wheel's own copy.
+    assert "chimera/cli/caller.yml" in names
     with zipfile.ZipFile(dists.wheel) as archive:
         entry = archive.read(f"{info}/entry_points.txt").decode()
         meta = archive.read(f"{info}/METADATA").decode()

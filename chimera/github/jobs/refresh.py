@@ -1,7 +1,8 @@
 """The Spec check kept fresh on a Chimera PR: when someone pushes to its branch, the Spec check
 run is posted again for the new head — judged through the sandboxed verify path only.
 
-Three jobs, split like decide → verify → publish (``examples/workflows/chimera-spec-refresh.yml``):
+Three jobs, split like decide → verify → publish (the ``refresh``, ``refresh-verify`` and
+``spec-check`` jobs of the reusable workflow, ``.github/workflows/chimera.yml``):
 
 * :func:`refresh_job` (``pull-requests: read``, ``issues: read``; no secrets) — from the
   ``pull_request_target`` ``synchronize`` event of a Chimera branch: the PR's marker names its

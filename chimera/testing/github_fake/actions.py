@@ -93,7 +93,7 @@ class Actions(Resource):
                 "rerun_url": f"{base}/rerun",
                 "jobs_url": f"{base}/jobs",
                 "logs_url": f"{base}/logs",
-                "path": run.get("path", ".github/workflows/chimera-fix.yml"),
+                "path": run.get("path", ".github/workflows/chimera.yml"),
                 "html_url": f"{self.fake.web_url}/{repo.full_name}/actions/runs/{run['id']}",
                 "created_at": run.get("created_at", "2026-01-01T00:00:00Z"),
                 "updated_at": run.get("created_at", "2026-01-01T00:00:00Z"),

@@ -4,8 +4,17 @@ A scenario starts the fake (a repository with a bare remote, collaborators, Chim
 App), seeds the repository, performs what a person does through the fake's REST API (label an
 issue, comment, approve, close a PR) and delivers the webhook the fake recorded for it to every
 example workflow whose ``on:`` it triggers — each delivery one act run
-(:class:`chimera.testing.act.ActRunner`) of the unchanged workflow file, with ``action.yml``
-(``chimera-dev/chimera@v0.1.0``) taken from this checkout. Then it asserts the fake's state.
+(:class:`chimera.testing.act.ActRunner`) of the unchanged caller file
+(``examples/workflows/chimera.yml``), which calls Chimera's reusable workflow
+(``.github/workflows/chimera.yml``) and ``action.yml``, both taken from this checkout at the
+caller's pin. Then it asserts the fake's state.
+
+act (0.2.89) knows neither GitHub's self-repository reference (``uses: $/.``: the reusable
+workflow's own repository at the commit the caller pinned) nor a ``--job`` inside a called
+workflow. The kit resolves the first as GitHub does: in its copy of this checkout the
+reusable workflow's ``$/.`` names the caller's pin, which is that same copy. A run asked for
+one job (``job=``) calls a copy of the reusable workflow holding that job and the jobs it
+needs only, act's meaning of ``--job``.
 
 What runs, and how it is wired (``ActKit``, built once per session):
 
@@ -38,6 +47,8 @@ find it.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -68,7 +79,10 @@ ROOT = Path(__file__).resolve().parents[3]
 STAND_INS = Path(__file__).resolve().parent / "actions"
 REPO = "octo/app"
 APP_SLUG = "my-chimera-app"  # the workflows' bot-login is "my-chimera-app[bot]"
-ACTION = "chimera-dev/chimera@v0.1.0"  # the examples' placeholder pin of Chimera's action
+ACTION = "chimera-dev/chimera@v0.1.0"  # chimera-check.yml's placeholder pin of the action
+CALLER = "chimera.yml"  # the adopter's one workflow in examples/workflows/
+REUSABLE = Path(".github") / "workflows" / "chimera.yml"  # Chimera's reusable workflow
+SELF_REFERENCE = "uses: $/."  # the reusable workflow's references to Chimera's own action
 MODEL = "claude-sonnet-4-5"  # the workflows' model, anthropic/claude-sonnet-4-5
 LLM_KEY = "sk-ant-stub-key"
 SPEC = """\
@@ -113,6 +127,36 @@ def _copy_tree(root: Path, files: Sequence[str], dest: Path) -> None:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / rel, target, follow_symlinks=False)
+
+
+def caller_pin(caller: Path) -> str:
+    """``owner/repo@sha`` of the reusable workflow a caller file calls."""
+    found = re.search(
+        r"uses: ([\w.-]+/[\w.-]+)/\.github/workflows/[\w.-]+\.yml@([0-9a-f]{40})",
+        caller.read_text(encoding="utf-8"),
+    )
+    assert found is not None, f"{caller}: calls no pinned reusable workflow"
+    return f"{found.group(1)}@{found.group(2)}"
+
+
+def _resolve_self_references(workflow: Path, pin: str) -> None:
+    """``uses: $/.`` → ``uses: <pin>``: the same folder, as GitHub resolves it."""
+    text = workflow.read_text(encoding="utf-8")
+    assert SELF_REFERENCE in text, f"{workflow}: no self-repository reference left to resolve"
+    workflow.write_text(text.replace(SELF_REFERENCE, f"uses: {pin}"), encoding="utf-8")
+
+
+def _needed_jobs(jobs: dict[str, Any], job: str) -> set[str]:
+    """``job`` and every job it needs, transitively (act's ``--job``)."""
+    wanted, todo = set(), [job]
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        needs = jobs[name].get("needs", [])
+        todo.extend([needs] if isinstance(needs, str) else needs)
+    return wanted
 
 
 @dataclass(frozen=True)
@@ -206,6 +250,9 @@ def act_kit(tmp_path_factory: pytest.TempPathFactory) -> ActKit:
     action = folder / "chimera-action"
     _copy_tree(ROOT, _files_git_sees(ROOT), action)
     mapping[ACTION] = action
+    pin = caller_pin(ROOT / "examples" / "workflows" / CALLER)
+    mapping[pin] = action
+    _resolve_self_references(action / REUSABLE, pin)
     cache = folder / "act-cache"
     _tool_cache(cache)
     private, public = _app_keys()
@@ -339,11 +386,17 @@ class ActWorld:
             record.update(name=name, event=event, path=f".github/workflows/{workflow}")
         sender = (payload.get("sender") or {}).get("login") or "octocat"
         attempt = int(self.repo.workflow_runs[run_id]["run_attempt"])
+        runner, act_job = self.runner, job
+        if job is not None and workflow == CALLER:
+            path, runner = self._partial(path, job)
+            act_job = None
         try:
-            done = self.runner.run(
+            done = runner.run(
                 path, event, payload, run_id=run_id, attempt=attempt, actor=str(sender),
-                job=job, env=self._context_env(event, payload),
+                job=act_job, env=self._context_env(event, payload),
             )  # fmt: skip
+            if act_job is None and job is not None:
+                done = dataclasses.replace(done, workflow=self.workflows / workflow)
         finally:
             self.fake.settle_cancels(REPO)
         record = self.repo.workflow_runs[run_id]
@@ -353,6 +406,45 @@ class ActWorld:
             )
         self.runs.append(done)
         return done
+
+    def mutable_reusable_workflow(self) -> Path:
+        """The reusable workflow of this scenario's own copy of the checkout (the caller's
+        pin maps to it from now on), for a test that changes it."""
+        pin = caller_pin(self.workflows / CALLER)
+        folder = self.tmp / "chimera-action"
+        shutil.copytree(self.runner.local_repositories[pin], folder, symlinks=True)
+        repositories = {**self.runner.local_repositories, pin: folder}
+        self.runner = dataclasses.replace(self.runner, local_repositories=repositories)
+        return folder / REUSABLE
+
+    @staticmethod
+    def ran(done: ActRun) -> dict[str, str]:
+        """The jobs of the reusable workflow that ran (not skipped), with their results."""
+        return {k: v for k, v in done.jobs.items() if v != "skipped" and k != "chimera"}
+
+    def _partial(self, caller: Path, job: str) -> tuple[Path, ActRunner]:
+        """A caller of a copy of the reusable workflow that holds ``job`` and the jobs it
+        needs only, and the runner that maps its pin to that copy."""
+        pin = caller_pin(caller)
+        source = self.runner.local_repositories[pin]
+        folder = self.tmp / f"partial-{job}"
+        if not folder.exists():
+            shutil.copytree(source, folder, symlinks=True)
+            data = yaml.safe_load((source / REUSABLE).read_text(encoding="utf-8"))
+            keep = _needed_jobs(data["jobs"], job)
+            data["jobs"] = {k: v for k, v in data["jobs"].items() if k in keep}
+            data["on"] = data.pop(True)
+            (folder / REUSABLE).write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+        partial_pin = f"{pin.split('@')[0]}@{hashlib.sha1(job.encode()).hexdigest()}"
+        callers = self.tmp / f"partial-{job}-caller"
+        callers.mkdir(exist_ok=True)
+        path = callers / caller.name
+        path.write_text(
+            caller.read_text(encoding="utf-8").replace(pin.split("@")[1], partial_pin[-40:]),
+            encoding="utf-8",
+        )
+        repositories = {**self.runner.local_repositories, partial_pin: folder}
+        return path, dataclasses.replace(self.runner, local_repositories=repositories)
 
     def deliver(
         self, event: RepoEvent, *, only: Sequence[str] | None = None, job: str | None = None

@@ -1,11 +1,10 @@
-"""The fix workflow under act: a labelled issue becomes one pull request with one outcome
+"""The fix path under act: a labelled issue becomes one pull request with one outcome
 comment; a re-run of the finished run adds nothing; and the kept mutation test: the same
-scenario on a copy of the workflow with one job output renamed fails."""
+scenario on a copy of the reusable workflow with one job output renamed fails."""
 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,8 +14,13 @@ import pytest
 if TYPE_CHECKING:
     from act.conftest import ActWorld
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "workflows"
-FIX_JOBS = {"decide": "success", "agent": "success", "verify": "success", "publish": "success"}
+FIX_JOBS = {
+    "app": "success",
+    "decide": "success",
+    "agent": "success",
+    "verify": "success",
+    "publish": "success",
+}
 
 
 def remote_file(w: ActWorld, ref: str, path: str) -> str:
@@ -72,11 +76,10 @@ def test_a_labelled_issue_becomes_one_pr_with_one_outcome_and_a_rerun_adds_nothi
     w = act_world
     w.script_writes({"calc.py": w.total_calc})
     issue = w.open_issue("Add total()", w.total_task)
-    # On GitHub the label starts both workflows listening to `issues: labeled`.
-    fix, tick = w.deliver(w.label(issue))
-    assert (fix.workflow.name, tick.workflow.name) == ("chimera-fix.yml", "chimera-tick.yml")
-    assert fix.jobs == FIX_JOBS, w.explain([fix])
-    assert tick.jobs == {"tick": "success"}, w.explain([tick])
+    # On GitHub the label starts the caller once; its run holds the fix jobs and the tick.
+    (fix,) = w.deliver(w.label(issue))
+    assert fix.workflow.name == "chimera.yml"
+    assert w.ran(fix) == FIX_JOBS | {"tick": "success"}, w.explain([fix])
     assert w.outputs(fix, "publish")["status"] == "pr_opened"
     assert labelled_issue_problems(w, issue, fix.run_id) == [], w.explain([fix])
     # The model was reached through LiteLLM with the key the secret carries: the four
@@ -97,7 +100,9 @@ def test_a_labelled_issue_becomes_one_pr_with_one_outcome_and_a_rerun_adds_nothi
     pull, head = w.pulls()[0], w.repo.head_sha(f"chimera/issue-{issue}")
     comments = w.comments(issue)
     again = w.rerun(fix)
-    assert again.jobs == {"decide": "success"}, w.explain([again])
+    assert w.ran(again) == {"app": "success", "decide": "success", "tick": "success"}, w.explain(
+        [again]
+    )
     assert w.outputs(again, "decide")["proceed"] == "false"
     assert [p["number"] for p in w.pulls()] == [pull["number"]]
     assert w.repo.head_sha(f"chimera/issue-{issue}") == head
@@ -111,14 +116,16 @@ def test_a_labelled_issue_becomes_one_pr_with_one_outcome_and_a_rerun_adds_nothi
     assert len(w.stub.completion_requests()) == len(asked)  # no model call
 
 
-def rename_output(source: Path, dest: Path, workflow: str, old: str, new: str) -> None:
-    """A copy of the workflows with one job output of ``workflow`` renamed (one line)."""
-    shutil.copytree(source, dest)
-    path = dest / workflow
+def rename_output(path: Path, job: str, old: str, new: str) -> None:
+    """One output of ``job`` in the workflow at ``path`` renamed in place (one line)."""
     text = path.read_text(encoding="utf-8")
+    start = text.index(f"\n  {job}:\n")
+    end = text.find("\n\n  ", start + 1)
+    block = text[start:end]
     line = f"      {old}: ${{{{ steps.gate.outputs.{old} }}}}\n"
-    assert text.count(line) == 1, "the mutation no longer applies: update the test"
-    path.write_text(text.replace(line, line.replace(f"{old}:", f"{new}:", 1)), encoding="utf-8")
+    assert block.count(line) == 1, "the mutation no longer applies: update the test"
+    renamed = block.replace(line, line.replace(f"{old}:", f"{new}:", 1))
+    path.write_text(text[:start] + renamed + text[end:], encoding="utf-8")
     changed = [
         (a, b)
         for a, b in zip(text.splitlines(), path.read_text().splitlines(), strict=True)
@@ -135,10 +142,9 @@ def test_a_workflow_copy_with_one_output_renamed_fails_the_labelled_issue_scenar
     """Kept mutation test: the harness notices a wrong output name, which actionlint and the
     in-process e2e suites do not (the later jobs read ``needs.decide.outputs.proceed``)."""
     w = act_world
-    w.workflows = w.tmp / "mutated"
-    rename_output(EXAMPLES, w.workflows, "chimera-fix.yml", "proceed", "proceeding")
+    rename_output(w.mutable_reusable_workflow(), "decide", "proceed", "proceeding")
     w.script_writes({"calc.py": w.total_calc})
     issue = w.open_issue("Add total()", w.total_task)
-    (fix,) = w.deliver(w.label(issue), only=["chimera-fix.yml"])
+    (fix,) = w.deliver(w.label(issue))
     assert w.outputs(fix, "decide")["proceed"] == "true"  # decide itself admitted the issue
     assert labelled_issue_problems(w, issue, fix.run_id) == ["0 pull requests, not one"]

@@ -1,4 +1,4 @@
-"""The review workflow under act: a ``risk: high`` change opens as a draft; a person's
+"""The review path under act: a ``risk: high`` change opens as a draft; a person's
 approval resumes the paused run (the agent job reads the earlier run's artifact through the
 REST API); a later approval of the head commit starts CI (the App closes and reopens the PR,
 an event that starts workflows, unlike the GITHUB_TOKEN's)."""
@@ -28,8 +28,10 @@ def test_a_risky_change_is_a_draft_until_approved_then_resumes_and_starts_ci(
     w = act_world
     w.script_writes({"migrations/001_init.sql": MIGRATION})
     issue = w.open_issue("First migration", w.risky_task)
-    (fix,) = w.deliver(w.label(issue), only=["chimera-fix.yml"])
-    assert fix.jobs == dict.fromkeys(("decide", "agent", "verify", "publish"), "success")
+    (fix,) = w.deliver(w.label(issue))
+    assert w.ran(fix) == dict.fromkeys(
+        ("app", "decide", "agent", "verify", "publish", "tick"), "success"
+    ), w.explain([fix])
     assert w.outputs(fix, "publish")["status"] == "awaiting_approval", w.explain([fix])
     (pull,) = w.pulls()
     assert pull["draft"] is True and "risk:high" in pull["labels"]
@@ -40,10 +42,10 @@ def test_a_risky_change_is_a_draft_until_approved_then_resumes_and_starts_ci(
     # bob (write access, not the one who labelled) approves the head: the run resumes.
     calls = len(w.fake.calls)
     (resume,) = w.deliver(w.approve(pull["number"], by="bob"))
-    assert resume.workflow.name == "chimera-review.yml"
-    assert resume.jobs == dict.fromkeys(("decide", "agent", "verify", "publish"), "success"), (
-        w.explain([resume])
-    )
+    assert resume.workflow.name == "chimera.yml"
+    assert w.ran(resume) == dict.fromkeys(
+        ("app", "decide", "agent", "verify", "publish"), "success"
+    ), w.explain([resume])
     assert w.outputs(resume, "decide")["mode"] == "resume"
     # The paused run's folder came from the fix run's artifact, through the REST endpoints.
     rest = [c.path for c in w.fake.calls[calls:] if c.method == "GET" and c.status == 200]
@@ -59,7 +61,7 @@ def test_a_risky_change_is_a_draft_until_approved_then_resumes_and_starts_ci(
     before = len(w.fake.events)
     (start,) = w.deliver(w.approve(pull["number"], by="bob"))
     assert start.jobs.get("start-ci") == "success", w.explain([start])
-    assert "agent" not in start.jobs
+    assert "agent" not in w.ran(start)
     started = [
         (e.event, e.action, e.actor, e.kind)
         for e in w.events_since(before, "pull_request")

