@@ -110,8 +110,8 @@ def test_the_plugin_may_import_only_spec_and_errors(tmp_path: Path) -> None:
 
 ROOMS = {
     "github": {
-        "client": {},
-        "queue": {"client": "the queue's state is kept through the API"},
+        "mail": {},
+        "desk": {"mail": "the desk's state is kept through the API"},
         "jobs": {"*": "a job wires the rooms"},
     }
 }
@@ -121,12 +121,12 @@ def _rooms(tmp_path: Path, files: dict[str, str]) -> Path:
     base = {
         "__init__.py": "",
         "github/__init__.py": '"""GitHub."""\n',
-        "github/client/__init__.py": '"""The client."""\n',
-        "github/client/api.py": "",
-        "github/queue/__init__.py": '"""The queue."""\n',
-        "github/queue/queue.py": "from chimera.github.client.api import X\n",
+        "github/mail/__init__.py": '"""The mail."""\n',
+        "github/mail/post.py": "",
+        "github/desk/__init__.py": '"""The desk."""\n',
+        "github/desk/tray.py": "from chimera.github.mail.post import X\n",
         "github/jobs/__init__.py": '"""The jobs."""\n',
-        "github/jobs/drain.py": "from chimera.github.queue import queue\n",
+        "github/jobs/drain.py": "from chimera.github.desk import tray\n",
     }
     return _package(tmp_path, {**base, **files})
 
@@ -138,21 +138,21 @@ def test_declared_room_edges_and_jobs_wildcard_are_allowed(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     "statement",
     [
-        "from chimera.github.queue.queue import ChangeQueue",
-        "from chimera.github import queue",
+        "from chimera.github.desk.tray import Tray",
+        "from chimera.github import desk",
         "import chimera.github.jobs.drain",
-        "from ..queue import queue",
-        "def f():\n    from chimera.github.queue import queue",
+        "from ..desk import tray",
+        "def f():\n    from chimera.github.desk import tray",
     ],
 )
 def test_an_undeclared_sideways_import_between_rooms_is_reported(
     tmp_path: Path, statement: str
 ) -> None:
-    pkg = _rooms(tmp_path, {"github/client/back.py": statement})
+    pkg = _rooms(tmp_path, {"github/mail/back.py": statement})
     problems = layers.room_violations(pkg, ROOMS)
     assert any(
-        p.startswith("chimera/github/client/back.py:")
-        and ": chimera.github.client imports chimera.github." in p
+        p.startswith("chimera/github/mail/back.py:")
+        and ": chimera.github.mail imports chimera.github." in p
         for p in problems
     ), problems
 
@@ -170,10 +170,10 @@ def test_a_module_outside_every_room_and_an_undeclared_room_are_named(tmp_path: 
 def test_a_cycle_between_rooms_is_reported_even_when_both_edges_are_declared(
     tmp_path: Path,
 ) -> None:
-    rooms = {"github": {**ROOMS["github"], "client": {"queue": "a reason"}}}
-    pkg = _rooms(tmp_path, {"github/client/back.py": "from chimera.github.queue import queue\n"})
+    rooms = {"github": {**ROOMS["github"], "mail": {"desk": "a reason"}}}
+    pkg = _rooms(tmp_path, {"github/mail/back.py": "from chimera.github.desk import tray\n"})
     problems = layers.room_violations(pkg, rooms)
-    assert problems == ["import cycle between rooms of chimera.github: client -> queue -> client"]
+    assert problems == ["import cycle between rooms of chimera.github: desk -> mail -> desk"]
 
 
 def test_without_rooms_declared_a_flat_layer_is_not_checked(tmp_path: Path) -> None:
@@ -198,8 +198,8 @@ def test_the_spec_forbids_each_undeclared_room_edge(
     pkg = _rooms(tmp_path, {})
     monkeypatch.setattr(layers, "ROOMS", ROOMS)
     text = layers.render_spec(pkg)
-    assert "id: room-github-client-not-queue" in text
-    assert "id: room-github-queue-not-jobs" in text
-    assert "id: room-github-queue-not-client" not in text
+    assert "id: room-github-mail-not-desk" in text
+    assert "id: room-github-desk-not-jobs" in text
+    assert "id: room-github-desk-not-mail" not in text
     assert "id: room-github-jobs-not-" not in text
-    assert "#   queue -> client: the queue's state is kept through the API" in text
+    assert "#   desk -> mail: the desk's state is kept through the API" in text
