@@ -40,8 +40,9 @@ Modes (``--mode``):
 object, with the API checks it would still make, and changes nothing.
 
 This module only reads argv and the environment into typed objects, calls one job of
-:mod:`chimera.github.jobs`, and writes the job's result back (step outputs, one JSON line on
-stdout, the job summary); the jobs hold the logic.
+:mod:`chimera.github.jobs` through :data:`JOB_MODES` (one row per mode; each mode's runner
+imports its own job, so a mode loads nothing of the others), and writes the job's result back
+(step outputs, one JSON line on stdout, the job summary); the jobs hold the logic.
 
 Environment: ``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH``, ``GITHUB_REPOSITORY``,
 ``GITHUB_SERVER_URL``, ``GITHUB_API_URL`` (``CHIMERA_GITHUB_API_URL`` overrides it, for GitHub
@@ -67,7 +68,8 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,25 +78,10 @@ from chimera.errors import ConfigError, GitHubError, UsageError
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
-    from chimera.github.jobs import ActionContext, GitHubAccess, JobResult
+    from chimera.github.jobs.context import ActionContext, GitHubAccess, JobResult
     from chimera.github.jobs.verify import HeldOutInput
     from chimera.github.settings import ActionSettings
 
-MODES = (
-    "check",
-    "decide",
-    "agent",
-    "verify",
-    "publish",
-    "start-ci",
-    "drain",
-    "command",
-    "tick",
-    "refresh",
-    "spec-check",
-)
-# Modes that run model-written code: a reused self-hosted runner would keep what it left.
-UNTRUSTED_CODE_MODES = ("agent", "verify")
 EXIT_GITHUB = 1
 
 
@@ -162,7 +149,7 @@ def _payload(path: str) -> dict[str, Any]:
 
 def _github() -> GitHubAccess:
     from chimera.github.client import RetryPolicy
-    from chimera.github.jobs import GitHubAccess
+    from chimera.github.jobs.context import GitHubAccess
 
     try:
         retry = RetryPolicy(
@@ -182,7 +169,7 @@ def _github() -> GitHubAccess:
 
 
 def _context(args: argparse.Namespace) -> ActionContext:
-    from chimera.github.jobs import ActionContext
+    from chimera.github.jobs.context import ActionContext
 
     name = args.event_name or _env("GITHUB_EVENT_NAME")
     path = args.event_path or _env("GITHUB_EVENT_PATH")
@@ -201,8 +188,6 @@ def _context(args: argparse.Namespace) -> ActionContext:
         runner_temp=Path(temp) if temp else None,
         base_ref=_env("CHIMERA_BASE_REF") or None,
         dispatch_ref=_env("CHIMERA_DISPATCH_REF") or None,
-        decided_base=_env("CHIMERA_DECIDED_BASE_SHA") or None,
-        decided_head=_env("CHIMERA_DECIDED_HEAD_SHA") or None,
         github=_github(),
     )
 
@@ -265,85 +250,170 @@ def _summary(text: str) -> None:
 
 
 def _run_job(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
-    from chimera.github import jobs
-
     if args.dry_run:
-        return _report(jobs.dry_run(ctx, settings, args.mode))
-    if args.mode in UNTRUSTED_CODE_MODES:
+        from chimera.github.jobs.decide import dry_run
+
+        return _report(dry_run(ctx, settings, args.mode))
+    mode = JOB_MODES[args.mode]
+    if mode.untrusted_code:
         _refuse_reused_runner(settings)
     try:
-        if args.mode == "decide":
-            return _report(jobs.decide_job(ctx, settings).to_job())
-        if args.mode in ("drain", "start-ci", "command"):
+        if mode.own_identities:
             settings = _own_identities(ctx, settings)
-        if args.mode == "drain":
-            return _report(jobs.drain_job(ctx, settings).to_job())
-        if args.mode == "start-ci":
-            return _report(jobs.start_ci_job(ctx, settings).to_job())
-        if args.mode == "command":
-            return _report(jobs.command_job(ctx, settings).to_job())
-        if args.mode == "refresh":
-            return _report(jobs.refresh_job(ctx, settings).to_job())
-        root = _root(args)
-        if args.mode == "tick":
-            from chimera.github.jobs.tick import run_tick
-            from chimera.scheduler.clock import SystemClock
-
-            key = _signing_key(ctx)
-            return _report(
-                run_tick(ctx, settings, root, clock=SystemClock(), signing_key=key).to_job()
-            )
-        artifacts = _artifacts(args, root)
-        if args.mode == "agent":
-            return _report(jobs.agent_job(ctx, settings, root, artifacts).to_job())
-        from chimera.github.trust import Decided
-
-        decided = Decided.from_env(os.environ)
-        if args.mode == "verify":
-            heldout = _heldout_input()
-            result = jobs.verify_job(ctx, settings, root, artifacts, decided, heldout).to_job()
-            return _report(result, fenced=True)
-        from chimera.github.trust import Verified
-
-        no_verdict = ""
-        try:
-            verified: Verified | None = Verified.from_env(os.environ)
-        except ConfigError as exc:
-            if args.mode != "publish":
-                raise
-            # verify died without outputs: publish still says so on the issue and frees the
-            # queue slot (no exit 2 that leaves both to the next drain).
-            verified, no_verdict = None, str(exc)
-        if args.mode == "spec-check":
-            assert verified is not None
-            results = _env("CHIMERA_VERIFIED_RESULTS")
-            return _report(
-                jobs.spec_check_job(ctx, settings, root, decided, verified, results).to_job()
-            )
-        audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
-        from chimera.github.jobs.tick import signed_journal
-        from chimera.scheduler.clock import SystemClock
-
-        # A scheduled run's finish goes to the journal signed like the tick's (SSH-signed with
-        # the key when set, else GitHub-signed for the store token or the job's own).
-        store, warning = _store_client(ctx, settings)
-        journal = (
-            signed_journal(root, settings, store or ctx.connect(), _signing_key(ctx))
-            if settings.is_self(decided.started_by)
-            else None
-        )
-        return _report(
-            jobs.publish_job(
-                ctx, settings, root, artifacts, decided, verified, no_verdict=no_verdict,
-                agent_audit_head=audit_head, journal=journal, clock=SystemClock(),
-                store_client=store, store_warning=warning,
-                verified_results=_env("CHIMERA_VERIFIED_RESULTS"),
-            ).to_job()
-        )  # fmt: skip
+        return mode.run(args, settings, ctx)
     except GitHubError as exc:
         err(f"chimera action: {exc}")
         _set_outputs({"status": "github-error"})
         return EXIT_GITHUB
+
+
+# -- one runner per job mode: each imports its job module, so a mode loads only its own ------
+
+
+def _decide(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.decide import decide_job
+
+    return _report(decide_job(ctx, settings).to_job())
+
+
+def _drain(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.drain import drain_job
+
+    return _report(drain_job(ctx, settings).to_job())
+
+
+def _start_ci(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.start_ci import start_ci_job
+
+    return _report(start_ci_job(ctx, settings).to_job())
+
+
+def _command(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.command import command_job
+
+    return _report(command_job(ctx, settings).to_job())
+
+
+def _refresh(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.refresh import refresh_job
+
+    return _report(refresh_job(ctx, settings).to_job())
+
+
+def _tick(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.tick import run_tick
+    from chimera.scheduler.clock import SystemClock
+
+    root = _root(args)
+    key = _signing_key(ctx)
+    return _report(run_tick(ctx, settings, root, clock=SystemClock(), signing_key=key).to_job())
+
+
+def _agent(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.agent import agent_job
+    from chimera.github.trust import Decided
+
+    root = _root(args)
+    try:
+        decided = Decided.from_env(os.environ)
+    except ConfigError as exc:
+        # No gate, no run: decide's outputs are what admitted it (a workflow that starts the
+        # agent without them, or when decide said no, runs nothing).
+        raise ConfigError(f"the agent job starts only from decide's outputs: {exc}") from exc
+    return _report(agent_job(ctx, settings, root, _artifacts(args, root), decided).to_job())
+
+
+def _verify(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.verify import verify_job
+    from chimera.github.trust import Decided
+
+    root = _root(args)
+    decided = Decided.from_env(os.environ)
+    heldout = _heldout_input()
+    result = verify_job(ctx, settings, root, _artifacts(args, root), decided, heldout)
+    return _report(result.to_job(), fenced=True)
+
+
+def _spec_check(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.refresh import spec_check_job
+    from chimera.github.trust import Decided, Verified
+
+    root = _root(args)
+    decided = Decided.from_env(os.environ)
+    verified = Verified.from_env(os.environ)
+    results = _env("CHIMERA_VERIFIED_RESULTS")
+    return _report(spec_check_job(ctx, settings, root, decided, verified, results).to_job())
+
+
+def _publish(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
+    from chimera.github.jobs.publish import publish_job
+    from chimera.github.schedule_journal import signed_journal
+    from chimera.github.trust import Decided, Verified
+    from chimera.scheduler.clock import SystemClock
+
+    root = _root(args)
+    artifacts = _artifacts(args, root)
+    decided = Decided.from_env(os.environ)
+    no_verdict = ""
+    try:
+        verified: Verified | None = Verified.from_env(os.environ)
+    except ConfigError as exc:
+        # verify died without outputs: publish still says so on the issue and frees the
+        # queue slot (no exit 2 that leaves both to the next drain).
+        verified, no_verdict = None, str(exc)
+    audit_head = _env("CHIMERA_AGENT_AUDIT_HEAD") or None
+    # A scheduled run's finish goes to the journal signed like the tick's (SSH-signed with
+    # the key when set, else GitHub-signed for the store token or the job's own).
+    store, warning = _store_client(ctx, settings)
+    journal = (
+        signed_journal(root, settings, store or ctx.connect(), _signing_key(ctx))
+        if settings.is_self(decided.started_by)
+        else None
+    )
+    return _report(
+        publish_job(
+            ctx, settings, root, artifacts, decided, verified, no_verdict=no_verdict,
+            agent_audit_head=audit_head, journal=journal, clock=SystemClock(),
+            store_client=store, store_warning=warning,
+            verified_results=_env("CHIMERA_VERIFIED_RESULTS"),
+        ).to_job()
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class JobMode:
+    """One ``--mode`` that runs a job: its runner (which imports the job's module, so nothing
+    else loads), and what must hold before it runs.
+
+    Attributes:
+        run: reads the mode's own inputs, calls the job, reports its result; returns the
+            exit status.
+        untrusted_code: the job runs model-written code (refused on a reused self-hosted
+            runner, where an escape would persist).
+        own_identities: the job acts with the App's token, whose own login joins Chimera's
+            identities (a ``bot-login`` that is not it stops the job).
+    """
+
+    run: Callable[[argparse.Namespace, ActionSettings, ActionContext], int]
+    untrusted_code: bool = False
+    own_identities: bool = False
+
+
+JOB_MODES: dict[str, JobMode] = {
+    "decide": JobMode(_decide),
+    "agent": JobMode(_agent, untrusted_code=True),
+    "verify": JobMode(_verify, untrusted_code=True),
+    "publish": JobMode(_publish),
+    "start-ci": JobMode(_start_ci, own_identities=True),
+    "drain": JobMode(_drain, own_identities=True),
+    "command": JobMode(_command, own_identities=True),
+    "tick": JobMode(_tick),
+    "refresh": JobMode(_refresh),
+    "spec-check": JobMode(_spec_check),
+}
+"""Every job mode, in ``action.yml``'s order; ``check`` (the spec in CI) is the one mode that
+reads no event and runs no job."""
+MODES = ("check", *JOB_MODES)
 
 
 def _store_client(ctx: ActionContext, settings: ActionSettings) -> tuple[GitHubClient | None, str]:

@@ -19,7 +19,11 @@
 * :mod:`chimera.github.report` — the run report (``report.json``): untrusted display data.
 * :mod:`chimera.github.jobs` — the Action's jobs (decide, agent, publish, drain); the agent
   job's run happens in :mod:`chimera.github.agent_child`, started from a versioned request
-  file (:mod:`chimera.github.handoff` writes and parses both hand-offs).
+  file (:mod:`chimera.github.handoff` writes and parses both hand-offs). Job modules never
+  import each other; what two jobs share lives here: :mod:`~chimera.github.cancellation`,
+  :mod:`~chimera.github.command_refusal`, :mod:`~chimera.github.schedule_journal`,
+  :mod:`~chimera.github.gitops`.
+* :mod:`chimera.github.commands` — the ``@chimera`` verb table and the comment decision.
 
 Nothing here imports PyGithub at import time; the client imports it when constructed.
 """

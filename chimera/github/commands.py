@@ -23,11 +23,12 @@ Chimera's own included — gets no reply at all; anyone else gets one polite ref
 comment's text is untrusted input, like an issue body: it is compared and fenced, never
 interpolated into a shell.
 
-:func:`comment_decision` maps an ``issue_comment`` payload to a
-:class:`~chimera.github.events.Decision` offline; the decide mode owns ``run``, ``retry``,
-``approve`` and ``fix`` (they start jobs), the command mode (:mod:`chimera.github.jobs.command`)
-owns ``stop``, ``status`` and unknown verbs (they must answer while a run holds the issue's
-concurrency lock).
+:data:`VERB_TABLE` is the one place a verb is defined: its action, the job that answers it
+(the decide mode owns the verbs that start jobs; the command mode,
+:mod:`chimera.github.jobs.command`, owns ``stop``, ``status`` and unknown verbs, which must
+answer while a run holds the issue's concurrency lock), where it works, who may give it, its
+argument and its help line. :func:`parse_command`, :func:`comment_decision` and :data:`HELP`
+read it; a test checks the workflows' ``if:`` filters send each verb to its job.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from chimera.github.decision import Act, ApiCheck, Decision, run_checks
@@ -44,19 +46,114 @@ __all__ = [
     "COMMAND_VERBS",
     "DECIDE_VERBS",
     "HANDLE",
+    "HELP",
+    "UNKNOWN",
     "VERBS",
+    "VERB_TABLE",
     "Command",
+    "Verb",
     "comment_decision",
     "parse_command",
     "visible_lines",
 ]
 
 HANDLE = "@chimera"
-VERBS = ("run", "retry", "approve", "fix", "stop", "status")
-# Commands that start jobs (the fix and review workflows' decide) ...
-DECIDE_VERBS = frozenset({"run", "retry", "approve", "fix"})
-# ... and those answered by the light command workflow (no per-issue lock), unknown ones too.
-COMMAND_VERBS = frozenset({"stop", "status", "unknown"})
+UNKNOWN = "unknown"
+"""The verb of a misspelt or missing command (answered with :data:`HELP`)."""
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One ``@chimera`` verb: a row of :data:`VERB_TABLE`.
+
+    Attributes:
+        name: the verb as written (lower case).
+        action: the decision when the command is well-formed where it works.
+        job: the Action mode that answers it: ``decide`` (it starts jobs, under the issue's
+            concurrency lock) or ``command`` (it must answer while a run holds that lock).
+        where: ``issue``, ``pull`` (a Chimera PR) or ``either``.
+        permission: the role the commenter needs, asked through the API (``write``: the
+            write, maintain or admin role).
+        usage: how to write it, for the help reply (Markdown).
+        checks: the API checks the decision asks for, in order (names of
+            :class:`~chimera.github.decision.ApiCheck`).
+        argument: ``""`` (none), ``sha`` (the first word: 7 to 40 hex digits) or ``text``
+            (the rest of the line and every line after it; required).
+        reason: the decision's reason; ``{author}``, ``{verb}``, ``{number}`` and ``{sha}``
+            (the first 12 digits) are filled in.
+        elsewhere: the refusal when given where it does not work.
+        malformed: the refusal when the argument is missing or malformed.
+    """
+
+    name: str
+    action: Act
+    job: str
+    where: str
+    permission: str
+    usage: str
+    checks: tuple[str, ...]
+    argument: str = ""
+    reason: str = "{author} asked `@chimera {verb}` on #{number}"
+    elsewhere: str = ""
+    malformed: str = ""
+
+    def works_on(self, on_pull: bool) -> bool:
+        """Whether the verb works on a PR (``on_pull``) or an issue."""
+        return self.where == "either" or self.where == ("pull" if on_pull else "issue")
+
+
+_ON_ISSUE = (
+    "`@chimera {verb}` works on the issue; on a Chimera PR use `@chimera fix <what to change>`"
+)
+_ON_PULL = "`@chimera {verb}` works on a Chimera pull request, not on an issue"
+_RUN_CHECKS = ("not_bot", "permission", "issue_state", "chimera_pr", "queue_slot")
+_VERBS = (
+    Verb("run", Act.RUN, "decide", "issue", "write", "`@chimera run`",
+         _RUN_CHECKS, elsewhere=_ON_ISSUE),
+    Verb("retry", Act.RUN, "decide", "issue", "write", "`@chimera retry`",
+         _RUN_CHECKS, elsewhere=_ON_ISSUE),
+    Verb("approve", Act.RESUME, "decide", "pull", "write",
+         "`@chimera approve <head sha>`",
+         ("permission", "chimera_pr", "not_triggerer", "head_commit"), argument="sha",
+         reason="{author} approved {sha} on PR #{number} by comment", elsewhere=_ON_PULL,
+         malformed="`@chimera approve` needs the head commit's SHA (7 to 40 hex digits), so an "
+         "approval is always of the commit you reviewed"),
+    Verb("fix", Act.RERUN, "decide", "pull", "write",
+         "`@chimera fix <what to change>`",
+         ("permission", "chimera_pr"), argument="text",
+         reason="{author} asked `@chimera fix` on PR #{number}: the issue runs again on the "
+         "same branch with the comment as (tainted) feedback", elsewhere=_ON_PULL,
+         malformed="`@chimera fix` needs the change to make, e.g. "
+         "`@chimera fix rename total to sum`"),
+    Verb("stop", Act.CANCEL, "command", "either", "write", "`@chimera stop`", ("permission",)),
+    Verb("status", Act.STATUS, "command", "either", "write", "`@chimera status`",
+         ("permission",)),
+)  # fmt: skip
+VERB_TABLE: Mapping[str, Verb] = MappingProxyType({verb.name: verb for verb in _VERBS})
+"""Every verb, by name, in the order the help lists them."""
+VERBS = tuple(VERB_TABLE)
+DECIDE_VERBS = frozenset(name for name, verb in VERB_TABLE.items() if verb.job == "decide")
+"""The verbs the decide job answers (they start jobs)."""
+COMMAND_VERBS = frozenset(
+    {UNKNOWN, *(name for name, verb in VERB_TABLE.items() if verb.job == "command")}
+)
+"""The verbs the command job answers (no per-issue lock), unknown ones too."""
+
+
+def _help() -> str:
+    """The help reply, from the table: the verbs grouped by where they work (synonyms, one
+    action, joined by "or")."""
+    parts = []
+    for where, place in (("issue", " (on an issue)"), ("pull", " (on a Chimera PR)"),
+                         ("either", "")):  # fmt: skip
+        group = [verb for verb in _VERBS if verb.where == where]
+        joiner = " or " if len({verb.action for verb in group}) == 1 else " and "
+        parts.append(joiner.join(verb.usage for verb in group) + place)
+    return "Chimera understands " + ", ".join(parts)
+
+
+HELP = _help()
+"""The reply to an unknown verb: every verb of :data:`VERB_TABLE` and where it works."""
 
 _LINE = re.compile(r"^@chimera(?:\[bot\])?[:,]?(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{7,40}")
@@ -68,11 +165,6 @@ _TITLE_OPEN = re.compile(
     r"\]\(\s*(?:<[^>]*>|[^\s()]+)\s+(?P<q>[\"'(])|^\s{0,3}\[[^\]]+\]:\s*(?:<[^>]*>|\S+)\s+(?P<r>[\"'(])"
 )
 _CLOSE = {'"': '"', "'": "'", "(": ")"}
-HELP = (
-    "Chimera understands `@chimera run` or `@chimera retry` (on an issue), "
-    "`@chimera approve <head sha>` and `@chimera fix <what to change>` (on a Chimera PR), "
-    "`@chimera stop` and `@chimera status`"
-)
 
 
 @dataclass(frozen=True)
@@ -181,11 +273,12 @@ def parse_command(body: str) -> Command | None:
         word = words[0] if words else ""
         verb = word.lower().rstrip(":,.!")
         rest = words[1] if len(words) > 1 else ""
-        if verb not in VERBS:
-            return Command("unknown", word=word[:40])
-        if verb == "approve":
+        spec = VERB_TABLE.get(verb)
+        if spec is None:
+            return Command(UNKNOWN, word=word[:40])
+        if spec.argument == "sha":
             return Command(verb, rest.split()[0] if rest.split() else "", word)
-        if verb == "fix":
+        if spec.argument == "text":
             text = "\n".join([rest, *lines[index + 1 :]]).strip()
             return Command(verb, text, word)
         return Command(verb, "", word)
@@ -244,81 +337,41 @@ def comment_decision(
     return _verb_decision(command, author, number, on_pull, fields)
 
 
+def _check(name: str, author: str, number: int, on_pull: bool) -> ApiCheck:
+    """The API check ``name`` of a command by ``author`` on issue or PR ``number``."""
+    if name == "permission":
+        return ApiCheck(name, author, f"{author} needs the write, maintain or admin role")
+    if name == "not_bot":
+        return ApiCheck(name, author, "the commenter is not a bot")
+    if name == "not_triggerer":
+        return ApiCheck(name, author, "the approver did not trigger the run")
+    if name == "head_commit":
+        return ApiCheck(name, f"#{number}", "the SHA is a prefix of the current head")
+    if name == "chimera_pr" and on_pull:
+        return ApiCheck(name, f"#{number}", "the PR carries Chimera's state marker")
+    return next(check for check in run_checks(author, number) if check.name == name)
+
+
 def _verb_decision(
     command: Command, author: str, number: int, on_pull: bool, fields: dict[str, Any]
 ) -> Decision:
-    verb = command.verb
-    perm = ApiCheck("permission", author, f"{author} needs the write, maintain or admin role")
-    if verb == "unknown":
+    verb = VERB_TABLE.get(command.verb)
+    if verb is None:
         said = f"`{command.word}` is not a command" if command.word else "no command was given"
         return Decision(Act.IGNORE, f"{said}. {HELP}", explain=True, **fields)
-    if verb in ("run", "retry"):
-        if on_pull:
-            return Decision(
-                Act.IGNORE,
-                f"`@chimera {verb}` works on the issue; on a Chimera PR use "
-                "`@chimera fix <what to change>`",
-                explain=True,
-                **fields,
-            )
-        return Decision(
-            Act.RUN,
-            f"{author} asked `@chimera {verb}` on #{number}",
-            checks=(
-                ApiCheck("not_bot", author, "the commenter is not a bot"),
-                *run_checks(author, number),
-            ),
-            **fields,
-        )
-    if verb in ("stop", "status"):
-        return Decision(
-            Act.CANCEL if verb == "stop" else Act.STATUS,
-            f"{author} asked `@chimera {verb}` on #{number}",
-            checks=(perm,),
-            **fields,
-        )
-    if not on_pull:
-        return Decision(
-            Act.IGNORE,
-            f"`@chimera {verb}` works on a Chimera pull request, not on an issue",
-            explain=True,
-            **fields,
-        )
-    pr_check = ApiCheck("chimera_pr", f"#{number}", "the PR carries Chimera's state marker")
-    if verb == "approve":
+    if not verb.works_on(on_pull):
+        return Decision(Act.IGNORE, verb.elsewhere.format(verb=verb.name), explain=True, **fields)
+    extra: dict[str, Any] = {}
+    sha = ""
+    if verb.argument == "sha":
         sha = command.argument.lower()
         if not _SHA.fullmatch(sha):
-            return Decision(
-                Act.IGNORE,
-                "`@chimera approve` needs the head commit's SHA (7 to 40 hex digits), "
-                "so an approval is always of the commit you reviewed",
-                explain=True,
-                **fields,
-            )
-        return Decision(
-            Act.RESUME,
-            f"{author} approved {sha[:12]} on PR #{number} by comment",
-            review_commit=sha,
-            checks=(
-                perm,
-                pr_check,
-                ApiCheck("not_triggerer", author, "the approver did not trigger the run"),
-                ApiCheck("head_commit", f"#{number}", "the SHA is a prefix of the current head"),
-            ),
-            **fields,
-        )
-    if not command.argument:
-        return Decision(
-            Act.IGNORE,
-            "`@chimera fix` needs the change to make, e.g. `@chimera fix rename total to sum`",
-            explain=True,
-            **fields,
-        )
-    return Decision(
-        Act.RERUN,
-        f"{author} asked `@chimera fix` on PR #{number}: the issue runs again on the same "
-        "branch with the comment as (tainted) feedback",
-        feedback=command.argument,
-        checks=(perm, pr_check),
-        **fields,
-    )
+            return Decision(Act.IGNORE, verb.malformed, explain=True, **fields)
+        extra["review_commit"] = sha
+    elif verb.argument == "text":
+        if not command.argument:
+            return Decision(Act.IGNORE, verb.malformed, explain=True, **fields)
+        extra["feedback"] = command.argument
+    reason = verb.reason.format(author=author, verb=verb.name, number=number, sha=sha[:12])
+    checks = tuple(_check(name, author, number, on_pull) for name in verb.checks)
+    return Decision(verb.action, reason, checks=checks, **extra, **fields)

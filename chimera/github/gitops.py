@@ -1,5 +1,6 @@
 """git for the Action's jobs: publish's commits as Chimera (no prompts, one-line errors), and
-:func:`require_commit`, which the jobs without credentials use instead of fetching."""
+:func:`require_commit`, which the jobs without credentials use instead of fetching, and
+:func:`commit_patch`, the change between two such commits (verify and refresh judge it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from chimera.errors import ChimeraError
 from chimera.runner import stderr_line
 
-__all__ = ["COMMIT_EMAIL", "COMMIT_NAME", "PublishGit", "require_commit"]
+__all__ = ["COMMIT_EMAIL", "COMMIT_NAME", "PublishGit", "commit_patch", "require_commit"]
 
 COMMIT_NAME = "Chimera"
 COMMIT_EMAIL = "chimera@users.noreply.github.com"
@@ -46,6 +47,27 @@ def require_commit(root: Path, sha: str, what: str = "commit") -> str:
             "(actions/checkout), Chimera fetches nothing here"
         )
     return proc.stdout.strip()
+
+
+def commit_patch(root: Path, base: str, head: str) -> str:
+    """The change from commit ``base`` to commit ``head`` as ``git diff --binary`` text.
+    Both must be in the checkout (``fetch-depth: 0``): nothing is fetched.
+
+    Raises:
+        ChimeraError: either commit is not in the checkout (one line naming it), or git failed.
+    """
+    require_commit(root, base, "the base commit")
+    require_commit(root, head, "the PR's head")
+    proc = subprocess.run(
+        ["git", "diff", "--binary", "--no-color", "--no-ext-diff", base, head, "--"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise ChimeraError(f"git diff {base[:12]}..{head[:12]} failed: {' '.join(tail)}")
+    return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 class PublishGit:

@@ -49,6 +49,7 @@ from chimera.github.claims import (
     live_claims,
     new_token,
     released,
+    stop_after,
     verdict,
 )
 from chimera.github.client import GitHubClient, PullInfo
@@ -390,6 +391,12 @@ class ChangeQueue:
         older = [c for c in claims if c.live and c.comment_id < mine.comment_id]
         if older:
             return Admission(False, f"#{issue} is already started ({self._holder(older[0])})")
+        comments = self.client.comment_records(issue)
+        if stop_after(comments, issue, mine.comment_id, self.identities) is not None:
+            # A stop that came after the drain's claim but did not see it (it read the claims
+            # first): the claim is resolved here, so its slot is not held until a heal.
+            self.release(issue, key=mine.key)
+            return Admission(False, f"`@chimera stop` on #{issue} came after the queue's claim")
         if mine.run and mine.run != run:
             return Admission(False, f"the claim was taken by workflow run {mine.run}")
         edit(mine)
@@ -459,6 +466,13 @@ class ChangeQueue:
                 continue
             if why is not None:
                 break
+            if LABEL_QUEUED not in self.client.issue(entry.issue).labels:
+                # The listing is older than the claim: a stop (or another drain) took the
+                # issue off the queue meanwhile. Its label was removed before any stop record
+                # was posted, and this claim was posted before this read, so a stop that this
+                # read missed comes after the claim, where its record stops the run.
+                self.withdraw(entry.issue, mine.token)
+                continue
             self.client.remove_label(entry.issue, LABEL_QUEUED)
             try:
                 dispatch(entry, mine.token)

@@ -409,7 +409,9 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
         assert sum("Queued" in c for c in world.comments(n)) == 1
 
 
-def test_labels_from_people_without_write_access_or_bots_only_explain(world: World) -> None:
+def test_labels_from_people_without_write_access_or_bots_only_explain(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     world.fake.add_issue("octo/app", title="Do it", body="b", user="mallory", labels=("chimera",))
     for run, (who, kind) in enumerate((("mallory", "User"), ("helper[bot]", "Bot")), start=801):
         event = labeled(1, who, kind)
@@ -417,7 +419,9 @@ def test_labels_from_people_without_write_access_or_bots_only_explain(world: Wor
         jobs = world.pipeline("issues", event, run=run)
         assert jobs["decide"]["proceed"] == "false" and list(jobs) == ["decide"]
         assert "base-sha" not in jobs["decide"]
-        # An agent job started anyway re-checks and runs nothing.
+        # An agent job started anyway has no decide outputs to start from: it refuses in one
+        # line and runs nothing.
+        capsys.readouterr()
         artifacts = world.tmp / f"artifacts-{run}"
         agent = world.job(
             "agent",
@@ -428,7 +432,9 @@ def test_labels_from_people_without_write_access_or_bots_only_explain(world: Wor
             root=world.clone(),
             artifacts=artifacts,
         )
-        assert agent["status"] == "ignored"
+        assert agent["rc"] == 2 and "status" not in agent
+        (said,) = capsys.readouterr().err.strip().splitlines()
+        assert "agent job starts only from decide's outputs" in said
         assert not (artifacts / "patch.diff").exists()
     texts = world.comments(1)
     assert len(texts) == 2  # one explanation per event, not one per job

@@ -29,7 +29,8 @@ from chimera.errors import GitHubPermissionDenied
 from chimera.github.claims import bare_claim, new_token
 from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.github.jobs.context import ActionContext, GitHubAccess
-from chimera.github.jobs.tick import LABEL, TickResult, journal_for, journal_trust, run_tick
+from chimera.github.jobs.tick import LABEL, TickResult, run_tick
+from chimera.github.schedule_journal import journal_for, journal_trust
 from chimera.github.settings import ActionSettings
 from chimera.scheduler.clock import FixedClock
 from chimera.scheduler.journal import GitJournal, Replay

@@ -165,9 +165,13 @@ def test_a_resumed_run_folder_naming_another_run_makes_no_folder(world: World) -
 
 
 @pytest.mark.slow
-def test_a_forged_run_id_already_in_a_marker_is_refused_in_one_line(world: World) -> None:
+def test_a_forged_run_id_already_in_a_marker_is_refused_in_one_line(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A PR marker written by an older publish (which copied the agent's run id): an
-    approval is refused with the reason, and an agent job asked to resume makes nothing."""
+    approval is refused with the reason, and an agent job asked to resume makes nothing —
+    even when decide admitted the resume before the marker changed: the agent job reads the
+    marker again and parses it with each field's grammar."""
     script(world, card("migrations/001_init.sql", MIGRATION))
     world.fake.add_issue(
         "octo/app", title="mig", body=RISKY_TASK, user="alice", labels=("chimera",)
@@ -176,22 +180,37 @@ def test_a_forged_run_id_already_in_a_marker_is_refused_in_one_line(world: World
     (pull,) = world.repo.pulls()
     marker = parse_marker(pull["body"], "pr")
     assert marker is not None
+    token = world.workflow_token(world.decide_perms)
+    admitted = world.job("decide", "pull_request_review", approval(world), run=712, token=token)
+    assert admitted["proceed"] == "true" and admitted["mode"] == "resume"
     old = pull["body"].rsplit("<!-- chimera:pr", 1)[0]
     world.repo.pulls()[0]["body"] = old + render_marker("pr", marker | {"run_id": VICTIM})
-    token = world.workflow_token(world.decide_perms)
-    gate = world.job("decide", "pull_request_review", approval(world), run=712, token=token)
-    assert gate["proceed"] == "false"
-    (said,) = [c for c in world.comments(pull["number"]) if "run_id" in c]
-    assert "chimera:pr marker: run_id" in said and "victim" in said
-    # A workflow that skipped decide's gate: the agent job refuses as well.
-    folder = world.tmp / "agent-713"
+    # Between decide and the agent job the marker changed: the agent refuses on its own.
+    folder = world.tmp / "agent-712"
     out = world.job(
-        "agent", "pull_request_review", approval(world), run=713,
+        "agent", "pull_request_review", approval(world), run=712,
         token=world.workflow_token(world.agent_perms), root=world.clone(), artifacts=folder,
-        separate_process=True, GITHUB_RUN_ATTEMPT="1",
+        separate_process=True, GITHUB_RUN_ATTEMPT="1", **world.decided_env(admitted),
     )  # fmt: skip
     assert out["status"] == "ignored"
     assert "run_id" in json.loads((folder / "outcome.json").read_text())["detail"]
+    token = world.workflow_token(world.decide_perms)
+    gate = world.job("decide", "pull_request_review", approval(world), run=713, token=token)
+    assert gate["proceed"] == "false"
+    (said,) = [c for c in world.comments(pull["number"]) if "run_id" in c]
+    assert "chimera:pr marker: run_id" in said and "victim" in said
+    # A workflow that skipped decide's gate has no decide outputs: the agent job refuses to
+    # start, in one line.
+    capsys.readouterr()
+    folder = world.tmp / "agent-714"
+    out = world.job(
+        "agent", "pull_request_review", approval(world), run=714,
+        token=world.workflow_token(world.agent_perms), root=world.clone(), artifacts=folder,
+        GITHUB_RUN_ATTEMPT="1",
+    )  # fmt: skip
+    assert out["rc"] == 2 and not (folder / "outcome.json").exists()
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "agent job starts only from decide's outputs" in line
     no_victim(world)
 
 

@@ -23,48 +23,11 @@
 * :mod:`~chimera.github.jobs.refresh` — a push to a Chimera PR: the refresh gate, and the
   Spec check posted after verify judged the new head (``checks: write``; no secrets).
 
+Each job is imported only when its mode runs (``chimera action``'s mode table names the
+module): the LLM-free decide gate never loads the agent's engine. Job modules never import
+each other; what two jobs share lives in :mod:`chimera.github` (a test forbids job → job
+imports).
+
 The walk of an event goes one way: ``chimera.cli`` → ``chimera.github.jobs`` → the
 orchestration engine; nothing under :mod:`chimera.github` imports the CLI.
 """
-
-from __future__ import annotations
-
-from chimera.github.jobs.agent import AgentResult, agent_job
-from chimera.github.jobs.command import CommandResult, command_job
-from chimera.github.jobs.context import ActionContext, GitHubAccess, JobResult
-from chimera.github.jobs.decide import DecideResult, decide_job, dry_run
-from chimera.github.jobs.drain import DrainResult, drain_job
-from chimera.github.jobs.publish import PublishJobResult, publish_job
-from chimera.github.jobs.refresh import (
-    RefreshResult,
-    SpecCheckResult,
-    refresh_job,
-    spec_check_job,
-)
-from chimera.github.jobs.start_ci import StartCiResult, start_ci_job
-from chimera.github.jobs.verify import VerifyResult, verify_job
-
-__all__ = [
-    "ActionContext",
-    "AgentResult",
-    "CommandResult",
-    "DecideResult",
-    "DrainResult",
-    "GitHubAccess",
-    "JobResult",
-    "PublishJobResult",
-    "RefreshResult",
-    "SpecCheckResult",
-    "StartCiResult",
-    "VerifyResult",
-    "agent_job",
-    "command_job",
-    "decide_job",
-    "drain_job",
-    "dry_run",
-    "publish_job",
-    "refresh_job",
-    "spec_check_job",
-    "start_ci_job",
-    "verify_job",
-]

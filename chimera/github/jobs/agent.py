@@ -9,6 +9,14 @@ folder, audit summary) for the publish job, and the audit summary for the job su
 
 The job's steps (checkout, basis, child, artifacts) run in one order here; the git steps on
 the checkout live in :mod:`~chimera.github.jobs.checkout`, the child in its own module.
+
+It starts from decide's outputs only (:class:`~chimera.github.trust.Decided`, parsed once by
+``chimera action``) and does not make decide's API checks again; the PR's marker, which a
+person could change after decide, it reads and parses again itself.
+
+Why one module past ~400 lines: the job is one sequence (what decide admitted → the checkout
+→ the child → the artifacts) whose steps hand each other the same few values; cut in two, a
+reader would follow one run across files.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.confine import confined
-from chimera.errors import ChimeraError
+from chimera.errors import ChimeraError, ConfigError, HandoffError
 from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, write_request
 from chimera.github.artifacts import (
     Outcome,
@@ -36,24 +44,27 @@ from chimera.github.artifacts import (
     write_outcome,
     write_summary,
 )
-from chimera.github.carriers import derived_run_id
-from chimera.github.events import Act, decide
+from chimera.github.carriers import PrMarker, derived_run_id
+from chimera.github.events import Act, Decision, decide
 from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
-from chimera.github.jobs.checkout import basis_commit, checkout_commit, git
+from chimera.github.jobs.checkout import basis_commit, checkout_commit
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.memory import propose, recall_branch
-from chimera.github.permissions import Resolution, resolve
+from chimera.github.permissions import pr_marker
 from chimera.github.watch import AttemptProgress, attempts_table, progress_line, watch_child
 from chimera.orchestration.graph import Card, CardStatus
 from chimera.orchestration.state import RunStore
 
 if TYPE_CHECKING:
-    from chimera.github.client import GitHubClient
+    from chimera.github.client import GitHubClient, PullInfo
     from chimera.github.settings import ActionSettings
+    from chimera.github.trust import Decided
 
 __all__ = ["AgentResult", "agent_job"]
 
 _MODES = {Act.RUN: "new", Act.RESUME: "resume", Act.RERUN: "rerun"}
+# decide's ``mode`` output → the event's action it admitted.
+_DECIDED_MODES = {"run": Act.RUN, "resume": Act.RESUME, "rerun": Act.RERUN}
 # The run never needs a GitHub token, and a child that has none cannot leak one; nor the
 # runner's own tokens (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*: every ACTIONS_*).
 _SECRET_ENV = (
@@ -161,44 +172,58 @@ def _audit_summary(run_dir: Path, head: str | None) -> str:
 
 
 def agent_job(
-    ctx: ActionContext, settings: ActionSettings, root: Path, artifacts: Path
+    ctx: ActionContext, settings: ActionSettings, root: Path, artifacts: Path, decided: Decided
 ) -> AgentResult:
-    """Run the agent job for the event in ``ctx`` in the checkout ``root``; writes the
-    artifacts folder ``artifacts``. A run that cannot finish is a ``crashed`` outcome (the
-    publish job reports it), not an exception.
+    """Run the agent job for the run decide admitted (``decided``: its outputs, parsed once)
+    in the checkout ``root``; writes the artifacts folder ``artifacts``. A run that cannot
+    finish is a ``crashed`` outcome (the publish job reports it), not an exception.
+
+    decide made the gate's API checks (who may start, approve or re-run; the issue's and the
+    PR's state; an approval's head commit) in this workflow run, and its outputs say what it
+    admitted: they are not made again here. What the run acts on that a person could have
+    changed since is read again: the PR's marker (a resume's run folder and artifact, a
+    re-run's earlier attempts), parsed with each field's grammar. The event itself is read
+    offline, for who approved and a review's text.
 
     Raises:
-        UsageError: no repository or no token (only when the event asks for a run).
+        ConfigError: ``decided`` is not a run, resume or re-run, or the event is not the one
+            decide admitted.
+        UsageError: no repository or no token.
         GitHubError: the API failed after retries.
     """
     artifacts.mkdir(parents=True, exist_ok=True)
     decision = decide(ctx.event_name, ctx.payload, settings)
+    mode = _DECIDED_MODES.get(decided.mode)
+    if mode is None:
+        raise ConfigError(
+            f"CHIMERA_DECIDED_MODE: the agent job runs run, resume or rerun, not {decided.mode!r}"
+        )
+    if decision.action is not mode:
+        raise ConfigError(
+            f"the event ({ctx.event_name}: {decision.action.value}) is not the {decided.mode} "
+            "decide admitted; map decide's outputs from the same workflow run"
+        )
     base = Outcome(
         kind="ignored",
-        issue=decision.issue,
-        pull=decision.pull,
+        issue=decided.issue,
+        pull=decided.pull,
         decision=decision.to_json(),
         workflow_run=ctx.workflow_run,
         artifact=settings.run_artifact,
         detail=decision.reason,
     )
-    if decision.action not in _MODES:
-        write_outcome(artifacts, base)
-        return AgentResult(base)
     client = ctx.connect()
-    res = resolve(decision, client, settings)
-    if res.decision.action not in _MODES:
-        # The gate job explained it already (same outcome key: publish will not repeat it).
-        ignored = base.model_copy(
-            update={"detail": res.decision.reason, "explain": res.decision.explain}
-        )
-        write_outcome(artifacts, ignored)
-        return AgentResult(ignored)
     summary = ""
     head: str | None = None
     counters: tuple[int, float | None] = (0, None)
     try:
-        outcome, summary, head, counters = _run(ctx, res, client, settings, root, artifacts, base)
+        outcome, summary, head, counters = _run(
+            ctx, decided, decision, client, settings, root, artifacts, base
+        )
+    except _Refused as exc:
+        # The PR's state changed since decide admitted the run: nothing runs, and the outcome
+        # says why (publish reports it).
+        outcome = base.model_copy(update={"detail": str(exc), "explain": True})
     except (ChimeraError, OSError) as exc:
         outcome = base.model_copy(update={"kind": "crashed", "detail": str(exc)[:2000]})
     write_outcome(artifacts, outcome)
@@ -206,59 +231,87 @@ def agent_job(
     return AgentResult(outcome, summary, head, tokens, cost, settings.sandbox)
 
 
+class _Refused(ChimeraError):
+    """The run cannot start on what the API shows now (one line: why)."""
+
+
+def _pull_marker(
+    client: GitHubClient, settings: ActionSettings, number: int
+) -> tuple[PullInfo, PrMarker]:
+    """PR ``number`` and its marker, read again now and parsed with each field's grammar.
+
+    Raises:
+        _Refused: the marker is gone or a field fails its grammar.
+    """
+    pull = client.pull(number)
+    try:
+        marker = pr_marker(pull, settings)
+    except HandoffError as exc:
+        raise _Refused(f"{exc}; nothing acts on it (close the PR and start over)") from exc
+    if marker is None:
+        raise _Refused(
+            f"PR #{number} carries no Chimera state (not opened by Chimera's identity "
+            f"{', '.join(settings.identities)}, or its marker was removed)"
+        )
+    return pull, marker
+
+
 def _run(
     ctx: ActionContext,
-    res: Resolution,
+    decided: Decided,
+    decision: Decision,
     client: GitHubClient,
     settings: ActionSettings,
     root: Path,
     artifacts: Path,
     base: Outcome,
 ) -> tuple[Outcome, str, str | None, tuple[int, float | None]]:
-    decision = res.decision
-    assert decision.issue is not None and decision.actor is not None
-    issue = client.issue(decision.issue)
+    action = decision.action
+    issue = client.issue(decided.issue)
     tmp = ctx.runner_temp or Path(tempfile.gettempdir())
     base_ref: str | None = None
     branch_head: str | None = None
     basis: str | None = None  # a re-run's: the commit its goal is judged against
-    # decide's base commit (a job output) is the base; without it (a local run) the checkout.
-    decided_base = ctx.decided_base
-    if decision.action is Act.RUN:
+    marker: PrMarker | None = None
+    # Who the run is for: decide resolved it (a queued run's labeller from the issue's record,
+    # never the dispatch's input); a resume's is the approver.
+    actor = decision.actor if action is Act.RESUME else decided.started_by
+    if not actor:
+        raise ChimeraError("decide's outputs name nobody who started the run")
+    if action is Act.RUN:
         base_ref = ctx.base_ref
-        if decided_base:
-            base_sha = checkout_commit(root, decided_base, "decide's base commit")
-        else:
-            base_sha = git(root, "rev-parse", "HEAD")
+        base_sha = checkout_commit(root, decided.base_sha, "decide's base commit")
     else:
-        assert res.pull is not None
+        if decided.pull is None:
+            raise ChimeraError(f"decide's outputs name no PR for the {decided.mode}")
+        pull, marker = _pull_marker(client, settings, decided.pull)
         # decide's head, not the API's now: an approval named it, the workflow checked it
         # out (no later fetch: the checkout keeps no credential), publish leases on it.
-        branch_head = ctx.decided_head or res.pull.head_sha
-        base_ref = res.pull.base_ref
+        branch_head = decided.head_sha or pull.head_sha
+        base_ref = decided.base_ref or pull.base_ref
         # A paused run continues on the PR's head (its verified change is there); a re-run
         # iterates on it, with the feedback (and each inline comment's file and line) as its
         # task and its goal judged against decide's base (the basis): publish adds its commit
         # on top of the PR's branch (pushed with a lease on the head decide saw).
-        base_sha = checkout_commit(root, branch_head, f"PR #{res.pull.number}'s head")
-    if decision.action is Act.RESUME:
+        base_sha = checkout_commit(root, branch_head, f"PR #{decided.pull}'s head")
+    if action is Act.RESUME:
         # The marker was parsed once with each field's grammar (the run store's id rule
         # among them); both folders built from it are proved to stay under their roots
         # before either is made.
-        marker = res.marker
-        run_id = marker.run_id if marker else None
-        source_run = marker.workflow_run if marker else None
-        if marker is None or not run_id or not source_run:
-            raise ChimeraError(f"PR #{decision.pull}: its marker names no run or workflow run")
-        download = confined(tmp, f"chimera-resume-{run_id}", what=f"PR #{decision.pull}'s run id")
+        assert marker is not None
+        run_id = marker.run_id
+        source_run = marker.workflow_run
+        if not run_id or not source_run:
+            raise ChimeraError(f"PR #{decided.pull}: its marker names no run or workflow run")
+        download = confined(tmp, f"chimera-resume-{run_id}", what=f"PR #{decided.pull}'s run id")
         RunStore(root).run_dir(run_id)
         client.download_artifact(
             int(source_run), marker.artifact or settings.artifact_name, download
         )
         # The artifact's state is the agent job's word: what a tainted run may execute is
-        # read again from the base commit the marker names, never copied.
+        # read again from the base commit decide recorded (the marker's), never copied.
         spec_path = settings.spec_path
-        allowed = base_commands(root, decided_base or marker.base or "", spec_path, download)
+        allowed = base_commands(root, decided.base_sha, spec_path, download)
         restore_run(
             download, root, run_id,
             vet=lambda state: resumed_state(state, spec_path=spec_path, trusted_commands=allowed),
@@ -268,49 +321,46 @@ def _run(
             action="approve",
             root=root,
             run_id=run_id,
-            actor=decision.actor,
+            actor=actor,
             model=settings.model,
             memory=settings.memory,
         )
-        started_by = marker.started_by or ""
     else:
         # The id publish derives too (never read back from this job's artifact).
-        run_id = derived_run_id(decision.issue, ctx.workflow_run) or (
-            f"gh-{decision.issue}-{uuid.uuid4().hex[:8]}"
+        run_id = derived_run_id(decided.issue, ctx.workflow_run) or (
+            f"gh-{decided.issue}-{uuid.uuid4().hex[:8]}"
         )
         task = f"{issue.title}\n\n{issue.body}"
-        if decision.action is Act.RERUN:
-            assert decision.pull is not None
+        if action is Act.RERUN:
+            assert decided.pull is not None
             inline = (
-                review_comments(client, decision.pull, decision.review_id)
+                review_comments(client, decided.pull, decision.review_id)
                 if decision.review_id is not None and decision.event == "pull_request_review"
                 else []
             )
             earlier = earlier_attempts(
                 client,
-                res.marker,
+                marker,
                 settings.artifact_name,
-                tmp / f"chimera-earlier-{decision.pull}-{uuid.uuid4().hex[:8]}",
+                tmp / f"chimera-earlier-{decided.pull}-{uuid.uuid4().hex[:8]}",
             )
             task = feedback_task(
                 issue.title,
                 issue.body,
-                reviewer=decision.actor,
-                pull=decision.pull,
+                reviewer=actor,
+                pull=decided.pull,
                 feedback=decision.feedback or "",
                 inline=inline,
                 earlier=earlier,
             )
-            basis = basis_commit(
-                root, decided_base or (res.marker.base if res.marker else "") or ""
-            )
+            basis = basis_commit(root, decided.base_sha)
         # Unset or zero limits: the repository's configuration decides.
         request = AgentRequest(
             version=REQUEST_VERSION,
             action="start",
             root=root,
             run_id=run_id,
-            actor=decision.actor,
+            actor=actor,
             task=task,
             untrusted=True,
             spec_paths=[settings.spec_path.rstrip("/") or "."],
@@ -323,7 +373,7 @@ def _run(
             memory=settings.memory,
             basis_commit=basis,
         )
-        started_by = decision.actor
+    started_by = decided.started_by
     request = request.model_copy(update=settings.run_overrides())
     attempts: list[AttemptProgress] = []
 
@@ -347,10 +397,10 @@ def _run(
     state = store.load(run_id)
     # A resume or a re-run continues on the PR's head, but verify and publish judge and apply
     # the whole change from decide's base: the patch is cumulative.
-    if decision.action is Act.RERUN and basis:
+    if action is Act.RERUN and basis:
         base_sha = basis
-    elif decided_base and decision.action is Act.RESUME:
-        base_sha = decided_base
+    elif action is Act.RESUME:
+        base_sha = decided.base_sha
     patch = make_patch(root, base_sha)
     (artifacts / "patch.diff").write_text(patch, encoding="utf-8")
     collect_run(root, run_id, artifacts)
@@ -367,7 +417,7 @@ def _run(
     outcome = base.model_copy(
         update={
             "kind": "run",
-            "mode": _MODES[decision.action],
+            "mode": _MODES[action],
             "run_id": run_id,
             "started_by": started_by,
             "status": state.status.value,
@@ -376,7 +426,7 @@ def _run(
             "exit_code": proc.returncode,
             "base_sha": base_sha,
             "base_ref": base_ref,
-            "branch": settings.branch(decision.issue),
+            "branch": settings.branch(decided.issue),
             "branch_head": branch_head,
             "empty_patch": not patch.strip(),
             "risk_reasons": risk,

@@ -7,8 +7,8 @@ commands that start jobs (``run``, ``retry``, ``approve``, ``fix``) are the deci
 job ignores them silently, and the decide job ignores these, so every comment gets at most
 one reply.
 
-Also here, shared with decide: :func:`explain_command` (the one polite refusal, after the
-permission check, so a person without write access hears why, not a usage hint).
+The one polite refusal of a command (after the permission check, so a person without write
+access hears why, not a usage hint) is shared with decide: :mod:`chimera.github.command_refusal`.
 :func:`cancel_runs` cancels, through the Actions API, the workflow run that Chimera's
 "working on it" comment names (:mod:`chimera.github.progress`).
 """
@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chimera.github.command_refusal import command_refusal, explain_command
 from chimera.github.commands import COMMAND_VERBS
 from chimera.github.costs import MAX_RUNS, cost_lines, run_cost, spending_runs
 from chimera.github.documents import outcome_comment
 from chimera.github.events import Act, Decision, decide
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
 from chimera.github.outcome import carry_claim
-from chimera.github.permissions import chimera_pull, has_write
+from chimera.github.permissions import chimera_pull
 from chimera.github.progress import acknowledge, progress_runs
 from chimera.github.queue import LABEL_AWAITING, LABEL_QUEUED, LABEL_RUNNING
 from chimera.github.summary import artifact_link, code, parse_marker
@@ -40,7 +41,6 @@ __all__ = [
     "CommandResult",
     "cancel_runs",
     "command_job",
-    "explain_command",
 ]
 
 
@@ -63,38 +63,6 @@ class CommandResult:
             },
             record=self.decision.to_json() | {"status": self.status},
         )
-
-
-def _refusal(client: GitHubClient, settings: ActionSettings, actor: str) -> str | None:
-    if client.user_type(actor) == "Bot":
-        return ""  # a bot gets no reply at all
-    role = client.permission(actor)
-    if not has_write(role):
-        return (
-            f"@chimera commands are taken from people with the write, maintain or admin role; "
-            f"{code(actor, 60)} has the {code(role, 20)} role here, so nothing was done"
-        )
-    return None
-
-
-def explain_command(
-    ctx: ActionContext, client: GitHubClient, settings: ActionSettings, decision: Decision
-) -> bool:
-    """Answer an explained ``ignore`` of a comment command once: the permission refusal when
-    the commenter lacks a write role, else the decision's reason. Returns whether anything
-    was posted (a bot's comment gets nothing).
-
-    Raises:
-        GitHubError: the API failed after retries.
-    """
-    target = decision.pull or decision.issue
-    if target is None or decision.actor is None:
-        return False
-    refusal = _refusal(client, settings, decision.actor)
-    if refusal == "":
-        return False
-    post_outcome(ctx, client, target, "refused", f"{refusal or decision.reason}.")
-    return True
 
 
 def cancel_runs(client: GitHubClient, runs: list[int]) -> list[int]:
@@ -233,7 +201,7 @@ def command_job(ctx: ActionContext, settings: ActionSettings) -> CommandResult:
         return CommandResult(decision, "explained" if posted else "ignored")
     client = ctx.connect()
     assert decision.actor is not None
-    refusal = _refusal(client, settings, decision.actor)
+    refusal = command_refusal(client, settings, decision.actor)
     if refusal is not None:
         if refusal:
             target = int(decision.pull or decision.issue or 0)

@@ -79,11 +79,6 @@ class ActionContext:
         runner_temp: ``RUNNER_TEMP`` (``None``: the system's temporary folder).
         base_ref: ``CHIMERA_BASE_REF``, the base branch a new run's PR targets.
         dispatch_ref: ``CHIMERA_DISPATCH_REF``, the ref drain dispatches the fix workflow on.
-        decided_base: ``CHIMERA_DECIDED_BASE_SHA``, decide's base commit (the agent job works
-            from it; ``None``: a local run works from the checkout).
-        decided_head: ``CHIMERA_DECIDED_HEAD_SHA``, the PR head decide saw (a re-run or a
-            resume builds on exactly it, the commit the workflow checked out; ``None``: the
-            head the API reports now).
         github: how to reach the API.
     """
 
@@ -96,8 +91,6 @@ class ActionContext:
     runner_temp: Path | None = None
     base_ref: str | None = None
     dispatch_ref: str | None = None
-    decided_base: str | None = None
-    decided_head: str | None = None
     github: GitHubAccess = field(default_factory=GitHubAccess)
 
     def _repo_field(self, key: str) -> str | None:

@@ -27,15 +27,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
+from chimera.github.cancellation import cancel
 from chimera.github.carriers import PrMarker
+from chimera.github.command_refusal import explain_command
 from chimera.github.commands import DECIDE_VERBS
 from chimera.github.decision import schedule_of
 from chimera.github.documents import ADOPTED_ACCEPTANCE
 from chimera.github.events import Act, Decision, decide
 from chimera.github.identity import BotLoginMismatch, check_identities
-from chimera.github.jobs.command import explain_command
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
-from chimera.github.jobs.drain import cancel
 from chimera.github.outcome import outcome_key
 from chimera.github.permissions import Resolution, resolve
 from chimera.github.progress import acknowledge, post_progress

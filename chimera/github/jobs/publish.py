@@ -23,7 +23,6 @@ from chimera.github.artifacts import read_patch
 from chimera.github.branchcommit import app_logins
 from chimera.github.identity import token_identity
 from chimera.github.jobs.context import ActionContext, JobResult, make_queue
-from chimera.github.jobs.tick import record_finish, scheduled_run
 from chimera.github.learning import learn_after_publish
 from chimera.github.memory import MemoryNote, memory_sections, remember_run
 from chimera.github.publish import (
@@ -33,6 +32,7 @@ from chimera.github.publish import (
     publish_without_verdict,
 )
 from chimera.github.publish_gate import PublishAudit
+from chimera.github.schedule_journal import record_finish, scheduled_run
 from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:

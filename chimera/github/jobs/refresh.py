@@ -11,9 +11,10 @@ Three jobs, split like decide → verify → publish (``examples/workflows/chime
   which an issue author without write access could otherwise relax); the outputs are decide's
   (:class:`~chimera.github.trust.Decided`, mode ``refresh``, ``head-sha`` the pushed head).
 * the verify job (``contents: read``; no secrets; the strict sandbox) in mode ``refresh``
-  judges the diff from the base to the pushed head (:func:`commit_patch`) instead of an
-  agent's artifact; besides its four outputs it hands on ``results`` (requirement id →
-  status after the change), which is data.
+  judges the diff from the base to the pushed head
+  (:func:`~chimera.github.gitops.commit_patch`) instead of an agent's artifact; besides its
+  four outputs it hands on ``results`` (requirement id → status after the change), which is
+  data.
 * :func:`spec_check_job` (``checks: write``, ``contents: read``; no secrets, no project code)
   re-derives before it posts: the diff's hash from its own checkout, the Spec digest from the
   base commit's blobs, the requirement ids and their YAML lines from the spec files of the base
@@ -26,7 +27,6 @@ Three jobs, split like decide → verify → publish (``examples/workflows/chime
 from __future__ import annotations
 
 import json
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from chimera.errors import ChimeraError
 from chimera.github.basecommit import sha256_text, spec_digest
 from chimera.github.checkrun import RequirementLine, claimed_lines, post_spec_check, spec_rows
-from chimera.github.gitops import require_commit
+from chimera.github.gitops import commit_patch
 from chimera.github.jobs.context import ActionContext, JobResult
 from chimera.github.permissions import chimera_pull
 from chimera.github.trust import Decided, Verified, acceptance_output, acceptance_requirements
@@ -48,34 +48,12 @@ __all__ = [
     "CHECK_NAME",
     "RefreshResult",
     "SpecCheckResult",
-    "commit_patch",
     "refresh_job",
     "spec_check_job",
 ]
 
 CHECK_NAME = "Chimera Spec"
 ACCEPTANCE_CHANGED = "the issue's acceptance changed since the run started; re-run to adopt it"
-
-
-def commit_patch(root: Path, base: str, head: str) -> str:
-    """The change from commit ``base`` to commit ``head`` as ``git diff --binary`` text.
-    Both must be in the checkout (``fetch-depth: 0``): nothing is fetched.
-
-    Raises:
-        ChimeraError: either commit is not in the checkout (one line naming it), or git failed.
-    """
-    require_commit(root, base, "the base commit")
-    require_commit(root, head, "the PR's head")
-    proc = subprocess.run(
-        ["git", "diff", "--binary", "--no-color", "--no-ext-diff", base, head, "--"],
-        cwd=root,
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
-        raise ChimeraError(f"git diff {base[:12]}..{head[:12]} failed: {' '.join(tail)}")
-    return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)

@@ -27,51 +27,33 @@ jobs" is a new tick (it re-plans from the journal and finds the job already clai
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from chimera.errors import JournalConflict, UsageError
-from chimera.github.branchcommit import ApiWriter, chimera_trust
 from chimera.github.decision import task_marker
 from chimera.github.jobs.context import ActionContext, JobResult
+from chimera.github.schedule_journal import journal_trust, signed_journal, tick_marker
 from chimera.github.settings import SCHEDULE_LABEL
 from chimera.scheduler.events import from_payload, spec_red
-from chimera.scheduler.journal import AnyOf, GitJournal, SignedBy, TrustPolicy
 from chimera.scheduler.loader import load_schedules
 from chimera.scheduler.model import ScheduleLoad
-from chimera.scheduler.state import FinishOp
 from chimera.scheduler.tick import Run, TickPlan, plan_tick
 
 if TYPE_CHECKING:
-    from chimera.github.client import GitHubClient, IssueInfo
+    from chimera.github.client import IssueInfo
     from chimera.github.settings import ActionSettings
     from chimera.github.tickapi import CheckRunSeen
     from chimera.scheduler.clock import Clock
+    from chimera.scheduler.journal import GitJournal, TrustPolicy
 
-__all__ = [
-    "LABEL",
-    "SIGNERS_FILE",
-    "SPEC_CHECK",
-    "TickGitHub",
-    "TickResult",
-    "journal_for",
-    "journal_trust",
-    "record_finish",
-    "run_tick",
-    "scheduled_run",
-    "signed_journal",
-    "tick_job",
-]
+__all__ = ["LABEL", "SPEC_CHECK", "TickGitHub", "TickResult", "run_tick", "tick_job"]
 
 LABEL = SCHEDULE_LABEL
 SPEC_CHECK = "spec"
 """The check run the built-in ``spec-green`` reads: the job id of ``chimera-check.yml``."""
-SIGNERS_FILE = Path(".chimera.d") / "journal-signers"
-"""git's allowed-signers file on the default branch: the keys whose journal commits count."""
 
 
 class TickGitHub(Protocol):
@@ -192,13 +174,13 @@ def _act(
         if not red_summary:
             return ""  # green (or no check run yet): nothing to file
         number, _ = _issue_for(github, run.job, "The Spec is red on the default branch", None)
-        marker = f"<!-- chimera:tick {run_id} {run.job} -->"
+        marker = tick_marker(run_id, run.job)
         body = f"Spec red on `{ctx.default_branch}` ({when}):\n\n{red_summary[:6000]}\n\n{marker}"
         github.comment(number, body, marker=marker)
         return f"{run.job}: reported on #{number}"
     number, filed = _issue_for(github, run.job, f"Scheduled: {run.job}", run.task)
     # The marker makes the comment idempotent and tells publish which tick started the run.
-    marker = f"<!-- chimera:tick {run_id} {run.job} -->"
+    marker = tick_marker(run_id, run.job)
     github.comment(number, f"Scheduled run of `{run.job}` ({when}).\n\n{marker}", marker=marker)
     if filed:
         # Filing labelled it chimera:schedule as the App: that label event starts the run
@@ -208,55 +190,6 @@ def _act(
     inputs = {"issue-number": str(number), "labeller": labeller}
     github.dispatch_workflow(settings.fix_workflow, ctx.dispatch_ref or ctx.default_branch, inputs)
     return f"{run.job}: dispatched {settings.fix_workflow} for #{number}"
-
-
-def journal_for(
-    root: Path,
-    settings: ActionSettings,
-    signing_key: Path | None,
-    *,
-    client: GitHubClient | None = None,
-) -> GitJournal:
-    """The journal branch through the checkout ``root``'s ``origin`` (the token
-    ``actions/checkout`` persisted), verified against ``.chimera.d/journal-signers`` when the
-    checkout has it. With ``signing_key`` git pushes the commits as Chimera's login, SSH-signed
-    (the key is configured for a job whose token's commits replay would not trust, such as
-    publish on ``GITHUB_TOKEN``); else, with ``client``, they land through
-    ``createCommitOnBranch`` — GitHub signs them as the token's account (the App's for its
-    installation token), and nothing asks whose token it is."""
-    login = settings.identities[0]
-    signers = root / SIGNERS_FILE
-    journal = GitJournal(
-        root,
-        identity=(login, f"{login}@users.noreply.github.com"),
-        signing_key=signing_key,
-        allowed_signers=signers if signers.is_file() else None,
-    )
-    if client is not None and signing_key is None:
-        journal.writer = ApiWriter(client, journal.store)
-    return journal
-
-
-def signed_journal(
-    root: Path, settings: ActionSettings, client: GitHubClient | None, signing_key: Path | None
-) -> GitJournal | None:
-    """:func:`journal_for` when its commits will be signed — SSH-signed with ``signing_key``,
-    or GitHub-signed through the API with ``client``'s token — else ``None`` (neither): an
-    unsigned commit would count for nothing on replay."""
-    if client is None and signing_key is None:
-        return None
-    return journal_for(root, settings, signing_key, client=client)
-
-
-def journal_trust(
-    client: GitHubClient, settings: ActionSettings, journal: GitJournal
-) -> TrustPolicy:
-    """Which journal commits replay: GitHub verified them for Chimera's App or a write-access
-    person (:func:`~chimera.github.branchcommit.chimera_trust`, memory's lookup), or — when
-    the checkout has ``.chimera.d/journal-signers``, reviewed like code — git verifies a good
-    signature by one of its keys."""
-    github: TrustPolicy = chimera_trust(client, settings, journal.branch)
-    return AnyOf([SignedBy(), github] if journal.allowed_signers is not None else [github])
 
 
 def run_tick(
@@ -307,43 +240,3 @@ def run_tick(
         clock=clock,
         run_id=run_id,
     )
-
-
-_TICK_MARK = re.compile(
-    r"<!-- chimera:tick (?P<run>[A-Za-z0-9._-]{1,128}) (?P<job>[^\s>]{1,200}) -->"
-)
-
-
-def scheduled_run(
-    comments: Sequence[tuple[int, str, str]], settings: ActionSettings
-) -> tuple[str, str] | None:
-    """``(tick run id, job id)`` of the last tick comment Chimera's identity left on an issue
-    (``comments`` as :meth:`~chimera.github.client.GitHubClient.comments` lists them), or
-    ``None``. Comments by anyone else are never read: a person could write the marker."""
-    found: tuple[str, str] | None = None
-    for _cid, author, body in comments:
-        match = _TICK_MARK.search(body) if settings.is_self(author) else None
-        if match is not None:
-            found = (match.group("run"), match.group("job"))
-    return found
-
-
-def record_finish(
-    journal: GitJournal, started: tuple[str, str], at: datetime, run_id: str, *, attempts: int = 3
-) -> str:
-    """Append ``finish`` for the job ``started[1]`` that tick ``started[0]`` fired, as the
-    journal file of ``run_id`` (the publish job's run); returns the commit. A lost race
-    re-reads the tip and tries again (a finish depends on nothing else in the journal).
-
-    Raises:
-        JournalConflict: other writers kept winning ``attempts`` times.
-        JournalError: git failed, or this run already recorded its finish.
-    """
-    op = FinishOp(run=started[0], at=at, job=started[1])
-    for attempt in range(1, attempts + 1):
-        try:
-            return journal.append(run_id, [op], parent=journal.fetch())
-        except JournalConflict:
-            if attempt == attempts:
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover

@@ -33,9 +33,8 @@ from chimera.core.heldout.verdict import PUBLIC_MESSAGE
 from chimera.errors import ChimeraError, ConfigError, HandoffError, MissingExtraError, SandboxError
 from chimera.github.artifacts import read_patch
 from chimera.github.basecommit import read_base_files, sha256_text, spec_digest
-from chimera.github.gitops import require_commit
+from chimera.github.gitops import commit_patch, require_commit
 from chimera.github.jobs.context import ActionContext, JobResult
-from chimera.github.jobs.refresh import commit_patch
 from chimera.github.reverify import GoalVerdict, judge_patch, prepare_trees
 from chimera.github.summary import code
 from chimera.github.trust import Decided, Verified

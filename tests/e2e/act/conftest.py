@@ -396,8 +396,13 @@ class ActWorld:
         return [a["name"] for a in self.fake.artifacts_of(self.repo, run_id)]
 
     def stored_artifact(self, run_id: int, name: str) -> Path:
-        """The zip act's artifact server holds for ``name`` in run ``run_id``."""
-        return self.runner.artifacts / str(run_id) / name / f"{name}.zip"
+        """The zip act's artifact server holds for ``name`` in run ``run_id``; ``name`` is the
+        upload's name without the nonce the Action appends (``<name>-<16 hex>``)."""
+        run = self.runner.artifacts / str(run_id)
+        (found,) = [
+            d for d in run.iterdir() if re.fullmatch(re.escape(name) + r"(-[0-9a-f]{16})?", d.name)
+        ]
+        return found / f"{found.name}.zip"
 
     def rewrite_artifact(
         self, run_id: int, name: str, change: Callable[[dict[str, bytes]], None]

@@ -4,6 +4,7 @@ scenario on a copy of the workflow with one job output renamed fails."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -85,7 +86,11 @@ def test_a_labelled_issue_becomes_one_pr_with_one_outcome_and_a_rerun_adds_nothi
     # The run's artifacts (the agent's, publish's audit log) through the REST API.
     rest = w.fake.pygithub(w.token("bob")).get_repo("octo/app")
     listed = [a.name for a in rest.get_workflow_run(fix.run_id).get_artifacts()]
-    assert listed == ["chimera-run-attempt-1", "chimera-run-publish-attempt-1"]
+    # Each upload's name ends in a nonce drawn at upload time (a forger cannot name it ahead).
+    assert [re.sub(r"-[0-9a-f]{16}$", "-<nonce>", n) for n in listed] == [
+        "chimera-run-attempt-1-<nonce>",
+        "chimera-run-publish-attempt-1-<nonce>",
+    ], listed
 
     # "Re-run all jobs" of the finished run: its decide refuses, so nothing else runs; the
     # attempt's one outcome says why (never silence), and nothing else changes.

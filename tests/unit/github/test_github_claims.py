@@ -9,8 +9,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from chimera.github.claims import BUSY, FULL, HOUR, Claim, claims_on, verdict
+from chimera.github.claims import (
+    BUSY,
+    FULL,
+    HOUR,
+    Claim,
+    bare_claim,
+    claims_on,
+    verdict,
+    with_fields,
+)
 from chimera.github.client import GitHubClient
+from chimera.github.documents import outcome_comment
 from chimera.github.queue import LABEL_QUEUED, LABEL_RUNNING, ChangeQueue, QueueLimits
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
@@ -129,4 +139,50 @@ def test_a_failed_dispatch_gives_back_only_its_own_claim(
     q.release(a, key="999:1")  # another run's key: this run's slot stays
     assert LABEL_RUNNING in repo.issues[a]["labels"]
     q.release(a)
+    assert LABEL_RUNNING not in repo.issues[a]["labels"]
+
+
+def _stop_record(bot: GitHubClient, issue: int) -> int:
+    """The record ``@chimera stop`` leaves: its reply, a ``cancelled`` outcome marked stop."""
+    body = outcome_comment("cancelled", issue=issue, key=f"stop:{issue}", detail="Stopped.")
+    return bot.comment(issue, with_fields(body, stop=True))
+
+
+def test_a_drain_whose_listing_predates_a_stop_withdraws_its_claim(
+    fake: GitHubFake, repo: FakeRepo, bot: GitHubClient
+) -> None:
+    a = _issue(fake)
+    q = _queue(bot)
+    q.enqueue(a, "alice", "no free slot")
+    posted: list[int] = []
+
+    def stop_then_post(issue: int, token: str) -> int:
+        # The stop runs whole between the drain's listing and its claim: the queued label goes
+        # first, then the stop's record, then the drain's claim comes in.
+        bot.remove_label(issue, LABEL_QUEUED)
+        _stop_record(bot, issue)
+        posted.append(bot.comment(issue, bare_claim(issue, token)))
+        return posted[-1]
+
+    sent: list[str] = []
+    assert q.drain(lambda entry, token: sent.append(token), post=stop_then_post) == []
+    assert sent == [] and len(posted) == 1  # claimed, then withdrawn: nothing dispatched
+    assert posted[0] not in repo.comments
+    assert [c for c in claims_on(bot, a, IDS) if c.live] == []
+    assert LABEL_RUNNING not in repo.issues[a]["labels"]
+
+
+def test_a_stop_after_the_drains_claim_refuses_the_dispatched_run_and_frees_the_slot(
+    fake: GitHubFake, repo: FakeRepo, bot: GitHubClient
+) -> None:
+    a = _issue(fake)
+    q = _queue(bot)
+    q.enqueue(a, "alice", "no free slot")
+    sent: list[str] = []
+    assert q.drain(lambda entry, token: sent.append(token)) == [a]
+    _stop_record(bot, a)  # a stop that read the claims before the drain's claim was posted
+    edits: list[Claim] = []
+    refused = q.adopt(a, sent[0], "8", edits.append)
+    assert not refused.admitted and "stop" in refused.reason and edits == []
+    assert [c for c in claims_on(bot, a, IDS) if c.live] == []
     assert LABEL_RUNNING not in repo.issues[a]["labels"]

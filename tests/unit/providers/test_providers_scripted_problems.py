@@ -22,7 +22,8 @@ turns:
 """
 
 PROBLEMS = [
-    "2:14: turns.0.purpose: Input should be 'act', 'plan', 'review', 'replan' or 'summarize'",
+    "2:14: turns.0.purpose: Input should be 'act', 'plan', 'review', 'replan', 'summarize' "
+    "or 'memory'",
     "3:5: turns.0.txt: unknown field; did you mean 'text'?",
     "5:9: turns.1.tool_calls.0.nme: unknown field; did you mean 'name'?",
     "7:13: turns.1.usage.prompt_token: unknown field; did you mean 'prompt_tokens'?",
@@ -47,8 +48,8 @@ def test_a_bare_list_script_is_located_in_the_file(tmp_path: Path) -> None:
         ScriptedBackend.from_file(path)
     assert [str(p) for p in getattr(info.value, "problems", [])] == [
         f"{path}:2:3: turns.1.txt: unknown field; did you mean 'text'?",
-        f"{path}:3:12: turns.1.purpose: Input should be 'act', 'plan', 'review', 'replan' or "
-        "'summarize'",
+        f"{path}:3:12: turns.1.purpose: Input should be 'act', 'plan', 'review', 'replan', "
+        "'summarize' or 'memory'",
     ]
 
 

@@ -13,7 +13,8 @@ import pytest
 from chimera.errors import UsageError
 from chimera.github.client import IssueInfo
 from chimera.github.jobs.context import ActionContext, GitHubAccess
-from chimera.github.jobs.tick import LABEL, run_tick, scheduled_run, tick_job
+from chimera.github.jobs.tick import LABEL, run_tick, tick_job
+from chimera.github.schedule_journal import scheduled_run
 from chimera.github.settings import ActionSettings
 from chimera.github.tickapi import CheckRunSeen
 from chimera.scheduler.clock import FixedClock
