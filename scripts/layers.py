@@ -11,6 +11,9 @@ A layer can be split into rooms (:data:`ROOMS`): subpackages whose imports of ea
 declared one by one, each with its reason; every other sideways import between them is
 forbidden, in the generated file and in the AST check.
 
+About 500 lines on purpose: the layer order, the rooms and the Spec rendered from both are one
+idea (what may import what), and the AST check must read the very lists the Spec is written from.
+
 Regular expressions can be fooled (a parenthesised ``from chimera import (\\n core)``), so
 ``tests/unit/architecture/test_layers.py`` also builds the AST import graph — function-local
 and ``TYPE_CHECKING`` imports count as edges — and asserts it is acyclic and allowed.
