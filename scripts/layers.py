@@ -7,6 +7,13 @@ ground floor). ``specs/layers.yaml`` holds one ``absent`` requirement per forbid
     python scripts/layers.py --write    # regenerate specs/layers.yaml
     python scripts/layers.py --check    # exit 1 if the file or the import graph disagrees
 
+A layer can be split into rooms (:data:`ROOMS`): subpackages whose imports of each other are
+declared one by one, each with its reason; every other sideways import between them is
+forbidden, in the generated file and in the AST check.
+
+About 500 lines on purpose: the layer order, the rooms and the Spec rendered from both are one
+idea (what may import what), and the AST check must read the very lists the Spec is written from.
+
 Regular expressions can be fooled (a parenthesised ``from chimera import (\\n core)``), so
 ``tests/unit/architecture/test_layers.py`` also builds the AST import graph — function-local
 and ``TYPE_CHECKING`` imports count as edges — and asserts it is acyclic and allowed.
@@ -75,6 +82,15 @@ GENERATED = ("_version.py",)
 PLUGIN_ALLOWED = frozenset({"errors", "spec"})
 """What ``pytest_chimera`` may import: the Spec and the error tree (it must stay light)."""
 
+# Rooms: the subpackages of one layer, and which room may import which, each allowed edge with
+# its reason: ``{layer: {room: {room it may import: why}}}`` (``"*"``: every room of the
+# layer). Any other import between two rooms of the layer is forbidden, a module of the layer
+# outside every room is reported, and the rooms' graph must be acyclic. A layer not named here
+# has no rooms to check.
+# rooms: begin
+ROOMS: dict[str, dict[str, dict[str, str]]] = {}
+# rooms: end
+
 
 def level(name: str) -> int:
     for i, layer in enumerate(LAYERS):
@@ -128,6 +144,101 @@ def _targets(node: ast.AST, module_parts: list[str], is_pkg: bool) -> Iterator[s
             for alias in node.names:
                 known = any(alias.name in layer for layer in LAYERS)
                 yield alias.name if known else "__init__"
+
+
+def _modules(node: ast.AST, module_parts: list[str], is_pkg: bool) -> Iterator[str]:
+    """Full dotted ``chimera.…`` names one import reaches (``from a import b``: ``a.b``)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name.split(".")[0] == "chimera":
+                yield alias.name
+    elif isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = module_parts if is_pkg else module_parts[:-1]
+            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+            parts = [*base, *(node.module.split(".") if node.module else [])]
+        else:
+            parts = node.module.split(".") if node.module else []
+        if parts[:1] != ["chimera"]:
+            return
+        for alias in node.names:
+            yield ".".join([*parts, alias.name])
+
+
+def room_graph(pkg_root: Path, layer: str) -> dict[str, dict[str, list[str]]]:
+    """``{src room: {dst room: [file:line, ...]}}`` for imports between rooms of ``layer``.
+
+    A room is a subpackage ``chimera/<layer>/<room>/``; a module directly under
+    ``chimera/<layer>/`` (other than ``__init__.py``) is in no room and has no edges here.
+    """
+    graph: dict[str, dict[str, list[str]]] = {}
+    prefix = ["chimera", layer]
+    for path in chimera_files(pkg_root):
+        rel = path.relative_to(pkg_root.parent)
+        parts = list(rel.with_suffix("").parts)
+        if parts[:2] != prefix or len(parts) < 4:
+            continue
+        src = parts[2]
+        is_pkg = path.name == "__init__.py"
+        module_parts = parts[:-1] if is_pkg else parts
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            for target in _modules(node, module_parts, is_pkg):
+                dst = target.split(".")
+                if dst[:2] == prefix and len(dst) > 2 and dst[2] != src:
+                    where = f"{rel.as_posix()}:{node.lineno}"
+                    graph.setdefault(src, {}).setdefault(dst[2], []).append(where)
+    return graph
+
+
+def room_allowed(decl: dict[str, dict[str, str]], src: str, dst: str) -> bool:
+    uses = decl.get(src, {})
+    return src == dst or dst in uses or "*" in uses
+
+
+def existing_rooms(pkg_root: Path, layer: str) -> tuple[list[str], list[str]]:
+    """The room folders of ``chimera/<layer>/`` and the modules directly under it."""
+    folder = pkg_root / layer
+    if not folder.is_dir():
+        return [], []
+    rooms = sorted(p.name for p in folder.iterdir() if (p / "__init__.py").is_file())
+    loose = sorted(
+        p.relative_to(pkg_root.parent).as_posix()
+        for p in folder.glob("*.py")
+        if p.name != "__init__.py"
+    )
+    return rooms, loose
+
+
+def room_violations(
+    pkg_root: Path, rooms: dict[str, dict[str, dict[str, str]]] | None = None
+) -> list[str]:
+    """Undeclared imports between rooms, modules and folders in no room, and one room cycle."""
+    problems: list[str] = []
+    for layer, decl in sorted((ROOMS if rooms is None else rooms).items()):
+        present, loose = existing_rooms(pkg_root, layer)
+        for path in loose:
+            problems.append(f"{path} is in no room of chimera.{layer} (ROOMS in scripts/layers.py)")
+        for room in present:
+            if room not in decl:
+                problems.append(f"chimera.{layer}.{room} is in no room of scripts/layers.py")
+        for room, uses in sorted(decl.items()):
+            for dst in sorted(set(uses) - {"*"} - set(decl)):
+                problems.append(f"ROOMS[{layer!r}][{room!r}] names {dst!r}, which is no room")
+        graph = room_graph(pkg_root, layer)
+        for src, dsts in sorted(graph.items()):
+            for dst, where in sorted(dsts.items()):
+                if not room_allowed(decl, src, dst):
+                    problems.append(
+                        f"{where[0]}: chimera.{layer}.{src} imports chimera.{layer}.{dst}"
+                        " (an edge not allowed in ROOMS)"
+                    )
+        cycle = find_cycle(graph)
+        if cycle:
+            problems.append(f"import cycle between rooms of chimera.{layer}: " + " -> ".join(cycle))
+    return problems
 
 
 def import_graph(pkg_root: Path) -> dict[str, dict[str, list[str]]]:
@@ -207,6 +318,7 @@ def render_spec(pkg_root: Path) -> str:
         "# `python scripts/layers.py --write`. One absent requirement per forbidden import edge.",
         f"# Layers, bottom to top: {order}.",
         "# Peers on one layer (other than the ground floor) are independent.",
+        *_room_comments(),
         "requirements:",
     ]
     for src in nodes:
@@ -221,6 +333,7 @@ def render_spec(pkg_root: Path) -> str:
                 f"      pattern: '{_pattern('chimera', dst)}'",
                 f"      {_scope(src, pkg_root)}",
             ]
+    lines += _room_requirements(pkg_root)
     for dst in everything:
         if dst in PLUGIN_ALLOWED or dst in ("__init__", "__main__"):
             continue
@@ -233,6 +346,40 @@ def render_spec(pkg_root: Path) -> str:
             "      paths: ['pytest_chimera/**/*.py']",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _room_comments() -> list[str]:
+    lines: list[str] = []
+    for layer, decl in sorted(ROOMS.items()):
+        lines.append(f"# Rooms of chimera.{layer}; the imports allowed between them, and why:")
+        for src, uses in decl.items():
+            if not uses:
+                lines.append(f"#   {src}: imports no other room")
+            for dst, why in uses.items():
+                lines.append(f"#   {src} -> {'every room' if dst == '*' else dst}: {why}")
+        lines.append("# Every other import between two of these rooms is forbidden.")
+    return lines
+
+
+def _room_requirements(pkg_root: Path) -> list[str]:
+    lines: list[str] = []
+    for layer, decl in sorted(ROOMS.items()):
+        present, _ = existing_rooms(pkg_root, layer)
+        package = "chimera\\." + layer
+        for src in present:
+            for dst in decl:
+                if src not in decl or room_allowed(decl, src, dst):
+                    continue
+                lines += [
+                    f"  - id: room-{_ident(layer)}-{_ident(src)}-not-{_ident(dst)}",
+                    f"    title: chimera.{layer}.{src} does not import chimera.{layer}.{dst}"
+                    " (a sideways import not allowed in ROOMS)",
+                    "    owner: scripts/layers.py",
+                    "    absent:",
+                    f"      pattern: '{_pattern(package, dst)}'",
+                    f"      paths: ['chimera/{layer}/{src}/**/*.py']",
+                ]
+    return lines
 
 
 def violations(pkg_root: Path, plugin_root: Path) -> list[str]:
@@ -253,6 +400,7 @@ def violations(pkg_root: Path, plugin_root: Path) -> list[str]:
     cycle = find_cycle(graph)
     if cycle:
         problems.append("import cycle between subpackages: " + " -> ".join(cycle))
+    problems += room_violations(pkg_root)
     plugin = import_graph_of_plugin(plugin_root)
     for dst, where in sorted(plugin.items()):
         if dst not in PLUGIN_ALLOWED:

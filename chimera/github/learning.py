@@ -26,7 +26,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from chimera.errors import ChimeraError, ConfigError, HandoffError
 from chimera.evolution.action import publish_acceptance
@@ -47,8 +47,20 @@ from chimera.github.trust import Decided, Verified
 
 if TYPE_CHECKING:
     from chimera.github.client import GitHubClient
-    from chimera.github.jobs.context import ActionContext
     from chimera.github.publish import PublishResult
+
+
+class RunPlace(Protocol):
+    """Where the publish job runs: the workflow run's id and ``RUNNER_TEMP`` (``None`` when
+    local). The job's :class:`~chimera.github.jobs.context.ActionContext` is one; taking only
+    this keeps the jobs' context out of the modules the jobs are built from."""
+
+    @property
+    def workflow_run(self) -> str | None: ...
+
+    @property
+    def runner_temp(self) -> Path | None: ...
+
 
 _FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 MAX_LEARNING_BYTES = 4 << 20
@@ -237,7 +249,7 @@ def publish_learning(
 
 
 def learn_after_publish(
-    ctx: ActionContext,
+    ctx: RunPlace,
     root: Path,
     artifacts: Path,
     decided: Decided,

@@ -6,6 +6,7 @@ The Spec file's regexes can be fooled by a parenthesised import; this graph cann
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 import textwrap
@@ -105,3 +106,100 @@ def test_the_plugin_may_import_only_spec_and_errors(tmp_path: Path) -> None:
     )
     problems = layers.violations(pkg, tmp_path / "pytest_chimera")
     assert problems == ["pytest_chimera/plugin.py:2: the pytest plugin imports chimera.governance"]
+
+
+ROOMS = {
+    "github": {
+        "mail": {},
+        "desk": {"mail": "the desk's state is kept through the API"},
+        "jobs": {"*": "a job wires the rooms"},
+    }
+}
+
+
+def _rooms(tmp_path: Path, files: dict[str, str]) -> Path:
+    base = {
+        "__init__.py": "",
+        "github/__init__.py": '"""GitHub."""\n',
+        "github/mail/__init__.py": '"""The mail."""\n',
+        "github/mail/post.py": "",
+        "github/desk/__init__.py": '"""The desk."""\n',
+        "github/desk/tray.py": "from chimera.github.mail.post import X\n",
+        "github/jobs/__init__.py": '"""The jobs."""\n',
+        "github/jobs/drain.py": "from chimera.github.desk import tray\n",
+    }
+    return _package(tmp_path, {**base, **files})
+
+
+def test_declared_room_edges_and_jobs_wildcard_are_allowed(tmp_path: Path) -> None:
+    assert layers.room_violations(_rooms(tmp_path, {}), ROOMS) == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from chimera.github.desk.tray import Tray",
+        "from chimera.github import desk",
+        "import chimera.github.jobs.drain",
+        "from ..desk import tray",
+        "def f():\n    from chimera.github.desk import tray",
+    ],
+)
+def test_an_undeclared_sideways_import_between_rooms_is_reported(
+    tmp_path: Path, statement: str
+) -> None:
+    pkg = _rooms(tmp_path, {"github/mail/back.py": statement})
+    problems = layers.room_violations(pkg, ROOMS)
+    assert any(
+        p.startswith("chimera/github/mail/back.py:")
+        and ": chimera.github.mail imports chimera.github." in p
+        for p in problems
+    ), problems
+
+
+def test_a_module_outside_every_room_and_an_undeclared_room_are_named(tmp_path: Path) -> None:
+    pkg = _rooms(tmp_path, {"github/loose.py": "", "github/attic/__init__.py": ""})
+    problems = layers.room_violations(pkg, ROOMS)
+    assert (
+        "chimera/github/loose.py is in no room of chimera.github (ROOMS in scripts/layers.py)"
+        in problems
+    )
+    assert "chimera.github.attic is in no room of scripts/layers.py" in problems
+
+
+def test_a_cycle_between_rooms_is_reported_even_when_both_edges_are_declared(
+    tmp_path: Path,
+) -> None:
+    rooms = {"github": {**ROOMS["github"], "mail": {"desk": "a reason"}}}
+    pkg = _rooms(tmp_path, {"github/mail/back.py": "from chimera.github.desk import tray\n"})
+    problems = layers.room_violations(pkg, rooms)
+    assert problems == ["import cycle between rooms of chimera.github: desk -> mail -> desk"]
+
+
+def test_without_rooms_declared_a_flat_layer_is_not_checked(tmp_path: Path) -> None:
+    pkg = _package(tmp_path, {"__init__.py": "", "github/a.py": "from chimera.github import b\n"})
+    assert layers.room_violations(pkg, {}) == []
+
+
+def test_every_declared_room_has_a_one_line_docstring() -> None:
+    for layer, decl in layers.ROOMS.items():
+        for room in decl:
+            init = ROOT / "chimera" / layer / room / "__init__.py"
+            if not init.exists():
+                continue
+            doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+            assert doc, f"{init.relative_to(ROOT)} has no docstring"
+            assert doc.splitlines()[0].strip(), f"{init.relative_to(ROOT)}: empty first line"
+
+
+def test_the_spec_forbids_each_undeclared_room_edge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pkg = _rooms(tmp_path, {})
+    monkeypatch.setattr(layers, "ROOMS", ROOMS)
+    text = layers.render_spec(pkg)
+    assert "id: room-github-mail-not-desk" in text
+    assert "id: room-github-desk-not-jobs" in text
+    assert "id: room-github-desk-not-mail" not in text
+    assert "id: room-github-jobs-not-" not in text
+    assert "#   desk -> mail: the desk's state is kept through the API" in text
