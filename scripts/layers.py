@@ -88,7 +88,58 @@ PLUGIN_ALLOWED = frozenset({"errors", "spec"})
 # outside every room is reported, and the rooms' graph must be acyclic. A layer not named here
 # has no rooms to check.
 # rooms: begin
-ROOMS: dict[str, dict[str, dict[str, str]]] = {}
+ROOMS: dict[str, dict[str, dict[str, str]]] = {
+    "github": {
+        "client": {},
+        "scan": {},
+        "trust": {
+            "client": "identities and branch-store commits are read and written through the API",
+        },
+        "gate": {
+            "client": "permission checks and who started a run are API reads",
+            "trust": "the rules read the Action's settings and parse carriers and markers once",
+        },
+        "conversation": {
+            "client": "comments, check runs and costs are written and read through the API",
+            "trust": "documents show the run report and keep state in the hidden markers",
+        },
+        "queue": {
+            "client": "the queue's state is labels and comments, kept through the API",
+            "trust": "claims and queued markers are parsed by the carriers' grammar",
+            "conversation": "a slot's claim is the run's one outcome comment",
+            "gate": "which labels hold slots is who set them (the starter rule)",
+        },
+        "agent": {
+            "trust": "the child's request is a versioned hand-off file",
+        },
+        "verify": {
+            "trust": "verify judges the base commit decide recorded and passes on its verdict",
+            "scan": "a paused step's patch is read with the scan's path reader",
+        },
+        "publish": {
+            "client": "publishing is pushes, PRs, labels and comments through the API",
+            "trust": "publish acts only on what it re-derives from the trust chain",
+            "conversation": "publish writes the PR body, the outcome comment and the Spec check",
+            "queue": "publish moves the queue's labels and honours a newer stop claim",
+            "gate": "the open Chimera PR is found by the permissions' rule (chimera_pull)",
+            "scan": "the patch is scanned before it is pushed",
+        },
+        "action": {
+            "client": "a job reaches GitHub through the client its context builds",
+            "trust": "the context carries the Action's settings and the run's link",
+            "conversation": "a job's result ends in the one outcome comment",
+            "queue": "jobs share the ChangeQueue the context makes, and cancel its claims",
+            "gate": "cancelling and refusing follow the permissions' rules",
+        },
+        "doctor": {
+            "client": "every check is an API read",
+            "queue": "the labels doctor checks are the queue's labels",
+        },
+        "jobs": {
+            "*": "a job wires the rooms it needs; no room imports a job",
+        },
+    },
+}
 # rooms: end
 
 

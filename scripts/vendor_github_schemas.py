@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "tests" / "data" / "github"
 
-# (method, path template) of every REST call Chimera makes (chimera/github/client.py), and
+# (method, path template) of every REST call Chimera makes (chimera/github/client/client.py), and
 # of the calls the GitHub fake serves for the tests of the trust chain.
 OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/user"),

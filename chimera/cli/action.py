@@ -19,13 +19,13 @@ Modes (``--mode``):
 * ``publish`` — apply, scan, push, open or update the PR, label, comment (``GITHUB_TOKEN``;
   no LLM key), from decide's and verify's outputs only; the branch stores (memory, learning,
   the journal's finish) with ``CHIMERA_STORE_TOKEN`` when set (the App's token, so GitHub
-  signs them). See :mod:`chimera.github.publish`.
+  signs them). See :mod:`chimera.github.publish.publish`.
 * ``start-ci`` — after a write-access person other than the trigger approves the PR's head
   commit, the App token closes and reopens the PR so CI starts on the approved commit.
 * ``drain`` — cancellations (a Chimera PR closed unmerged, the label removed by a person) and
   starting the next queued issues by dispatching the fix workflow with the original labeller.
 * ``command`` — ``@chimera stop`` and ``@chimera status`` in comments, and the help reply to
-  an unknown verb (``issues: write``, ``actions: write``); see :mod:`chimera.github.commands`.
+  an unknown verb (``issues: write``, ``actions: write``); see :mod:`chimera.github.gate.commands`.
 * ``tick`` — the schedules (``.chimera.d/schedules/``): replay the journal branch, claim
   what is due there, then file or update each job's issue and dispatch the fix workflow for
   it. Calls no model, runs no project code; an App token (``contents``, ``issues``,
@@ -48,7 +48,7 @@ Environment: ``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH``, ``GITHUB_REPOSITORY``
 ``GITHUB_SERVER_URL``, ``GITHUB_API_URL`` (``CHIMERA_GITHUB_API_URL`` overrides it, for GitHub
 Enterprise Server), ``GITHUB_RUN_ID``, ``GITHUB_OUTPUT``, ``GITHUB_STEP_SUMMARY``; the token
 in ``CHIMERA_GITHUB_TOKEN`` (else ``GITHUB_TOKEN``); the settings in ``CHIMERA_*`` (see
-:class:`chimera.github.settings.ActionSettings`). Retry tuning: ``CHIMERA_GITHUB_TIMEOUT``,
+:class:`chimera.github.trust.settings.ActionSettings`). Retry tuning: ``CHIMERA_GITHUB_TIMEOUT``,
 ``CHIMERA_GITHUB_RETRIES``, ``CHIMERA_GITHUB_BACKOFF``, ``CHIMERA_GITHUB_MAX_WAIT``;
 ``CHIMERA_GITHUB_THROTTLE=0`` switches PyGithub's pacing off (tests).
 
@@ -77,10 +77,10 @@ from chimera.cli._base import Subparsers, err
 from chimera.errors import ConfigError, GitHubError, UsageError
 
 if TYPE_CHECKING:
-    from chimera.github.client import GitHubClient
-    from chimera.github.jobs.context import ActionContext, GitHubAccess, JobResult
+    from chimera.github.action.context import ActionContext, GitHubAccess, JobResult
+    from chimera.github.client.client import GitHubClient
     from chimera.github.jobs.verify import HeldOutInput
-    from chimera.github.settings import ActionSettings
+    from chimera.github.trust.settings import ActionSettings
 
 EXIT_GITHUB = 1
 
@@ -148,8 +148,8 @@ def _payload(path: str) -> dict[str, Any]:
 
 
 def _github() -> GitHubAccess:
-    from chimera.github.client import RetryPolicy
-    from chimera.github.jobs.context import GitHubAccess
+    from chimera.github.action.context import GitHubAccess
+    from chimera.github.client.client import RetryPolicy
 
     try:
         retry = RetryPolicy(
@@ -169,7 +169,7 @@ def _github() -> GitHubAccess:
 
 
 def _context(args: argparse.Namespace) -> ActionContext:
-    from chimera.github.jobs.context import ActionContext
+    from chimera.github.action.context import ActionContext
 
     name = args.event_name or _env("GITHUB_EVENT_NAME")
     path = args.event_path or _env("GITHUB_EVENT_PATH")
@@ -227,7 +227,7 @@ def _report(result: JobResult, *, fenced: bool = False) -> int:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from chimera.github.settings import ActionSettings
+    from chimera.github.trust.settings import ActionSettings
 
     settings = ActionSettings.from_env()
     if args.mode == "check" and not args.dry_run:
@@ -311,7 +311,7 @@ def _tick(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext
 
 def _agent(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
     from chimera.github.jobs.agent import agent_job
-    from chimera.github.trust import Decided
+    from chimera.github.trust.chain import Decided
 
     root = _root(args)
     try:
@@ -325,7 +325,7 @@ def _agent(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContex
 
 def _verify(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
     from chimera.github.jobs.verify import verify_job
-    from chimera.github.trust import Decided
+    from chimera.github.trust.chain import Decided
 
     root = _root(args)
     decided = Decided.from_env(os.environ)
@@ -336,7 +336,7 @@ def _verify(args: argparse.Namespace, settings: ActionSettings, ctx: ActionConte
 
 def _spec_check(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
     from chimera.github.jobs.refresh import spec_check_job
-    from chimera.github.trust import Decided, Verified
+    from chimera.github.trust.chain import Decided, Verified
 
     root = _root(args)
     decided = Decided.from_env(os.environ)
@@ -347,8 +347,8 @@ def _spec_check(args: argparse.Namespace, settings: ActionSettings, ctx: ActionC
 
 def _publish(args: argparse.Namespace, settings: ActionSettings, ctx: ActionContext) -> int:
     from chimera.github.jobs.publish import publish_job
-    from chimera.github.schedule_journal import signed_journal
-    from chimera.github.trust import Decided, Verified
+    from chimera.github.trust.chain import Decided, Verified
+    from chimera.github.trust.schedule_journal import signed_journal
     from chimera.scheduler.clock import SystemClock
 
     root = _root(args)
@@ -452,7 +452,7 @@ def _signing_key(ctx: ActionContext) -> Path | None:
 def _own_identities(ctx: ActionContext, settings: ActionSettings) -> ActionSettings:
     """The settings with the token's own login among Chimera's identities (the App token of
     drain and start-ci); a bot-login that is not that login stops the job."""
-    from chimera.github.identity import check_identities
+    from chimera.github.trust.identity import check_identities
 
     checked = check_identities(ctx.connect(), settings)
     for note in checked.warnings:

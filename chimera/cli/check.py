@@ -243,7 +243,7 @@ def _check(
     else:
         head, tail = _text_parts(report, max_evidence=args.max_evidence)
         if fmt == "github":
-            from chimera.github.annotations import drift_annotations
+            from chimera.github.action.annotations import drift_annotations
 
             tail += drift_annotations(report, root=root, max_evidence=args.max_evidence)
         sys.stdout.write(f"{head}{elapsed:.2f}{tail}")
@@ -362,6 +362,6 @@ def _emit_spec_errors(problems: Sequence[SpecProblem], fmt: str, *, root: Path) 
             }
         )
     elif fmt == "github":
-        from chimera.github.annotations import spec_problem_annotations
+        from chimera.github.action.annotations import spec_problem_annotations
 
         sys.stdout.write(spec_problem_annotations(problems))

@@ -92,7 +92,7 @@ def _options(args: argparse.Namespace) -> tuple[str, str, str]:
     token = args.token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
     if not token.strip():
         raise UsageError("chimera doctor: no token: set GITHUB_TOKEN (or pass --token)")
-    from chimera.github.client import DEFAULT_API_URL
+    from chimera.github.client.client import DEFAULT_API_URL
 
     api = args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL
     if not api.startswith(("https://", "http://")):
@@ -102,9 +102,9 @@ def _options(args: argparse.Namespace) -> tuple[str, str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from chimera.errors import GitHubError, GitHubNotFound, GitHubPermissionDenied
-    from chimera.github.client import GitHubClient, RetryPolicy
-    from chimera.github.doctor import DoctorOptions, diagnose
-    from chimera.github.doctor_report import DEFAULT_SPEC_CHECKS, short
+    from chimera.github.client.client import GitHubClient, RetryPolicy
+    from chimera.github.doctor.checks import DoctorOptions, diagnose
+    from chimera.github.doctor.report import DEFAULT_SPEC_CHECKS, short
 
     repo, token, api = _options(args)
     # PyGithub's pacing between requests is GitHub's etiquette; CHIMERA_GITHUB_THROTTLE=0

@@ -199,7 +199,7 @@ def run_playbook(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(f"{p.describe()}\n" for p in pending) or "no pending proposals\n")
         return 0
     if args.playbook_command == "fetch":
-        from chimera.github.learning import branch_sink
+        from chimera.github.publish.learning import branch_sink
 
         root = _root(args)
         cache = root / ".chimera" / "learning" / "branch.git"

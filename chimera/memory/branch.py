@@ -11,7 +11,7 @@ schedules' fold) is rebuilt by replaying the commits through a
 ``commit-tree`` against a throw-away index), so no work tree is checked out and a project
 checkout is untouched. A commit lands through a :class:`BranchWriter`: ``GitBranch`` itself
 pushes with git (never forced); the Action uses GitHub's ``createCommitOnBranch``
-(:mod:`chimera.github.branchcommit`), which GitHub signs. Either raises
+(:mod:`chimera.github.trust.branchcommit`), which GitHub signs. Either raises
 :class:`~chimera.errors.JournalConflict` when the branch moved since the parent was read; the
 caller re-reads and tries again (:func:`publish` does for memory, so two runs finishing
 together both land).

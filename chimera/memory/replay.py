@@ -4,7 +4,7 @@ Any token with ``contents: write`` can push to the memory branch, so a commit's 
 proves nothing. Replay honours trusted, persona and promotion ops only from commits its
 :class:`~chimera.memory.trust.TrustPolicy` accepts: on GitHub, commits GitHub signed for
 Chimera's App (``createCommitOnBranch``) or verified-signed commits by write-access people
-(:func:`chimera.github.branchcommit.github_trust`); locally, good signatures by allowed keys
+(:func:`chimera.github.trust.branchcommit.github_trust`); locally, good signatures by allowed keys
 (:func:`verified_signers`). From any other commit:
 
 * an ADD replays as a **tainted** item (taint source ``commit:<sha12>``); a persona ADD

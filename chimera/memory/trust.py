@@ -6,7 +6,7 @@ name, so names and e-mails prove nothing. A :class:`TrustPolicy` looks at what *
 * :class:`SignedBy`: git's own signature check (``%G?`` is ``G``) by an allowed key
   fingerprint (``%GF``), or :class:`SignedAs` by an allowed principal (``%GS``: the name in
   the allowed-signers file, or a GPG key's user id);
-* :class:`VerifiedBy`: a lookup (on GitHub, :func:`chimera.github.branchcommit.github_trust`
+* :class:`VerifiedBy`: a lookup (on GitHub, :func:`chimera.github.trust.branchcommit.github_trust`
   asks the API whether GitHub signed the commit for Chimera's App, or verified the signature
   of a person with write access);
 * :class:`AnyOf` combines policies; :class:`TrustNothing`, the default, trusts no commit

@@ -1,7 +1,7 @@
 """The session factory: the one place a run's parts are built, for every surface.
 
 ``chimera solve``, ``run``, ``resume``, ``approve``, ``ask``, ``demo`` and the GitHub Action
-(whose agent job's child, :mod:`chimera.github.agent_child`, calls ``start_run`` /
+(whose agent job's child, :mod:`chimera.github.agent.child`, calls ``start_run`` /
 ``approve_run``) reach the engine only through
 :class:`SessionFactory` (through :mod:`chimera.orchestration.surfaces`). Two steps:
 

@@ -80,7 +80,7 @@ class GitJournal:
         signing_key: sign commits with this SSH private key (``None``: unsigned).
         allowed_signers: git's ``gpg.ssh.allowedSignersFile`` for verifying SSH signatures.
         writer: how a commit lands (default: git push; the Action passes GitHub's
-            ``createCommitOnBranch``, :class:`chimera.github.branchcommit.ApiWriter`).
+            ``createCommitOnBranch``, :class:`chimera.github.trust.branchcommit.ApiWriter`).
     """
 
     def __init__(

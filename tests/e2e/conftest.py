@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from chimera.cli import main
-from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
+from chimera.github.trust.chain import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
 from chimera.testing.github_fake import FakeRepo, GitHubFake, make_bare_remote
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from chimera.github.summary import parse_marker
+from chimera.github.trust.summary import parse_marker
 from chimera.testing.github_fake import FakeFault, push_branch
 
 if TYPE_CHECKING:
@@ -351,8 +351,8 @@ def test_three_quick_labels_with_a_queue_of_one_are_all_served_in_order(world: W
             work, f"chimera/issue-{current}", {f"done-{current}.txt": "done\n"}, start="origin/main"
         )
         bot = world.app_token
-        from chimera.github.client import GitHubClient
-        from chimera.github.queue import ChangeQueue
+        from chimera.github.client.client import GitHubClient
+        from chimera.github.queue.queue import ChangeQueue
 
         client = GitHubClient("octo/app", bot, api_url=world.fake.api_url, throttle=False)
         pr, _ = client.create_pull(

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from chimera.github.branchcommit import github_trust
-from chimera.github.client import GitHubClient, RetryPolicy
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.trust.branchcommit import github_trust
 from chimera.memory.branch import GitBranch
 from chimera.memory.items import TRUSTED
 from chimera.memory.replay import replay_into

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from chimera.github.summary import parse_marker
+from chimera.github.trust.summary import parse_marker
 from chimera.testing.github_fake import add_workflow_run, comment_event
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def test_run_by_comment_opens_a_pr_and_says_it_is_working_with_the_run_link(
     progress = sent["body"]
     assert "working on it" in progress and "/actions/runs/21" in progress
     # It is the run's one outcome comment, posted as "running" under the run's key.
-    # It is also the run's ChangeQueue slot claim (its token, chimera.github.claims).
+    # It is also the run's ChangeQueue slot claim (its token, chimera.github.queue.claims).
     marker = parse_marker(progress, "outcome") or {}
     assert re.fullmatch(r"[0-9a-f]{16}", str(marker.pop("claim", "")))
     assert marker == {"issue": number, "key": "21:1", "kind": "running"}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.core.heldout.seal import generate_keypair, open_record
-from chimera.github.heldout import SEALED_DIR, SEALED_FILE
+from chimera.github.verify.heldout import SEALED_DIR, SEALED_FILE
 
 if TYPE_CHECKING:
     import pytest

@@ -48,8 +48,8 @@ import pytest
 import yaml
 
 from chimera.cli import main
-from chimera.github.artifacts import collect_run, make_patch
 from chimera.github.scan import scan_patch
+from chimera.github.trust.artifacts import collect_run, make_patch
 from chimera.governance.audit import verify_audit_log
 from chimera.orchestration.state import RunStore
 from chimera.sandbox.workflow_commands import parse_workflow_commands

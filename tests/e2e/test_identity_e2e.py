@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chimera.github.claims import bare_claim, new_token
-from chimera.github.summary import parse_marker
+from chimera.github.queue.claims import bare_claim, new_token
+from chimera.github.trust.summary import parse_marker
 from chimera.testing.github_fake import comment_event
 
 if TYPE_CHECKING:

@@ -168,8 +168,8 @@ def _request_changes(world: World, pr: int) -> Any:
 
 
 def test_a_rerun_adopts_the_issues_edited_acceptance_and_says_so(world: World) -> None:
-    from chimera.github.basecommit import sha256_text
-    from chimera.github.summary import parse_marker
+    from chimera.github.trust.basecommit import sha256_text
+    from chimera.github.trust.summary import parse_marker
 
     alice, pull, head = _first_round(world, run=83)
     pr = int(pull["number"])

@@ -20,10 +20,10 @@ import pytest
 from chimera.errors import GitHubPermissionDenied
 from chimera.evolution.branchstore import LEARNING_BRANCH, PROPOSALS_NAME
 from chimera.evolution.skills import LearnedSkill, SkillState
-from chimera.github.branchcommit import chimera_trust
-from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.github.learning import branch_sink
-from chimera.github.settings import ActionSettings
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.publish.learning import branch_sink
+from chimera.github.trust.branchcommit import chimera_trust
+from chimera.github.trust.settings import ActionSettings
 from chimera.testing.github_fake import push_branch
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from chimera.errors import GitHubPermissionDenied
-from chimera.github.branchcommit import github_trust
-from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.github.summary import parse_marker
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.trust.branchcommit import github_trust
+from chimera.github.trust.summary import parse_marker
 from chimera.memory.branch import GitBranch
 from chimera.memory.items import TAINTED, TRUSTED, Tier
 from chimera.memory.replay import replay_into

@@ -15,10 +15,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.github.branchcommit import app_logins, github_trust
-from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.github.settings import ActionSettings
-from chimera.github.tier import NO_APP_CI, NO_APP_MEMORY, NO_APP_QUEUE
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.trust.branchcommit import app_logins, github_trust
+from chimera.github.trust.settings import ActionSettings
+from chimera.github.trust.tier import NO_APP_CI, NO_APP_MEMORY, NO_APP_QUEUE
 from chimera.memory.branch import GitBranch
 from chimera.memory.items import TAINTED, TRUSTED
 from chimera.memory.replay import replay_into

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from chimera.github.summary import parse_marker
+from chimera.github.trust.summary import parse_marker
 from chimera.testing.github_fake import FakeFault
 from chimera.testing.github_fake.routing import HttpError
 

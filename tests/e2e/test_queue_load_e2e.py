@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from chimera.github.summary import parse_marker
+from chimera.github.trust.summary import parse_marker
 from chimera.testing.github_fake import FakeFault, comment_event
 
 if TYPE_CHECKING:

@@ -26,12 +26,12 @@ import pytest
 import yaml
 
 from chimera.errors import GitHubPermissionDenied
-from chimera.github.claims import bare_claim, new_token
-from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.github.jobs.context import ActionContext, GitHubAccess
+from chimera.github.action.context import ActionContext, GitHubAccess
+from chimera.github.client.client import GitHubClient, RetryPolicy
 from chimera.github.jobs.tick import LABEL, TickResult, run_tick
-from chimera.github.schedule_journal import journal_for, journal_trust
-from chimera.github.settings import ActionSettings
+from chimera.github.queue.claims import bare_claim, new_token
+from chimera.github.trust.schedule_journal import journal_for, journal_trust
+from chimera.github.trust.settings import ActionSettings
 from chimera.scheduler.clock import FixedClock
 from chimera.scheduler.journal import GitJournal, Replay
 from chimera.scheduler.state import FinishOp, dump_ops

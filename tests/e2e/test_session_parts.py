@@ -252,8 +252,8 @@ def test_chimera_run_records_memory_and_no_memory_turns_it_off(tmp_path: Path) -
 
 
 def test_the_action_input_memory_false_reaches_the_agent_child(tmp_path: Path) -> None:
-    from chimera.github.agent_child import AgentRequest, read_request, run_request, write_request
-    from chimera.github.settings import ActionSettings
+    from chimera.github.agent.child import AgentRequest, read_request, run_request, write_request
+    from chimera.github.trust.settings import ActionSettings
 
     assert ActionSettings.from_env({}).memory is True
     assert ActionSettings.from_env({"CHIMERA_MEMORY": "false"}).memory is False

@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.github.claims import with_fields
-from chimera.github.documents import outcome_comment
-from chimera.github.summary import render_marker
+from chimera.github.conversation.documents import outcome_comment
+from chimera.github.queue.claims import with_fields
+from chimera.github.trust.summary import render_marker
 from chimera.testing.github_fake import comment_event, push_branch
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def test_hostile_issue_text_forges_no_marker_and_pings_nobody(world: World) -> N
     jobs = world.pipeline("issues", world.labeled(1, "alice"), run=60)
     assert jobs["publish"]["rc"] == 0, jobs
     (pull,) = world.repo.pulls()
-    from chimera.github.summary import parse_marker
+    from chimera.github.trust.summary import parse_marker
 
     marker = parse_marker(pull["body"], "pr")
     assert marker is not None and marker["started_by"] == "alice"

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.github.progress import post_progress
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.queue.progress import post_progress
 from chimera.testing.github_fake import comment_event
 
 if TYPE_CHECKING:

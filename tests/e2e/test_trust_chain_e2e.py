@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from chimera.github.artifacts import make_patch
-from chimera.github.summary import parse_marker, render_marker
+from chimera.github.trust.artifacts import make_patch
+from chimera.github.trust.summary import parse_marker, render_marker
 from chimera.sandbox.workflow_commands import parse_workflow_commands
 
 if TYPE_CHECKING:

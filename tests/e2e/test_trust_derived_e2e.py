@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from chimera.github.artifacts import make_patch
-from chimera.github.summary import parse_marker, render_marker
+from chimera.github.trust.artifacts import make_patch
+from chimera.github.trust.summary import parse_marker, render_marker
 
 if TYPE_CHECKING:
     from conftest import World

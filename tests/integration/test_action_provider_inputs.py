@@ -11,8 +11,8 @@ import pytest
 
 from chimera.config import load_config
 from chimera.errors import ConfigError
-from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, config_overrides
-from chimera.github.settings import ActionSettings
+from chimera.github.agent.child import REQUEST_VERSION, AgentRequest, config_overrides
+from chimera.github.trust.settings import ActionSettings
 from chimera.providers import make_backend
 from chimera.providers.lazy_litellm import litellm_available
 from chimera.testing import OpenAIStubServer, StubReply

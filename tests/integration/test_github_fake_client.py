@@ -16,7 +16,7 @@ from chimera.errors import (
     GitHubPermissionDenied,
     GitHubRateLimited,
 )
-from chimera.github.client import GitHubClient, RetryPolicy
+from chimera.github.client.client import GitHubClient, RetryPolicy
 from chimera.testing.github_fake import (
     FakeFault,
     FakeRepo,

@@ -21,7 +21,7 @@ import requests
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from chimera.github.client import GitHubClient, RetryPolicy
+from chimera.github.client.client import GitHubClient, RetryPolicy
 from chimera.testing.github_fake import GitHubFake, make_bare_remote, push_branch
 
 SUBSET = Path(__file__).resolve().parents[1] / "data" / "github" / "openapi-subset.json"

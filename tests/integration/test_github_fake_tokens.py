@@ -18,7 +18,7 @@ import pytest
 from github.GithubException import GithubException
 
 from chimera.errors import GitHubPermissionDenied
-from chimera.github.client import GitHubClient, RetryPolicy
+from chimera.github.client.client import GitHubClient, RetryPolicy
 from chimera.testing.github_fake import (
     ACTIONS_LOGIN,
     FakeRepo,

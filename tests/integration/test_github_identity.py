@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from chimera.errors import GitHubPermissionDenied
-from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.github.identity import BotLoginMismatch, check_identities, token_identity
-from chimera.github.settings import ActionSettings
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.trust.identity import BotLoginMismatch, check_identities, token_identity
+from chimera.github.trust.settings import ActionSettings
 from chimera.testing.github_fake import GitHubFake
 
 

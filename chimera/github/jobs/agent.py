@@ -3,14 +3,14 @@
 A new run for an issue, a resume after an approval (the paused run's folder is downloaded from
 the earlier workflow run's artifact, located through the PR body's marker, then approved), or a
 re-run with a review's text as tainted feedback. The run itself happens in a child process
-started from a typed request file (:mod:`chimera.github.agent_child`), with no GitHub token in
+started from a typed request file (:mod:`chimera.github.agent.child`), with no GitHub token in
 its environment. The job then writes the artifacts folder (outcome, run report, patch, run
 folder, audit summary) for the publish job, and the audit summary for the job summary.
 
 The job's steps (checkout, basis, child, artifacts) run in one order here; the git steps on
 the checkout live in :mod:`~chimera.github.jobs.checkout`, the child in its own module.
 
-It starts from decide's outputs only (:class:`~chimera.github.trust.Decided`, parsed once by
+It starts from decide's outputs only (:class:`~chimera.github.trust.chain.Decided`, parsed once by
 ``chimera action``) and does not make decide's API checks again; the PR's marker, which a
 person could change after decide, it reads and parses again itself.
 
@@ -33,8 +33,15 @@ from typing import TYPE_CHECKING
 
 from chimera.confine import confined
 from chimera.errors import ChimeraError, ConfigError, HandoffError
-from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, write_request
-from chimera.github.artifacts import (
+from chimera.github.action.context import ActionContext, JobResult
+from chimera.github.agent.child import REQUEST_VERSION, AgentRequest, write_request
+from chimera.github.agent.watch import AttemptProgress, attempts_table, progress_line, watch_child
+from chimera.github.conversation.feedback import earlier_attempts, feedback_task, review_comments
+from chimera.github.gate.events import Act, Decision, decide
+from chimera.github.gate.permissions import pr_marker
+from chimera.github.jobs.checkout import basis_commit, checkout_commit
+from chimera.github.publish.memory import propose, recall_branch
+from chimera.github.trust.artifacts import (
     Outcome,
     base_commands,
     collect_run,
@@ -44,21 +51,14 @@ from chimera.github.artifacts import (
     write_outcome,
     write_summary,
 )
-from chimera.github.carriers import PrMarker, derived_run_id
-from chimera.github.events import Act, Decision, decide
-from chimera.github.feedback import earlier_attempts, feedback_task, review_comments
-from chimera.github.jobs.checkout import basis_commit, checkout_commit
-from chimera.github.jobs.context import ActionContext, JobResult
-from chimera.github.memory import propose, recall_branch
-from chimera.github.permissions import pr_marker
-from chimera.github.watch import AttemptProgress, attempts_table, progress_line, watch_child
+from chimera.github.trust.carriers import PrMarker, derived_run_id
 from chimera.orchestration.graph import Card, CardStatus
 from chimera.orchestration.state import RunStore
 
 if TYPE_CHECKING:
-    from chimera.github.client import GitHubClient, PullInfo
-    from chimera.github.settings import ActionSettings
-    from chimera.github.trust import Decided
+    from chimera.github.client.client import GitHubClient, PullInfo
+    from chimera.github.trust.chain import Decided
+    from chimera.github.trust.settings import ActionSettings
 
 __all__ = ["AgentResult", "agent_job"]
 
@@ -133,7 +133,7 @@ def start_child(
     on_attempt: Callable[[AttemptProgress], None] | None = None,
     interval_s: float = 5.0,
 ) -> subprocess.CompletedProcess[str]:
-    """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent_child` on it in
+    """Write ``request`` into ``folder`` and run :mod:`chimera.github.agent.child` on it in
     :func:`child_env`; while it runs, each attempt its audit log records goes to
     ``on_attempt`` (polled every ``interval_s`` seconds). Returns the finished process
     (output captured).
@@ -144,7 +144,7 @@ def start_child(
     path = write_request(
         confined(folder, f"chimera-request-{request.run_id}.json", what="the run id"), request
     )
-    argv = [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)]
+    argv = [sys.executable, "-P", "-m", "chimera.github.agent.child", str(path)]
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,

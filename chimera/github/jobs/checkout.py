@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from chimera.errors import ChimeraError
-from chimera.github.gitops import require_commit
+from chimera.github.trust.gitops import require_commit
 from chimera.runner import stderr_line
 
 __all__ = ["basis_commit", "checkout_commit", "git"]

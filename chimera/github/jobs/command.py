@@ -8,9 +8,10 @@ job ignores them silently, and the decide job ignores these, so every comment ge
 one reply.
 
 The one polite refusal of a command (after the permission check, so a person without write
-access hears why, not a usage hint) is shared with decide: :mod:`chimera.github.command_refusal`.
+access hears why, not a usage hint) is shared with decide:
+:mod:`chimera.github.action.command_refusal`.
 :func:`cancel_runs` cancels, through the Actions API, the workflow run that Chimera's
-"working on it" comment names (:mod:`chimera.github.progress`).
+"working on it" comment names (:mod:`chimera.github.queue.progress`).
 """
 
 from __future__ import annotations
@@ -21,21 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.github.command_refusal import command_refusal, explain_command
-from chimera.github.commands import COMMAND_VERBS
-from chimera.github.costs import MAX_RUNS, cost_lines, run_cost, spending_runs
-from chimera.github.documents import outcome_comment
-from chimera.github.events import Act, Decision, decide
-from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
-from chimera.github.outcome import carry_claim
-from chimera.github.permissions import chimera_pull
-from chimera.github.progress import acknowledge, progress_runs
-from chimera.github.queue import LABEL_AWAITING, LABEL_QUEUED, LABEL_RUNNING
-from chimera.github.summary import artifact_link, code, parse_marker
+from chimera.github.action.command_refusal import command_refusal, explain_command
+from chimera.github.action.context import ActionContext, JobResult, make_queue, post_outcome
+from chimera.github.conversation.costs import MAX_RUNS, cost_lines, run_cost, spending_runs
+from chimera.github.conversation.documents import outcome_comment
+from chimera.github.conversation.outcome import carry_claim
+from chimera.github.gate.commands import COMMAND_VERBS
+from chimera.github.gate.events import Act, Decision, decide
+from chimera.github.gate.permissions import chimera_pull
+from chimera.github.queue.progress import acknowledge, progress_runs
+from chimera.github.queue.queue import LABEL_AWAITING, LABEL_QUEUED, LABEL_RUNNING
+from chimera.github.trust.summary import artifact_link, code, parse_marker
 
 if TYPE_CHECKING:
-    from chimera.github.client import GitHubClient
-    from chimera.github.settings import ActionSettings
+    from chimera.github.client.client import GitHubClient
+    from chimera.github.trust.settings import ActionSettings
 
 __all__ = [
     "CommandResult",

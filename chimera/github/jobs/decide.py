@@ -5,11 +5,11 @@ an existing Chimera PR, an approval's head commit), explains a refusal on the is
 the ChangeQueue for a slot (``chimera:running``) or queues the issue (``chimera:queued`` plus a
 comment). Its ``proceed`` output says whether the agent job runs; ``start-ci`` says whether an
 approval starts CI instead (the ``start-ci`` job). A new run first creates Chimera's other
-labels the repository lacks, with their colours (:mod:`chimera.github.labels`; the trigger
+labels the repository lacks, with their colours (:mod:`chimera.github.queue.labels`; the trigger
 label is on the issue already), and names in the job summary those its token may not create.
 
 What the later jobs may trust comes from here, as job outputs
-(:meth:`~chimera.github.trust.Decided.to_outputs`): the issue, the mode, the base commit, the
+(:meth:`~chimera.github.trust.chain.Decided.to_outputs`): the issue, the mode, the base commit, the
 acceptance block read through the API just now with its SHA-256, who started the run, and —
 for a resume or re-run — the PR and the head commit it was decided on. A resume keeps the
 base and the acceptance the run started from (the PR marker records both); a block edited
@@ -32,26 +32,26 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError
-from chimera.github.cancellation import cancel
-from chimera.github.carriers import PrMarker
-from chimera.github.command_refusal import explain_command
-from chimera.github.commands import DECIDE_VERBS
-from chimera.github.decision import schedule_of
-from chimera.github.documents import ADOPTED_ACCEPTANCE
-from chimera.github.events import Act, Decision, decide
-from chimera.github.identity import BotLoginMismatch, check_identities
-from chimera.github.jobs.context import ActionContext, JobResult, make_queue, post_outcome
-from chimera.github.outcome import outcome_key
-from chimera.github.permissions import Resolution, resolve
-from chimera.github.progress import acknowledge, post_progress
-from chimera.github.summary import code
-from chimera.github.trust import Decided, acceptance_output
+from chimera.github.action.cancellation import cancel
+from chimera.github.action.command_refusal import explain_command
+from chimera.github.action.context import ActionContext, JobResult, make_queue, post_outcome
+from chimera.github.conversation.documents import ADOPTED_ACCEPTANCE
+from chimera.github.conversation.outcome import outcome_key
+from chimera.github.gate.commands import DECIDE_VERBS
+from chimera.github.gate.decision import schedule_of
+from chimera.github.gate.events import Act, Decision, decide
+from chimera.github.gate.permissions import Resolution, resolve
+from chimera.github.queue.progress import acknowledge, post_progress
+from chimera.github.trust.carriers import PrMarker
+from chimera.github.trust.chain import Decided, acceptance_output
+from chimera.github.trust.identity import BotLoginMismatch, check_identities
+from chimera.github.trust.summary import code
 
 if TYPE_CHECKING:
-    from chimera.github.claims import Claim
-    from chimera.github.client import GitHubClient
-    from chimera.github.queue import Admission
-    from chimera.github.settings import ActionSettings
+    from chimera.github.client.client import GitHubClient
+    from chimera.github.queue.claims import Claim
+    from chimera.github.queue.queue import Admission
+    from chimera.github.trust.settings import ActionSettings
 
 __all__ = ["ADOPTED_ACCEPTANCE", "DecideResult", "decide_job", "dry_run"]
 
@@ -112,7 +112,7 @@ def dry_run(ctx: ActionContext, settings: ActionSettings, mode: str) -> JobResul
 def profile_problem(client: GitHubClient, path: str, sha: str) -> str | None:
     """Why the agent profile ``path`` (the ``agent`` input) cannot be used at commit ``sha``,
     in one line (its first problem at ``file:line:col``), or ``None`` when it is valid."""
-    from chimera.github.contents import file_at
+    from chimera.github.client.contents import file_at
     from chimera.meta.loader import check_profile_text
 
     text = file_at(client, path, sha)
@@ -275,7 +275,7 @@ def decide_job(ctx: ActionContext, settings: ActionSettings) -> DecideResult:
 def _ensure_labels(client: GitHubClient, settings: ActionSettings) -> tuple[str, ...]:
     """Create Chimera's labels but the trigger (it is on the issue already); the one line
     naming those the token may not create, for the job summary."""
-    from chimera.github.labels import chimera_labels, ensure_labels
+    from chimera.github.queue.labels import chimera_labels, ensure_labels
 
     others = tuple(
         spec for spec in chimera_labels(settings.label)[1:] if spec.name != settings.label

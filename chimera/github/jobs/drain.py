@@ -2,9 +2,9 @@
 
 A Chimera PR closed unmerged, or the trigger label removed by a person, cancels the issue's
 queued or paused work and its runs in flight (said once on the issue). Slot claims held by
-runs that finished or vanished without an outcome are released (:mod:`chimera.github.heal`).
+runs that finished or vanished without an outcome are released (:mod:`chimera.github.queue.heal`).
 Then the ChangeQueue starts queued issues while slots are free, oldest first: each start is a
-claim (:mod:`chimera.github.claims`) and a dispatch of the fix workflow with the original
+claim (:mod:`chimera.github.queue.claims`) and a dispatch of the fix workflow with the original
 labeller and the claim's token, which only the dispatched run may take over. Two drains at
 once (a workflow without the ``chimera-queue`` group) start each issue once.
 Token: ``issues: write`` and ``actions: write``; no LLM key.
@@ -15,19 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from chimera.github.cancellation import cancel
-from chimera.github.claims import DISPATCH_PREFIX, with_fields
-from chimera.github.documents import outcome_comment
-from chimera.github.events import Act, Decision, decide
-from chimera.github.heal import Healed, heal
-from chimera.github.jobs.context import ActionContext, JobResult, make_queue
-from chimera.github.outcome import outcome_key
-from chimera.github.queue import QueueEntry
-from chimera.github.summary import artifact_link
+from chimera.github.action.cancellation import cancel
+from chimera.github.action.context import ActionContext, JobResult, make_queue
+from chimera.github.conversation.documents import outcome_comment
+from chimera.github.conversation.outcome import outcome_key
+from chimera.github.gate.events import Act, Decision, decide
+from chimera.github.queue.claims import DISPATCH_PREFIX, with_fields
+from chimera.github.queue.heal import Healed, heal
+from chimera.github.queue.queue import QueueEntry
+from chimera.github.trust.summary import artifact_link
 
 if TYPE_CHECKING:
-    from chimera.github.client import GitHubClient
-    from chimera.github.settings import ActionSettings
+    from chimera.github.client.client import GitHubClient
+    from chimera.github.trust.settings import ActionSettings
 
 __all__ = ["DrainResult", "drain_job"]
 
@@ -90,7 +90,7 @@ def drain_job(ctx: ActionContext, settings: ActionSettings) -> DrainResult:
     heal(client, settings.identities, say=lambda healed: _say_healed(ctx, client, healed))
 
     def post(issue: int, token: str) -> int:
-        # The claim names the dispatch until its run adopts it (chimera.github.claims); a
+        # The claim names the dispatch until its run adopts it (chimera.github.queue.claims); a
         # dispatch that never starts is given its place back by a later drain (heal).
         at = queue.now().isoformat(timespec="seconds")
         body = outcome_comment(

@@ -2,7 +2,7 @@
 ``GITHUB_TOKEN``; no LLM key; no project code). The work is
 :func:`chimera.github.publish.publish`, from decide's and verify's outputs; this module gives
 it the job's context and turns its result into step outputs and the job summary. First it
-writes the run's memory commit (:func:`chimera.github.memory.remember_run`).
+writes the run's memory commit (:func:`chimera.github.publish.memory.remember_run`).
 
 The branch stores (memory, learning proposals, the schedules' journal) may be written with a
 second client, the App's installation token (the ``store-token`` input): GitHub signs those
@@ -19,26 +19,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.errors import GitHubError, JournalError, UsageError
-from chimera.github.artifacts import read_patch
-from chimera.github.branchcommit import app_logins
-from chimera.github.identity import token_identity
-from chimera.github.jobs.context import ActionContext, JobResult, make_queue
-from chimera.github.learning import learn_after_publish
-from chimera.github.memory import MemoryNote, memory_sections, remember_run
-from chimera.github.publish import (
+from chimera.github.action.context import ActionContext, JobResult, make_queue
+from chimera.github.publish.gate import PublishAudit
+from chimera.github.publish.learning import learn_after_publish
+from chimera.github.publish.memory import MemoryNote, memory_sections, remember_run
+from chimera.github.publish.publish import (
     PublishContext,
     PublishResult,
     publish,
     publish_without_verdict,
 )
-from chimera.github.publish_gate import PublishAudit
-from chimera.github.schedule_journal import record_finish, scheduled_run
-from chimera.github.trust import Decided, Verified
+from chimera.github.trust.artifacts import read_patch
+from chimera.github.trust.branchcommit import app_logins
+from chimera.github.trust.chain import Decided, Verified
+from chimera.github.trust.identity import token_identity
+from chimera.github.trust.schedule_journal import record_finish, scheduled_run
 
 if TYPE_CHECKING:
-    from chimera.github.client import GitHubClient
-    from chimera.github.render import Section
-    from chimera.github.settings import ActionSettings
+    from chimera.github.client.client import GitHubClient
+    from chimera.github.conversation.render import Section
+    from chimera.github.trust.settings import ActionSettings
     from chimera.scheduler.clock import Clock
     from chimera.scheduler.journal import GitJournal
 
@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class PublishJobResult:
-    """What publishing did (see :class:`~chimera.github.publish.PublishResult`).
+    """What publishing did (see :class:`~chimera.github.publish.publish.PublishResult`).
 
     Attributes:
         finish: for a scheduled run, what became of its ``finish`` record in the schedules'
@@ -122,7 +122,7 @@ def publish_job(
 
     ``verified`` is ``None`` when verify left no usable outputs (``no_verdict`` says which):
     nothing is remembered or published; the issue is told the run crashed and the queue slot
-    is freed (:func:`~chimera.github.publish.publish_without_verdict`).
+    is freed (:func:`~chimera.github.publish.publish.publish_without_verdict`).
     """
     if decided.mode == "refresh":
         raise UsageError("publish never runs for a Spec check refresh (decided-mode: refresh)")
@@ -152,7 +152,7 @@ def publish_job(
     learn_after_publish(ctx, root, artifacts, decided, verified, result, client=stores)
     warnings = (store_warning,) if store_warning else ()
     if settings.no_app and settings.memory:
-        from chimera.github.tier import NO_APP_MEMORY
+        from chimera.github.trust.tier import NO_APP_MEMORY
 
         warnings = (*warnings, NO_APP_MEMORY)
     if not settings.is_self(decided.started_by):
@@ -192,7 +192,7 @@ def store_writer(store: GitHubClient, settings: ActionSettings) -> tuple[GitHubC
     the stores keep the job's own client and the reason goes to the job summary. An
     installation token GitHub will not name (an App's: ``GET /app`` wants the App's JWT) or
     an API failure leaves the token in use: replay judges every commit by its verified author
-    (``bot-login``, :func:`~chimera.github.branchcommit.app_logins`), so this is a hint, not
+    (``bot-login``, :func:`~chimera.github.trust.branchcommit.app_logins`), so this is a hint, not
     the gate."""
     try:
         found = token_identity(store)

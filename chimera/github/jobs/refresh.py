@@ -10,17 +10,17 @@ Three jobs, split like decide → verify → publish (the ``refresh``, ``refresh
   blocks are used only while their digest still matches that record (an edit to the issue
   after the run started refuses the refresh rather than judging the PR against another goal,
   which an issue author without write access could otherwise relax); the outputs are decide's
-  (:class:`~chimera.github.trust.Decided`, mode ``refresh``, ``head-sha`` the pushed head).
+  (:class:`~chimera.github.trust.chain.Decided`, mode ``refresh``, ``head-sha`` the pushed head).
 * the verify job (``contents: read``; no secrets; the strict sandbox) in mode ``refresh``
   judges the diff from the base to the pushed head
-  (:func:`~chimera.github.gitops.commit_patch`) instead of an agent's artifact; besides its
+  (:func:`~chimera.github.trust.gitops.commit_patch`) instead of an agent's artifact; besides its
   four outputs it hands on ``results`` (requirement id → status after the change), which is
   data.
 * :func:`spec_check_job` (``checks: write``, ``contents: read``; no secrets, no project code)
   re-derives before it posts: the diff's hash from its own checkout, the Spec digest from the
   base commit's blobs, the requirement ids and their YAML lines from the spec files of the base
   and the head (parsed, never run). Verify's ``results`` are claims checked the way publish
-  checks them (:func:`~chimera.github.checkrun.claimed_lines`): an id the Spec does not
+  checks them (:func:`~chimera.github.conversation.checkrun.claimed_lines`): an id the Spec does not
   declare, a missing one or an unknown status fails the check with the reason; a mismatch of
   the re-derived hashes posts a failing check that says so, never verify's claims.
 """
@@ -34,15 +34,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError
-from chimera.github.basecommit import sha256_text, spec_digest
-from chimera.github.checkrun import RequirementLine, claimed_lines, post_spec_check, spec_rows
-from chimera.github.gitops import commit_patch
-from chimera.github.jobs.context import ActionContext, JobResult
-from chimera.github.permissions import chimera_pull
-from chimera.github.trust import Decided, Verified, acceptance_output, acceptance_requirements
+from chimera.github.action.context import ActionContext, JobResult
+from chimera.github.conversation.checkrun import (
+    RequirementLine,
+    claimed_lines,
+    post_spec_check,
+    spec_rows,
+)
+from chimera.github.gate.permissions import chimera_pull
+from chimera.github.trust.basecommit import sha256_text, spec_digest
+from chimera.github.trust.chain import Decided, Verified, acceptance_output, acceptance_requirements
+from chimera.github.trust.gitops import commit_patch
 
 if TYPE_CHECKING:
-    from chimera.github.settings import ActionSettings
+    from chimera.github.trust.settings import ActionSettings
 
 __all__ = [
     "ACCEPTANCE_CHANGED",

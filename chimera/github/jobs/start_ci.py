@@ -11,7 +11,7 @@ new approval.
 
 The job re-derives the approval itself through the API (the same checks as decide), so a
 wrong ``if:`` in a workflow cannot start CI on an unapproved head. Without an App (the
-GITHUB_TOKEN-only tier, :mod:`chimera.github.tier`) a close and reopen would start nothing:
+GITHUB_TOKEN-only tier, :mod:`chimera.github.trust.tier`) a close and reopen would start nothing:
 the job refuses, and says so on the pull request and in the job summary.
 """
 
@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chimera.errors import ChimeraError
-from chimera.github.events import Act, Decision, decide
-from chimera.github.jobs.context import ActionContext, JobResult
-from chimera.github.permissions import resolve
+from chimera.github.action.context import ActionContext, JobResult
+from chimera.github.gate.events import Act, Decision, decide
+from chimera.github.gate.permissions import resolve
 
 if TYPE_CHECKING:
-    from chimera.github.settings import ActionSettings
+    from chimera.github.trust.settings import ActionSettings
 
 __all__ = ["StartCiResult", "start_ci_job"]
 
@@ -75,8 +75,8 @@ def start_ci_job(ctx: ActionContext, settings: ActionSettings) -> StartCiResult:
         return StartCiResult(res.decision, "ignored")
     pull = res.pull
     if settings.no_app:
-        from chimera.github.summary import render_marker
-        from chimera.github.tier import NO_APP_CI
+        from chimera.github.trust.summary import render_marker
+        from chimera.github.trust.tier import NO_APP_CI
 
         # Said once per approved head, where the reviewer looks.
         marker = render_marker("no-app-ci", {"pull": pull.number, "head": pull.head_sha})

@@ -33,19 +33,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from chimera.errors import JournalConflict, UsageError
-from chimera.github.decision import task_marker
-from chimera.github.jobs.context import ActionContext, JobResult
-from chimera.github.schedule_journal import journal_trust, signed_journal, tick_marker
-from chimera.github.settings import SCHEDULE_LABEL
+from chimera.github.action.context import ActionContext, JobResult
+from chimera.github.gate.decision import task_marker
+from chimera.github.trust.schedule_journal import journal_trust, signed_journal, tick_marker
+from chimera.github.trust.settings import SCHEDULE_LABEL
 from chimera.scheduler.events import from_payload, spec_red
 from chimera.scheduler.loader import load_schedules
 from chimera.scheduler.model import ScheduleLoad
 from chimera.scheduler.tick import Run, TickPlan, plan_tick
 
 if TYPE_CHECKING:
-    from chimera.github.client import IssueInfo
-    from chimera.github.settings import ActionSettings
-    from chimera.github.tickapi import CheckRunSeen
+    from chimera.github.client.client import IssueInfo
+    from chimera.github.client.tickapi import CheckRunSeen
+    from chimera.github.trust.settings import ActionSettings
     from chimera.scheduler.clock import Clock
     from chimera.scheduler.journal import GitJournal, TrustPolicy
 
@@ -57,7 +57,7 @@ SPEC_CHECK = "spec"
 
 
 class TickGitHub(Protocol):
-    """What the tick needs from GitHub (:class:`~chimera.github.tickapi.TickClient`)."""
+    """What the tick needs from GitHub (:class:`~chimera.github.client.tickapi.TickClient`)."""
 
     def issues_with_label(self, label: str) -> list[IssueInfo]: ...
 
@@ -211,8 +211,8 @@ def run_tick(
             nor a signing key.
         JournalConflict / JournalError / GitHubError: as :func:`tick_job`.
     """
-    from chimera.github.settings import GITHUB_ACTIONS_BOT
-    from chimera.github.tickapi import TickClient
+    from chimera.github.client.tickapi import TickClient
+    from chimera.github.trust.settings import GITHUB_ACTIONS_BOT
 
     if settings.identities[0] == GITHUB_ACTIONS_BOT:
         raise UsageError(

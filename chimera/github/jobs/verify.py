@@ -1,10 +1,10 @@
 """The verify job: judge the agent's patch from the base commit (``contents: read``; no
 secrets; a fresh runner; agent-written code only in the strict sandbox).
 
-It takes decide's outputs (:class:`~chimera.github.trust.Decided`: the issue, the base commit,
+It takes decide's outputs (:class:`~chimera.github.trust.chain.Decided`: the issue, the base commit,
 the acceptance block matched to the hash decide recorded) and the patch from the agent job's
 artifact — nothing else the agent wrote — and rebuilds the goal
-(:mod:`chimera.github.reverify`). Its only hand-off to publish is four job outputs,
+(:mod:`chimera.github.verify.reverify`). Its only hand-off to publish is four job outputs,
 ``{base_sha, patch_sha256, spec_digest, verdict}``: publish re-hashes the patch it applies and
 recomputes the digest of the Spec it reads, so a patch swapped after verify, or a verdict
 about another goal, is refused there.
@@ -13,7 +13,7 @@ With ``sandbox: scrubbed`` the verdict is computed the same way, but agent-writt
 without isolation and could have written this job's outputs itself: publish treats the
 verdict as advisory from its own setting, never from anything verify says.
 
-Held-out requirements (:mod:`chimera.github.heldout`): when the workflow maps the held-out
+Held-out requirements (:mod:`chimera.github.verify.heldout`): when the workflow maps the held-out
 secret into this step, a patch whose visible goal passes is also checked against them; a
 failure is the verdict ``held`` (publish opens nothing and says only "a held-out check
 failed"). The job's log, summary and outputs carry the public line and a salted digest; the
@@ -31,17 +31,17 @@ from typing import TYPE_CHECKING, Any
 
 from chimera.core.heldout.verdict import PUBLIC_MESSAGE
 from chimera.errors import ChimeraError, ConfigError, HandoffError, MissingExtraError, SandboxError
-from chimera.github.artifacts import read_patch
-from chimera.github.basecommit import read_base_files, sha256_text, spec_digest
-from chimera.github.gitops import commit_patch, require_commit
-from chimera.github.jobs.context import ActionContext, JobResult
-from chimera.github.reverify import GoalVerdict, judge_patch, prepare_trees
-from chimera.github.summary import code
-from chimera.github.trust import Decided, Verified
+from chimera.github.action.context import ActionContext, JobResult
+from chimera.github.trust.artifacts import read_patch
+from chimera.github.trust.basecommit import read_base_files, sha256_text, spec_digest
+from chimera.github.trust.chain import Decided, Verified
+from chimera.github.trust.gitops import commit_patch, require_commit
+from chimera.github.trust.summary import code
+from chimera.github.verify.reverify import GoalVerdict, judge_patch, prepare_trees
 
 if TYPE_CHECKING:
     from chimera.core.heldout import HeldOutVerdict
-    from chimera.github.settings import ActionSettings
+    from chimera.github.trust.settings import ActionSettings
     from chimera.runner import CommandRunner
 
 __all__ = ["HeldOutInput", "VerifyResult", "verify_job"]
@@ -55,7 +55,7 @@ class HeldOutInput:
     """The held-out secret as the verify step received it (never shown: ``repr`` hides it).
 
     Attributes:
-        specs: the secret's value (:func:`chimera.github.heldout.materialize`'s ``bundle``).
+        specs: the secret's value (:func:`chimera.github.verify.heldout.materialize`'s ``bundle``).
         public_key: the maintainer's X25519 public key, base64 (``""``: keep the digest only).
     """
 
@@ -167,7 +167,7 @@ def verify_job(
         if not held.passed:
             goal = GoalVerdict(HELD, [PUBLIC_MESSAGE], goal.goal, goal.before, goal.after)
         if heldout is not None and heldout.public_key:
-            from chimera.github.heldout import seal
+            from chimera.github.verify.heldout import seal
 
             try:
                 seal(held, heldout.public_key, ctx.runner_temp)
@@ -248,7 +248,7 @@ def _judge(
         why = "held-out requirements need sandbox: strict (the verify step says scrubbed)"
         return GoalVerdict("error", [why], goal.goal, goal.before, goal.after), None
     from chimera.core.heldout import evaluate_heldout
-    from chimera.github.heldout import folder_name, materialize
+    from chimera.github.verify.heldout import folder_name, materialize
 
     try:
         name = folder_name(base_files.config.heldout.dir)

@@ -64,7 +64,7 @@ from typing import Any
 import pytest
 import yaml
 
-from chimera.github.summary import parse_marker
+from chimera.github.trust.summary import parse_marker
 from chimera.testing import OpenAIStubServer, StubReply, StubToolCall
 from chimera.testing.act import ActRun, ActRunner, act_binary, triggered_by, workflow_files
 from chimera.testing.github_fake import (

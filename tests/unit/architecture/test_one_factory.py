@@ -52,9 +52,9 @@ BUILDERS: dict[str, set[str]] = {
     "RunKit": {"orchestration/project.py"},
     "GoalSetter": {"orchestration/project.py"},
     "CardLoop": {"orchestration/project.py"},
-    "PublishStep": {"github/publish.py"},
-    "PublishGuards": {"github/publish.py"},
-    "PullRequestStep": {"github/publish.py"},
+    "PublishStep": {"github/publish/publish.py"},
+    "PublishGuards": {"github/publish/publish.py"},
+    "PullRequestStep": {"github/publish/publish.py"},
 }
 
 # What a CLI module may not build or call: it turns argv into a request and renders.

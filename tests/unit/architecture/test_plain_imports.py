@@ -61,7 +61,9 @@ def test_the_walk_reaches_the_report_cache_save_and_the_plugin() -> None:
     # The function-local import that crashed the plain install lives here.
     assert "chimera/spec/engine/reports.py" in sources
     assert "pytest_chimera/plugin.py" in sources
-    assert "chimera/github/settings.py" in sources, "the Action's check mode reads its settings"
+    assert "chimera/github/trust/settings.py" in sources, (
+        "the Action's check mode reads its settings"
+    )
 
 
 def test_a_function_local_import_of_an_extra_s_package_is_a_problem(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chimera.cli import main
-from chimera.github.annotations import escape_data, escape_property, workflow_command
+from chimera.github.action.annotations import escape_data, escape_property, workflow_command
 
 BROKEN = """\
 requirements:

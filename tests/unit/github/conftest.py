@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chimera.github.client import GitHubClient, RetryPolicy
+from chimera.github.client.client import GitHubClient, RetryPolicy
 from chimera.testing.github_fake import FakeRepo, GitHubFake, make_bare_remote
 
 WEBHOOKS = Path(__file__).resolve().parents[2] / "data" / "github" / "webhooks"

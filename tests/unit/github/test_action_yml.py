@@ -46,7 +46,7 @@ def steps_of(doc: dict[Any, Any]) -> list[dict[str, Any]]:
 
 ACTION_SOURCES = [
     ROOT / "chimera" / "cli" / "action.py",
-    ROOT / "chimera" / "github" / "trust.py",
+    ROOT / "chimera" / "github" / "trust" / "chain.py",
     *sorted((ROOT / "chimera" / "github" / "jobs").glob("*.py")),
 ]
 
@@ -133,7 +133,12 @@ def test_every_env_var_of_the_chimera_step_is_read_by_the_settings() -> None:
     (step,) = [s for s in doc["runs"]["steps"] if s.get("id") == "chimera"]
     source = "".join(
         (ROOT / "chimera" / p).read_text(encoding="utf-8")
-        for p in ("github/settings.py", "cli/action.py", "github/trust.py", "github/jobs/agent.py")
+        for p in (
+            "github/trust/settings.py",
+            "cli/action.py",
+            "github/trust/chain.py",
+            "github/jobs/agent.py",
+        )
     )
     for var in step["env"]:
         assert f'"{var}"' in source or var == "CHIMERA_MODE", f"{var} is never read"

@@ -13,9 +13,9 @@ import pytest
 from chimera.cli.demo import DEMO_DIR, write_project
 from chimera.config import ChimeraConfig
 from chimera.errors import ChimeraError, ProfileError, UsageError
-from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, run_request
-from chimera.github.agent_profile import PROFILE_KEY, read_profile, record_profile
-from chimera.github.settings import ActionSettings
+from chimera.github.agent.child import REQUEST_VERSION, AgentRequest, run_request
+from chimera.github.agent.profile import PROFILE_KEY, read_profile, record_profile
+from chimera.github.trust.settings import ActionSettings
 from chimera.orchestration.state import RunStore
 from chimera.orchestration.surfaces import RunRequest, start_run
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from chimera.cli.demo import DEMO_DIR, write_project
-from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, run_request
-from chimera.github.settings import ActionSettings
+from chimera.github.agent.child import REQUEST_VERSION, AgentRequest, run_request
+from chimera.github.trust.settings import ActionSettings
 
 SCRIPT = f"scripted:{DEMO_DIR / 'script.yaml'}"
 

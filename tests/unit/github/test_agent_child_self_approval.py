@@ -10,8 +10,8 @@ import pytest
 from chimera.cli.demo import DEMO_DIR, write_project
 from chimera.config import ChimeraConfig
 from chimera.errors import ChimeraError
-from chimera.github.agent_child import REQUEST_VERSION, AgentRequest, run_request
-from chimera.github.settings import ActionSettings
+from chimera.github.agent.child import REQUEST_VERSION, AgentRequest, run_request
+from chimera.github.trust.settings import ActionSettings
 from chimera.orchestration.surfaces import RunRequest, start_run
 
 SCRIPT = f"scripted:{DEMO_DIR / 'script.yaml'}"

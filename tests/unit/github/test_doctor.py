@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chimera.cli import main
-from chimera.github.queue import LABEL_DEFINITIONS
+from chimera.github.queue.queue import LABEL_DEFINITIONS
 from chimera.testing.github_fake import FakeRepo, GitHubFake, make_bare_remote
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

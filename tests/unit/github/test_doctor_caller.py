@@ -3,7 +3,7 @@ what, and which secrets they pass."""
 
 from __future__ import annotations
 
-from chimera.github.doctor_caller import scan_workflow
+from chimera.github.doctor.caller import scan_workflow
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -64,7 +64,7 @@ def test_a_file_that_is_no_workflow_is_named_not_raised() -> None:
 
 
 def test_what_is_shown_has_no_terminal_escapes() -> None:
-    from chimera.github.doctor_report import short
+    from chimera.github.doctor.report import short
 
     assert short("main\x1b[2J\x1b]0;owned\x07 x\n y") == "main [2J ]0;owned x y"
     assert short("a" * 100, 10) == "a" * 9 + "…"

@@ -155,7 +155,7 @@ def test_decide_admits_then_queues_and_explains_refusals(
 
 
 def _paused_pr(fake: GitHubFake, repo: FakeRepo, work: tuple[Path, Path]) -> int:
-    from chimera.github.summary import render_marker
+    from chimera.github.trust.summary import render_marker
 
     push_branch(work[1], "chimera/issue-1", {"m.sql": "create table t();\n"}, message="m")
     marker = render_marker(
@@ -168,7 +168,7 @@ def _paused_pr(fake: GitHubFake, repo: FakeRepo, work: tuple[Path, Path]) -> int
             "workflow_run": "1",
         },
     )
-    from chimera.github.client import GitHubClient
+    from chimera.github.client.client import GitHubClient
 
     client = GitHubClient(
         "octo/app", fake.add_token("chimera-bot"), api_url=fake.api_url, throttle=False
@@ -254,7 +254,7 @@ def test_check_mode_annotates_red_requirements(
 
 
 def test_the_action_set_up_lists_every_label() -> None:
-    from chimera.github.queue import LABEL_DEFINITIONS
+    from chimera.github.queue.queue import LABEL_DEFINITIONS
 
     page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "action.md"
     section = page.read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from chimera.github.trust import DECIDE_OUTPUTS, input_env
+from chimera.github.trust.chain import DECIDE_OUTPUTS, input_env
 
 ROOT = Path(__file__).resolve().parents[3]
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from chimera.errors import JournalConflict
-from chimera.github.branchcommit import ApiWriter, github_trust
-from chimera.github.client import GitHubClient, RetryPolicy
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.trust.branchcommit import ApiWriter, github_trust
 from chimera.memory.branch import GitBranch, Identity, journal_files, publish
 from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier
 from chimera.memory.replay import replay_into
@@ -217,7 +217,7 @@ def test_the_agent_job_fetches_a_private_branch_with_a_token_kept_out_of_config(
     fake: GitHubFake, repo: FakeRepo, app_token: str, tmp_path: Path
 ) -> None:
     from chimera.errors import JournalError
-    from chimera.github.memory import memory_branch
+    from chimera.github.publish.memory import memory_branch
 
     client = client_for(fake, app_token)
     writer_cache = GitBranch(tmp_path / "w.git", fake.clone_url("octo/app", app_token))

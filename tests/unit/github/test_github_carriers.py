@@ -17,7 +17,9 @@ import pytest
 
 from chimera.confine import confined, copy_tree, read_regular
 from chimera.errors import ChimeraError, HandoffError, UnsafePathError, UsageError
-from chimera.github.artifacts import (
+from chimera.github.client.client import PullInfo
+from chimera.github.gate.permissions import pr_marker
+from chimera.github.trust.artifacts import (
     Outcome,
     read_outcome,
     read_patch,
@@ -25,13 +27,11 @@ from chimera.github.artifacts import (
     restore_run,
     write_outcome,
 )
-from chimera.github.carriers import PrMarker, derived_run_id, queued_marker
-from chimera.github.client import PullInfo
-from chimera.github.permissions import pr_marker
-from chimera.github.report import read_report
-from chimera.github.settings import ActionSettings
-from chimera.github.summary import render_marker
-from chimera.github.trust import Decided, acceptance_output
+from chimera.github.trust.carriers import PrMarker, derived_run_id, queued_marker
+from chimera.github.trust.chain import Decided, acceptance_output
+from chimera.github.trust.report import read_report
+from chimera.github.trust.settings import ActionSettings
+from chimera.github.trust.summary import render_marker
 from chimera.orchestration.state import RunState, RunStore, check_run_id, now_iso
 
 VICTIM = "../../../victim"

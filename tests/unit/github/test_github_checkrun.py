@@ -7,13 +7,13 @@ import json
 import pytest
 
 from chimera.errors import GitHubApiError
-from chimera.github.checkrun import (
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.conversation.checkrun import (
     ANNOTATIONS_PER_REQUEST,
     RequirementLine,
     claimed_lines,
     post_spec_check,
 )
-from chimera.github.client import GitHubClient, RetryPolicy
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
 

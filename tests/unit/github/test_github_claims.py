@@ -1,4 +1,4 @@
-"""Slot claims (chimera.github.claims) and the ChangeQueue transitions built on them, against
+"""Slot claims (chimera.github.queue.claims) and the ChangeQueue transitions built on them, against
 the GitHub fake: the order is the claims' comment ids, never issue numbers; a dispatched run
 is admitted only by the claim its dispatch names; a rollback removes only its own claim."""
 
@@ -9,7 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from chimera.github.claims import (
+from chimera.github.client.client import GitHubClient
+from chimera.github.conversation.documents import outcome_comment
+from chimera.github.queue.claims import (
     BUSY,
     FULL,
     HOUR,
@@ -19,9 +21,7 @@ from chimera.github.claims import (
     verdict,
     with_fields,
 )
-from chimera.github.client import GitHubClient
-from chimera.github.documents import outcome_comment
-from chimera.github.queue import LABEL_QUEUED, LABEL_RUNNING, ChangeQueue, QueueLimits
+from chimera.github.queue.queue import LABEL_QUEUED, LABEL_RUNNING, ChangeQueue, QueueLimits
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
 IDS = ("chimera-bot", "github-actions[bot]")

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from chimera.github.commands import Command, parse_command
-from chimera.github.events import Act, decide
-from chimera.github.settings import ActionSettings
+from chimera.github.gate.commands import Command, parse_command
+from chimera.github.gate.events import Act, decide
+from chimera.github.trust.settings import ActionSettings
 
 SETTINGS = ActionSettings(identities=("chimera-app[bot]", "github-actions[bot]"))
 

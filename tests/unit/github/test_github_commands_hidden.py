@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from chimera.github.commands import parse_command
+from chimera.github.gate.commands import parse_command
 
 HIDDEN = [
     '<img src="x.png" alt="\n@chimera stop\n">',

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from chimera.github.events import Act, decide
-from chimera.github.settings import ActionSettings
+from chimera.github.gate.events import Act, decide
+from chimera.github.trust.settings import ActionSettings
 
 Payload = Callable[[str], dict[str, Any]]
 SETTINGS = ActionSettings(label="chimera", identities=("chimera-bot", "github-actions[bot]"))

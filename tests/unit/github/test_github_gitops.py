@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from chimera.github.gitops import PublishGit
+from chimera.github.trust.gitops import PublishGit
 
 
 def git(root: Path, *args: str) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from chimera.errors import HandoffError
-from chimera.github.agent_child import AgentRequest, main, read_request, write_request
-from chimera.github.artifacts import collect_run
-from chimera.github.report import REPORT_FILE, RunReport, read_report, write_report
+from chimera.github.agent.child import AgentRequest, main, read_request, write_request
+from chimera.github.trust.artifacts import collect_run
+from chimera.github.trust.report import REPORT_FILE, RunReport, read_report, write_report
 from chimera.orchestration.graph import Card, CardStatus
 from chimera.orchestration.state import RunState, RunStatus, RunStore, StopReason, now_iso
 
@@ -104,7 +104,7 @@ def test_the_child_entry_point_refuses_a_bad_request_in_one_line(tmp_path: Path)
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"version": 9}))
     proc = subprocess.run(
-        [sys.executable, "-P", "-m", "chimera.github.agent_child", str(path)],
+        [sys.executable, "-P", "-m", "chimera.github.agent.child", str(path)],
         capture_output=True,
         text=True,
         check=False,
@@ -119,7 +119,7 @@ def test_the_child_needs_exactly_one_argument_and_reports_usage_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main([]) == 2
-    assert capsys.readouterr().err.startswith("usage: python -m chimera.github.agent_child")
+    assert capsys.readouterr().err.startswith("usage: python -m chimera.github.agent.child")
     # A valid request for a checkout without spec files: a usage error, not a traceback.
     (tmp_path / "specs").mkdir()
     path = write_request(tmp_path / "r.json", request(tmp_path, model="scripted:none.yaml"))

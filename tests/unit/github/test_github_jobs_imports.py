@@ -65,9 +65,9 @@ def test_the_job_import_checker_catches_each_form(source: str) -> None:
 
 def test_the_job_import_checker_lets_the_shared_helpers_through() -> None:
     source = (
-        "from chimera.github.jobs.context import ActionContext\n"
+        "from chimera.github.action.context import ActionContext\n"
         "from chimera.github.jobs.checkout import git\n"
-        "from chimera.github.cancellation import cancel\n"
+        "from chimera.github.action.cancellation import cancel\n"
     )
     assert job_imports(source, job_names()) == []
 

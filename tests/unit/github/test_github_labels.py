@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from chimera.cli import main
-from chimera.github.client import GitHubClient, RetryPolicy
-from chimera.github.labels import chimera_labels, ensure_labels
-from chimera.github.queue import LABEL_DEFINITIONS
+from chimera.github.client.client import GitHubClient, RetryPolicy
+from chimera.github.queue.labels import chimera_labels, ensure_labels
+from chimera.github.queue.queue import LABEL_DEFINITIONS
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from chimera.evolution.proposals import Proposal
 from chimera.evolution.skills import LearnedSkill, SkillState
-from chimera.github.basecommit import sha256_text
-from chimera.github.learning import learn_from_artifact, publish_learning
-from chimera.github.trust import Verified
+from chimera.github.publish.learning import learn_from_artifact, publish_learning
+from chimera.github.trust.basecommit import sha256_text
+from chimera.github.trust.chain import Verified
 
 PATCH = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1 +1,2 @@\n x\n+y\n"
 
@@ -154,7 +154,7 @@ def test_the_agent_jobs_claimed_use_counts_with_verifys_verdict_and_never_promot
     from chimera.cli import main
     from chimera.evolution.lifecycle import retrievable
     from chimera.evolution.skills import SkillStore
-    from chimera.github.learning import branch_sink, claimed_use, learn_uses
+    from chimera.github.publish.learning import branch_sink, claimed_use, learn_uses
 
     _, local = _remote_pair(tmp_path)
     good = replace(_skill("list-sums", trusted=True), tested="gate", accepted_by="ana")

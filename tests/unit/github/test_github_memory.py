@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chimera.github.documents import pr_body
-from chimera.github.memory import (
+from chimera.github.conversation.documents import pr_body
+from chimera.github.publish.memory import (
     MAX_BYTES,
     MemoryNote,
     memory_sections,
     propose,
     read_memory_artifact,
 )
-from chimera.github.summary import parse_marker
+from chimera.github.trust.summary import parse_marker
 from chimera.memory.artifact import admit_artifact
 from chimera.memory.items import TAINTED, TRUSTED, JournalOp, OpKind, Tier
 from chimera.memory.part import MEMORY_DB

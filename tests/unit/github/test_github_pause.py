@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from chimera.github.artifacts import make_patch
-from chimera.github.basecommit import read_base_files
-from chimera.github.pause import find_pause
-from chimera.github.reverify import GoalVerdict, judge_patch, prepare_trees
+from chimera.github.trust.artifacts import make_patch
+from chimera.github.trust.basecommit import read_base_files
+from chimera.github.verify.pause import find_pause
+from chimera.github.verify.reverify import GoalVerdict, judge_patch, prepare_trees
 from chimera.runner import LocalRunner
 from chimera.spec.loader import load_spec
 

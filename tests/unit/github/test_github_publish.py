@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 
 from chimera.errors import GitHubRateLimited
-from chimera.github.artifacts import Outcome, make_patch, read_patch, write_outcome
-from chimera.github.basecommit import sha256_text, spec_digest
-from chimera.github.client import GitHubClient
-from chimera.github.publish import PublishContext, publish
-from chimera.github.queue import ChangeQueue, QueueLimits
-from chimera.github.report import RunReport, write_report
-from chimera.github.settings import ActionSettings
-from chimera.github.summary import parse_marker
-from chimera.github.trust import Decided, Verified
+from chimera.github.client.client import GitHubClient
+from chimera.github.publish.publish import PublishContext, publish
+from chimera.github.queue.queue import ChangeQueue, QueueLimits
+from chimera.github.trust.artifacts import Outcome, make_patch, read_patch, write_outcome
+from chimera.github.trust.basecommit import sha256_text, spec_digest
+from chimera.github.trust.chain import Decided, Verified
+from chimera.github.trust.report import RunReport, write_report
+from chimera.github.trust.settings import ActionSettings
+from chimera.github.trust.summary import parse_marker
 from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake
 
 SETTINGS = ActionSettings(

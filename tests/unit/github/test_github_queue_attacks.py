@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from chimera.github.claims import claims_on, stop_after
-from chimera.github.client import GitHubClient
-from chimera.github.queue import LABEL_RUNNING, ChangeQueue, QueueLimits
-from chimera.github.summary import render_marker
+from chimera.github.client.client import GitHubClient
+from chimera.github.queue.claims import claims_on, stop_after
+from chimera.github.queue.queue import LABEL_RUNNING, ChangeQueue, QueueLimits
+from chimera.github.trust.summary import render_marker
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
 IDS = ("chimera-bot", "github-actions[bot]")

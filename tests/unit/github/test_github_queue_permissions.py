@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from chimera.github.client import GitHubClient
-from chimera.github.events import Act, decide
-from chimera.github.permissions import resolve
-from chimera.github.queue import (
+from chimera.github.client.client import GitHubClient
+from chimera.github.gate.events import Act, decide
+from chimera.github.gate.permissions import resolve
+from chimera.github.queue.queue import (
     LABEL_AWAITING,
     LABEL_QUEUED,
     LABEL_RUNNING,
@@ -19,8 +19,8 @@ from chimera.github.queue import (
     QueueEntry,
     QueueLimits,
 )
-from chimera.github.settings import ActionSettings
-from chimera.github.summary import render_marker
+from chimera.github.trust.settings import ActionSettings
+from chimera.github.trust.summary import render_marker
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
 SETTINGS = ActionSettings(identities=("chimera-bot", "github-actions[bot]"))

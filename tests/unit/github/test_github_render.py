@@ -7,9 +7,8 @@ import re
 
 import pytest
 
-from chimera.github.commands import parse_command
-from chimera.github.documents import adopted_section, outcome_comment, pr_body
-from chimera.github.render import (
+from chimera.github.conversation.documents import adopted_section, outcome_comment, pr_body
+from chimera.github.conversation.render import (
     SECTION_ORDER,
     Document,
     Line,
@@ -20,7 +19,8 @@ from chimera.github.render import (
     trusted,
     untrusted,
 )
-from chimera.github.summary import parse_marker
+from chimera.github.gate.commands import parse_command
+from chimera.github.trust.summary import parse_marker
 
 HOSTILE = (
     "Done.\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chimera.errors import HandoffError
-from chimera.github.artifacts import base_commands, restore_run, resumed_state
+from chimera.github.trust.artifacts import base_commands, restore_run, resumed_state
 from chimera.orchestration.state import RunState, RunStore, now_iso
 
 SPEC = "requirements:\n  - id: tests\n    command: {run: 'python -m pytest -q'}\n"

@@ -3,9 +3,9 @@ test_github_scan_secrets.py)."""
 
 from __future__ import annotations
 
-from chimera.github.documents import outcome_comment, pr_body
-from chimera.github.report import RunReport
-from chimera.github.summary import code, parse_marker, render_marker
+from chimera.github.conversation.documents import outcome_comment, pr_body
+from chimera.github.trust.report import RunReport
+from chimera.github.trust.summary import code, parse_marker, render_marker
 
 
 def test_markers_round_trip_and_cannot_close_the_comment() -> None:

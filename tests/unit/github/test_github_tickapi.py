@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chimera.github.client import GitHubClient
-from chimera.github.tickapi import TickClient
+from chimera.github.client.client import GitHubClient
+from chimera.github.client.tickapi import TickClient
 from chimera.testing.github_fake import FakeFault, FakeRepo, GitHubFake
 
 MARK = "<!-- chimera:schedule nightly -->"

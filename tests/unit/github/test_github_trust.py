@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from chimera.errors import ChimeraError, ConfigError
-from chimera.github.basecommit import sha256_text
-from chimera.github.settings import ActionSettings
-from chimera.github.trust import Decided, Verified, acceptance_output
-from chimera.github.untrusted import fence_block
+from chimera.github.conversation.untrusted import fence_block
+from chimera.github.trust.basecommit import sha256_text
+from chimera.github.trust.chain import Decided, Verified, acceptance_output
+from chimera.github.trust.settings import ActionSettings
 from chimera.testing.github_fake import FakeRepo, GitHubFake
 
 
@@ -114,7 +114,7 @@ def test_the_llm_key_reaches_the_child_under_its_name_and_nothing_else(
 def test_the_spec_verdict_is_a_check_run_or_with_a_personal_token_a_status(
     fake: GitHubFake, repo: FakeRepo, work: tuple[Path, Path], make_client: Callable[..., Any]
 ) -> None:
-    from chimera.github.client import GitHubClient
+    from chimera.github.client.client import GitHubClient
 
     sha = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=work[1], capture_output=True, text=True, check=True

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from chimera.cli.action import JOB_MODES
-from chimera.github.commands import (
+from chimera.github.gate.commands import (
     COMMAND_VERBS,
     DECIDE_VERBS,
     HANDLE,
@@ -30,8 +30,8 @@ from chimera.github.commands import (
     comment_decision,
     parse_command,
 )
-from chimera.github.decision import Act
-from chimera.github.settings import ActionSettings
+from chimera.github.gate.decision import Act
+from chimera.github.trust.settings import ActionSettings
 
 ROOT = Path(__file__).resolve().parents[3]
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from chimera.errors import ChimeraError
-from chimera.github.artifacts import make_patch
-from chimera.github.basecommit import export_tree, read_base_files
-from chimera.github.reverify import judge_patch, prepare_trees
+from chimera.github.trust.artifacts import make_patch
+from chimera.github.trust.basecommit import export_tree, read_base_files
+from chimera.github.verify.reverify import judge_patch, prepare_trees
 from chimera.runner import LocalRunner
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from chimera.github.watch import (
+from chimera.github.agent.watch import (
     AttemptProgress,
     ProgressTail,
     attempts_table,

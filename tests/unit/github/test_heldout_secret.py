@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chimera.errors import ConfigError
-from chimera.github.heldout import DEFAULT_FOLDER, folder_name, materialize
+from chimera.github.verify.heldout import DEFAULT_FOLDER, folder_name, materialize
 
 SECRET_WORD = "SECRET-REQ-91f2"
 YAML = f"requirements:\n  - id: {SECRET_WORD}\n    contains: {{path: a.py, pattern: x}}\n"

@@ -1,7 +1,7 @@
 """Every shipped workflow keeps the concurrency groups the ChangeQueue assumes.
 
 act cannot show concurrency groups, so nothing but reading catches a workflow that drops
-one. The queue's claims stay safe without them (chimera.github.claims), but the groups are
+one. The queue's claims stay safe without them (chimera.github.queue.claims), but the groups are
 what keeps the common case quiet: one drain at a time (``chimera-queue``), one run per issue
 (``chimera-issue-<n>``, shared by the label and the queue's dispatch), one per PR review
 (``chimera-pr-<n>``), one tick at a time, and the command job deliberately without a

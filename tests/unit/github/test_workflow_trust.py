@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from chimera.github.trust import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
+from chimera.github.trust.chain import DECIDE_OUTPUTS, VERIFY_OUTPUTS, input_env
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "workflows"

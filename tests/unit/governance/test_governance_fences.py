@@ -35,8 +35,8 @@ from chimera.evolution.learned_context import EvolutionContext
 from chimera.evolution.playbook import Bullet, Playbook
 from chimera.evolution.propose import proposal_messages
 from chimera.evolution.skills import LearnedSkill
-from chimera.github.documents import outcome_comment, pr_body
-from chimera.github.report import CardReport, DeniedReport, RunReport
+from chimera.github.conversation.documents import outcome_comment, pr_body
+from chimera.github.trust.report import CardReport, DeniedReport, RunReport
 from chimera.governance.audit import AuditLog
 from chimera.governance.audit_summary import render_audit_summary
 from chimera.governance.sanitize import unfenced

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chimera.github.memory import propose
+from chimera.github.publish.memory import propose
 from chimera.memory.artifact import admit_artifact
 from chimera.memory.items import (
     PROPOSED_DELETE,

@@ -13,7 +13,7 @@ import pytest
 
 from chimera.config import load_config
 from chimera.errors import ConfigError, SandboxError
-from chimera.github.settings import ActionSettings
+from chimera.github.trust.settings import ActionSettings
 from chimera.orchestration.session_factory import disposable_checks, verify_sandbox
 from chimera.sandbox import Sandbox, bwrap_available, probe_bwrap
 from chimera.sandbox.deps import deps_environment

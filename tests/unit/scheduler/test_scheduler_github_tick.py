@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from chimera.errors import UsageError
-from chimera.github.client import IssueInfo
-from chimera.github.jobs.context import ActionContext, GitHubAccess
+from chimera.github.action.context import ActionContext, GitHubAccess
+from chimera.github.client.client import IssueInfo
+from chimera.github.client.tickapi import CheckRunSeen
 from chimera.github.jobs.tick import LABEL, run_tick, tick_job
-from chimera.github.schedule_journal import scheduled_run
-from chimera.github.settings import ActionSettings
-from chimera.github.tickapi import CheckRunSeen
+from chimera.github.trust.schedule_journal import scheduled_run
+from chimera.github.trust.settings import ActionSettings
 from chimera.scheduler.clock import FixedClock
 from chimera.testing.github_fake import GitHubFake, make_bare_remote
 

@@ -1,0 +1,1 @@
+"""The PyGithub boundary: GitHubClient, its endpoint groups, and the API calls beside it."""

@@ -1,0 +1,1 @@
+"""What Chimera writes on issues and PRs: documents, outcome comment, checks, costs, feedback."""

@@ -1,0 +1,1 @@
+"""``chimera doctor``: a live repository's Chimera set-up, checked through the API."""

@@ -1,0 +1,1 @@
+"""What an event means and who may act on it: event rules, ``@chimera`` commands, permissions."""

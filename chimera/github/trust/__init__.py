@@ -1,0 +1,1 @@
+"""The trust chain: what crosses between jobs, parsed once, and what trusted jobs re-derive."""
