@@ -55,6 +55,14 @@ def register(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument(
+        "--pin",
+        metavar="COMMIT",
+        help=(
+            "with --github: pin the caller to this commit of Chimera's repository (40 hex "
+            "digits) instead of the running release's"
+        ),
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
         help=f"overwrite an existing {STARTER_FILE} (with --github: show the caller's diff and "
@@ -69,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--root {args.root}: not a directory")
     if args.github:
         return _run_github(args, root)
+    if args.pin is not None:
+        raise UsageError("--pin goes with --github (it pins the caller workflow)")
     return _write_starter(args, root)
 
 
@@ -78,7 +88,7 @@ def _run_github(args: argparse.Namespace, root: Path) -> int:
     from chimera.cli.init_github import CALLER_FILE, write_caller
 
     shown = root / CALLER_FILE if args.root else CALLER_FILE
-    sys.stdout.write(write_caller(root, shown, force=args.force))
+    sys.stdout.write(write_caller(root, shown, force=args.force, pin=args.pin))
     if not (root / "specs").exists():
         try:
             _write_starter(args, root)

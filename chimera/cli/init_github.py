@@ -35,10 +35,11 @@ PIN_LINE = re.compile(
     re.M,
 )
 INSTEAD = (
-    f"pin a release yourself: copy examples/workflows/chimera.yml and put the commit of a "
-    f"release tag of {REPOSITORY} (git ls-remote --tags https://github.com/{REPOSITORY}) "
-    "after its `@`"
+    f"pin a commit yourself: `chimera init --github --pin <40-hex commit of {REPOSITORY}>` "
+    f"(a release tag's: git ls-remote --tags https://github.com/{REPOSITORY})"
 )
+HAND_PIN = "pinned with --pin (no release tag)"
+"""The pin's comment when the user chose the commit."""
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
 
@@ -112,14 +113,25 @@ def render_caller(commit: str, tag: str) -> str:
     return text
 
 
-def write_caller(root: Path, shown: Path, *, force: bool, build: Build | None = None) -> str:
+def write_caller(
+    root: Path, shown: Path, *, force: bool, build: Build | None = None, pin: str | None = None
+) -> str:
     """Write the pinned caller under ``root``; what to print (a diff first with ``force``).
+    ``pin``: a commit the user chose (40 lowercase hex digits) instead of this build's release.
 
     Raises:
-        UsageError: no release build; the file exists and ``force`` is off; it cannot be
-            written.
+        UsageError: no release build and no ``pin``; ``pin`` is not a full commit; the file
+            exists and ``force`` is off; it cannot be written.
     """
-    commit, tag = release_pin(build or running_build())
+    if pin is not None:
+        if not re.fullmatch(r"[0-9a-f]{40}", pin):
+            raise UsageError(
+                f"--pin {pin[:60]!r}: not a full commit (40 lowercase hex digits); a tag or a "
+                "branch can move under the caller"
+            )
+        commit, tag = pin, HAND_PIN
+    else:
+        commit, tag = release_pin(build or running_build())
     text = render_caller(commit, tag)
     target = root / CALLER_FILE
     report = ""

@@ -62,7 +62,7 @@ def test_anything_but_a_release_is_refused_with_one_line_naming_what_to_pin(
         release_pin(build)
     message = str(caught.value)
     assert why in message and "\n" not in message
-    assert "pin a release yourself" in message and "examples/workflows/chimera.yml" in message
+    assert "chimera init --github --pin" in message and "ls-remote --tags" in message
 
 
 @pytest.fixture
@@ -122,5 +122,31 @@ def test_from_this_source_tree_it_refuses_and_writes_nothing(
     # The test run imports Chimera from its checkout: no release, whatever its version says.
     assert main(["init", "--github", "--root", str(tmp_path)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert "not a release" in line and "pin a release yourself" in line
+    assert "not a release" in line and "--pin" in line
     assert not (tmp_path / ".github").exists() and not (tmp_path / "specs").exists()
+
+
+def test_before_a_release_the_user_pins_a_commit_of_their_choice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # From this source tree (no release) --pin is the way forward the refusal names.
+    chosen = "b" * 40
+    assert main(["init", "--github", "--pin", chosen, "--root", str(tmp_path)]) == 0
+    caller = (tmp_path / ".github" / "workflows" / "chimera.yml").read_text(encoding="utf-8")
+    assert caller == render_caller(chosen, init_github.HAND_PIN)
+    assert f"calls chimera-dev/chimera at {chosen[:12]}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("pin", ["v1.4.0", "main", "b" * 39, "B" * 40, "b" * 41])
+def test_a_pin_that_is_no_full_commit_is_refused_in_one_line(
+    tmp_path: Path, pin: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", "--github", "--pin", pin, "--root", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "--pin" in line and "40 lowercase hex digits" in line
+    assert not (tmp_path / ".github").exists()
+
+
+def test_pin_without_github_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--pin", "b" * 40, "--root", str(tmp_path)]) == 2
+    assert "--pin goes with --github" in capsys.readouterr().err
