@@ -326,11 +326,15 @@ class ReportStore:
         holding, is not validated again), under the directory's lock; never raises.
 
         The write is atomic and drops the oldest entries past :data:`MAX_ENTRIES`. When the
-        lock is not had within :data:`LOCK_TIMEOUT_S` (or cannot be made), nothing is
-        stored.
+        lock is not had within :data:`LOCK_TIMEOUT_S` (or cannot be made, or the lock library
+        cannot be imported), nothing is stored: the cache only saves work, so a check never
+        fails for want of it.
         """
-        import filelock  # here: a check that only reads never takes the lock
-
+        try:
+            import filelock  # here: a check that only reads never takes the lock
+        except ImportError as exc:
+            log.warning("the report cache is not stored: its lock library is missing (%s)", exc)
+            return
         try:
             os.makedirs(self.directory, exist_ok=True)
             lock = filelock.FileLock(

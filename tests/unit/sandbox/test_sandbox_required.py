@@ -39,7 +39,7 @@ def test_the_ci_script_sets_the_flag() -> None:
     that verb's function before its pytest command."""
     root = CONFTEST.parents[1]
     ci = (root / ".ci" / "run").read_text(encoding="utf-8")
-    assert "exec bash scripts/dev test" in ci.splitlines()
+    assert "exec ./scripts/dev test" in ci.splitlines()
     dev = (root / "scripts" / "dev").read_text(encoding="utf-8")
     body = dev[dev.index("\nrun_tests() {") :]
     body = body[: body.index("\n}\n")]
