@@ -46,6 +46,7 @@ from chimera.github.queue.claims import (
     HOUR_SPAN,
     Claim,
     bare_claim,
+    claim_of,
     claims_on,
     live_claims,
     new_token,
@@ -394,7 +395,8 @@ class ChangeQueue:
         Raises:
             GitHubError: the API failed after retries.
         """
-        claims = claims_on(self.client, issue, self.identities)
+        comments = self.client.comment_records(issue)
+        claims = [c for c in (claim_of(r, self.identities) for r in comments) if c is not None]
         mine = next((c for c in claims if c.token == token), None)
         if mine is None or not mine.live:
             state = "no longer live (stopped, finished or given back)" if mine else "not found"
@@ -402,7 +404,6 @@ class ChangeQueue:
         older = [c for c in claims if c.live and c.comment_id < mine.comment_id]
         if older:
             return Admission(False, f"#{issue} is already started ({self._holder(older[0])})")
-        comments = self.client.comment_records(issue)
         if stop_after(comments, issue, mine.comment_id, self.identities) is not None:
             # A stop that came after the drain's claim but did not see it (it read the claims
             # first): the claim is resolved here, so its slot is not held until a heal.
