@@ -173,6 +173,17 @@ def node_of(path: Path, pkg_root: Path) -> str:
     return rel.parts[0].removesuffix(".py")
 
 
+def _from_parts(node: ast.ImportFrom, module_parts: list[str], is_pkg: bool) -> list[str]:
+    """The dotted parts of the module a ``from … import`` names, a relative one resolved
+    against the importing module (``module_parts``; ``is_pkg``: it is a package's
+    ``__init__``)."""
+    if not node.level:
+        return node.module.split(".") if node.module else []
+    base = module_parts if is_pkg else module_parts[:-1]
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+    return [*base, *(node.module.split(".") if node.module else [])]
+
+
 def _targets(node: ast.AST, module_parts: list[str], is_pkg: bool) -> Iterator[str]:
     """Top-level chimera names one import statement reaches."""
     if isinstance(node, ast.Import):
@@ -181,12 +192,7 @@ def _targets(node: ast.AST, module_parts: list[str], is_pkg: bool) -> Iterator[s
             if parts[0] == "chimera" and len(parts) > 1:
                 yield parts[1]
     elif isinstance(node, ast.ImportFrom):
-        if node.level:
-            base = module_parts if is_pkg else module_parts[:-1]
-            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-            parts = [*base, *(node.module.split(".") if node.module else [])]
-        else:
-            parts = node.module.split(".") if node.module else []
+        parts = _from_parts(node, module_parts, is_pkg)
         if parts[:1] != ["chimera"]:
             return
         if len(parts) > 1:
@@ -204,12 +210,7 @@ def _modules(node: ast.AST, module_parts: list[str], is_pkg: bool) -> Iterator[s
             if alias.name.split(".")[0] == "chimera":
                 yield alias.name
     elif isinstance(node, ast.ImportFrom):
-        if node.level:
-            base = module_parts if is_pkg else module_parts[:-1]
-            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-            parts = [*base, *(node.module.split(".") if node.module else [])]
-        else:
-            parts = node.module.split(".") if node.module else []
+        parts = _from_parts(node, module_parts, is_pkg)
         if parts[:1] != ["chimera"]:
             return
         for alias in node.names:
